@@ -1,0 +1,157 @@
+# OFS - one non-recursive Makefile (git's is the model).
+#
+#   make                 programs into bin/
+#   make check           install deps, build with ASan+UBSan, unit +
+#                        integration tests, man page lint, bounded fuzzing
+#   make bench           benchmarks (figures as ratios to same-run baselines)
+#   make demo            a local cluster under ./demo/ showing what OFS does
+#   make install PREFIX=/usr/local
+#   make clean
+#
+# Objects go under build/<flavour>/ so objects built with different flags
+# never mix; SANITIZE=address,undefined selects build/san.
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+
+CC ?= cc
+PREFIX ?= /usr/local
+VERSION := 0.1.0
+
+ifdef SANITIZE
+O ?= build/san
+SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+BINDIR ?= $(O)/bin
+else
+O ?= build/normal
+SANFLAGS :=
+BINDIR ?= bin
+endif
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -DOFS_VERSION='"$(VERSION)"' $(WARN) \
+	$(CFLAGS) $(SANFLAGS) -pthread -Ilib -Iserver -Iclient -MMD -MP
+LDLIBS := -llmdb -lxxhash -ljansson -lpthread
+ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) -pthread
+
+LIB_SRCS := lib/error.c lib/oid.c lib/wire.c lib/frame.c lib/proto.c \
+	lib/checksum.c lib/log.c lib/net.c lib/path.c lib/parse.c lib/timefmt.c
+SERVER_SRCS := server/kv.c server/records.c server/bstream.c server/store.c \
+	server/service.c server/listener.c server/inspect.c
+CLIENT_SRCS := client/conn.c client/ofs.c
+CORE_SRCS := $(LIB_SRCS) $(SERVER_SRCS) $(CLIENT_SRCS)
+CORE_OBJS := $(CORE_SRCS:%.c=$(O)/%.o)
+CORE_LIB := $(O)/libofscore.a
+
+PROGS := $(BINDIR)/ofs-server $(BINDIR)/ofs
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/%)
+MANS := man/ofs.1 man/ofs-server.8
+# Helper programs of the benchmarks and integration tests (one .c each,
+# linked with the core library).
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(O)/bench/%)
+ITEST_SRCS := $(wildcard tests/integration/*.c)
+ITEST_BINS := $(ITEST_SRCS:tests/integration/%.c=$(O)/itest/%)
+
+all: $(PROGS)
+
+$(O)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(CORE_LIB): $(CORE_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BINDIR)/ofs-server: $(O)/server/main.o $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BINDIR)/ofs: $(O)/cli/ofs.o $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(O)/tests/%: $(O)/tests/unit/%.o $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+
+$(O)/bench/%: $(O)/bench/%.o $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(O)/itest/%: $(O)/tests/integration/%.o $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
+
+unit: $(UNIT_BINS)
+
+# ---- tests -----------------------------------------------------------
+
+deps:
+	@scripts/install-deps
+
+check: deps
+	$(MAKE) SANITIZE=address,undefined check-build
+	$(MAKE) SANITIZE=address,undefined check-run
+
+check-build: $(PROGS) $(UNIT_BINS) $(ITEST_BINS)
+
+check-run: check-unit check-integration check-man check-fuzz cppcheck
+
+check-unit: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+check-integration: $(PROGS) $(ITEST_BINS)
+	OFS_BIN=$(abspath $(BINDIR)) OFS_ITEST_BIN=$(abspath $(O)/itest) tests/integration/run-all
+
+check-man:
+	@set -e; for m in $(MANS); do mandoc -Tlint -Wwarning $$m; done; echo "man pages: lint clean"
+
+check-fuzz:
+	@if command -v clang >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory fuzz && \
+		mkdir -p build/fuzz/work && \
+		{ build/fuzz/fuzz_frame -max_total_time=20 -rss_limit_mb=1024 \
+			build/fuzz/work tests/fuzz/corpus >build/fuzz/log 2>&1 || \
+			{ tail -40 build/fuzz/log; echo "fuzz_frame found a failure"; exit 1; }; } && \
+		tail -1 build/fuzz/log; \
+	else echo "clang not found: fuzzing skipped"; fi
+
+FUZZ_SRCS := $(LIB_SRCS)
+fuzz: build/fuzz/fuzz_frame
+
+build/fuzz/fuzz_frame: tests/fuzz/fuzz_frame.c $(FUZZ_SRCS)
+	@mkdir -p $(dir $@)
+	clang -std=c11 -D_GNU_SOURCE -DOFS_VERSION='"$(VERSION)"' -g -O1 -Ilib \
+		-fsanitize=fuzzer,address,undefined -o $@ $^ -lxxhash
+
+cppcheck:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
+		--std=c11 -Ilib -Iserver -Iclient --suppress=missingIncludeSystem \
+		--library=scripts/jansson.cfg --inline-suppr \
+		lib server client cli
+
+bench: deps all $(BENCH_BINS)
+	OFS_BIN=$(abspath $(BINDIR)) OFS_BENCH_BIN=$(abspath $(O)/bench) bench/run
+
+demo: deps all
+	scripts/demo
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 man/*.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+
+clean:
+	rm -rf build bin demo
+
+.PHONY: all unit deps check check-build check-run check-unit check-integration \
+	check-man check-fuzz fuzz cppcheck bench demo install clean
+
+-include $(CORE_OBJS:.o=.d) $(O)/server/main.d $(O)/cli/ofs.d \
+	$(UNIT_SRCS:tests/unit/%.c=$(O)/tests/unit/%.d) \
+	$(BENCH_SRCS:%.c=$(O)/%.d) $(ITEST_SRCS:%.c=$(O)/%.d)

@@ -1,0 +1,583 @@
+/*
+ * ofs - the data client: mkdir, put, get, ls, stat, rm, rmdir, mv.
+ * main() parses arguments and calls libofs; see ofs(1).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ofs.h"
+#include "ofs_error.h"
+#include "parse.h"
+#include "path.h"
+#include "timefmt.h"
+
+#define EXIT_USAGE 2
+#define EXIT_FAIL 3
+#define MAX_CLUSTER 16
+
+static const char usage_text[] =
+	"usage: ofs [--cluster HOST:PORT]... COMMAND [ARGS]\n"
+	"  mkdir PATH\n"
+	"  put LOCAL|- PATH [--replicas N] [--confidence K] [--strip-size BYTES] [--stripes N]\n"
+	"  get PATH LOCAL|-\n"
+	"  ls [-l] [--json] PATH\n"
+	"  stat PATH [--json]\n"
+	"  rm PATH\n"
+	"  rmdir PATH\n"
+	"  mv OLD NEW\n"
+	"The cluster is --cluster or OFS_CLUSTER=HOST:PORT[,HOST:PORT...].\n";
+
+static int usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "ofs: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n%s", usage_text);
+	return EXIT_USAGE;
+}
+
+/* Report a library error about what; bad input exits 2, the rest 3. */
+static int fail(const char *what, int rc)
+{
+	const char *why = ofs_strerror(rc);
+
+	if (rc == -EEXIST)
+		why = "already exists";
+	else if (rc == -ENOENT)
+		why = "no such file or directory";
+	else if (rc == -ENOTEMPTY)
+		why = "directory not empty";
+	else if (rc == -ENOTDIR)
+		why = "not a directory";
+	else if (rc == -EISDIR)
+		why = "is a directory";
+	fprintf(stderr, "ofs: %s: %s\n", what, why);
+	if (rc == -EINVAL || rc == -ENAMETOOLONG || rc == -OFS_ENAME || rc == -OFS_ETOOBIG)
+		return EXIT_USAGE;
+	return EXIT_FAIL;
+}
+
+struct opts {
+	bool json, longfmt;
+	struct ofs_put_opts put;
+	int nargs;
+	char *args[4];
+};
+
+enum { OPT_JSON = 1000, OPT_REPLICAS, OPT_CONFIDENCE, OPT_STRIP, OPT_STRIPES, OPT_HELP };
+
+static const struct option long_opts[] = {
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "replicas", required_argument, NULL, OPT_REPLICAS },
+	{ "confidence", required_argument, NULL, OPT_CONFIDENCE },
+	{ "strip-size", required_argument, NULL, OPT_STRIP },
+	{ "stripes", required_argument, NULL, OPT_STRIPES },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Parse a command's options; allowed lists the options it takes. */
+static int parse_cmd(int argc, char **argv, const char *allowed, int nargs, struct opts *o)
+{
+	int c, idx = 0;
+	uint64_t v;
+
+	memset(o, 0, sizeof(*o));
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "l", long_opts, &idx)) != -1) {
+		const char *name = c == 'l' ? "l" : long_opts[idx].name;
+		char key[4];
+
+		if (c == '?')
+			return usage("unknown or incomplete option '%s'", argv[optind - 1]);
+		if (c == OPT_HELP) {
+			fputs(usage_text, stdout);
+			exit(0);
+		}
+		snprintf(key, sizeof(key), "%c", c == 'l' ? 'l' : 'a' + (c - OPT_JSON));
+		if (!strchr(allowed, key[0]))
+			return usage("option '%s' does not apply to this command", name);
+		switch (c) {
+		case 'l': o->longfmt = true; break;
+		case OPT_JSON: o->json = true; break;
+		case OPT_REPLICAS:
+			if (parse_uint(optarg, 1, 4, &v))
+				return usage("--replicas %s: must be 1 to 4", optarg);
+			o->put.replicas = (uint8_t)v;
+			break;
+		case OPT_CONFIDENCE:
+			if (parse_uint(optarg, 1, 4, &v))
+				return usage("--confidence %s: must be 1 to 4", optarg);
+			o->put.confidence = (uint8_t)v;
+			break;
+		case OPT_STRIP:
+			if (parse_size(optarg, &v) || v < 4096 || v > (4u << 20))
+				return usage("--strip-size %s: must be 4K to 4M", optarg);
+			o->put.strip_size = (uint32_t)v;
+			break;
+		case OPT_STRIPES:
+			if (parse_uint(optarg, 1, OFS_MAX_STRIPES, &v))
+				return usage("--stripes %s: must be 1 to 64", optarg);
+			o->put.stripes = (uint16_t)v;
+			break;
+		default:
+			break;
+		}
+	}
+	if (argc - optind != nargs) {
+		char what[64];
+		snprintf(what, sizeof(what), "%d", nargs);
+		return usage(argc - optind < nargs ? "missing arguments (this command takes %s)" :
+			     "too many arguments (this command takes %s)", what);
+	}
+	for (int i = 0; i < nargs; i++)
+		o->args[i] = argv[optind + i];
+	o->nargs = nargs;
+	if (o->put.confidence && o->put.confidence > (o->put.replicas ? o->put.replicas : 1))
+		return usage("--confidence %s: cannot exceed --replicas", "K");
+	return 0;
+}
+
+static int print_json(json_t *o)
+{
+	int rc = json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+	json_decref(o);
+	fputc('\n', stdout);
+	return rc < 0 ? EXIT_FAIL : 0;
+}
+
+static json_t *sids_json(uint8_t n, const struct ofs_sid *sids)
+{
+	json_t *a = json_array();
+	char hex[OFS_OID_HEX];
+
+	for (uint8_t i = 0; i < n; i++) {
+		sid_to_hex(sids[i], hex);
+		json_array_append_new(a, json_string(hex));
+	}
+	return a;
+}
+
+static const char *kind(uint8_t type)
+{
+	return type == OFS_OBJ_DIRECTORY ? "directory" : "file";
+}
+
+/* 0, or a message and EXIT_USAGE when s is not a usable cluster path. */
+static int check_path(const char *s)
+{
+	struct ofs_path *p = malloc(sizeof(*p));
+	int rc;
+
+	if (!p)
+		return EXIT_FAIL;
+	rc = path_parse(s, p);
+	free(p);
+	switch (rc) {
+	case 0:
+		return 0;
+	case -EINVAL:
+		fprintf(stderr, "ofs: %s: not an absolute path (paths in the cluster start with /)\n", s);
+		break;
+	case -ENAMETOOLONG:
+		fprintf(stderr, "ofs: %s: path or name too long (4096 and 255 bytes at most)\n", s);
+		break;
+	default:
+		fprintf(stderr, "ofs: %s: %s\n", s, ofs_strerror(rc));
+		break;
+	}
+	return EXIT_USAGE;
+}
+
+/* ---- commands ---------------------------------------------------------- */
+
+static int cmd_mkdir(struct ofs_client *c, struct opts *o)
+{
+	int rc = ofs_mkdir(c, o->args[0]);
+
+	return rc ? fail(o->args[0], rc) : 0;
+}
+
+static int cmd_put(struct ofs_client *c, struct opts *o)
+{
+	const char *local = o->args[0];
+	int fd = strcmp(local, "-") == 0 ? 0 : open(local, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	int rc;
+
+	if (fd < 0)
+		return fail(local, -errno);
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		close(fd);
+		return fail(local, -EISDIR);
+	}
+	rc = ofs_put_fd(c, fd, o->args[1], &o->put);
+	if (fd)
+		close(fd);
+	if (rc == -OFS_EUNREACHABLE && o->put.replicas > 1) {
+		fprintf(stderr, "ofs: %s: --replicas %u needs that many servers; this cluster has 1\n",
+			o->args[1], o->put.replicas);
+		return EXIT_FAIL;
+	}
+	return rc ? fail(o->args[1], rc) : 0;
+}
+
+static int cmd_get(struct ofs_client *c, struct opts *o)
+{
+	const char *local = o->args[1];
+	char tmp[PATH_MAX];
+	int fd, rc;
+
+	if (strcmp(local, "-") == 0) {
+		rc = ofs_get_fd(c, o->args[0], 1, NULL);
+		return rc ? fail(o->args[0], rc) : 0;
+	}
+	/* Written under a temporary name and renamed: LOCAL appears whole or
+	 * not at all. */
+	if (snprintf(tmp, sizeof(tmp), "%s.ofs-part-%ld", local, (long)getpid()) >= (int)sizeof(tmp))
+		return fail(local, -ENAMETOOLONG);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return fail(local, -errno);
+	rc = ofs_get_fd(c, o->args[0], fd, NULL);
+	if (close(fd) < 0 && !rc) {
+		unlink(tmp);
+		return fail(local, -errno);
+	}
+	if (rc) {
+		unlink(tmp);
+		return fail(o->args[0], rc);
+	}
+	if (rename(tmp, local) < 0) {
+		rc = -errno;
+		unlink(tmp);
+		return fail(local, rc);
+	}
+	return 0;
+}
+
+struct ls_ctx {
+	struct ofs_client *c;
+	struct opts *o;
+	json_t *entries;
+	int rc;
+};
+
+static int ls_entry(const char *name, const struct ofs_dirent *d, void *arg)
+{
+	struct ls_ctx *lc = arg;
+	struct ofs_attr *a = NULL;
+	char hex[OFS_OID_HEX], t[OFS_TIME_LEN];
+	int rc;
+
+	if (!lc->o->json && !lc->o->longfmt) {
+		printf("%s%s\n", name, d->type == OFS_OBJ_DIRECTORY ? "/" : "");
+		return 0;
+	}
+	a = malloc(sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	rc = ofs_getattr(lc->c, &d->handle, a);
+	if (rc) {
+		/* Removed since the listing: show what the entry says. */
+		memset(a, 0, sizeof(*a));
+		a->type = d->type;
+	}
+	time_format(a->mtime_ns, t);
+	oid_to_hex(d->handle.oid, hex);
+	if (lc->o->json) {
+		json_t *e = json_object();
+		json_object_set_new(e, "name", json_string(name));
+		json_object_set_new(e, "type", json_string(kind(d->type)));
+		json_object_set_new(e, "oid", json_string(hex));
+		json_object_set_new(e, "size", json_integer((json_int_t)a->size));
+		json_object_set_new(e, "mtime", json_string(t));
+		json_array_append_new(lc->entries, e);
+	} else {
+		printf("%c %12llu %s %s%s\n", d->type == OFS_OBJ_DIRECTORY ? 'd' : '-',
+		       (unsigned long long)a->size, t, name,
+		       d->type == OFS_OBJ_DIRECTORY ? "/" : "");
+	}
+	free(a);
+	return 0;
+}
+
+static int cmd_ls(struct ofs_client *c, struct opts *o)
+{
+	struct ls_ctx lc = { .c = c, .o = o };
+	struct ofs_attr *a = malloc(sizeof(*a));
+	struct ofs_handle h;
+	int rc;
+
+	if (!a)
+		return fail(o->args[0], -ENOMEM);
+	rc = ofs_stat(c, o->args[0], a, &h);
+	if (rc) {
+		free(a);
+		return fail(o->args[0], rc);
+	}
+	if (o->json)
+		lc.entries = json_array();
+	if (a->type == OFS_OBJ_DIRECTORY) {
+		rc = ofs_readdir(c, o->args[0], ls_entry, &lc);
+	} else {
+		struct ofs_dirent d = { .type = a->type, .handle = h };
+		const char *base = strrchr(o->args[0], '/');
+		rc = ls_entry(base ? base + 1 : o->args[0], &d, &lc);
+	}
+	free(a);
+	if (rc) {
+		json_decref(lc.entries);
+		return fail(o->args[0], rc);
+	}
+	if (o->json) {
+		json_t *doc = json_object();
+		json_object_set_new(doc, "path", json_string(o->args[0]));
+		json_object_set_new(doc, "entries", lc.entries);
+		return print_json(doc);
+	}
+	return 0;
+}
+
+static int cmd_stat(struct ofs_client *c, struct opts *o)
+{
+	struct ofs_attr *a = malloc(sizeof(*a));
+	struct ofs_handle h;
+	char hex[OFS_OID_HEX], t[OFS_TIME_LEN];
+	json_t *doc, *parts;
+	int rc;
+
+	if (!a)
+		return fail(o->args[0], -ENOMEM);
+	rc = ofs_stat(c, o->args[0], a, &h);
+	if (rc) {
+		free(a);
+		return fail(o->args[0], rc);
+	}
+	doc = json_object();
+	oid_to_hex(h.oid, hex);
+	json_object_set_new(doc, "path", json_string(o->args[0]));
+	json_object_set_new(doc, "oid", json_string(hex));
+	json_object_set_new(doc, "sids", sids_json(h.nsids, h.sids));
+	json_object_set_new(doc, "type", json_string(kind(a->type)));
+	json_object_set_new(doc, "size", json_integer((json_int_t)a->size));
+	json_object_set_new(doc, "version", json_integer((json_int_t)a->version));
+	json_object_set_new(doc, "mode", json_integer(a->mode));
+	time_format(a->mtime_ns, t);
+	json_object_set_new(doc, "mtime", json_string(t));
+	parts = json_array();
+	for (uint16_t i = 0; i < a->nparts; i++) {
+		json_t *p = json_object();
+		oid_to_hex(a->parts[i].oid, hex);
+		json_object_set_new(p, "oid", json_string(hex));
+		if (a->type == OFS_OBJ_METAFILE)
+			json_object_set_new(p, "stripe", json_integer(i));
+		json_object_set_new(p, "sids", sids_json(a->parts[i].nsids, a->parts[i].sids));
+		json_array_append_new(parts, p);
+	}
+	if (a->type == OFS_OBJ_METAFILE) {
+		json_object_set_new(doc, "dist", json_string(a->dist));
+		json_object_set_new(doc, "strip_size", json_integer(a->strip_size));
+		json_object_set_new(doc, "replicas", json_integer(a->replicas));
+		json_object_set_new(doc, "confidence", json_integer(a->confidence));
+		json_object_set_new(doc, "dfiles", parts);
+	} else {
+		json_object_set_new(doc, "dirdata", parts);
+	}
+	free(a);
+	if (o->json)
+		return print_json(doc);
+	{
+		const char *key;
+		json_t *v;
+		json_object_foreach(doc, key, v) {
+			if (json_is_string(v))
+				printf("%-11s %s\n", key, json_string_value(v));
+			else if (json_is_integer(v))
+				printf("%-11s %lld\n", key, (long long)json_integer_value(v));
+			else if (json_is_array(v) && !strcmp(key, "sids")) {
+				size_t i;
+				json_t *e;
+				printf("%-11s", key);
+				json_array_foreach(v, i, e)
+					printf(" %s", json_string_value(e));
+				printf("\n");
+			} else if (json_is_array(v)) {
+				size_t i;
+				json_t *e;
+				json_array_foreach(v, i, e) {
+					json_t *s = json_object_get(e, "sids");
+					printf("%-11s %s on", i == 0 ? key : "",
+					       json_string_value(json_object_get(e, "oid")));
+					size_t j;
+					json_t *sid;
+					json_array_foreach(s, j, sid)
+						printf(" %s", json_string_value(sid));
+					printf("\n");
+				}
+			}
+		}
+	}
+	json_decref(doc);
+	return 0;
+}
+
+static int cmd_rm(struct ofs_client *c, struct opts *o)
+{
+	int rc = ofs_unlink(c, o->args[0]);
+
+	return rc ? fail(o->args[0], rc) : 0;
+}
+
+static int cmd_rmdir(struct ofs_client *c, struct opts *o)
+{
+	int rc = ofs_rmdir(c, o->args[0]);
+
+	if (rc == -EBUSY) {
+		fprintf(stderr, "ofs: %s: the root directory cannot be removed\n", o->args[0]);
+		return EXIT_FAIL;
+	}
+	return rc ? fail(o->args[0], rc) : 0;
+}
+
+static int cmd_mv(struct ofs_client *c, struct opts *o)
+{
+	int rc = ofs_rename(c, o->args[0], o->args[1]);
+
+	if (rc == -EINVAL) {
+		fprintf(stderr, "ofs: %s: cannot move a directory into itself\n", o->args[0]);
+		return EXIT_USAGE;
+	}
+	return rc ? fail(o->args[0], rc) : 0;
+}
+
+struct command {
+	const char *name;
+	const char *allowed;     /* option keys: l=-l a=--json b..e=put options */
+	int nargs;
+	unsigned paths;          /* bit i: argument i is a path in the cluster */
+	int (*run)(struct ofs_client *c, struct opts *o);
+};
+
+static const struct command commands[] = {
+	{ "mkdir", "", 1, 1, cmd_mkdir },
+	{ "put", "bcde", 2, 2, cmd_put },
+	{ "get", "", 2, 1, cmd_get },
+	{ "ls", "la", 1, 1, cmd_ls },
+	{ "stat", "a", 1, 1, cmd_stat },
+	{ "rm", "", 1, 1, cmd_rm },
+	{ "rmdir", "", 1, 1, cmd_rmdir },
+	{ "mv", "", 2, 3, cmd_mv },
+};
+
+int main(int argc, char **argv)
+{
+	const char *cluster[MAX_CLUSTER];
+	char *env = NULL;
+	char **rest = calloc((size_t)argc + 1, sizeof(*rest));
+	size_t ncluster = 0;
+	int nrest = 0, rc;
+	const struct command *cmd = NULL;
+	struct ofs_client *c = NULL;
+	struct opts o;
+
+	if (!rest)
+		return EXIT_FAIL;
+	/* --cluster may appear anywhere; take it out before the command. */
+	for (int i = 0; i < argc; i++) {
+		const char *v = NULL;
+		if (!strcmp(argv[i], "--cluster")) {
+			if (i + 1 >= argc) {
+				free(rest);
+				return usage("--cluster needs HOST:PORT%s", "");
+			}
+			v = argv[++i];
+		} else if (!strncmp(argv[i], "--cluster=", 10)) {
+			v = argv[i] + 10;
+		}
+		if (v) {
+			if (ncluster == MAX_CLUSTER) {
+				free(rest);
+				return usage("at most 16 --cluster%s", "");
+			}
+			cluster[ncluster++] = v;
+		} else {
+			rest[nrest++] = argv[i];
+		}
+	}
+	if (nrest < 2) {
+		free(rest);
+		return usage("missing command%s", "");
+	}
+	if (!strcmp(rest[1], "--help") || !strcmp(rest[1], "-h") || !strcmp(rest[1], "help")) {
+		fputs(usage_text, stdout);
+		free(rest);
+		return 0;
+	}
+	if (!strcmp(rest[1], "--version")) {
+		printf("ofs %s\n", OFS_VERSION);
+		free(rest);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(rest[1], commands[i].name))
+			cmd = &commands[i];
+	if (!cmd) {
+		rc = usage("unknown command '%s'", rest[1]);
+		free(rest);
+		return rc;
+	}
+	rc = parse_cmd(nrest - 1, rest + 1, cmd->allowed, cmd->nargs, &o);
+	if (rc)
+		goto out;
+	/* Bad paths are the user's to fix: say so before any network. */
+	for (int i = 0; i < cmd->nargs; i++) {
+		if (cmd->paths & (1u << i)) {
+			rc = check_path(o.args[i]);
+			if (rc)
+				goto out;
+		}
+	}
+	if (ncluster == 0) {
+		const char *e = getenv("OFS_CLUSTER");
+		if (!e || !*e) {
+			rc = usage("no cluster: give --cluster HOST:PORT or set OFS_CLUSTER%s", "");
+			goto out;
+		}
+		env = strdup(e);
+		if (!env) {
+			rc = EXIT_FAIL;
+			goto out;
+		}
+		for (char *tok = strtok(env, ","); tok && ncluster < MAX_CLUSTER; tok = strtok(NULL, ","))
+			cluster[ncluster++] = tok;
+	}
+	rc = ofs_client_open(cluster, ncluster, &c);
+	if (rc == -EINVAL) {
+		rc = usage("bad cluster address (want HOST:PORT)%s", "");
+		goto out;
+	}
+	if (rc) {
+		fprintf(stderr, "ofs: cannot reach the cluster at %s%s: %s\n", cluster[0],
+			ncluster > 1 ? " (or the others given)" : "", ofs_strerror(rc));
+		rc = EXIT_FAIL;
+		goto out;
+	}
+	rc = cmd->run(c, &o);
+out:
+	ofs_client_close(c);
+	free(env);
+	free(rest);
+	if (fflush(stdout) != 0 && rc == 0)
+		rc = EXIT_FAIL;
+	return rc;
+}

@@ -1,0 +1,200 @@
+/* conn.c - request/reply over one TCP connection (see conn.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "frame.h"
+#include "net.h"
+#include "ofs_error.h"
+#include "wire.h"
+
+struct conn {
+	char addr[OFS_ADDR_MAX];   /* where to (re)connect */
+	int fd;                    /* -1 when not connected */
+	uint64_t next_id;          /* request ids */
+	uint16_t ops[CONN_WINDOW]; /* op of each request in flight, by id */
+	struct wbuf req;           /* reused request body */
+};
+
+int conn_open(const char *addr, struct conn **out)
+{
+	struct conn *c;
+	int rc;
+
+	if (strlen(addr) >= OFS_ADDR_MAX)
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	strcpy(c->addr, addr);
+	c->next_id = 1;
+	wbuf_init(&c->req);
+	rc = net_connect(addr, CONN_CONNECT_MS, &c->fd);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+void conn_close(struct conn *c)
+{
+	if (!c)
+		return;
+	if (c->fd >= 0)
+		close(c->fd);
+	wbuf_free(&c->req);
+	free(c);
+}
+
+const char *conn_addr(const struct conn *c)
+{
+	return c->addr;
+}
+
+int conn_is_transport_error(int rc)
+{
+	return rc == -ECONNRESET || rc == -ETIMEDOUT || rc == -OFS_EPROTO ||
+	       rc == -ECONNREFUSED || rc == -EPIPE || rc == -OFS_EUNREACHABLE ||
+	       rc == -EHOSTUNREACH || rc == -ENETUNREACH;
+}
+
+static void drop(struct conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}
+
+int conn_send(struct conn *c, const struct ofs_req *q, uint64_t *reqid)
+{
+	struct ofs_frame_hdr h = { 0 };
+	int rc;
+
+	c->req.len = 0;
+	c->req.err = 0;
+	rc = proto_encode_req(&c->req, q);
+	if (rc)
+		return rc;
+	/* After a transport error the socket was closed: reconnect first. */
+	if (c->fd < 0) {
+		rc = net_connect(c->addr, CONN_CONNECT_MS, &c->fd);
+		if (rc)
+			return rc == -ETIMEDOUT ? rc : -ECONNREFUSED;
+	}
+	h.version = OFS_PROTO_VERSION;
+	h.op = q->op;
+	h.reqid = c->next_id++;
+	h.body_len = (uint32_t)c->req.len;
+	rc = net_send_frame(c->fd, &h, NULL, NULL, c->req.data, CONN_REPLY_MS);
+	if (rc) {
+		drop(c);
+		return rc == -ETIMEDOUT ? rc : -ECONNRESET;
+	}
+	*reqid = h.reqid;
+	c->ops[h.reqid % CONN_WINDOW] = q->op;
+	return 0;
+}
+
+int conn_recv(struct conn *c, uint64_t reqid, uint8_t **body, size_t *blen)
+{
+	struct ofs_frame_hdr rh;
+	uint8_t *payload = NULL;
+	uint16_t op = c->ops[reqid % CONN_WINDOW];
+	int rc;
+
+	if (c->fd < 0)
+		return -ECONNRESET;
+	rc = net_recv_frame(c->fd, &rh, &payload, CONN_REPLY_MS, CONN_REPLY_MS);
+	if (rc)
+		goto broken;
+	if (rh.reqid == 0 && rh.status < 0) {
+		/* The server refused the stream itself (and closed it). */
+		free(payload);
+		drop(c);
+		return rh.status;
+	}
+	if (rh.reqid != reqid || rh.op != (op | OFS_OP_RESPONSE) || rh.cred_len || rh.cap_len) {
+		rc = -OFS_EPROTO;
+		goto broken;
+	}
+	if (rh.status) {
+		free(payload);
+		return rh.status;
+	}
+	if (body) {
+		*body = payload;
+		*blen = rh.body_len;
+	} else {
+		free(payload);
+	}
+	return 0;
+broken:
+	free(payload);
+	drop(c);
+	if (rc != -ENOMEM && rc != -OFS_EPROTO)
+		rc = rc == -ETIMEDOUT ? rc : -ECONNRESET;
+	return rc;
+}
+
+int conn_recv_data(struct conn *c, uint64_t reqid, uint8_t *dst, size_t cap, size_t *got)
+{
+	uint8_t hdr[OFS_FRAME_HDR], len4[4];
+	struct ofs_frame_hdr rh;
+	uint16_t op = c->ops[reqid % CONN_WINDOW];
+	uint32_t n;
+	int rc;
+
+	if (c->fd < 0)
+		return -ECONNRESET;
+	rc = net_read_full(c->fd, hdr, sizeof(hdr), CONN_REPLY_MS);
+	if (!rc)
+		rc = frame_decode_hdr(hdr, &rh);
+	if (rc)
+		goto broken;
+	if (rh.reqid != reqid || rh.op != (op | OFS_OP_RESPONSE) || rh.cred_len || rh.cap_len) {
+		rc = (rh.reqid == 0 && rh.status < 0) ? rh.status : -OFS_EPROTO;
+		goto broken;
+	}
+	if (rh.status) {
+		/* An error reply has no body; anything else is a broken peer. */
+		if (rh.body_len) {
+			rc = -OFS_EPROTO;
+			goto broken;
+		}
+		return rh.status;
+	}
+	if (rh.body_len < 4) {
+		rc = -OFS_EPROTO;
+		goto broken;
+	}
+	rc = net_read_full(c->fd, len4, sizeof(len4), CONN_REPLY_MS);
+	if (rc)
+		goto broken;
+	n = (uint32_t)len4[0] << 24 | (uint32_t)len4[1] << 16 | (uint32_t)len4[2] << 8 | len4[3];
+	if (n != rh.body_len - 4 || n > cap) {
+		rc = -OFS_EPROTO;
+		goto broken;
+	}
+	rc = net_read_full(c->fd, dst, n, CONN_REPLY_MS);
+	if (rc)
+		goto broken;
+	*got = n;
+	return 0;
+broken:
+	drop(c);
+	if (rc == -ETIMEDOUT || rc == -OFS_EPROTO || rc < -OFS_EBASE)
+		return rc;
+	return -ECONNRESET;
+}
+
+int conn_call(struct conn *c, const struct ofs_req *q, uint8_t **body, size_t *blen)
+{
+	uint64_t id;
+	int rc = conn_send(c, q, &id);
+
+	return rc ? rc : conn_recv(c, id, body, blen);
+}

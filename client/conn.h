@@ -1,0 +1,56 @@
+/*
+ * conn.h - one connection to one server: a request out, its reply in.
+ *
+ * A conn sends a request frame (with empty credential and capability
+ * slots, which the protocol carries from its first version), waits for the
+ * reply with the same request id, and returns the reply's status and body.
+ * After a transport error the socket is closed; the next call reconnects
+ * before it sends (a request is never sent twice by this layer).
+ */
+#ifndef OFS_CONN_H
+#define OFS_CONN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto.h"
+
+#define CONN_CONNECT_MS 5000     /* to connect */
+#define CONN_REPLY_MS 120000     /* a reply may wait behind a large fsync */
+#define CONN_WINDOW 4            /* requests in flight on one connection */
+
+struct conn;
+
+/* Connect to addr ("HOST:PORT"). Returns 0, -EINVAL (bad address),
+ * -ECONNREFUSED, -ETIMEDOUT, -errno. */
+int conn_open(const char *addr, struct conn **out);
+void conn_close(struct conn *c);
+const char *conn_addr(const struct conn *c);
+
+/*
+ * Send q and wait for the reply. Returns the server's status when it
+ * answered (0 or negative; on 0, *body is the malloc'd reply body, NULL
+ * when empty, and *blen its length; the caller frees it), or a transport
+ * error: -ECONNRESET, -ETIMEDOUT, -OFS_EPROTO (a reply that does not
+ * match), -ENOMEM. body may be NULL when the reply body is not wanted.
+ */
+int conn_call(struct conn *c, const struct ofs_req *q, uint8_t **body, size_t *blen);
+
+/*
+ * Pipelining: conn_send puts a request on the wire and returns its id;
+ * conn_recv waits for the reply to the oldest request still unanswered,
+ * which must be reqid (replies come in order). At most CONN_WINDOW
+ * requests may be in flight. Errors as conn_call; after any transport
+ * error the replies still in flight are lost with the socket.
+ */
+int conn_send(struct conn *c, const struct ofs_req *q, uint64_t *reqid);
+int conn_recv(struct conn *c, uint64_t reqid, uint8_t **body, size_t *blen);
+
+/* conn_recv for a READ reply: the data goes straight into dst (cap bytes)
+ * without an intermediate copy; *got receives its length. */
+int conn_recv_data(struct conn *c, uint64_t reqid, uint8_t *dst, size_t cap, size_t *got);
+
+/* True when rc is a transport error rather than a server's answer. */
+int conn_is_transport_error(int rc);
+
+#endif

@@ -1,0 +1,1229 @@
+/*
+ * ofs.c - libofs: paths, files and directories over the object protocol
+ * (see ofs.h).
+ *
+ * Namespace. The root directory's handle comes from the server (GET_ROOT).
+ * A directory object lists its dirdata objects; an entry lives in dirdata
+ * number hash(name) % ndirdata. A file is a metafile that lists its dfiles
+ * in stripe order; byte x of a file with strip size S and N dfiles is in
+ * dfile (x / S) % N at offset (x / (S*N)) * S + x % S (simple stripe).
+ *
+ * Ordering. Objects are created before the entry that makes them visible,
+ * and an entry is removed before the objects it named, so a crash leaves
+ * at worst unreferenced objects (orphans, which scrub finds), never a
+ * visible name that points at nothing. A put builds a whole new file
+ * (metafile and dfiles) and switches the entry to it in one atomic
+ * DIRENT_CREATE with OFS_DIRENT_REPLACE; only then are the old objects
+ * removed. That is why readers see the old or the new file, never a mix.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "frame.h"
+#include "ofs.h"
+#include "ofs_error.h"
+#include "path.h"
+
+#define OFS_DEFAULT_STRIP (1u << 20)
+#define OFS_IO_PIECE OFS_MAX_IO           /* bytes per READ/WRITE */
+#define GET_RETRIES 3                     /* restarts when a file is replaced */
+
+struct ofs_client {
+	struct conn *conn;          /* the server (one per cluster in this release) */
+	struct ofs_sid sid;         /* its SID */
+	struct ofs_handle root;     /* the root directory */
+};
+
+/* ---- calls ------------------------------------------------------------ */
+
+static struct conn *conn_for(struct ofs_client *c, const struct ofs_handle *h)
+{
+	/* One server per cluster for now: every SID a handle names is it. */
+	(void)h;
+	return c->conn;
+}
+
+static int call(struct ofs_client *c, const struct ofs_handle *h, const struct ofs_req *q,
+		uint8_t **body, size_t *blen)
+{
+	int rc = conn_call(conn_for(c, h), q, body, blen);
+
+	if (rc == -ECONNREFUSED || rc == -ECONNRESET || rc == -ETIMEDOUT)
+		return -OFS_EUNREACHABLE;
+	return rc;
+}
+
+static struct ofs_req *req_new(uint16_t op, struct ofs_oid oid)
+{
+	struct ofs_req *q = calloc(1, sizeof(*q));
+
+	if (q) {
+		q->op = op;
+		q->oid = oid;
+	}
+	return q;
+}
+
+static int obj_getattr(struct ofs_client *c, const struct ofs_handle *h, struct ofs_attr *a)
+{
+	struct ofs_req *q = req_new(OFS_OP_GETATTR, h->oid);
+	uint8_t *b = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (!q)
+		return -ENOMEM;
+	rc = call(c, h, q, &b, &n);
+	if (!rc)
+		rc = proto_decode_attr_reply(b, n, a);
+	free(b);
+	free(q);
+	return rc;
+}
+
+static int obj_setattr(struct ofs_client *c, const struct ofs_handle *h, uint32_t mask,
+		       const struct ofs_attr *a)
+{
+	struct ofs_req *q = req_new(OFS_OP_SETATTR, h->oid);
+	int rc;
+
+	if (!q)
+		return -ENOMEM;
+	q->mask = mask;
+	q->attr = *a;
+	rc = call(c, h, q, NULL, NULL);
+	free(q);
+	return rc;
+}
+
+/* Create an object on the server and fill *h with its handle. */
+static int obj_create(struct ofs_client *c, const struct ofs_attr *a, struct ofs_handle *h)
+{
+	struct ofs_req *q = req_new(OFS_OP_CREATE, (struct ofs_oid){ { 0 } });
+	struct ofs_handle t;
+	uint8_t *b = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (!q)
+		return -ENOMEM;
+	q->attr = *a;
+	q->attr.nsids = 1;
+	q->attr.sids[0] = c->sid;
+	memset(&t, 0, sizeof(t));
+	t.nsids = 1;
+	t.sids[0] = c->sid;
+	rc = call(c, &t, q, &b, &n);
+	if (!rc)
+		rc = proto_decode_oid_reply(b, n, &t.oid);
+	if (!rc)
+		*h = t;
+	free(b);
+	free(q);
+	return rc;
+}
+
+static int obj_remove(struct ofs_client *c, const struct ofs_handle *h)
+{
+	struct ofs_req *q = req_new(OFS_OP_REMOVE, h->oid);
+	int rc;
+
+	if (!q)
+		return -ENOMEM;
+	rc = call(c, h, q, NULL, NULL);
+	free(q);
+	return rc;
+}
+
+/* Remove a file's dfiles, then its metafile. Missing parts are fine. */
+static int file_destroy(struct ofs_client *c, const struct ofs_handle *mf)
+{
+	struct ofs_attr *a = malloc(sizeof(*a));
+	int rc;
+
+	if (!a)
+		return -ENOMEM;
+	rc = obj_getattr(c, mf, a);
+	if (rc == 0) {
+		for (uint16_t i = 0; i < a->nparts; i++) {
+			int r = obj_remove(c, &a->parts[i]);
+			if (r && r != -ENOENT && !rc)
+				rc = r;
+		}
+	}
+	if (rc == -ENOENT)
+		rc = 0;
+	if (!rc) {
+		rc = obj_remove(c, mf);
+		if (rc == -ENOENT)
+			rc = 0;
+	}
+	free(a);
+	return rc;
+}
+
+static uint64_t name_hash(const char *name)
+{
+	uint64_t h = 1469598103934665603ull;    /* FNV-1a */
+
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+		h ^= *p;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+/* The dirdata object that holds name in directory dir (attrs da). */
+static int dirdata_for(const struct ofs_attr *da, const char *name, struct ofs_handle *dd)
+{
+	if (da->type != OFS_OBJ_DIRECTORY)
+		return -ENOTDIR;
+	if (da->nparts == 0)
+		return -OFS_ECORRUPT;
+	*dd = da->parts[name_hash(name) % da->nparts];
+	return 0;
+}
+
+static int dirent_call(struct ofs_client *c, uint16_t op, const struct ofs_handle *dd,
+		       const char *name, const struct ofs_dirent *d, uint32_t flags,
+		       bool *present, struct ofs_dirent *out)
+{
+	struct ofs_req *q = req_new(op, dd->oid);
+	uint8_t *b = NULL;
+	size_t n = 0;
+	bool p = false;
+	struct ofs_dirent t;
+	int rc;
+
+	memset(&t, 0, sizeof(t));
+
+	if (!q)
+		return -ENOMEM;
+	snprintf(q->name, sizeof(q->name), "%s", name);
+	if (d)
+		q->dirent = *d;
+	q->flags = flags;
+	rc = call(c, dd, q, &b, &n);
+	if (!rc)
+		rc = proto_decode_dirent_reply(b, n, &p, &t);
+	if (!rc) {
+		if (present)
+			*present = p;
+		if (out && p)
+			*out = t;
+	}
+	free(b);
+	free(q);
+	return rc;
+}
+
+/* ---- resolution --------------------------------------------------------- */
+
+/* What a path names: its entry (type, handle) and, unless it is the root,
+ * its parent directory's handle and attributes. */
+struct resolved {
+	struct ofs_dirent ent;        /* the object itself */
+	struct ofs_handle parent;     /* its directory (not for the root) */
+	struct ofs_attr *pattr;       /* that directory's attributes (owned) */
+	char name[OFS_NAME_MAX + 1];  /* last component ("" for the root) */
+	size_t depth;
+	struct ofs_oid chain[OFS_PATH_DEPTH + 1];  /* directories walked */
+};
+
+static void resolved_free(struct resolved *r)
+{
+	free(r->pattr);
+	r->pattr = NULL;
+}
+
+/* Walk p's first n components. On success r->ent is the object the n-th
+ * component names (the root for n = 0). */
+static int walk(struct ofs_client *c, const struct ofs_path *p, size_t n, struct resolved *r)
+{
+	struct ofs_dirent cur = { .type = OFS_OBJ_DIRECTORY, .handle = c->root };
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->pattr = malloc(sizeof(*r->pattr));
+	if (!r->pattr)
+		return -ENOMEM;
+	r->chain[0] = c->root.oid;
+	for (size_t i = 0; i < n; i++) {
+		struct ofs_handle dd;
+
+		if (cur.type != OFS_OBJ_DIRECTORY)
+			return -ENOTDIR;
+		rc = obj_getattr(c, &cur.handle, r->pattr);
+		if (rc)
+			return rc == -ENOENT ? -ENOENT : rc;
+		rc = dirdata_for(r->pattr, p->comp[i], &dd);
+		if (rc)
+			return rc;
+		r->parent = cur.handle;
+		rc = dirent_call(c, OFS_OP_DIRENT_LOOKUP, &dd, p->comp[i], NULL, 0, NULL, &cur);
+		if (rc)
+			return rc;
+		r->chain[i + 1] = cur.handle.oid;
+	}
+	r->ent = cur;
+	r->depth = n;
+	if (n)
+		snprintf(r->name, sizeof(r->name), "%s", p->comp[n - 1]);
+	return 0;
+}
+
+static int parse_path(const char *s, struct ofs_path **p)
+{
+	struct ofs_path *t = malloc(sizeof(*t));
+	int rc;
+
+	if (!t)
+		return -ENOMEM;
+	rc = path_parse(s, t);
+	if (rc) {
+		free(t);
+		return rc;
+	}
+	*p = t;
+	return 0;
+}
+
+/* Resolve the whole path. */
+static int resolve(struct ofs_client *c, const char *path, struct resolved *r)
+{
+	struct ofs_path *p;
+	int rc = parse_path(path, &p);
+
+	if (rc)
+		return rc;
+	rc = walk(c, p, p->n, r);
+	free(p);
+	return rc;
+}
+
+/* Resolve the parent of path (which must be a directory) and return the
+ * last name; -EEXIST-free: the entry itself is not looked up. */
+static int resolve_parent(struct ofs_client *c, const char *path, struct resolved *r,
+			  char name[OFS_NAME_MAX + 1], struct ofs_handle *dd)
+{
+	struct ofs_path *p;
+	int rc = parse_path(path, &p);
+
+	if (rc)
+		return rc;
+	if (p->n == 0) {
+		free(p);
+		return -EBUSY;          /* the root has no parent */
+	}
+	if (!ofs_name_valid(p->comp[p->n - 1])) {
+		free(p);
+		return -OFS_ENAME;
+	}
+	rc = walk(c, p, p->n - 1, r);
+	if (!rc && r->ent.type != OFS_OBJ_DIRECTORY)
+		rc = -ENOTDIR;
+	if (!rc)
+		rc = obj_getattr(c, &r->ent.handle, r->pattr);
+	if (!rc)
+		rc = dirdata_for(r->pattr, p->comp[p->n - 1], dd);
+	if (!rc)
+		snprintf(name, OFS_NAME_MAX + 1, "%s", p->comp[p->n - 1]);
+	free(p);
+	return rc;
+}
+
+/* ---- open and close ----------------------------------------------------- */
+
+int ofs_client_open(const char *const *addrs, size_t naddrs, struct ofs_client **out)
+{
+	struct ofs_client *c;
+	int rc = -OFS_EUNREACHABLE;
+
+	if (naddrs == 0)
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	for (size_t i = 0; i < naddrs; i++) {
+		struct ofs_req q = { .op = OFS_OP_PING };
+		struct ofs_ping_reply pr = { 0 };
+		uint8_t *b = NULL;
+		size_t n = 0;
+
+		rc = conn_open(addrs[i], &c->conn);
+		if (rc == -EINVAL) {
+			free(c);
+			return rc;
+		}
+		if (rc)
+			continue;
+		rc = conn_call(c->conn, &q, &b, &n);
+		if (!rc)
+			rc = proto_decode_ping(b, n, &pr);
+		free(b);
+		if (!rc) {
+			c->sid = pr.sid;
+			q.op = OFS_OP_GET_ROOT;
+			b = NULL;
+			rc = conn_call(c->conn, &q, &b, &n);
+			if (!rc)
+				rc = proto_decode_handle_reply(b, n, &c->root);
+			free(b);
+		}
+		if (!rc) {
+			*out = c;
+			return 0;
+		}
+		conn_close(c->conn);
+		c->conn = NULL;
+	}
+	free(c);
+	return conn_is_transport_error(rc) || rc == -ECONNREFUSED || rc == -ETIMEDOUT ?
+		-OFS_EUNREACHABLE : rc;
+}
+
+void ofs_client_close(struct ofs_client *c)
+{
+	if (!c)
+		return;
+	conn_close(c->conn);
+	free(c);
+}
+
+/* ---- directories -------------------------------------------------------- */
+
+int ofs_mkdir(struct ofs_client *c, const char *path)
+{
+	struct resolved r;
+	struct ofs_handle dd, dir, data;
+	struct ofs_attr *a = calloc(1, sizeof(*a));
+	struct ofs_dirent ent;
+	char name[OFS_NAME_MAX + 1];
+	bool created_dir = false, created_data = false;
+	int rc;
+
+	if (!a)
+		return -ENOMEM;
+	rc = resolve_parent(c, path, &r, name, &dd);
+	if (rc == -EBUSY)
+		rc = -EEXIST;     /* mkdir / */
+	if (rc)
+		goto out;
+	/* Directory first, then its dirdata (whose back reference names it),
+	 * then the layout, then the entry that makes it visible. */
+	a->type = OFS_OBJ_DIRECTORY;
+	a->mode = 0755;
+	a->uid = (uint32_t)getuid();
+	a->gid = (uint32_t)getgid();
+	a->backref.owner = r.ent.handle.oid;
+	snprintf(a->backref.name, sizeof(a->backref.name), "%s", name);
+	rc = obj_create(c, a, &dir);
+	if (rc)
+		goto out;
+	created_dir = true;
+	memset(&a->backref, 0, sizeof(a->backref));
+	a->type = OFS_OBJ_DIRDATA;
+	a->backref.owner = dir.oid;
+	rc = obj_create(c, a, &data);
+	if (rc)
+		goto out;
+	created_data = true;
+	a->type = OFS_OBJ_DIRECTORY;
+	a->nparts = 1;
+	a->parts[0] = data;
+	rc = obj_setattr(c, &dir, OFS_ATTR_LAYOUT, a);
+	if (rc)
+		goto out;
+	ent.type = OFS_OBJ_DIRECTORY;
+	ent.handle = dir;
+	rc = dirent_call(c, OFS_OP_DIRENT_CREATE, &dd, name, &ent, 0, NULL, NULL);
+	if (!rc)
+		created_dir = created_data = false;   /* now owned by the entry */
+out:
+	if (created_data)
+		obj_remove(c, &data);
+	if (created_dir)
+		obj_remove(c, &dir);
+	resolved_free(&r);
+	free(a);
+	return rc;
+}
+
+struct dlist {
+	size_t n, cap;
+	char (*names)[OFS_NAME_MAX + 1];
+	struct ofs_dirent *ents;
+};
+
+static int dlist_add(struct dlist *l, const char *name, const struct ofs_dirent *d)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256;
+		char (*nn)[OFS_NAME_MAX + 1] = realloc(l->names, cap * sizeof(*nn));
+		if (!nn)
+			return -ENOMEM;
+		l->names = nn;
+		struct ofs_dirent *ne = realloc(l->ents, cap * sizeof(*ne));
+		if (!ne)
+			return -ENOMEM;
+		l->ents = ne;
+		l->cap = cap;
+	}
+	snprintf(l->names[l->n], OFS_NAME_MAX + 1, "%s", name);
+	l->ents[l->n++] = *d;
+	return 0;
+}
+
+/* Every entry of one dirdata object, following the list cursor. */
+static int list_dirdata(struct ofs_client *c, const struct ofs_handle *dd, uint32_t max,
+			struct dlist *l)
+{
+	struct ofs_req *q = req_new(OFS_OP_DIRENT_LIST, dd->oid);
+	int rc = 0;
+	bool more = true;
+
+	if (!q)
+		return -ENOMEM;
+	q->max = max;
+	while (more && !rc) {
+		struct ofs_list_reader lr = { 0 };
+		struct ofs_dirent d;
+		char name[OFS_NAME_MAX + 1];
+		uint8_t *b = NULL;
+		size_t n = 0;
+
+		rc = call(c, dd, q, &b, &n);
+		if (!rc)
+			rc = proto_list_open_dirent(&lr, b, n);
+		while (!rc && proto_list_next_dirent(&lr, name, &d) == 1) {
+			rc = dlist_add(l, name, &d);
+			snprintf(q->name, sizeof(q->name), "%s", name);
+		}
+		more = !rc && lr.more && max == OFS_MAX_LIST;
+		free(b);
+	}
+	free(q);
+	return rc;
+}
+
+static void dlist_free(struct dlist *l)
+{
+	free(l->names);
+	free(l->ents);
+}
+
+/* Entries of several dirdata objects are merged by sorting an index.
+ * qsort has no context argument; sort_list is set just before it and the
+ * client is used by one thread at a time, but two clients in two threads
+ * could race, so the sort holds sort_mu. */
+static pthread_mutex_t sort_mu = PTHREAD_MUTEX_INITIALIZER;
+static const struct dlist *sort_list;   /* guarded by sort_mu */
+static int idx_cmp(const void *a, const void *b)
+{
+	return strcmp(sort_list->names[*(const size_t *)a], sort_list->names[*(const size_t *)b]);
+}
+
+int ofs_readdir(struct ofs_client *c, const char *path, ofs_readdir_fn fn, void *arg)
+{
+	struct resolved r;
+	struct dlist l = { 0 };
+	size_t *idx = NULL;
+	int rc = resolve(c, path, &r);
+
+	if (rc)
+		goto out;
+	if (r.ent.type != OFS_OBJ_DIRECTORY) {
+		rc = -ENOTDIR;
+		goto out;
+	}
+	rc = obj_getattr(c, &r.ent.handle, r.pattr);
+	if (rc)
+		goto out;
+	for (uint16_t i = 0; i < r.pattr->nparts && !rc; i++)
+		rc = list_dirdata(c, &r.pattr->parts[i], OFS_MAX_LIST, &l);
+	if (rc)
+		goto out;
+	idx = malloc((l.n ? l.n : 1) * sizeof(*idx));
+	if (!idx) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < l.n; i++)
+		idx[i] = i;
+	if (r.pattr->nparts > 1) {
+		pthread_mutex_lock(&sort_mu);
+		sort_list = &l;
+		qsort(idx, l.n, sizeof(*idx), idx_cmp);
+		pthread_mutex_unlock(&sort_mu);
+	}
+	for (size_t i = 0; i < l.n && !rc; i++)
+		rc = fn(l.names[idx[i]], &l.ents[idx[i]], arg);
+out:
+	free(idx);
+	dlist_free(&l);
+	resolved_free(&r);
+	return rc;
+}
+
+int ofs_rmdir(struct ofs_client *c, const char *path)
+{
+	struct resolved r;
+	struct ofs_handle dd;
+	struct ofs_attr *da = malloc(sizeof(*da));
+	struct ofs_dirent gone;
+	char name[OFS_NAME_MAX + 1];
+	int rc;
+
+	if (!da)
+		return -ENOMEM;
+	rc = resolve_parent(c, path, &r, name, &dd);
+	if (rc)
+		goto out;
+	rc = dirent_call(c, OFS_OP_DIRENT_LOOKUP, &dd, name, NULL, 0, NULL, &gone);
+	if (rc)
+		goto out;
+	if (gone.type != OFS_OBJ_DIRECTORY) {
+		rc = -ENOTDIR;
+		goto out;
+	}
+	rc = obj_getattr(c, &gone.handle, da);
+	if (rc)
+		goto out;
+	for (uint16_t i = 0; i < da->nparts && !rc; i++) {
+		struct dlist l = { 0 };
+		rc = list_dirdata(c, &da->parts[i], 1, &l);
+		if (!rc && l.n)
+			rc = -ENOTEMPTY;
+		dlist_free(&l);
+	}
+	if (rc)
+		goto out;
+	rc = dirent_call(c, OFS_OP_DIRENT_REMOVE, &dd, name, NULL, 0, NULL, &gone);
+	if (rc)
+		goto out;
+	for (uint16_t i = 0; i < da->nparts; i++)
+		obj_remove(c, &da->parts[i]);
+	obj_remove(c, &gone.handle);
+out:
+	resolved_free(&r);
+	free(da);
+	return rc;
+}
+
+/* ---- files -------------------------------------------------------------- */
+
+struct layout {
+	uint64_t strip;      /* S */
+	uint16_t n;          /* N */
+};
+
+static int map_transport(int rc)
+{
+	if (rc == -ECONNREFUSED || rc == -ECONNRESET || rc == -ETIMEDOUT)
+		return -OFS_EUNREACHABLE;
+	return rc;
+}
+
+/*
+ * Move n bytes at dfile offset off in OFS_IO_PIECE requests, keeping
+ * PIPE_DEPTH of them in flight so that the transfer of one overlaps the
+ * server's disk work on the one before. write: from p; read: into p.
+ */
+#define PIPE_DEPTH 2
+
+static int dfile_io(struct ofs_client *c, const struct ofs_handle *h, bool write,
+		    uint64_t off, uint8_t *p, size_t n)
+{
+	struct ofs_req *q = req_new(write ? OFS_OP_WRITE : OFS_OP_READ, h->oid);
+	struct conn *cn = conn_for(c, h);
+	uint64_t ids[PIPE_DEPTH];
+	uint8_t *dst[PIPE_DEPTH];
+	size_t len[PIPE_DEPTH];
+	int head = 0, inflight = 0, rc = 0;
+
+	if (!q)
+		return -ENOMEM;
+	while ((n && !rc) || inflight) {
+		if (n && !rc && inflight < PIPE_DEPTH) {
+			int slot = (head + inflight) % PIPE_DEPTH;
+			size_t piece = n < OFS_IO_PIECE ? n : OFS_IO_PIECE;
+			q->offset = off;
+			if (write) {
+				q->data = p;
+				q->data_len = piece;
+				q->flags = OFS_WRITE_UNSTABLE;
+			} else {
+				q->length = (uint32_t)piece;
+			}
+			rc = conn_send(cn, q, &ids[slot]);
+			if (rc) {
+				if (conn_is_transport_error(rc))
+					break;   /* the socket is gone, and the replies */
+				continue;
+			}
+			dst[slot] = p;
+			len[slot] = piece;
+			inflight++;
+			off += piece;
+			p += piece;
+			n -= piece;
+			continue;
+		}
+		size_t got = 0;
+		int r;
+		if (write) {
+			r = conn_recv(cn, ids[head], NULL, NULL);
+		} else {
+			r = conn_recv_data(cn, ids[head], dst[head], len[head], &got);
+			if (!r && got < len[head])
+				r = -EIO;   /* the dfile is shorter than its file says */
+		}
+		if (r && !rc)
+			rc = r;
+		head = (head + 1) % PIPE_DEPTH;
+		inflight--;
+		if (r && conn_is_transport_error(r))
+			break;
+	}
+	free(q);
+	return map_transport(rc);
+}
+
+/* Unstable writes (see OFS_WRITE_UNSTABLE): a put fills new dfiles this
+ * way and makes them durable with one COMMIT each (dfile_commit). */
+static int dfile_write(struct ofs_client *c, const struct ofs_handle *h, uint64_t off,
+		       const uint8_t *p, size_t n)
+{
+	return dfile_io(c, h, true, off, (uint8_t *)p, n);
+}
+
+static int dfile_read(struct ofs_client *c, const struct ofs_handle *h, uint64_t off,
+		      uint8_t *p, size_t n)
+{
+	return dfile_io(c, h, false, off, p, n);
+}
+
+/* Make a dfile's unstable writes durable; *size receives its length. */
+static int dfile_commit(struct ofs_client *c, const struct ofs_handle *h, uint64_t *size)
+{
+	struct ofs_req *q = req_new(OFS_OP_COMMIT, h->oid);
+	struct ofs_write_reply wr = { 0 };
+	uint8_t *b = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (!q)
+		return -ENOMEM;
+	rc = call(c, h, q, &b, &n);
+	if (!rc)
+		rc = proto_decode_write_reply(b, n, &wr);
+	if (!rc)
+		*size = wr.size;
+	free(b);
+	free(q);
+	return rc;
+}
+
+/* Bytes of a file of `size` bytes that land in dfile k. */
+static uint64_t dfile_len(const struct layout *lo, uint64_t size, uint16_t k)
+{
+	uint64_t round = lo->strip * lo->n;
+	uint64_t rest = size % round, start = (uint64_t)k * lo->strip;
+	uint64_t len = size / round * lo->strip;
+
+	if (rest > start)
+		len += rest - start < lo->strip ? rest - start : lo->strip;
+	return len;
+}
+
+/* How many bytes to move per round: whole stripes, about ROUND_PER_DFILE
+ * per dfile (several pipelined requests), at most ROUND_MAX in all. */
+#define ROUND_PER_DFILE (4 * (uint64_t)OFS_IO_PIECE)
+#define ROUND_MAX ((uint64_t)64 << 20)
+static size_t round_bytes(const struct layout *lo)
+{
+	uint64_t round = lo->strip * lo->n;
+	uint64_t want = ROUND_PER_DFILE * lo->n > ROUND_MAX ? ROUND_MAX : ROUND_PER_DFILE * lo->n;
+	uint64_t per = want / round;
+
+	return (size_t)(round * (per ? per : 1));
+}
+
+/* Scatter buf (file bytes [base, base+len), base a multiple of the round)
+ * into per-dfile runs and write each. */
+static int write_round(struct ofs_client *c, const struct layout *lo,
+		       const struct ofs_handle *dfiles, uint64_t base,
+		       const uint8_t *buf, size_t len, uint8_t *scratch)
+{
+	uint64_t round = lo->strip * lo->n;
+	uint64_t dbase = base / round * lo->strip;
+	int rc = 0;
+
+	if (lo->n == 1)
+		return dfile_write(c, &dfiles[0], base, buf, len);
+	for (uint16_t k = 0; k < lo->n && !rc; k++) {
+		size_t got = 0;
+		for (uint64_t x = (uint64_t)k * lo->strip; x < len; x += round) {
+			size_t take = len - x < lo->strip ? (size_t)(len - x) : (size_t)lo->strip;
+			memcpy(scratch + got, buf + x, take);
+			got += take;
+		}
+		if (got)
+			rc = dfile_write(c, &dfiles[k], dbase, scratch, got);
+	}
+	return rc;
+}
+
+static int read_round(struct ofs_client *c, const struct layout *lo,
+		      const struct ofs_handle *dfiles, uint64_t base,
+		      uint8_t *buf, size_t len, uint8_t *scratch)
+{
+	uint64_t round = lo->strip * lo->n;
+	uint64_t dbase = base / round * lo->strip;
+	int rc = 0;
+
+	if (lo->n == 1)
+		return dfile_read(c, &dfiles[0], base, buf, len);
+	for (uint16_t k = 0; k < lo->n && !rc; k++) {
+		size_t want = 0, at = 0;
+		for (uint64_t x = (uint64_t)k * lo->strip; x < len; x += round)
+			want += len - x < lo->strip ? (size_t)(len - x) : (size_t)lo->strip;
+		if (!want)
+			continue;
+		rc = dfile_read(c, &dfiles[k], dbase, scratch, want);
+		for (uint64_t x = (uint64_t)k * lo->strip; !rc && x < len; x += round) {
+			size_t take = len - x < lo->strip ? (size_t)(len - x) : (size_t)lo->strip;
+			memcpy(buf + x, scratch + at, take);
+			at += take;
+		}
+	}
+	return rc;
+}
+
+/* Read exactly n bytes from fd unless it ends first; *got says how many. */
+static int read_fd(int fd, uint8_t *buf, size_t n, size_t *got)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = read(fd, buf + done, n - done);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		done += (size_t)r;
+	}
+	*got = done;
+	return 0;
+}
+
+static int write_fd(int fd, const uint8_t *buf, size_t n)
+{
+	while (n) {
+		ssize_t r = write(fd, buf, n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+struct put_src {
+	int fd;                 /* read from fd, or */
+	const uint8_t *buf;     /* from memory */
+	size_t len, at;
+};
+
+static int src_read(struct put_src *s, uint8_t *out, size_t n, size_t *got)
+{
+	if (s->fd >= 0)
+		return read_fd(s->fd, out, n, got);
+	*got = s->len - s->at < n ? s->len - s->at : n;
+	memcpy(out, s->buf + s->at, *got);
+	s->at += *got;
+	return 0;
+}
+
+static int check_put_opts(const struct ofs_put_opts *o, struct layout *lo, uint8_t *rep,
+			  uint8_t *conf)
+{
+	*rep = o && o->replicas ? o->replicas : 1;
+	*conf = o && o->confidence ? o->confidence : *rep;
+	lo->strip = o && o->strip_size ? o->strip_size : OFS_DEFAULT_STRIP;
+	lo->n = o && o->stripes ? o->stripes : 1;
+	if (*rep > OFS_MAX_REPLICAS || *conf > *rep)
+		return -EINVAL;
+	if (lo->n > OFS_MAX_STRIPES || lo->strip < 4096 || lo->strip > OFS_IO_PIECE)
+		return -EINVAL;
+	/* This release serves a cluster of one server: one copy. */
+	if (*rep > 1)
+		return -OFS_EUNREACHABLE;
+	return 0;
+}
+
+static int put(struct ofs_client *c, struct put_src *src, const char *path,
+	       const struct ofs_put_opts *o)
+{
+	struct resolved r;
+	struct ofs_handle dd, mf;
+	struct ofs_attr *a = calloc(1, sizeof(*a));
+	struct ofs_dirent ent, old;
+	struct layout lo;
+	char name[OFS_NAME_MAX + 1];
+	uint8_t *buf = NULL, *scratch = NULL;
+	uint8_t rep, conf;
+	uint64_t size = 0;
+	uint16_t made = 0;
+	bool have_mf = false, replaced = false;
+	size_t rb;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	if (!a)
+		return -ENOMEM;
+	rc = check_put_opts(o, &lo, &rep, &conf);
+	if (rc)
+		goto out;
+	rc = resolve_parent(c, path, &r, name, &dd);
+	if (rc == -EBUSY)
+		rc = -EISDIR;
+	if (rc)
+		goto out;
+	rc = dirent_call(c, OFS_OP_DIRENT_LOOKUP, &dd, name, NULL, 0, NULL, &old);
+	if (rc == 0 && old.type == OFS_OBJ_DIRECTORY)
+		rc = -EISDIR;
+	else if (rc == -ENOENT)
+		rc = 0;
+	if (rc)
+		goto out;
+
+	/* A new metafile and its dfiles, invisible until the entry switch. */
+	a->type = OFS_OBJ_METAFILE;
+	a->mode = 0644;
+	a->uid = (uint32_t)getuid();
+	a->gid = (uint32_t)getgid();
+	a->backref.owner = r.ent.handle.oid;
+	snprintf(a->backref.name, sizeof(a->backref.name), "%s", name);
+	snprintf(a->dist, sizeof(a->dist), "simple_stripe");
+	a->strip_size = (uint32_t)lo.strip;
+	a->replicas = rep;
+	a->confidence = conf;
+	rc = obj_create(c, a, &mf);
+	if (rc)
+		goto out;
+	have_mf = true;
+	for (made = 0; made < lo.n; made++) {
+		struct ofs_attr *d = calloc(1, sizeof(*d));
+		if (!d) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		d->type = OFS_OBJ_DFILE;
+		d->mode = 0644;
+		d->uid = a->uid;
+		d->gid = a->gid;
+		d->backref.owner = mf.oid;
+		d->backref.stripe = made;
+		rc = obj_create(c, d, &a->parts[made]);
+		free(d);
+		if (rc)
+			goto out;
+	}
+	a->nparts = lo.n;
+
+	rb = round_bytes(&lo);
+	buf = malloc(rb);
+	scratch = lo.n > 1 ? malloc(rb) : NULL;
+	if (!buf || (lo.n > 1 && !scratch)) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		size_t got = 0;
+		rc = src_read(src, buf, rb, &got);
+		if (rc || got == 0)
+			break;
+		rc = write_round(c, &lo, a->parts, size, buf, got, scratch);
+		if (rc)
+			break;
+		size += got;
+		if (got < rb)
+			break;
+	}
+	if (rc)
+		goto out;
+	/* Every dfile durable, and exactly as long as the layout says, before
+	 * the metafile records the size and the name shows the file. */
+	for (uint16_t k = 0; k < lo.n && !rc; k++) {
+		uint64_t got = 0;
+		rc = dfile_commit(c, &a->parts[k], &got);
+		if (!rc && got != dfile_len(&lo, size, k))
+			rc = -EIO;
+	}
+	if (rc)
+		goto out;
+	a->size = size;
+	rc = obj_setattr(c, &mf, OFS_ATTR_SIZE | OFS_ATTR_LAYOUT, a);
+	if (rc)
+		goto out;
+	ent.type = OFS_OBJ_METAFILE;
+	ent.handle = mf;
+	rc = dirent_call(c, OFS_OP_DIRENT_CREATE, &dd, name, &ent, OFS_DIRENT_REPLACE,
+			 &replaced, &old);
+	if (rc)
+		goto out;
+	have_mf = false;
+	made = 0;
+	if (replaced)
+		file_destroy(c, &old.handle);   /* the name already shows the new file */
+out:
+	for (uint16_t i = 0; i < made; i++)
+		obj_remove(c, &a->parts[i]);
+	if (have_mf)
+		obj_remove(c, &mf);
+	free(scratch);
+	free(buf);
+	resolved_free(&r);
+	free(a);
+	return rc;
+}
+
+int ofs_put_fd(struct ofs_client *c, int fd, const char *path, const struct ofs_put_opts *o)
+{
+	struct put_src s = { .fd = fd };
+
+	return put(c, &s, path, o);
+}
+
+int ofs_put_buf(struct ofs_client *c, const void *buf, size_t len, const char *path,
+		const struct ofs_put_opts *o)
+{
+	struct put_src s = { .fd = -1, .buf = buf, .len = len };
+
+	return put(c, &s, path, o);
+}
+
+struct get_sink {
+	int fd;                 /* write to fd, or */
+	uint8_t *buf;           /* into memory */
+	size_t len;
+};
+
+static int get_once(struct ofs_client *c, const char *path, struct get_sink *sink, uint64_t *total)
+{
+	struct resolved r;
+	struct ofs_attr *a = malloc(sizeof(*a));
+	struct layout lo;
+	uint8_t *buf = NULL, *scratch = NULL;
+	size_t rb;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	if (!a)
+		return -ENOMEM;
+	rc = resolve(c, path, &r);
+	if (rc)
+		goto out;
+	if (r.ent.type != OFS_OBJ_METAFILE) {
+		rc = -EISDIR;
+		goto out;
+	}
+	rc = obj_getattr(c, &r.ent.handle, a);
+	if (rc)
+		goto out;
+	if (a->type != OFS_OBJ_METAFILE || a->nparts == 0 || a->strip_size == 0) {
+		rc = -OFS_ECORRUPT;
+		goto out;
+	}
+	lo.strip = a->strip_size;
+	lo.n = a->nparts;
+	if (sink->fd < 0) {
+		sink->buf = malloc(a->size ? (size_t)a->size : 1);
+		if (!sink->buf) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		sink->len = (size_t)a->size;
+	}
+	rb = round_bytes(&lo);
+	buf = malloc(rb);
+	scratch = lo.n > 1 ? malloc(rb) : NULL;
+	if (!buf || (lo.n > 1 && !scratch)) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint64_t at = 0; at < a->size && !rc; at += rb) {
+		size_t n = a->size - at < rb ? (size_t)(a->size - at) : rb;
+		uint8_t *dst = sink->fd < 0 ? sink->buf + at : buf;
+		rc = read_round(c, &lo, a->parts, at, dst, n, scratch);
+		if (!rc && sink->fd >= 0)
+			rc = write_fd(sink->fd, buf, n);
+	}
+	if (!rc)
+		*total = a->size;
+out:
+	free(scratch);
+	free(buf);
+	resolved_free(&r);
+	free(a);
+	return rc;
+}
+
+int ofs_get_fd(struct ofs_client *c, const char *path, int fd, uint64_t *len)
+{
+	struct stat st;
+	bool rewindable = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	uint64_t total = 0;
+	int rc = 0;
+
+	for (int attempt = 0; attempt < GET_RETRIES; attempt++) {
+		struct get_sink sink = { .fd = fd };
+		rc = get_once(c, path, &sink, &total);
+		/* The file was replaced under us (its objects are gone): start
+		 * over on the new version when the output can be rewound. */
+		if (rc != -ENOENT || !rewindable || attempt == GET_RETRIES - 1)
+			break;
+		if (ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
+			rc = -errno;
+			break;
+		}
+	}
+	if (!rc && len)
+		*len = total;
+	return rc;
+}
+
+int ofs_get_buf(struct ofs_client *c, const char *path, void **buf, size_t *len)
+{
+	uint64_t total = 0;
+	int rc = 0;
+
+	for (int attempt = 0; attempt < GET_RETRIES; attempt++) {
+		struct get_sink sink = { .fd = -1 };
+		rc = get_once(c, path, &sink, &total);
+		if (!rc) {
+			*buf = sink.buf;
+			*len = sink.len;
+			return 0;
+		}
+		free(sink.buf);
+		if (rc != -ENOENT)
+			break;
+	}
+	return rc;
+}
+
+int ofs_stat(struct ofs_client *c, const char *path, struct ofs_attr *attr, struct ofs_handle *h)
+{
+	struct resolved r;
+	int rc = resolve(c, path, &r);
+
+	if (!rc)
+		rc = obj_getattr(c, &r.ent.handle, attr);
+	if (!rc && h)
+		*h = r.ent.handle;
+	resolved_free(&r);
+	return rc;
+}
+
+int ofs_getattr(struct ofs_client *c, const struct ofs_handle *h, struct ofs_attr *attr)
+{
+	return obj_getattr(c, h, attr);
+}
+
+int ofs_unlink(struct ofs_client *c, const char *path)
+{
+	struct resolved r;
+	struct ofs_handle dd;
+	struct ofs_dirent ent;
+	char name[OFS_NAME_MAX + 1];
+	int rc = resolve_parent(c, path, &r, name, &dd);
+
+	if (rc == -EBUSY)
+		rc = -EISDIR;
+	if (!rc)
+		rc = dirent_call(c, OFS_OP_DIRENT_LOOKUP, &dd, name, NULL, 0, NULL, &ent);
+	if (!rc && ent.type != OFS_OBJ_METAFILE)
+		rc = -EISDIR;
+	if (!rc)
+		rc = dirent_call(c, OFS_OP_DIRENT_REMOVE, &dd, name, NULL, 0, NULL, &ent);
+	if (!rc && ent.type == OFS_OBJ_METAFILE)
+		file_destroy(c, &ent.handle);
+	resolved_free(&r);
+	return rc;
+}
+
+int ofs_rename(struct ofs_client *c, const char *oldpath, const char *newpath)
+{
+	struct resolved ro, rn, rt;
+	struct ofs_handle odd, ndd;
+	struct ofs_dirent ent, old;
+	struct ofs_attr *a = calloc(1, sizeof(*a));
+	char oname[OFS_NAME_MAX + 1], nname[OFS_NAME_MAX + 1], target[OFS_PATH_MAX + 1];
+	bool replaced = false;
+	int rc;
+
+	memset(&ro, 0, sizeof(ro));
+	memset(&rn, 0, sizeof(rn));
+	memset(&rt, 0, sizeof(rt));
+	if (!a)
+		return -ENOMEM;
+	rc = resolve_parent(c, oldpath, &ro, oname, &odd);
+	if (!rc)
+		rc = dirent_call(c, OFS_OP_DIRENT_LOOKUP, &odd, oname, NULL, 0, NULL, &ent);
+	if (rc)
+		goto out;
+	/* An existing directory as the target: move into it. */
+	snprintf(target, sizeof(target), "%s", newpath);
+	if (resolve(c, newpath, &rt) == 0 && rt.ent.type == OFS_OBJ_DIRECTORY) {
+		if (snprintf(target, sizeof(target), "%s/%s", newpath, oname) >= (int)sizeof(target)) {
+			rc = -ENAMETOOLONG;
+			goto out;
+		}
+	}
+	rc = resolve_parent(c, target, &rn, nname, &ndd);
+	if (rc == -EBUSY)
+		rc = -EEXIST;
+	if (rc)
+		goto out;
+	/* A directory may not move below itself. */
+	if (ent.type == OFS_OBJ_DIRECTORY) {
+		for (size_t i = 0; i <= rn.depth; i++)
+			if (oid_eq(rn.chain[i], ent.handle.oid)) {
+				rc = -EINVAL;
+				goto out;
+			}
+	}
+	if (oid_eq(odd.oid, ndd.oid) && strcmp(oname, nname) == 0)
+		goto out;     /* renaming onto itself */
+	rc = dirent_call(c, OFS_OP_DIRENT_CREATE, &ndd, nname, &ent,
+			 ent.type == OFS_OBJ_METAFILE ? OFS_DIRENT_REPLACE : 0, &replaced, &old);
+	if (rc)
+		goto out;
+	a->backref.owner = rn.ent.handle.oid;
+	snprintf(a->backref.name, sizeof(a->backref.name), "%s", nname);
+	rc = obj_setattr(c, &ent.handle, OFS_ATTR_BACKREF, a);
+	if (!rc)
+		rc = dirent_call(c, OFS_OP_DIRENT_REMOVE, &odd, oname, NULL, 0, NULL, NULL);
+	if (!rc && replaced && !oid_eq(old.handle.oid, ent.handle.oid))
+		file_destroy(c, &old.handle);
+out:
+	resolved_free(&ro);
+	resolved_free(&rn);
+	resolved_free(&rt);
+	free(a);
+	return rc;
+}

@@ -1,0 +1,26 @@
+/* error.c - names for OFS error codes and negated errno values. */
+#include <string.h>
+
+#include "ofs_error.h"
+
+const char *ofs_strerror(int err)
+{
+	int e = err < 0 ? -err : err;
+
+	switch (e) {
+	case 0: return "success";
+	case OFS_ECHECKSUM: return "checksum mismatch";
+	case OFS_ECORRUPT: return "corrupt record or frame";
+	case OFS_EPROTO: return "protocol error";
+	case OFS_ETYPE: return "wrong object type";
+	case OFS_ENAME: return "invalid name";
+	case OFS_ETOOBIG: return "length over limit";
+	case OFS_EUNKNOWNOP: return "unknown operation";
+	case OFS_EVERSION: return "unsupported version";
+	case OFS_EUNREACHABLE: return "no server could be reached";
+	default: break;
+	}
+	if (e > OFS_EBASE)
+		return "unknown OFS error";
+	return strerror(e);
+}

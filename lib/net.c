@@ -1,0 +1,262 @@
+/* net.c - sockets with deadlines and whole frames (see net.h). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "net.h"
+
+int net_parse_addr(const char *s, struct sockaddr_in *out)
+{
+	char host[OFS_ADDR_MAX];
+	const char *colon = s ? strrchr(s, ':') : NULL;
+	char *end;
+	long port;
+	struct sockaddr_in sa;
+
+	if (!colon || colon == s || (size_t)(colon - s) >= sizeof(host) || !colon[1])
+		return -EINVAL;
+	memcpy(host, s, (size_t)(colon - s));
+	host[colon - s] = '\0';
+	errno = 0;
+	port = strtol(colon + 1, &end, 10);
+	if (errno || *end || port < 0 || port > 65535)
+		return -EINVAL;
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)port);
+	if (strcmp(host, "localhost") == 0)
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	else if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+		return -EINVAL;
+	*out = sa;
+	return 0;
+}
+
+void net_format_addr(const struct sockaddr_in *sa, char buf[OFS_ADDR_MAX])
+{
+	char ip[INET_ADDRSTRLEN];
+
+	if (!inet_ntop(AF_INET, &sa->sin_addr, ip, sizeof(ip)))
+		snprintf(ip, sizeof(ip), "?");
+	snprintf(buf, OFS_ADDR_MAX, "%s:%u", ip, (unsigned)ntohs(sa->sin_port));
+}
+
+int net_listen(const struct sockaddr_in *addr, int *fd, struct sockaddr_in *bound)
+{
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1;
+	socklen_t len = sizeof(*bound);
+	int rc;
+
+	if (s < 0)
+		return -errno;
+	if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(s, (const struct sockaddr *)addr, sizeof(*addr)) < 0 ||
+	    listen(s, 512) < 0 ||
+	    getsockname(s, (struct sockaddr *)bound, &len) < 0) {
+		rc = -errno;
+		close(s);
+		return rc;
+	}
+	*fd = s;
+	return 0;
+}
+
+static int wait_fd(int fd, short ev, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = ev };
+
+	for (;;) {
+		int r = poll(&p, 1, timeout_ms);
+		if (r > 0)
+			return 0;
+		if (r == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+int net_connect(const char *addr, int timeout_ms, int *fd)
+{
+	struct sockaddr_in sa;
+	int s, rc, one = 1, err = 0;
+	socklen_t elen = sizeof(err);
+
+	rc = net_parse_addr(addr, &sa);
+	if (rc)
+		return rc;
+	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (s < 0)
+		return -errno;
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		if (errno != EINPROGRESS) {
+			rc = -errno;
+			goto fail;
+		}
+		rc = wait_fd(s, POLLOUT, timeout_ms);
+		if (rc)
+			goto fail;
+		if (getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &elen) < 0) {
+			rc = -errno;
+			goto fail;
+		}
+		if (err) {
+			rc = -err;
+			goto fail;
+		}
+	}
+	if (fcntl(s, F_SETFL, 0) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	*fd = s;
+	return 0;
+fail:
+	close(s);
+	return rc;
+}
+
+int net_read_full(int fd, void *buf, size_t n, int timeout_ms)
+{
+	uint8_t *p = buf;
+	size_t got = 0;
+
+	while (got < n) {
+		int rc = wait_fd(fd, POLLIN, timeout_ms);
+		if (rc)
+			return rc;
+		ssize_t r = recv(fd, p + got, n - got, MSG_DONTWAIT);
+		if (r == 0)
+			return -ECONNRESET;
+		if (r < 0) {
+			if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+				continue;
+			return -errno;
+		}
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+int net_write_full(int fd, const void *buf, size_t n, int timeout_ms)
+{
+	const uint8_t *p = buf;
+	size_t put = 0;
+
+	while (put < n) {
+		ssize_t r = send(fd, p + put, n - put, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				int rc = wait_fd(fd, POLLOUT, timeout_ms);
+				if (rc)
+					return rc;
+				continue;
+			}
+			return -errno;
+		}
+		put += (size_t)r;
+	}
+	return 0;
+}
+
+int net_send_frame(int fd, const struct ofs_frame_hdr *h, const void *cred,
+		   const void *cap, const void *body, int timeout_ms)
+{
+	uint8_t hdr[OFS_FRAME_HDR];
+	struct iovec iov[4];
+	int n = 0;
+
+	/* One gathered send: separate small writes would meet Nagle's
+	 * algorithm and the peer's delayed ACK (40 ms a frame). */
+	frame_encode_hdr(h, hdr);
+	iov[n++] = (struct iovec){ hdr, sizeof(hdr) };
+	if (h->cred_len)
+		iov[n++] = (struct iovec){ (void *)cred, h->cred_len };
+	if (h->cap_len)
+		iov[n++] = (struct iovec){ (void *)cap, h->cap_len };
+	if (h->body_len)
+		iov[n++] = (struct iovec){ (void *)body, h->body_len };
+	return net_writev_full(fd, iov, n, timeout_ms);
+}
+
+int net_writev_full(int fd, struct iovec *iov, int n, int timeout_ms)
+{
+	while (n > 0) {
+		struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)n };
+		ssize_t r = sendmsg(fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				int rc = wait_fd(fd, POLLOUT, timeout_ms);
+				if (rc)
+					return rc;
+				continue;
+			}
+			return -errno;
+		}
+		while (n > 0 && (size_t)r >= iov->iov_len) {
+			r -= (ssize_t)iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (uint8_t *)iov->iov_base + r;
+			iov->iov_len -= (size_t)r;
+		}
+	}
+	return 0;
+}
+
+void net_set_nodelay(int fd)
+{
+	int one = 1;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+int net_recv_frame(int fd, struct ofs_frame_hdr *h, uint8_t **payload,
+		   int first_timeout_ms, int timeout_ms)
+{
+	uint8_t hdr[OFS_FRAME_HDR];
+	struct ofs_frame_hdr t;
+	uint8_t *p = NULL;
+	size_t n;
+	int rc;
+
+	rc = net_read_full(fd, hdr, 1, first_timeout_ms);
+	if (!rc)
+		rc = net_read_full(fd, hdr + 1, sizeof(hdr) - 1, timeout_ms);
+	if (rc)
+		return rc;
+	rc = frame_decode_hdr(hdr, &t);
+	if (rc)
+		return rc;
+	n = frame_payload_len(&t);
+	if (n) {
+		p = malloc(n);
+		if (!p)
+			return -ENOMEM;
+		rc = net_read_full(fd, p, n, timeout_ms);
+		if (rc) {
+			free(p);
+			return rc;
+		}
+	}
+	*h = t;
+	*payload = p;
+	return 0;
+}

@@ -1,0 +1,30 @@
+/*
+ * ofs_error.h - the error codes every OFS function returns.
+ *
+ * Every function that can fail returns 0 on success or a negative code:
+ * either a negated errno value (-ENOENT, -EIO, ...) or one of the OFS codes
+ * below, which live in a reserved range well above any errno. The same
+ * codes travel on the wire as the status of a response, so a client sees
+ * exactly why a server refused. ofs_strerror() names any of them.
+ */
+#ifndef OFS_ERROR_H
+#define OFS_ERROR_H
+
+enum {
+	OFS_EBASE = 10000,
+	OFS_ECHECKSUM,    /* a chunk's bytes do not match its stored digest */
+	OFS_ECORRUPT,     /* a record or frame failed to decode */
+	OFS_EPROTO,       /* the peer broke the protocol */
+	OFS_ETYPE,        /* operation on the wrong object type */
+	OFS_ENAME,        /* bad entry name: empty, "." or "..", '/', NUL, >255 */
+	OFS_ETOOBIG,      /* a length over a set limit */
+	OFS_EUNKNOWNOP,   /* unknown operation code */
+	OFS_EVERSION,     /* unsupported protocol or format version */
+	OFS_EUNREACHABLE, /* no server could be reached */
+	OFS_ELAST
+};
+
+/* A static, human-readable description of err (negative code). Never NULL. */
+const char *ofs_strerror(int err);
+
+#endif

@@ -1,0 +1,558 @@
+/*
+ * proto.c - bodies of requests and replies, and the attribute codec shared
+ * with the server's records (see proto.h). Every decoder here reads through
+ * an rbuf, so no length is trusted before it is checked.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "frame.h"
+#include "ofs_error.h"
+#include "proto.h"
+
+bool ofs_name_valid(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > OFS_NAME_MAX)
+		return false;
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return false;
+	return memchr(name, '/', n) == NULL;
+}
+
+bool ofs_type_valid(uint8_t type)
+{
+	return type >= OFS_OBJ_METAFILE && type <= OFS_OBJ_DIRDATA;
+}
+
+const char *ofs_type_name(uint8_t type)
+{
+	switch (type) {
+	case OFS_OBJ_METAFILE: return "metafile";
+	case OFS_OBJ_DFILE: return "dfile";
+	case OFS_OBJ_DIRECTORY: return "directory";
+	case OFS_OBJ_DIRDATA: return "dirdata";
+	default: return "none";
+	}
+}
+
+const char *ofs_op_name(uint16_t op)
+{
+	static const char *names[] = {
+		[OFS_OP_PING] = "ping", [OFS_OP_GET_ROOT] = "get_root",
+		[OFS_OP_CREATE] = "create", [OFS_OP_REMOVE] = "remove",
+		[OFS_OP_GETATTR] = "getattr", [OFS_OP_SETATTR] = "setattr",
+		[OFS_OP_READ] = "read", [OFS_OP_WRITE] = "write",
+		[OFS_OP_KV_GET] = "kv_get", [OFS_OP_KV_PUT] = "kv_put",
+		[OFS_OP_KV_DEL] = "kv_del", [OFS_OP_KV_LIST] = "kv_list",
+		[OFS_OP_DIRENT_CREATE] = "dirent_create",
+		[OFS_OP_DIRENT_REMOVE] = "dirent_remove",
+		[OFS_OP_DIRENT_LOOKUP] = "dirent_lookup",
+		[OFS_OP_DIRENT_LIST] = "dirent_list",
+		[OFS_OP_COMMIT] = "commit",
+	};
+	op &= (uint16_t)~OFS_OP_RESPONSE;
+	if (op >= OFS_OP_PING && op < OFS_OP_MAX)
+		return names[op];
+	return "unknown";
+}
+
+/* Clamp the count as wbuf_handle does, so the count written always
+ * matches the SIDs that follow it. */
+static void encode_sids(struct wbuf *w, uint8_t n, const struct ofs_sid *s)
+{
+	if (n > OFS_MAX_REPLICAS)
+		n = OFS_MAX_REPLICAS;
+	wbuf_u8(w, n);
+	for (uint8_t i = 0; i < n; i++)
+		wbuf_sid(w, s[i]);
+}
+
+static uint8_t decode_sids(struct rbuf *r, struct ofs_sid *s)
+{
+	uint8_t n = rbuf_u8(r);
+
+	if (n > OFS_MAX_REPLICAS) {
+		rbuf_fail(r, -OFS_ECORRUPT);
+		return 0;
+	}
+	for (uint8_t i = 0; i < n; i++)
+		s[i] = rbuf_sid(r);
+	return n;
+}
+
+void proto_encode_attr(struct wbuf *w, const struct ofs_attr *a)
+{
+	uint16_t np = a->nparts > OFS_MAX_STRIPES ? OFS_MAX_STRIPES : a->nparts;
+
+	wbuf_u8(w, a->type);
+	wbuf_u64(w, a->version);
+	wbuf_u64(w, a->size);
+	wbuf_u32(w, a->mode);
+	wbuf_u32(w, a->uid);
+	wbuf_u32(w, a->gid);
+	wbuf_i64(w, a->ctime_ns);
+	wbuf_i64(w, a->mtime_ns);
+	wbuf_u32(w, a->chunk_size);
+	wbuf_oid(w, a->backref.owner);
+	wbuf_u32(w, a->backref.stripe);
+	wbuf_str(w, a->backref.name);
+	encode_sids(w, a->nsids, a->sids);
+	encode_sids(w, a->nstale, a->stale);
+	wbuf_str(w, a->dist);
+	wbuf_u32(w, a->strip_size);
+	wbuf_u8(w, a->replicas);
+	wbuf_u8(w, a->confidence);
+	wbuf_u16(w, np);
+	for (uint16_t i = 0; i < np; i++)
+		wbuf_handle(w, &a->parts[i]);
+}
+
+void proto_decode_attr(struct rbuf *r, struct ofs_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->type = rbuf_u8(r);
+	a->version = rbuf_u64(r);
+	a->size = rbuf_u64(r);
+	a->mode = rbuf_u32(r);
+	a->uid = rbuf_u32(r);
+	a->gid = rbuf_u32(r);
+	a->ctime_ns = rbuf_i64(r);
+	a->mtime_ns = rbuf_i64(r);
+	a->chunk_size = rbuf_u32(r);
+	a->backref.owner = rbuf_oid(r);
+	a->backref.stripe = rbuf_u32(r);
+	rbuf_str(r, a->backref.name, sizeof(a->backref.name));
+	a->nsids = decode_sids(r, a->sids);
+	a->nstale = decode_sids(r, a->stale);
+	rbuf_str(r, a->dist, sizeof(a->dist));
+	a->strip_size = rbuf_u32(r);
+	a->replicas = rbuf_u8(r);
+	a->confidence = rbuf_u8(r);
+	a->nparts = rbuf_u16(r);
+	if (a->nparts > OFS_MAX_STRIPES) {
+		rbuf_fail(r, -OFS_ECORRUPT);
+		a->nparts = 0;
+	}
+	for (uint16_t i = 0; i < a->nparts; i++)
+		rbuf_handle(r, &a->parts[i]);
+	if (rbuf_error(r))
+		return;
+	if (a->type != OFS_OBJ_NONE && !ofs_type_valid(a->type))
+		rbuf_fail(r, -OFS_ECORRUPT);
+	if (a->backref.name[0] && !ofs_name_valid(a->backref.name))
+		rbuf_fail(r, -OFS_ENAME);
+}
+
+void proto_encode_dirent(struct wbuf *w, const struct ofs_dirent *d)
+{
+	wbuf_u8(w, d->type);
+	wbuf_handle(w, &d->handle);
+}
+
+void proto_decode_dirent(struct rbuf *r, struct ofs_dirent *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->type = rbuf_u8(r);
+	rbuf_handle(r, &d->handle);
+	if (!rbuf_error(r) && d->type != OFS_OBJ_METAFILE && d->type != OFS_OBJ_DIRECTORY)
+		rbuf_fail(r, -OFS_ECORRUPT);
+}
+
+int proto_encode_req(struct wbuf *w, const struct ofs_req *q)
+{
+	switch (q->op) {
+	case OFS_OP_PING:
+	case OFS_OP_GET_ROOT:
+		break;
+	case OFS_OP_CREATE:
+		proto_encode_attr(w, &q->attr);
+		break;
+	case OFS_OP_REMOVE:
+	case OFS_OP_GETATTR:
+	case OFS_OP_COMMIT:
+		wbuf_oid(w, q->oid);
+		break;
+	case OFS_OP_SETATTR:
+		wbuf_oid(w, q->oid);
+		wbuf_u32(w, q->mask);
+		proto_encode_attr(w, &q->attr);
+		break;
+	case OFS_OP_READ:
+		wbuf_oid(w, q->oid);
+		wbuf_u64(w, q->offset);
+		wbuf_u32(w, q->length);
+		break;
+	case OFS_OP_WRITE:
+		wbuf_oid(w, q->oid);
+		wbuf_u64(w, q->offset);
+		wbuf_u32(w, q->flags);
+		wbuf_blob(w, q->data, q->data_len);
+		break;
+	case OFS_OP_KV_GET:
+	case OFS_OP_KV_DEL:
+		wbuf_oid(w, q->oid);
+		wbuf_blob(w, q->key, q->key_len);
+		break;
+	case OFS_OP_KV_PUT:
+		wbuf_oid(w, q->oid);
+		wbuf_blob(w, q->key, q->key_len);
+		wbuf_blob(w, q->data, q->data_len);
+		break;
+	case OFS_OP_KV_LIST:
+		wbuf_oid(w, q->oid);
+		wbuf_blob(w, q->key, q->key_len);
+		wbuf_u32(w, q->max);
+		break;
+	case OFS_OP_DIRENT_CREATE:
+		wbuf_oid(w, q->oid);
+		wbuf_str(w, q->name);
+		proto_encode_dirent(w, &q->dirent);
+		wbuf_u32(w, q->flags);
+		break;
+	case OFS_OP_DIRENT_REMOVE:
+	case OFS_OP_DIRENT_LOOKUP:
+		wbuf_oid(w, q->oid);
+		wbuf_str(w, q->name);
+		break;
+	case OFS_OP_DIRENT_LIST:
+		wbuf_oid(w, q->oid);
+		wbuf_str(w, q->name);
+		wbuf_u32(w, q->max);
+		break;
+	default:
+		return -OFS_EUNKNOWNOP;
+	}
+	return wbuf_error(w);
+}
+
+static void decode_name(struct rbuf *r, char *name, bool allow_empty)
+{
+	uint16_t n;
+	const uint8_t *p;
+
+	if (rbuf_error(r))
+		return;
+	n = rbuf_u16(r);
+	if (rbuf_error(r))
+		return;
+	if (n > OFS_NAME_MAX) {
+		rbuf_fail(r, -OFS_ENAME);
+		return;
+	}
+	p = rbuf_bytes(r, n);
+	if (!p)
+		return;
+	if (memchr(p, '\0', n)) {
+		rbuf_fail(r, -OFS_ENAME);
+		return;
+	}
+	memcpy(name, p, n);
+	name[n] = '\0';
+	if (n == 0 && allow_empty)
+		return;
+	if (!ofs_name_valid(name))
+		rbuf_fail(r, -OFS_ENAME);
+}
+
+static void decode_max(struct rbuf *r, uint32_t *max)
+{
+	*max = rbuf_u32(r);
+	if (!rbuf_error(r) && (*max == 0 || *max > OFS_MAX_LIST))
+		rbuf_fail(r, -OFS_ETOOBIG);
+}
+
+int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_req *q)
+{
+	struct rbuf r;
+
+	memset(q, 0, sizeof(*q));
+	q->op = op;
+	rbuf_init(&r, body, len);
+	switch (op) {
+	case OFS_OP_PING:
+	case OFS_OP_GET_ROOT:
+		break;
+	case OFS_OP_CREATE:
+		proto_decode_attr(&r, &q->attr);
+		if (!rbuf_error(&r) && !ofs_type_valid(q->attr.type))
+			rbuf_fail(&r, -OFS_ECORRUPT);
+		break;
+	case OFS_OP_REMOVE:
+	case OFS_OP_GETATTR:
+	case OFS_OP_COMMIT:
+		q->oid = rbuf_oid(&r);
+		break;
+	case OFS_OP_SETATTR:
+		q->oid = rbuf_oid(&r);
+		q->mask = rbuf_u32(&r);
+		proto_decode_attr(&r, &q->attr);
+		if (!rbuf_error(&r) && (q->mask & ~(uint32_t)OFS_ATTR_ALL))
+			rbuf_fail(&r, -OFS_ECORRUPT);
+		break;
+	case OFS_OP_READ:
+		q->oid = rbuf_oid(&r);
+		q->offset = rbuf_u64(&r);
+		q->length = rbuf_u32(&r);
+		if (!rbuf_error(&r) && q->length > OFS_MAX_IO)
+			rbuf_fail(&r, -OFS_ETOOBIG);
+		break;
+	case OFS_OP_WRITE:
+		q->oid = rbuf_oid(&r);
+		q->offset = rbuf_u64(&r);
+		q->flags = rbuf_u32(&r);
+		q->data = rbuf_blob(&r, OFS_MAX_IO, &q->data_len);
+		if (!rbuf_error(&r) && (q->flags & ~(uint32_t)OFS_WRITE_UNSTABLE))
+			rbuf_fail(&r, -OFS_ECORRUPT);
+		break;
+	case OFS_OP_KV_GET:
+	case OFS_OP_KV_DEL:
+		q->oid = rbuf_oid(&r);
+		q->key = rbuf_blob(&r, OFS_MAX_KEY, &q->key_len);
+		if (!rbuf_error(&r) && q->key_len == 0)
+			rbuf_fail(&r, -OFS_ECORRUPT);
+		break;
+	case OFS_OP_KV_PUT:
+		q->oid = rbuf_oid(&r);
+		q->key = rbuf_blob(&r, OFS_MAX_KEY, &q->key_len);
+		q->data = rbuf_blob(&r, OFS_MAX_VALUE, &q->data_len);
+		if (!rbuf_error(&r) && q->key_len == 0)
+			rbuf_fail(&r, -OFS_ECORRUPT);
+		break;
+	case OFS_OP_KV_LIST:
+		q->oid = rbuf_oid(&r);
+		q->key = rbuf_blob(&r, OFS_MAX_KEY, &q->key_len);
+		decode_max(&r, &q->max);
+		break;
+	case OFS_OP_DIRENT_CREATE:
+		q->oid = rbuf_oid(&r);
+		decode_name(&r, q->name, false);
+		proto_decode_dirent(&r, &q->dirent);
+		q->flags = rbuf_u32(&r);
+		if (!rbuf_error(&r) && (q->flags & ~(uint32_t)OFS_DIRENT_REPLACE))
+			rbuf_fail(&r, -OFS_ECORRUPT);
+		break;
+	case OFS_OP_DIRENT_REMOVE:
+	case OFS_OP_DIRENT_LOOKUP:
+		q->oid = rbuf_oid(&r);
+		decode_name(&r, q->name, false);
+		break;
+	case OFS_OP_DIRENT_LIST:
+		q->oid = rbuf_oid(&r);
+		decode_name(&r, q->name, true);
+		decode_max(&r, &q->max);
+		break;
+	default:
+		return -OFS_EUNKNOWNOP;
+	}
+	return rbuf_done(&r);
+}
+
+void proto_encode_ping(struct wbuf *w, const struct ofs_ping_reply *p)
+{
+	wbuf_sid(w, p->sid);
+	wbuf_str(w, p->version);
+}
+
+int proto_decode_ping(const uint8_t *b, size_t n, struct ofs_ping_reply *p)
+{
+	struct rbuf r;
+	struct ofs_ping_reply t;
+
+	rbuf_init(&r, b, n);
+	t.sid = rbuf_sid(&r);
+	rbuf_str(&r, t.version, sizeof(t.version));
+	if (rbuf_done(&r))
+		return rbuf_done(&r);
+	*p = t;
+	return 0;
+}
+
+void proto_encode_handle_reply(struct wbuf *w, const struct ofs_handle *h)
+{
+	wbuf_handle(w, h);
+}
+
+int proto_decode_handle_reply(const uint8_t *b, size_t n, struct ofs_handle *h)
+{
+	struct rbuf r;
+	struct ofs_handle t;
+
+	rbuf_init(&r, b, n);
+	rbuf_handle(&r, &t);
+	if (rbuf_done(&r))
+		return rbuf_done(&r);
+	*h = t;
+	return 0;
+}
+
+void proto_encode_oid_reply(struct wbuf *w, struct ofs_oid oid)
+{
+	wbuf_oid(w, oid);
+}
+
+int proto_decode_oid_reply(const uint8_t *b, size_t n, struct ofs_oid *oid)
+{
+	struct rbuf r;
+	struct ofs_oid t;
+
+	rbuf_init(&r, b, n);
+	t = rbuf_oid(&r);
+	if (rbuf_done(&r))
+		return rbuf_done(&r);
+	*oid = t;
+	return 0;
+}
+
+int proto_decode_attr_reply(const uint8_t *b, size_t n, struct ofs_attr *a)
+{
+	struct rbuf r;
+
+	rbuf_init(&r, b, n);
+	proto_decode_attr(&r, a);
+	return rbuf_done(&r);
+}
+
+void proto_encode_write_reply(struct wbuf *w, const struct ofs_write_reply *p)
+{
+	wbuf_u64(w, p->version);
+	wbuf_u64(w, p->size);
+}
+
+int proto_decode_write_reply(const uint8_t *b, size_t n, struct ofs_write_reply *p)
+{
+	struct rbuf r;
+	struct ofs_write_reply t;
+
+	rbuf_init(&r, b, n);
+	t.version = rbuf_u64(&r);
+	t.size = rbuf_u64(&r);
+	if (rbuf_done(&r))
+		return rbuf_done(&r);
+	*p = t;
+	return 0;
+}
+
+void proto_encode_dirent_reply(struct wbuf *w, bool present, const struct ofs_dirent *d)
+{
+	wbuf_u8(w, present ? 1 : 0);
+	if (present)
+		proto_encode_dirent(w, d);
+}
+
+int proto_decode_dirent_reply(const uint8_t *b, size_t n, bool *present, struct ofs_dirent *d)
+{
+	struct rbuf r;
+	struct ofs_dirent t;
+	uint8_t p;
+
+	memset(&t, 0, sizeof(t));
+	rbuf_init(&r, b, n);
+	p = rbuf_u8(&r);
+	if (p > 1)
+		rbuf_fail(&r, -OFS_ECORRUPT);
+	if (p == 1)
+		proto_decode_dirent(&r, &t);
+	if (rbuf_done(&r))
+		return rbuf_done(&r);
+	*present = p == 1;
+	*d = t;
+	return 0;
+}
+
+void proto_list_begin(struct ofs_list_writer *lw, struct wbuf *w)
+{
+	lw->w = w;
+	lw->count_off = w->len;
+	lw->count = 0;
+	wbuf_u32(w, 0);
+}
+
+void proto_list_add_kv(struct ofs_list_writer *lw, const void *k, size_t kn,
+		       const void *v, size_t vn)
+{
+	wbuf_blob(lw->w, k, kn);
+	wbuf_blob(lw->w, v, vn);
+	lw->count++;
+}
+
+void proto_list_add_dirent(struct ofs_list_writer *lw, const char *name,
+			   const struct ofs_dirent *d)
+{
+	wbuf_str(lw->w, name);
+	proto_encode_dirent(lw->w, d);
+	lw->count++;
+}
+
+void proto_list_end(struct ofs_list_writer *lw, bool more)
+{
+	wbuf_patch_u32(lw->w, lw->count_off, lw->count);
+	wbuf_u8(lw->w, more ? 1 : 0);
+}
+
+/* Walk a list body once to prove every entry decodes, then rewind. */
+static int list_open(struct ofs_list_reader *lr, const uint8_t *b, size_t n, bool kv)
+{
+	struct rbuf r;
+	uint32_t count;
+	uint8_t more;
+
+	rbuf_init(&r, b, n);
+	count = rbuf_u32(&r);
+	if (!rbuf_error(&r) && count > OFS_MAX_LIST)
+		return -OFS_ECORRUPT;
+	for (uint32_t i = 0; i < count && !rbuf_error(&r); i++) {
+		size_t l;
+		if (kv) {
+			rbuf_blob(&r, OFS_MAX_KEY, &l);
+			rbuf_blob(&r, OFS_MAX_VALUE, &l);
+		} else {
+			char name[OFS_NAME_MAX + 1];
+			struct ofs_dirent d;
+			decode_name(&r, name, false);
+			proto_decode_dirent(&r, &d);
+		}
+	}
+	more = rbuf_u8(&r);
+	if (more > 1)
+		rbuf_fail(&r, -OFS_ECORRUPT);
+	if (rbuf_done(&r))
+		return rbuf_done(&r);
+	rbuf_init(&lr->r, b, n);
+	lr->left = rbuf_u32(&lr->r);
+	lr->more = more == 1;
+	return 0;
+}
+
+int proto_list_open_kv(struct ofs_list_reader *lr, const uint8_t *b, size_t n)
+{
+	return list_open(lr, b, n, true);
+}
+
+int proto_list_open_dirent(struct ofs_list_reader *lr, const uint8_t *b, size_t n)
+{
+	return list_open(lr, b, n, false);
+}
+
+int proto_list_next_kv(struct ofs_list_reader *lr, const uint8_t **k, size_t *kn,
+		       const uint8_t **v, size_t *vn)
+{
+	if (lr->left == 0)
+		return 0;
+	lr->left--;
+	*k = rbuf_blob(&lr->r, OFS_MAX_KEY, kn);
+	*v = rbuf_blob(&lr->r, OFS_MAX_VALUE, vn);
+	return rbuf_error(&lr->r) ? 0 : 1;
+}
+
+int proto_list_next_dirent(struct ofs_list_reader *lr, char name[OFS_NAME_MAX + 1],
+			   struct ofs_dirent *d)
+{
+	if (lr->left == 0)
+		return 0;
+	lr->left--;
+	decode_name(&lr->r, name, false);
+	proto_decode_dirent(&lr->r, d);
+	return rbuf_error(&lr->r) ? 0 : 1;
+}

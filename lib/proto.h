@@ -1,0 +1,223 @@
+/*
+ * proto.h - operations, object attributes and the bodies of every request
+ * and response.
+ *
+ * The same attribute codec is used on the wire and in the server's LMDB
+ * records, so there is one decoder of untrusted attribute bytes. Decoders
+ * check every length, every count against its maximum and every name
+ * against the name rules; they never read past the body and reject trailing
+ * bytes. Decoded byte ranges (write data, keys, values) point into the body
+ * they were decoded from.
+ */
+#ifndef OFS_PROTO_H
+#define OFS_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "oid.h"
+#include "wire.h"
+
+#define OFS_NAME_MAX 255          /* bytes in one entry name */
+#define OFS_MAX_STRIPES 64        /* dfiles per file, dirdata per directory */
+#define OFS_MAX_KEY 1024          /* bytes in one key-value key */
+#define OFS_MAX_VALUE (1u << 20)  /* bytes in one key-value value */
+#define OFS_MAX_LIST 1000         /* entries in one list reply */
+#define OFS_DIST_MAX 31           /* bytes in a distribution name */
+
+enum ofs_op {
+	OFS_OP_PING = 1,        /* -> server SID, server version */
+	OFS_OP_GET_ROOT,        /* -> handle of the root directory */
+	OFS_OP_CREATE,          /* attr (type, backref, ...) -> new OID */
+	OFS_OP_REMOVE,          /* oid -> (nothing) */
+	OFS_OP_GETATTR,         /* oid -> attr */
+	OFS_OP_SETATTR,         /* oid, mask, attr -> attr as stored */
+	OFS_OP_READ,            /* oid, offset, length -> bytes (short at EOF) */
+	OFS_OP_WRITE,           /* oid, offset, flags, bytes -> version, size */
+	OFS_OP_KV_GET,          /* oid, key -> value */
+	OFS_OP_KV_PUT,          /* oid, key, value -> (nothing) */
+	OFS_OP_KV_DEL,          /* oid, key -> (nothing) */
+	OFS_OP_KV_LIST,         /* oid, after-key, max -> keys and values, more */
+	OFS_OP_DIRENT_CREATE,   /* dirdata oid, name, dirent, flags -> old dirent */
+	OFS_OP_DIRENT_REMOVE,   /* dirdata oid, name -> removed dirent */
+	OFS_OP_DIRENT_LOOKUP,   /* dirdata oid, name -> dirent */
+	OFS_OP_DIRENT_LIST,     /* dirdata oid, after-name, max -> entries, more */
+	OFS_OP_COMMIT,          /* oid -> version, size once unstable writes are durable */
+	OFS_OP_MAX
+};
+
+enum ofs_objtype {
+	OFS_OBJ_NONE = 0,
+	OFS_OBJ_METAFILE = 1,
+	OFS_OBJ_DFILE = 2,
+	OFS_OBJ_DIRECTORY = 3,
+	OFS_OBJ_DIRDATA = 4,
+};
+
+/* Who points at an object (DESIGN.md section 3). */
+struct ofs_backref {
+	struct ofs_oid owner;          /* dfile: its metafile; metafile and
+	                                  directory: parent directory; dirdata:
+	                                  its directory; zero for the root */
+	uint32_t stripe;               /* dfile: stripe index in the metafile */
+	char name[OFS_NAME_MAX + 1];   /* metafile, directory: entry name */
+};
+
+/* Which attribute fields a SETATTR changes. */
+enum {
+	OFS_ATTR_SIZE = 1u << 0,     /* size */
+	OFS_ATTR_MODE = 1u << 1,     /* mode */
+	OFS_ATTR_OWNER = 1u << 2,    /* uid, gid */
+	OFS_ATTR_MTIME = 1u << 3,    /* mtime_ns */
+	OFS_ATTR_BACKREF = 1u << 4,  /* backref */
+	OFS_ATTR_SIDS = 1u << 5,     /* nsids, sids */
+	OFS_ATTR_STALE = 1u << 6,    /* nstale, stale */
+	OFS_ATTR_LAYOUT = 1u << 7,   /* dist, strip_size, replicas,
+	                                confidence, nparts, parts */
+	OFS_ATTR_ALL = (1u << 8) - 1,
+};
+
+/* An object's attributes: the fixed records of its key-value part. */
+struct ofs_attr {
+	uint8_t type;                  /* enum ofs_objtype */
+	uint64_t version;              /* bumped on every change */
+	uint64_t size;                 /* dfile: stream length; metafile: file size */
+	uint32_t mode;                 /* permission bits */
+	uint32_t uid, gid;             /* owner */
+	int64_t ctime_ns, mtime_ns;    /* creation and change times */
+	uint32_t chunk_size;           /* dfile: checksum chunk, bytes */
+	struct ofs_backref backref;    /* who points at this object */
+	uint8_t nsids;                 /* copies of this object */
+	struct ofs_sid sids[OFS_MAX_REPLICAS];   /* primary first; the others
+	                                            are the sibling copies */
+	uint8_t nstale;                /* siblings known to be behind */
+	struct ofs_sid stale[OFS_MAX_REPLICAS];
+	char dist[OFS_DIST_MAX + 1];   /* metafile: distribution name */
+	uint32_t strip_size;           /* metafile: bytes per strip */
+	uint8_t replicas;              /* metafile: copies per object */
+	uint8_t confidence;            /* metafile: write confidence K */
+	uint16_t nparts;               /* metafile: dfiles; directory: dirdata */
+	struct ofs_handle parts[OFS_MAX_STRIPES];  /* in stripe order */
+};
+
+/* A directory entry: what a name in a dirdata object points at. */
+struct ofs_dirent {
+	uint8_t type;                  /* OFS_OBJ_METAFILE or OFS_OBJ_DIRECTORY */
+	struct ofs_handle handle;      /* the object named */
+};
+
+enum { OFS_DIRENT_REPLACE = 1u << 0 };  /* DIRENT_CREATE may replace */
+
+/*
+ * WRITE flags. An unstable write (as NFS has them) is answered once its
+ * bytes are in the server's page cache; it is neither durable nor visible
+ * to readers (the object's recorded size and version do not change) until
+ * a COMMIT of the object, which syncs the bytes and then commits their
+ * chunk digests, size and version, and is answered only when all of that
+ * is durable. A crash before the COMMIT loses the unstable writes and
+ * leaves the object as it was. Unstable writes are meant for filling a new
+ * object (ofs put); a server may treat any write as stable.
+ */
+enum { OFS_WRITE_UNSTABLE = 1u << 0 };
+
+/* A decoded request body. Pointers refer into the decoded body. */
+struct ofs_req {
+	uint16_t op;                   /* enum ofs_op */
+	struct ofs_oid oid;            /* object acted on (not PING, GET_ROOT) */
+	uint32_t mask;                 /* SETATTR: OFS_ATTR_* */
+	struct ofs_attr attr;          /* CREATE, SETATTR */
+	uint64_t offset;               /* READ, WRITE */
+	uint32_t length;               /* READ: at most OFS_MAX_IO */
+	const uint8_t *data;           /* WRITE bytes, KV_PUT value */
+	size_t data_len;
+	const uint8_t *key;            /* KV_*: key; KV_LIST: list after it */
+	size_t key_len;
+	char name[OFS_NAME_MAX + 1];   /* DIRENT_*: name; DIRENT_LIST: after */
+	struct ofs_dirent dirent;      /* DIRENT_CREATE */
+	uint32_t flags;                /* DIRENT_CREATE: OFS_DIRENT_REPLACE;
+	                                  WRITE: OFS_WRITE_UNSTABLE */
+	uint32_t max;                  /* *_LIST: 1..OFS_MAX_LIST */
+};
+
+/* True when name is a valid entry name: 1..255 bytes, no '/', not "." or
+ * "..". (A NUL cannot occur inside a C string; the decoders reject it.) */
+bool ofs_name_valid(const char *name);
+bool ofs_type_valid(uint8_t type);
+const char *ofs_type_name(uint8_t type);
+
+void proto_encode_attr(struct wbuf *w, const struct ofs_attr *a);
+/* Decode an attr; on failure the reader's error is latched. */
+void proto_decode_attr(struct rbuf *r, struct ofs_attr *a);
+void proto_encode_dirent(struct wbuf *w, const struct ofs_dirent *d);
+void proto_decode_dirent(struct rbuf *r, struct ofs_dirent *d);
+
+/* Encode a request body for q->op (only the fields that op uses). */
+int proto_encode_req(struct wbuf *w, const struct ofs_req *q);
+/*
+ * Decode the body of a request with operation op into *q. Returns 0, or
+ *   -OFS_EUNKNOWNOP  op is not a known operation
+ *   -OFS_ECORRUPT    truncated body, trailing bytes, bad count or type
+ *   -OFS_ETOOBIG     a length over its limit
+ *   -OFS_ENAME       an entry name that breaks the name rules
+ */
+int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_req *q);
+
+/* Replies. Each encode appends to w; each decode reads a whole body and
+ * returns 0 or -OFS_ECORRUPT / -OFS_ETOOBIG. */
+struct ofs_ping_reply {
+	struct ofs_sid sid;            /* the server's SID */
+	char version[32];              /* its software version */
+};
+void proto_encode_ping(struct wbuf *w, const struct ofs_ping_reply *p);
+int proto_decode_ping(const uint8_t *b, size_t n, struct ofs_ping_reply *p);
+
+void proto_encode_handle_reply(struct wbuf *w, const struct ofs_handle *h);
+int proto_decode_handle_reply(const uint8_t *b, size_t n, struct ofs_handle *h);
+void proto_encode_oid_reply(struct wbuf *w, struct ofs_oid oid);
+int proto_decode_oid_reply(const uint8_t *b, size_t n, struct ofs_oid *oid);
+int proto_decode_attr_reply(const uint8_t *b, size_t n, struct ofs_attr *a);
+
+struct ofs_write_reply {
+	uint64_t version;              /* object version after the write */
+	uint64_t size;                 /* stream length after the write */
+};
+void proto_encode_write_reply(struct wbuf *w, const struct ofs_write_reply *p);
+int proto_decode_write_reply(const uint8_t *b, size_t n, struct ofs_write_reply *p);
+
+/* DIRENT_CREATE / REMOVE / LOOKUP reply: a flag (an entry was there) and
+ * the entry. */
+void proto_encode_dirent_reply(struct wbuf *w, bool present, const struct ofs_dirent *d);
+int proto_decode_dirent_reply(const uint8_t *b, size_t n, bool *present, struct ofs_dirent *d);
+
+/*
+ * List replies (KV_LIST, DIRENT_LIST): u32 count, entries, u8 more. Built
+ * with list_begin / list_add_* / list_end; read back with a list reader.
+ */
+struct ofs_list_writer {
+	struct wbuf *w;                /* where entries go */
+	size_t count_off;              /* offset of the count */
+	uint32_t count;                /* entries so far */
+};
+void proto_list_begin(struct ofs_list_writer *lw, struct wbuf *w);
+void proto_list_add_kv(struct ofs_list_writer *lw, const void *k, size_t kn, const void *v, size_t vn);
+void proto_list_add_dirent(struct ofs_list_writer *lw, const char *name, const struct ofs_dirent *d);
+void proto_list_end(struct ofs_list_writer *lw, bool more);
+
+struct ofs_list_reader {
+	struct rbuf r;                 /* over the reply body */
+	uint32_t left;                 /* entries not yet read */
+	bool more;                     /* the server has entries after these */
+};
+/* Check the whole body once (counts, lengths, names) and set up reading. */
+int proto_list_open_kv(struct ofs_list_reader *lr, const uint8_t *b, size_t n);
+int proto_list_open_dirent(struct ofs_list_reader *lr, const uint8_t *b, size_t n);
+/* Next entry; returns 1 with an entry, 0 at the end. Pointers refer into b. */
+int proto_list_next_kv(struct ofs_list_reader *lr, const uint8_t **k, size_t *kn,
+		       const uint8_t **v, size_t *vn);
+int proto_list_next_dirent(struct ofs_list_reader *lr, char name[OFS_NAME_MAX + 1],
+			   struct ofs_dirent *d);
+
+const char *ofs_op_name(uint16_t op);
+
+#endif

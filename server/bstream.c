@@ -1,0 +1,175 @@
+/* bstream.c - byte-stream files and their I/O ops table (see bstream.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bstream.h"
+
+static int sys_fdatasync(int fd) { return fdatasync(fd); }
+static int sys_fsync(int fd) { return fsync(fd); }
+
+struct bstream_ops bstream_ops = { pread, pwrite, sys_fdatasync, sys_fsync };
+
+void bstream_ops_reset(void)
+{
+	bstream_ops.pread = pread;
+	bstream_ops.pwrite = pwrite;
+	bstream_ops.fdatasync = sys_fdatasync;
+	bstream_ops.fsync = sys_fsync;
+}
+
+int bstream_path(const char *datadir, struct ofs_oid oid, char *buf, size_t len)
+{
+	char hex[OFS_OID_HEX];
+	int r;
+
+	oid_to_hex(oid, hex);
+	r = snprintf(buf, len, "%s/bstreams/%.2s/%.2s/%s", datadir, hex, hex + 2, hex);
+	return r < 0 || (size_t)r >= len ? -ENAMETOOLONG : 0;
+}
+
+static int sync_dir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (bstream_ops.fsync(fd) < 0)
+		rc = -errno;
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	return rc;
+}
+
+/* mkdir that tolerates an existing folder; a new one is made durable by
+ * syncing its parent. */
+static int ensure_dir(const char *path, const char *parent)
+{
+	if (mkdir(path, 0755) == 0)
+		return sync_dir(parent);
+	return errno == EEXIST ? 0 : -errno;
+}
+
+int bstream_create(const char *datadir, struct ofs_oid oid)
+{
+	char p[BSTREAM_PATH_MAX], d1[BSTREAM_PATH_MAX], d2[BSTREAM_PATH_MAX], top[BSTREAM_PATH_MAX];
+	char hex[OFS_OID_HEX];
+	int fd, rc;
+
+	oid_to_hex(oid, hex);
+	if (snprintf(top, sizeof(top), "%s/bstreams", datadir) >= (int)sizeof(top) ||
+	    snprintf(d1, sizeof(d1), "%s/%.2s", top, hex) >= (int)sizeof(d1) ||
+	    snprintf(d2, sizeof(d2), "%s/%.2s", d1, hex + 2) >= (int)sizeof(d2))
+		return -ENAMETOOLONG;
+	rc = bstream_path(datadir, oid, p, sizeof(p));
+	if (rc)
+		return rc;
+	if ((rc = ensure_dir(d1, top)) || (rc = ensure_dir(d2, d1)))
+		return rc;
+	fd = open(p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (bstream_ops.fsync(fd) < 0)
+		rc = -errno;
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	if (!rc)
+		rc = sync_dir(d2);
+	if (rc)
+		unlink(p);
+	return rc;
+}
+
+int bstream_remove(const char *datadir, struct ofs_oid oid)
+{
+	char p[BSTREAM_PATH_MAX];
+	char *slash;
+	int rc = bstream_path(datadir, oid, p, sizeof(p));
+
+	if (rc)
+		return rc;
+	if (unlink(p) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	slash = strrchr(p, '/');
+	*slash = '\0';
+	return sync_dir(p);
+}
+
+int bstream_open(const char *datadir, struct ofs_oid oid, int rw, int *fd)
+{
+	char p[BSTREAM_PATH_MAX];
+	int rc = bstream_path(datadir, oid, p, sizeof(p));
+	int f;
+
+	if (rc)
+		return rc;
+	f = open(p, (rw ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	if (f < 0)
+		return -errno;
+	*fd = f;
+	return 0;
+}
+
+int bstream_pread(int fd, void *buf, size_t n, uint64_t off, size_t *got)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = bstream_ops.pread(fd, (char *)buf + done, n - done, (off_t)(off + done));
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		done += (size_t)r;
+	}
+	*got = done;
+	return 0;
+}
+
+int bstream_pwrite(int fd, const void *buf, size_t n, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = bstream_ops.pwrite(fd, (const char *)buf + done, n - done,
+					       (off_t)(off + done));
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return -EIO;
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+void bstream_prefetch(int fd, uint64_t off, uint64_t len)
+{
+	/* Advice only: a failure costs nothing but speed. */
+	(void)posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_WILLNEED);
+}
+
+int bstream_trim(int fd, uint64_t len)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if ((uint64_t)st.st_size <= len)
+		return 0;
+	return ftruncate(fd, (off_t)len) < 0 ? -errno : 0;
+}
+
+int bstream_datasync(int fd)
+{
+	return bstream_ops.fdatasync(fd) < 0 ? -errno : 0;
+}

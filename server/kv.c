@@ -1,0 +1,368 @@
+/*
+ * kv.c - LMDB with group commit (see kv.h). The only file that sees MDB_*.
+ *
+ * Lock: kv.mu guards the queue (head, tail), stop and every request's done
+ * flag and rc. The writer thread holds no lock while it runs transactions.
+ */
+#include <errno.h>
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "kv.h"
+#include "ofs_error.h"
+
+#define KV_MAPSIZE ((size_t)256 << 30)   /* virtual; the file grows as used */
+#define KV_MAXREADERS 4096               /* one per concurrent request */
+
+static const char *db_names[KV_NDB] = { "objects", "chunks", "keyval", "meta" };
+
+struct kv_req {
+	kv_fn fn;              /* the update */
+	void *arg;
+	int rc;                /* its result, valid once done */
+	bool done;
+	struct kv_req *next;   /* queue link */
+};
+
+struct kv {
+	MDB_env *env;
+	MDB_dbi dbi[KV_NDB];
+	bool read_only;
+	pthread_mutex_t mu;
+	pthread_cond_t work;     /* signalled when the queue gains a request */
+	pthread_cond_t done;     /* broadcast when a batch is finished */
+	struct kv_req *head, *tail;  /* guarded by mu */
+	bool stop;                   /* guarded by mu */
+	bool writer_running;
+	pthread_t writer;
+};
+
+struct kv_txn {
+	struct kv *kv;
+	MDB_txn *txn;
+};
+
+static int mdb_to_ofs(int rc)
+{
+	switch (rc) {
+	case MDB_SUCCESS: return 0;
+	case MDB_NOTFOUND: return -ENOENT;
+	case MDB_KEYEXIST: return -EEXIST;
+	case MDB_MAP_FULL: return -ENOSPC;
+	case MDB_TXN_FULL: return -ENOSPC;
+	case MDB_READERS_FULL: return -EAGAIN;
+	case MDB_CORRUPTED:
+	case MDB_PAGE_NOTFOUND:
+	case MDB_INVALID:
+	case MDB_VERSION_MISMATCH:
+	case MDB_INCOMPATIBLE:
+		return -OFS_ECORRUPT;
+	case MDB_BAD_TXN: return -EIO;
+	default:
+		if (rc > 0 && rc < 4096)
+			return -rc;
+		return -EIO;
+	}
+}
+
+static void run_batch(struct kv *kv, struct kv_req *batch)
+{
+	MDB_txn *parent = NULL;
+	int rc = mdb_txn_begin(kv->env, NULL, 0, &parent);
+	int commit_rc;
+
+	for (struct kv_req *r = batch; r; r = r->next) {
+		MDB_txn *child = NULL;
+		struct kv_txn t;
+
+		if (rc) {
+			r->rc = mdb_to_ofs(rc);
+			continue;
+		}
+		r->rc = mdb_to_ofs(mdb_txn_begin(kv->env, parent, 0, &child));
+		if (r->rc)
+			continue;
+		t.kv = kv;
+		t.txn = child;
+		r->rc = r->fn(&t, r->arg);
+		if (r->rc)
+			mdb_txn_abort(child);
+		else
+			r->rc = mdb_to_ofs(mdb_txn_commit(child));
+	}
+	if (rc)
+		return;
+	commit_rc = mdb_to_ofs(mdb_txn_commit(parent));
+	if (commit_rc) {
+		for (struct kv_req *r = batch; r; r = r->next)
+			if (r->rc == 0)
+				r->rc = commit_rc;
+	}
+}
+
+static void *writer_main(void *arg)
+{
+	struct kv *kv = arg;
+
+	pthread_mutex_lock(&kv->mu);
+	for (;;) {
+		struct kv_req *batch;
+
+		while (!kv->head && !kv->stop)
+			pthread_cond_wait(&kv->work, &kv->mu);
+		if (!kv->head && kv->stop)
+			break;
+		batch = kv->head;
+		kv->head = kv->tail = NULL;
+		pthread_mutex_unlock(&kv->mu);
+
+		run_batch(kv, batch);
+
+		pthread_mutex_lock(&kv->mu);
+		for (struct kv_req *r = batch, *next; r; r = next) {
+			next = r->next;
+			r->done = true;
+		}
+		pthread_cond_broadcast(&kv->done);
+	}
+	pthread_mutex_unlock(&kv->mu);
+	return NULL;
+}
+
+int kv_open(const char *path, bool create, bool read_only, struct kv **out)
+{
+	struct kv *kv;
+	struct stat st;
+	MDB_txn *txn = NULL;
+	unsigned flags = MDB_NOTLS | (read_only ? MDB_RDONLY : 0);
+	int rc;
+
+	if (stat(path, &st) < 0) {
+		if (errno != ENOENT || !create || read_only)
+			return -errno;
+		if (mkdir(path, 0755) < 0)
+			return -errno;
+	}
+	kv = calloc(1, sizeof(*kv));
+	if (!kv)
+		return -ENOMEM;
+	kv->read_only = read_only;
+	pthread_mutex_init(&kv->mu, NULL);
+	pthread_cond_init(&kv->work, NULL);
+	pthread_cond_init(&kv->done, NULL);
+
+	rc = mdb_to_ofs(mdb_env_create(&kv->env));
+	if (rc)
+		goto fail;
+	if ((rc = mdb_to_ofs(mdb_env_set_maxdbs(kv->env, KV_NDB))) ||
+	    (rc = mdb_to_ofs(mdb_env_set_mapsize(kv->env, KV_MAPSIZE))) ||
+	    (rc = mdb_to_ofs(mdb_env_set_maxreaders(kv->env, KV_MAXREADERS))))
+		goto fail;
+	rc = mdb_env_open(kv->env, path, flags, 0644);
+	if (rc) {
+		rc = rc == ENOENT ? -ENOENT : mdb_to_ofs(rc);
+		goto fail;
+	}
+	if (!create) {
+		/* An existing store must already have every sub-database. */
+		rc = mdb_to_ofs(mdb_txn_begin(kv->env, NULL, MDB_RDONLY, &txn));
+		if (rc)
+			goto fail;
+		for (int i = 0; i < KV_NDB && !rc; i++) {
+			int r = mdb_dbi_open(txn, db_names[i], 0, &kv->dbi[i]);
+			rc = r == MDB_NOTFOUND ? -OFS_ECORRUPT : mdb_to_ofs(r);
+		}
+		if (rc) {
+			mdb_txn_abort(txn);
+			goto fail;
+		}
+		rc = mdb_to_ofs(mdb_txn_commit(txn));
+	} else {
+		rc = mdb_to_ofs(mdb_txn_begin(kv->env, NULL, 0, &txn));
+		if (rc)
+			goto fail;
+		for (int i = 0; i < KV_NDB && !rc; i++)
+			rc = mdb_to_ofs(mdb_dbi_open(txn, db_names[i], MDB_CREATE, &kv->dbi[i]));
+		if (rc) {
+			mdb_txn_abort(txn);
+			goto fail;
+		}
+		rc = mdb_to_ofs(mdb_txn_commit(txn));
+	}
+	if (rc)
+		goto fail;
+	if (!read_only) {
+		if (pthread_create(&kv->writer, NULL, writer_main, kv) != 0) {
+			rc = -EAGAIN;
+			goto fail;
+		}
+		kv->writer_running = true;
+	}
+	*out = kv;
+	return 0;
+fail:
+	if (kv->env)
+		mdb_env_close(kv->env);
+	pthread_cond_destroy(&kv->done);
+	pthread_cond_destroy(&kv->work);
+	pthread_mutex_destroy(&kv->mu);
+	free(kv);
+	return rc;
+}
+
+void kv_close(struct kv *kv)
+{
+	if (!kv)
+		return;
+	if (kv->writer_running) {
+		pthread_mutex_lock(&kv->mu);
+		kv->stop = true;
+		pthread_cond_signal(&kv->work);
+		pthread_mutex_unlock(&kv->mu);
+		pthread_join(kv->writer, NULL);
+	}
+	mdb_env_close(kv->env);
+	pthread_cond_destroy(&kv->done);
+	pthread_cond_destroy(&kv->work);
+	pthread_mutex_destroy(&kv->mu);
+	free(kv);
+}
+
+int kv_update(struct kv *kv, kv_fn fn, void *arg)
+{
+	struct kv_req r = { .fn = fn, .arg = arg };
+
+	if (kv->read_only)
+		return -EROFS;
+	pthread_mutex_lock(&kv->mu);
+	if (kv->stop) {
+		pthread_mutex_unlock(&kv->mu);
+		return -ESHUTDOWN;
+	}
+	/* r lives on this stack until the writer marks it done, and this
+	 * function does not return before that. */
+	if (kv->tail)
+		kv->tail->next = &r;
+	else
+		kv->head = &r; // cppcheck-suppress autoVariables
+	kv->tail = &r; // cppcheck-suppress autoVariables
+	pthread_cond_signal(&kv->work);
+	while (!r.done)
+		pthread_cond_wait(&kv->done, &kv->mu);
+	pthread_mutex_unlock(&kv->mu);
+	return r.rc;
+}
+
+int kv_view(struct kv *kv, kv_fn fn, void *arg)
+{
+	MDB_txn *txn;
+	struct kv_txn t;
+	int rc = mdb_to_ofs(mdb_txn_begin(kv->env, NULL, MDB_RDONLY, &txn));
+
+	if (rc)
+		return rc;
+	t.kv = kv;
+	t.txn = txn;
+	rc = fn(&t, arg);
+	mdb_txn_abort(txn);
+	return rc;
+}
+
+int kv_get(struct kv_txn *t, enum kv_db db, const void *k, size_t kn,
+	   const void **v, size_t *vn)
+{
+	MDB_val key = { kn, (void *)k }, val;
+	int rc = mdb_to_ofs(mdb_get(t->txn, t->kv->dbi[db], &key, &val));
+
+	if (rc)
+		return rc;
+	*v = val.mv_data;
+	*vn = val.mv_size;
+	return 0;
+}
+
+int kv_put(struct kv_txn *t, enum kv_db db, const void *k, size_t kn,
+	   const void *v, size_t vn)
+{
+	MDB_val key = { kn, (void *)k }, val = { vn, (void *)v };
+
+	if (t->kv->read_only)
+		return -EROFS;
+	return mdb_to_ofs(mdb_put(t->txn, t->kv->dbi[db], &key, &val, 0));
+}
+
+int kv_del(struct kv_txn *t, enum kv_db db, const void *k, size_t kn)
+{
+	MDB_val key = { kn, (void *)k };
+
+	if (t->kv->read_only)
+		return -EROFS;
+	return mdb_to_ofs(mdb_del(t->txn, t->kv->dbi[db], &key, NULL));
+}
+
+static bool has_prefix(const MDB_val *k, const void *prefix, size_t pn)
+{
+	return k->mv_size >= pn && memcmp(k->mv_data, prefix, pn) == 0;
+}
+
+int kv_scan(struct kv_txn *t, enum kv_db db, const void *prefix, size_t pn,
+	    const void *after, size_t an, kv_scan_fn fn, void *arg)
+{
+	MDB_cursor *cur;
+	MDB_val k, v;
+	int rc = mdb_to_ofs(mdb_cursor_open(t->txn, t->kv->dbi[db], &cur));
+	int r;
+
+	if (rc)
+		return rc;
+	if (an) {
+		k.mv_size = an;
+		k.mv_data = (void *)after;
+		r = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+		/* SET_RANGE lands on a key >= after; skip an exact match. */
+		if (r == 0 && k.mv_size == an && memcmp(k.mv_data, after, an) == 0)
+			r = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+	} else if (pn) {
+		k.mv_size = pn;
+		k.mv_data = (void *)prefix;
+		r = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	} else {
+		r = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+	}
+	while (r == 0 && has_prefix(&k, prefix, pn)) {
+		rc = fn(k.mv_data, k.mv_size, v.mv_data, v.mv_size, arg);
+		if (rc)
+			break;
+		r = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+	}
+	mdb_cursor_close(cur);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
+		return 0;
+	return r == MDB_NOTFOUND ? 0 : mdb_to_ofs(r);
+}
+
+int kv_del_prefix(struct kv_txn *t, enum kv_db db, const void *prefix, size_t pn)
+{
+	MDB_cursor *cur;
+	MDB_val k = { pn, (void *)prefix }, v;
+	int rc = mdb_to_ofs(mdb_cursor_open(t->txn, t->kv->dbi[db], &cur));
+	int r;
+
+	if (rc)
+		return rc;
+	r = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	while (r == 0 && has_prefix(&k, prefix, pn)) {
+		r = mdb_cursor_del(cur, 0);
+		if (r)
+			break;
+		/* After a delete, NEXT yields the record that followed it. */
+		r = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+	}
+	mdb_cursor_close(cur);
+	return r == MDB_NOTFOUND || r == 0 ? 0 : mdb_to_ofs(r);
+}

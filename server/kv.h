@@ -1,0 +1,76 @@
+/*
+ * kv.h - the server's key-value store: one LMDB environment, named
+ * sub-databases per record kind, and group commit.
+ *
+ * Only kv.c sees LMDB. Updates are functions run inside a write
+ * transaction: kv_update() queues one and waits. A single writer thread
+ * takes every queued update, runs each in its own nested transaction (so
+ * one failing update does not undo the others), commits the batch once
+ * (one fsync for all), and only then wakes the callers. So kv_update()
+ * returning 0 means the update is durable, and N concurrent updates cost
+ * one fsync, not N. Reads (kv_view) run in read-only transactions that
+ * never wait for the writer.
+ *
+ * Values returned by kv_get/kv_scan point into LMDB's map and are valid
+ * only inside the function given to kv_update/kv_view.
+ */
+#ifndef OFS_KV_H
+#define OFS_KV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum kv_db {
+	KV_OBJECTS,   /* OID -> object record (records.h) */
+	KV_CHUNKS,    /* OID | chunk index (u64 BE) -> 16-byte digest */
+	KV_KEYVAL,    /* OID | key -> value (user keys; dirents of a dirdata) */
+	KV_META,      /* server-wide records: "sid", "root", "chunk_size", ... */
+	KV_NDB
+};
+
+struct kv;
+struct kv_txn;
+
+/*
+ * Open (creating if create is set) the environment in directory path.
+ * read_only opens for inspection beside a running server. Returns 0, or
+ * -ENOENT (no environment and !create), -OFS_ECORRUPT (not an LMDB
+ * environment of ours), -errno.
+ */
+int kv_open(const char *path, bool create, bool read_only, struct kv **out);
+/* Stop the writer after the queued updates and close. kv_close(NULL) is a
+ * no-op. */
+void kv_close(struct kv *kv);
+
+typedef int (*kv_fn)(struct kv_txn *t, void *arg);
+
+/* Run fn in a write transaction and return once it is durable. fn returns
+ * 0 to keep its changes or a negative code to drop them (that code is
+ * returned). -EROFS on a read-only store; -ENOSPC when the map is full. */
+int kv_update(struct kv *kv, kv_fn fn, void *arg);
+/* Run fn in a read-only transaction; returns fn's result or -errno. */
+int kv_view(struct kv *kv, kv_fn fn, void *arg);
+
+/* 0 and the value, or -ENOENT. */
+int kv_get(struct kv_txn *t, enum kv_db db, const void *k, size_t kn,
+	   const void **v, size_t *vn);
+/* -ENOSPC when the map is full, -EROFS in a view. */
+int kv_put(struct kv_txn *t, enum kv_db db, const void *k, size_t kn,
+	   const void *v, size_t vn);
+/* 0 or -ENOENT. */
+int kv_del(struct kv_txn *t, enum kv_db db, const void *k, size_t kn);
+
+/*
+ * Visit, in key order, the records whose key starts with prefix (pn bytes)
+ * and is greater than after (an, 0 = from the start of the prefix). fn
+ * returns 0 to go on, 1 to stop (kv_scan then returns 0), or a negative
+ * code to stop with it. Deleting during a scan is not allowed; use
+ * kv_del_prefix.
+ */
+typedef int (*kv_scan_fn)(const void *k, size_t kn, const void *v, size_t vn, void *arg);
+int kv_scan(struct kv_txn *t, enum kv_db db, const void *prefix, size_t pn,
+	    const void *after, size_t an, kv_scan_fn fn, void *arg);
+/* Delete every record whose key starts with prefix. */
+int kv_del_prefix(struct kv_txn *t, enum kv_db db, const void *prefix, size_t pn);
+
+#endif

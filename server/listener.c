@@ -1,0 +1,255 @@
+/*
+ * listener.c - connection threads and clean shutdown (see listener.h).
+ *
+ * Lock: listener.mu guards conns (the open connections), nconns and
+ * stopping. A connection thread takes it only to unlink itself.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "listener.h"
+#include "log.h"
+#include "net.h"
+#include "ofs_error.h"
+#include "service.h"
+#include "wire.h"
+
+#define REPLY_TIMEOUT_MS 30000
+#define DRAIN_MS 5000            /* grace for idle readers at shutdown */
+
+struct conn {
+	int fd;
+	pthread_t thread;
+	struct listener *l;
+	struct conn *prev, *next;    /* in listener.conns, guarded by mu */
+};
+
+struct listener {
+	struct store *s;
+	int wake_fd;                 /* eventfd: readable once stopping */
+	pthread_mutex_t mu;
+	pthread_cond_t gone;         /* signalled when a connection ends */
+	struct conn *conns;          /* guarded by mu */
+	int nconns;                  /* guarded by mu */
+};
+
+static void send_error(int fd, uint16_t op, uint64_t reqid, int status)
+{
+	struct ofs_frame_hdr h = {
+		.version = OFS_PROTO_VERSION,
+		.op = (uint16_t)(op | OFS_OP_RESPONSE),
+		.reqid = reqid,
+		.status = status,
+	};
+
+	(void)net_send_frame(fd, &h, NULL, NULL, NULL, 1000);
+}
+
+/* Wait for the next frame's first byte or for shutdown. 1: data; 0: stop. */
+static int wait_next(struct conn *c)
+{
+	struct pollfd p[2] = {
+		{ .fd = c->fd, .events = POLLIN },
+		{ .fd = c->l->wake_fd, .events = POLLIN },
+	};
+
+	for (;;) {
+		int r = poll(p, 2, -1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return 0;
+		}
+		if (p[0].revents)
+			return 1;
+		if (p[1].revents)
+			return 0;
+	}
+}
+
+static void serve(struct conn *c)
+{
+	struct wbuf reply;
+
+	wbuf_init(&reply);
+	while (wait_next(c)) {
+		struct ofs_frame_hdr h, rh;
+		uint8_t *payload = NULL;
+		const uint8_t *body;
+		int rc = net_recv_frame(c->fd, &h, &payload, LISTENER_STALL_MS, LISTENER_STALL_MS);
+
+		if (rc) {
+			if (rc != -ECONNRESET && rc != -ETIMEDOUT)
+				send_error(c->fd, 0, 0, rc);
+			if (rc != -ECONNRESET)
+				log_debug("connection dropped: %s", ofs_strerror(rc));
+			free(payload);
+			break;
+		}
+		if (h.op & OFS_OP_RESPONSE) {
+			send_error(c->fd, h.op, h.reqid, -OFS_EPROTO);
+			free(payload);
+			break;
+		}
+		body = payload ? payload + h.cred_len + h.cap_len : NULL;
+		reply.len = 0;
+		reply.err = 0;
+		rc = service_handle(c->l->s, h.op, body, h.body_len, &reply);
+		free(payload);
+		memset(&rh, 0, sizeof(rh));
+		rh.version = OFS_PROTO_VERSION;
+		rh.op = (uint16_t)(h.op | OFS_OP_RESPONSE);
+		rh.reqid = h.reqid;
+		rh.status = rc;
+		rh.body_len = rc ? 0 : (uint32_t)reply.len;
+		if (net_send_frame(c->fd, &rh, NULL, NULL, reply.data, REPLY_TIMEOUT_MS))
+			break;
+	}
+	wbuf_free(&reply);
+}
+
+static void *conn_main(void *arg)
+{
+	struct conn *c = arg;
+	struct listener *l = c->l;
+
+	serve(c);
+	close(c->fd);
+	pthread_mutex_lock(&l->mu);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		l->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	l->nconns--;
+	pthread_cond_signal(&l->gone);
+	pthread_mutex_unlock(&l->mu);
+	free(c);
+	return NULL;
+}
+
+static int start_conn(struct listener *l, int fd, int max_conns)
+{
+	pthread_attr_t attr;
+	struct conn *c;
+	int rc;
+
+	pthread_mutex_lock(&l->mu);
+	if (l->nconns >= max_conns) {
+		pthread_mutex_unlock(&l->mu);
+		send_error(fd, 0, 0, -EBUSY);
+		close(fd);
+		log_warn("refused a connection: %d open (--max-conns)", max_conns);
+		return 0;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		pthread_mutex_unlock(&l->mu);
+		close(fd);
+		return -ENOMEM;
+	}
+	c->fd = fd;
+	c->l = l;
+	c->next = l->conns;
+	if (l->conns)
+		l->conns->prev = c;
+	l->conns = c;
+	l->nconns++;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&c->thread, &attr, conn_main, c);
+	pthread_attr_destroy(&attr);
+	if (rc) {
+		l->conns = c->next;
+		if (c->next)
+			c->next->prev = NULL;
+		l->nconns--;
+		pthread_mutex_unlock(&l->mu);
+		close(fd);
+		free(c);
+		log_warn("cannot start a connection thread: %s", strerror(rc));
+		return 0;
+	}
+	pthread_mutex_unlock(&l->mu);
+	return 0;
+}
+
+int listener_run(struct store *s, int listen_fd, int stop_fd, int max_conns)
+{
+	struct listener l;
+	struct timespec deadline;
+	uint64_t one = 1;
+	int rc = 0;
+
+	memset(&l, 0, sizeof(l));
+	l.s = s;
+	l.wake_fd = eventfd(0, EFD_CLOEXEC);
+	if (l.wake_fd < 0)
+		return -errno;
+	pthread_mutex_init(&l.mu, NULL);
+	pthread_cond_init(&l.gone, NULL);
+
+	for (;;) {
+		struct pollfd p[2] = {
+			{ .fd = listen_fd, .events = POLLIN },
+			{ .fd = stop_fd, .events = POLLIN },
+		};
+		int r = poll(p, 2, -1);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			break;
+		}
+		if (p[1].revents)
+			break;
+		if (p[0].revents) {
+			int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+			if (fd < 0) {
+				if (errno == EINTR || errno == ECONNABORTED || errno == EAGAIN)
+					continue;
+				if (errno == EMFILE || errno == ENFILE || errno == ENOMEM ||
+				    errno == ENOBUFS) {
+					log_warn("accept: %s", strerror(errno));
+					poll(NULL, 0, 100);
+					continue;
+				}
+				rc = -errno;
+				break;
+			}
+			net_set_nodelay(fd);
+			start_conn(&l, fd, max_conns);
+		}
+	}
+
+	/* Stop: idle connections see wake_fd; busy ones finish their request
+	 * first. After DRAIN_MS, connections stuck in a half-sent frame are
+	 * shut down for reading, which ends their read at once. */
+	if (write(l.wake_fd, &one, sizeof(one)) < 0)
+		log_warn("shutdown: cannot wake connections: %s", strerror(errno));
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += DRAIN_MS / 1000;
+	pthread_mutex_lock(&l.mu);
+	while (l.nconns > 0) {
+		if (pthread_cond_timedwait(&l.gone, &l.mu, &deadline) == ETIMEDOUT) {
+			for (struct conn *c = l.conns; c; c = c->next)
+				shutdown(c->fd, SHUT_RD);
+			deadline.tv_sec += 3600;
+		}
+	}
+	pthread_mutex_unlock(&l.mu);
+	close(l.wake_fd);
+	pthread_cond_destroy(&l.gone);
+	pthread_mutex_destroy(&l.mu);
+	return rc;
+}

@@ -1,0 +1,297 @@
+/*
+ * ofs-server - the storage server: init a data dir, run it, inspect it.
+ * main() parses arguments and calls the library; see ofs-server(8).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "inspect.h"
+#include "listener.h"
+#include "log.h"
+#include "net.h"
+#include "ofs_error.h"
+#include "parse.h"
+#include "store.h"
+
+#define EXIT_USAGE 2
+#define EXIT_FAIL 3
+
+static const char usage_text[] =
+	"usage: ofs-server init --data DIR [--attr KEY=VALUE]... [--chunk-size BYTES]\n"
+	"       ofs-server run --data DIR --listen HOST:PORT [--log FILE] [--max-conns N]\n"
+	"       ofs-server inspect --data DIR OID [--json]\n"
+	"       ofs-server --help | --version\n";
+
+static void usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "ofs-server: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n%s", usage_text);
+}
+
+static int fail(const char *what, int rc)
+{
+	fprintf(stderr, "ofs-server: %s: %s\n", what, ofs_strerror(rc));
+	return EXIT_FAIL;
+}
+
+enum { OPT_DATA = 1, OPT_ATTR, OPT_CHUNK, OPT_LISTEN, OPT_LOG, OPT_MAXCONNS, OPT_JSON,
+       OPT_HELP };
+
+static const struct option long_opts[] = {
+	{ "data", required_argument, NULL, OPT_DATA },
+	{ "attr", required_argument, NULL, OPT_ATTR },
+	{ "chunk-size", required_argument, NULL, OPT_CHUNK },
+	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "log", required_argument, NULL, OPT_LOG },
+	{ "max-conns", required_argument, NULL, OPT_MAXCONNS },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct args {
+	const char *data, *listen, *log;
+	const char *attrs[STORE_MAX_ATTRS];
+	size_t nattrs;
+	uint64_t chunk, max_conns;
+	bool json;
+	const char *operand;
+};
+
+/* Parse options allowed for cmd (a string of OPT_ letters). 0 or exit code. */
+static int parse(int argc, char **argv, const char *cmd, const char *allowed, struct args *a)
+{
+	int c, idx = 0;
+
+	memset(a, 0, sizeof(*a));
+	a->chunk = 1u << 20;
+	a->max_conns = LISTENER_DEFAULT_MAX_CONNS;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", long_opts, &idx)) != -1) {
+		if (c == '?') {
+			usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+		if (c == OPT_HELP) {
+			fputs(usage_text, stdout);
+			exit(0);
+		}
+		if (c != OPT_DATA && !strchr(allowed, c + '0')) {
+			usage_error("option '--%s' does not apply to this command", long_opts[idx].name);
+			return EXIT_USAGE;
+		}
+		switch (c) {
+		case OPT_DATA: a->data = optarg; break;
+		case OPT_LISTEN: a->listen = optarg; break;
+		case OPT_LOG: a->log = optarg; break;
+		case OPT_JSON: a->json = true; break;
+		case OPT_ATTR:
+			if (a->nattrs == STORE_MAX_ATTRS) {
+				usage_error("at most 16 --attr%s", "");
+				return EXIT_USAGE;
+			}
+			a->attrs[a->nattrs++] = optarg;
+			break;
+		case OPT_CHUNK:
+			if (parse_size(optarg, &a->chunk) || a->chunk < STORE_MIN_CHUNK ||
+			    a->chunk > STORE_MAX_CHUNK || (a->chunk & (a->chunk - 1))) {
+				usage_error("--chunk-size %s: must be a power of two from 4K to 16M", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_MAXCONNS:
+			if (parse_uint(optarg, 1, 65536, &a->max_conns)) {
+				usage_error("--max-conns %s: must be 1 to 65536", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	if (!a->data) {
+		usage_error("%s needs --data DIR", cmd);
+		return EXIT_USAGE;
+	}
+	if (optind < argc)
+		a->operand = argv[optind++];
+	if (optind < argc) {
+		usage_error("unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int cmd_init(int argc, char **argv)
+{
+	struct args a;
+	struct ofs_sid sid;
+	char hex[OFS_OID_HEX];
+	int rc = parse(argc, argv, "init", "123", &a);
+
+	if (rc)
+		return rc;
+	if (a.operand) {
+		usage_error("unexpected argument '%s'", a.operand);
+		return EXIT_USAGE;
+	}
+	rc = store_init(a.data, (uint32_t)a.chunk, a.attrs, a.nattrs, &sid);
+	if (rc == -EINVAL) {
+		usage_error("%s", "an --attr must be KEY=VALUE of printable characters");
+		return EXIT_USAGE;
+	}
+	if (rc == -EEXIST) {
+		fprintf(stderr, "ofs-server: %s: exists and is not empty\n", a.data);
+		return EXIT_FAIL;
+	}
+	if (rc)
+		return fail(a.data, rc);
+	sid_to_hex(sid, hex);
+	printf("%s\n", hex);
+	return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct args a;
+	struct sockaddr_in addr, bound;
+	struct store *s = NULL;
+	char sidhex[OFS_OID_HEX], where[OFS_ADDR_MAX];
+	sigset_t mask;
+	int lfd = -1, sfd = -1, logfd = -1;
+	int rc = parse(argc, argv, "run", "4567", &a);
+
+	if (rc)
+		return rc;
+	if (a.operand) {
+		usage_error("unexpected argument '%s'", a.operand);
+		return EXIT_USAGE;
+	}
+	if (!a.listen) {
+		usage_error("%s needs --listen HOST:PORT", "run");
+		return EXIT_USAGE;
+	}
+	if (net_parse_addr(a.listen, &addr)) {
+		usage_error("--listen %s: not an IPv4 HOST:PORT", a.listen);
+		return EXIT_USAGE;
+	}
+	if (a.log) {
+		logfd = open(a.log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (logfd < 0)
+			return fail(a.log, -errno);
+		log_init(logfd, LOG_INFO);
+	}
+	/* SIGTERM and SIGINT arrive through a signalfd; every thread started
+	 * from here on inherits the blocked mask. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	sigdelset(&mask, SIGPIPE);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0) {
+		rc = fail("signalfd", -errno);
+		goto out;
+	}
+	rc = store_open(a.data, false, &s);
+	if (rc == -EBUSY) {
+		fprintf(stderr, "ofs-server: %s: another server is running on this data dir\n", a.data);
+		rc = EXIT_FAIL;
+		goto out;
+	}
+	if (rc) {
+		rc = fail(a.data, rc);
+		goto out;
+	}
+	rc = net_listen(&addr, &lfd, &bound);
+	if (rc) {
+		rc = fail(a.listen, rc);
+		goto out;
+	}
+	sid_to_hex(store_sid(s), sidhex);
+	net_format_addr(&bound, where);
+	log_info("serving %s on %s (data %s)", sidhex, where, a.data);
+	printf("ready %s %s\n", sidhex, where);
+	fflush(stdout);
+	rc = listener_run(s, lfd, sfd, (int)a.max_conns);
+	if (rc) {
+		rc = fail("accept", rc);
+		goto out;
+	}
+	log_info("stopped cleanly");
+	rc = 0;
+out:
+	if (lfd >= 0)
+		close(lfd);
+	store_close(s);
+	if (sfd >= 0)
+		close(sfd);
+	if (logfd >= 0)
+		close(logfd);
+	return rc;
+}
+
+static int cmd_inspect(int argc, char **argv)
+{
+	struct args a;
+	struct store *s = NULL;
+	struct ofs_oid oid;
+	int rc = parse(argc, argv, "inspect", "17", &a);
+
+	if (rc)
+		return rc;
+	if (!a.operand) {
+		usage_error("%s needs an OID", "inspect");
+		return EXIT_USAGE;
+	}
+	if (oid_from_hex(a.operand, &oid)) {
+		usage_error("'%s' is not an OID (32 hex digits)", a.operand);
+		return EXIT_USAGE;
+	}
+	rc = store_open(a.data, true, &s);
+	if (rc)
+		return fail(a.data, rc);
+	rc = inspect_object(s, oid, a.json, stdout);
+	store_close(s);
+	if (rc == -ENOENT) {
+		fprintf(stderr, "ofs-server: %s: no such object in %s\n", a.operand, a.data);
+		return EXIT_FAIL;
+	}
+	if (rc)
+		return fail(a.operand, rc);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage_text, stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("ofs-server %s\n", OFS_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "init"))
+		return cmd_init(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "run"))
+		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "inspect"))
+		return cmd_inspect(argc - 1, argv + 1);
+	usage_error("unknown command '%s'", argv[1]);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,1641 @@
+/*
+ * store.c - the storage engine (see store.h).
+ *
+ * Order of durable steps, so that a crash at any instant leaves no record
+ * pointing at bytes that do not exist:
+ *   create dfile: byte stream created and fsync'd, then its record committed
+ *   write:        bytes pwritten and fdatasync'd, then digests, size and
+ *                 version committed
+ *   remove:       records deleted and committed, then the byte stream
+ *                 unlinked (a crash in between leaves an unreferenced file,
+ *                 which scrub reports; never a record without bytes)
+ * Records are committed through kv_update, which group-commits.
+ *
+ * Locks: locks[] are per-object reader/writer locks picked by OID hash.
+ * Writes and removes of a dfile hold it exclusively, reads shared, so a
+ * reader never sees bytes and digests from different writes. No other
+ * lock is held while one is taken; kv.c's own lock is taken inside.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bstream.h"
+#include "kv.h"
+#include "ofs_error.h"
+#include "records.h"
+#include "store.h"
+
+#define STORE_NLOCKS 1024
+#define STORE_PREFETCH_MIN (1u << 20)   /* reads this large prefetch the next */
+#define STORE_MAX_PENDING 1024          /* objects with unstable writes */
+#define STORE_FORMAT "ofs-data 1\n"
+
+struct store {
+	char *datadir;                      /* owned */
+	struct kv *kv;
+	bool read_only;
+	int lock_fd;                        /* DATA/lock, flock'd; -1 read-only */
+	struct ofs_sid sid;
+	uint32_t chunk_size;
+	size_t nattrs;
+	char *attrs[STORE_MAX_ATTRS];       /* "key=value", owned */
+	pthread_rwlock_t locks[STORE_NLOCKS];
+	pthread_mutex_t pend_mu;            /* guards which pend[] are in use */
+	struct pending *pend;               /* STORE_MAX_PENDING slots */
+};
+
+/*
+ * Unstable writes of one dfile not yet committed (see OFS_WRITE_UNSTABLE).
+ * A slot is taken and released under store.pend_mu; its contents are
+ * read and changed only by a thread holding the object's lock
+ * exclusively.
+ */
+struct pending {
+	bool used;
+	struct ofs_oid oid;
+	uint64_t base;               /* the recorded size when it began */
+	uint64_t end;                /* one past the last byte written */
+	uint64_t first;              /* chunk index of base */
+	size_t cap;                  /* entries in d and known */
+	struct ofs_digest *d;        /* digest of chunk first + i */
+	bool *known;                 /* d[i] is valid (else read back) */
+};
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static pthread_rwlock_t *obj_lock(struct store *s, struct ofs_oid oid)
+{
+	return &s->locks[oid_hash(oid) % STORE_NLOCKS];
+}
+
+static bool is_pow2(uint32_t v)
+{
+	return v && (v & (v - 1)) == 0;
+}
+
+/* ---- records in a transaction ---------------------------------------- */
+
+static int get_object(struct kv_txn *t, struct ofs_oid oid, struct ofs_attr *a)
+{
+	const void *v;
+	size_t vn;
+	int rc = kv_get(t, KV_OBJECTS, oid.b, sizeof(oid.b), &v, &vn);
+
+	if (rc)
+		return rc;
+	return rec_decode_object(v, vn, a);
+}
+
+static int put_object(struct kv_txn *t, struct ofs_oid oid, const struct ofs_attr *a)
+{
+	struct wbuf w;
+	int rc;
+
+	wbuf_init(&w);
+	rc = rec_encode_object(&w, a);
+	if (!rc)
+		rc = kv_put(t, KV_OBJECTS, oid.b, sizeof(oid.b), w.data, w.len);
+	wbuf_free(&w);
+	return rc;
+}
+
+static int put_meta(struct kv_txn *t, const char *key, const void *v, size_t vn)
+{
+	return kv_put(t, KV_META, key, strlen(key), v, vn);
+}
+
+/* ---- init and open --------------------------------------------------- */
+
+static int write_file_durably(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	size_t n = strlen(text);
+	int rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, n) != (ssize_t)n)
+		rc = errno ? -errno : -EIO;
+	if (!rc && fsync(fd) < 0)
+		rc = -errno;
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	return rc;
+}
+
+static int dir_is_empty(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int empty = 1;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			empty = 0;
+			break;
+		}
+	}
+	closedir(d);
+	return empty;
+}
+
+static bool attr_valid(const char *a)
+{
+	const char *eq = strchr(a, '=');
+
+	if (!eq || eq == a || strlen(a) >= STORE_ATTR_MAX)
+		return false;
+	for (const char *c = a; *c; c++)
+		if (*c < 0x21 || *c > 0x7e)
+			return false;
+	return true;
+}
+
+struct init_args {
+	struct ofs_sid sid;
+	uint32_t chunk_size;
+	const char *const *attrs;
+	size_t nattrs;
+	struct ofs_oid dir_oid, dirdata_oid;
+};
+
+static int init_txn(struct kv_txn *t, void *arg)
+{
+	struct init_args *ia = arg;
+	struct ofs_attr *dir = NULL, *dd = NULL;
+	struct ofs_handle root;
+	struct wbuf w;
+	uint8_t cs[4];
+	int64_t now = now_ns();
+	int rc;
+
+	dir = calloc(1, sizeof(*dir));
+	dd = calloc(1, sizeof(*dd));
+	wbuf_init(&w);
+	if (!dir || !dd) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	cs[0] = (uint8_t)(ia->chunk_size >> 24);
+	cs[1] = (uint8_t)(ia->chunk_size >> 16);
+	cs[2] = (uint8_t)(ia->chunk_size >> 8);
+	cs[3] = (uint8_t)ia->chunk_size;
+	wbuf_u16(&w, (uint16_t)ia->nattrs);
+	for (size_t i = 0; i < ia->nattrs; i++)
+		wbuf_str(&w, ia->attrs[i]);
+	if ((rc = wbuf_error(&w)))
+		goto out;
+
+	/* The root directory and its one dirdata object. */
+	dir->type = OFS_OBJ_DIRECTORY;
+	dir->version = 1;
+	dir->mode = 0755;
+	dir->ctime_ns = dir->mtime_ns = now;
+	dir->nsids = 1;
+	dir->sids[0] = ia->sid;
+	dir->nparts = 1;
+	dir->parts[0].oid = ia->dirdata_oid;
+	dir->parts[0].nsids = 1;
+	dir->parts[0].sids[0] = ia->sid;
+	*dd = *dir;
+	dd->type = OFS_OBJ_DIRDATA;
+	dd->nparts = 0;
+	dd->backref.owner = ia->dir_oid;
+	memset(&root, 0, sizeof(root));
+	root.oid = ia->dir_oid;
+	root.nsids = 1;
+	root.sids[0] = ia->sid;
+
+	if ((rc = put_meta(t, "sid", ia->sid.b, sizeof(ia->sid.b))) ||
+	    (rc = put_meta(t, "chunk_size", cs, sizeof(cs))) ||
+	    (rc = put_meta(t, "attrs", w.data, w.len)) ||
+	    (rc = put_object(t, ia->dir_oid, dir)) ||
+	    (rc = put_object(t, ia->dirdata_oid, dd)))
+		goto out;
+	wbuf_free(&w);
+	wbuf_init(&w);
+	wbuf_handle(&w, &root);
+	if ((rc = wbuf_error(&w)))
+		goto out;
+	rc = put_meta(t, "root", w.data, w.len);
+out:
+	wbuf_free(&w);
+	free(dd);
+	free(dir);
+	return rc;
+}
+
+int store_init(const char *datadir, uint32_t chunk_size, const char *const *attrs,
+	       size_t nattrs, struct ofs_sid *sid)
+{
+	char path[BSTREAM_PATH_MAX];
+	struct init_args ia;
+	struct kv *kv = NULL;
+	int rc;
+
+	if (!is_pow2(chunk_size) || chunk_size < STORE_MIN_CHUNK || chunk_size > STORE_MAX_CHUNK)
+		return -EINVAL;
+	if (nattrs > STORE_MAX_ATTRS)
+		return -EINVAL;
+	for (size_t i = 0; i < nattrs; i++)
+		if (!attr_valid(attrs[i]))
+			return -EINVAL;
+	if (mkdir(datadir, 0755) < 0) {
+		if (errno != EEXIST)
+			return -errno;
+		rc = dir_is_empty(datadir);
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+			return -EEXIST;
+	}
+	memset(&ia, 0, sizeof(ia));
+	ia.chunk_size = chunk_size;
+	ia.attrs = attrs;
+	ia.nattrs = nattrs;
+	if ((rc = sid_generate(&ia.sid)) || (rc = oid_generate(&ia.dir_oid)) ||
+	    (rc = oid_generate(&ia.dirdata_oid)))
+		return rc;
+	if (snprintf(path, sizeof(path), "%s/bstreams", datadir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	if (snprintf(path, sizeof(path), "%s/kv", datadir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	rc = kv_open(path, true, false, &kv);
+	if (rc)
+		return rc;
+	rc = kv_update(kv, init_txn, &ia);
+	kv_close(kv);
+	if (rc)
+		return rc;
+	/* The format file is written last: its presence means "complete". */
+	if (snprintf(path, sizeof(path), "%s/format", datadir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	rc = write_file_durably(path, STORE_FORMAT);
+	if (rc)
+		return rc;
+	*sid = ia.sid;
+	return 0;
+}
+
+static int load_meta(struct kv_txn *t, void *arg)
+{
+	struct store *s = arg;
+	const void *v;
+	size_t vn;
+	struct rbuf r;
+	uint16_t n;
+	int rc;
+
+	rc = kv_get(t, KV_META, "sid", 3, &v, &vn);
+	if (rc)
+		return rc == -ENOENT ? -OFS_ECORRUPT : rc;
+	if (vn != sizeof(s->sid.b))
+		return -OFS_ECORRUPT;
+	memcpy(s->sid.b, v, vn);
+	rc = kv_get(t, KV_META, "chunk_size", 10, &v, &vn);
+	if (rc)
+		return rc == -ENOENT ? -OFS_ECORRUPT : rc;
+	rbuf_init(&r, v, vn);
+	s->chunk_size = rbuf_u32(&r);
+	if (rbuf_done(&r) || !is_pow2(s->chunk_size) || s->chunk_size < STORE_MIN_CHUNK ||
+	    s->chunk_size > STORE_MAX_CHUNK)
+		return -OFS_ECORRUPT;
+	rc = kv_get(t, KV_META, "attrs", 5, &v, &vn);
+	if (rc)
+		return rc == -ENOENT ? -OFS_ECORRUPT : rc;
+	rbuf_init(&r, v, vn);
+	n = rbuf_u16(&r);
+	if (n > STORE_MAX_ATTRS)
+		return -OFS_ECORRUPT;
+	for (uint16_t i = 0; i < n; i++) {
+		char a[STORE_ATTR_MAX];
+		rbuf_str(&r, a, sizeof(a));
+		if (rbuf_error(&r))
+			return -OFS_ECORRUPT;
+		s->attrs[i] = strdup(a);
+		if (!s->attrs[i])
+			return -ENOMEM;
+		s->nattrs = i + 1u;
+	}
+	return rbuf_done(&r) ? -OFS_ECORRUPT : 0;
+}
+
+int store_open(const char *datadir, bool read_only, struct store **out)
+{
+	char path[BSTREAM_PATH_MAX], fmt[64];
+	struct store *s;
+	ssize_t n;
+	int fd, rc;
+
+	if (snprintf(path, sizeof(path), "%s/format", datadir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, fmt, sizeof(fmt) - 1);
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	fmt[n] = '\0';
+	if (strncmp(fmt, "ofs-data ", 9) != 0)
+		return -OFS_ECORRUPT;
+	if (strcmp(fmt, STORE_FORMAT) != 0)
+		return -OFS_EVERSION;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->lock_fd = -1;
+	s->read_only = read_only;
+	for (int i = 0; i < STORE_NLOCKS; i++)
+		pthread_rwlock_init(&s->locks[i], NULL);
+	pthread_mutex_init(&s->pend_mu, NULL);
+	s->pend = calloc(STORE_MAX_PENDING, sizeof(*s->pend));
+	if (!s->pend) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	s->datadir = strdup(datadir);
+	if (!s->datadir) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	if (!read_only) {
+		snprintf(path, sizeof(path), "%s/lock", datadir);
+		s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (s->lock_fd < 0) {
+			rc = -errno;
+			goto fail;
+		}
+		if (flock(s->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+			rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
+			goto fail;
+		}
+	}
+	snprintf(path, sizeof(path), "%s/kv", datadir);
+	rc = kv_open(path, false, read_only, &s->kv);
+	if (rc)
+		goto fail;
+	rc = kv_view(s->kv, load_meta, s);
+	if (rc)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	store_close(s);
+	return rc;
+}
+
+void store_close(struct store *s)
+{
+	if (!s)
+		return;
+	kv_close(s->kv);
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);
+	for (size_t i = 0; i < s->nattrs; i++)
+		free(s->attrs[i]);
+	for (int i = 0; i < STORE_NLOCKS; i++)
+		pthread_rwlock_destroy(&s->locks[i]);
+	for (int i = 0; s->pend && i < STORE_MAX_PENDING; i++) {
+		free(s->pend[i].d);
+		free(s->pend[i].known);
+	}
+	free(s->pend);
+	pthread_mutex_destroy(&s->pend_mu);
+	free(s->datadir);
+	free(s);
+}
+
+struct ofs_sid store_sid(const struct store *s) { return s->sid; }
+uint32_t store_chunk_size(const struct store *s) { return s->chunk_size; }
+const char *store_datadir(const struct store *s) { return s->datadir; }
+
+size_t store_attrs(const struct store *s, const char *const **attrs)
+{
+	*attrs = (const char *const *)s->attrs;
+	return s->nattrs;
+}
+
+static int root_txn(struct kv_txn *t, void *arg)
+{
+	const void *v;
+	size_t vn;
+	int rc = kv_get(t, KV_META, "root", 4, &v, &vn);
+
+	if (rc)
+		return rc == -ENOENT ? -OFS_ECORRUPT : rc;
+	return proto_decode_handle_reply(v, vn, arg);
+}
+
+int store_root(struct store *s, struct ofs_handle *h)
+{
+	struct ofs_handle t;
+	int rc = kv_view(s->kv, root_txn, &t);
+
+	if (!rc)
+		*h = t;
+	return rc;
+}
+
+/* ---- objects ---------------------------------------------------------- */
+
+struct create_args {
+	struct ofs_oid oid;
+	const struct ofs_attr *a;
+};
+
+static int create_txn(struct kv_txn *t, void *arg)
+{
+	struct create_args *ca = arg;
+	const void *v;
+	size_t vn;
+
+	if (kv_get(t, KV_OBJECTS, ca->oid.b, sizeof(ca->oid.b), &v, &vn) == 0)
+		return -EEXIST;
+	return put_object(t, ca->oid, ca->a);
+}
+
+static bool layout_valid(const struct ofs_attr *a)
+{
+	if (a->nparts > OFS_MAX_STRIPES)
+		return false;
+	for (uint16_t i = 0; i < a->nparts; i++)
+		if (a->parts[i].nsids > OFS_MAX_REPLICAS || oid_is_zero(a->parts[i].oid))
+			return false;
+	if (a->nsids > OFS_MAX_REPLICAS || a->nstale > OFS_MAX_REPLICAS)
+		return false;
+	if (a->type == OFS_OBJ_DFILE || a->type == OFS_OBJ_DIRDATA)
+		return a->nparts == 0;
+	if (a->type == OFS_OBJ_METAFILE && a->replicas > OFS_MAX_REPLICAS)
+		return false;
+	return true;
+}
+
+int store_create(struct store *s, const struct ofs_attr *init, struct ofs_oid *oid)
+{
+	struct ofs_attr *a;
+	struct create_args ca;
+	int64_t now = now_ns();
+	int rc;
+
+	if (s->read_only)
+		return -EROFS;
+	if (!ofs_type_valid(init->type) || !layout_valid(init))
+		return -EINVAL;
+	a = malloc(sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	*a = *init;
+	a->version = 1;
+	a->ctime_ns = a->mtime_ns = now;
+	a->nstale = 0;
+	if (a->type == OFS_OBJ_DFILE) {
+		a->size = 0;
+		a->chunk_size = s->chunk_size;
+	} else {
+		a->chunk_size = 0;
+	}
+	if (a->nsids == 0) {
+		a->nsids = 1;
+		a->sids[0] = s->sid;
+	}
+	rc = oid_generate(&ca.oid);
+	if (rc)
+		goto out;
+	ca.a = a;
+	if (a->type == OFS_OBJ_DFILE) {
+		rc = bstream_create(s->datadir, ca.oid);
+		if (rc)
+			goto out;
+	}
+	rc = kv_update(s->kv, create_txn, &ca);
+	if (rc && a->type == OFS_OBJ_DFILE)
+		bstream_remove(s->datadir, ca.oid);
+	if (!rc)
+		*oid = ca.oid;
+out:
+	free(a);
+	return rc;
+}
+
+/* ---- unstable writes ---------------------------------------------------- */
+
+static struct pending *pending_find(struct store *s, struct ofs_oid oid)
+{
+	struct pending *p = NULL;
+
+	pthread_mutex_lock(&s->pend_mu);
+	for (int i = 0; i < STORE_MAX_PENDING && !p; i++)
+		if (s->pend[i].used && oid_eq(s->pend[i].oid, oid))
+			p = &s->pend[i];
+	pthread_mutex_unlock(&s->pend_mu);
+	return p;
+}
+
+/* A free slot for oid, or NULL when every slot is taken. */
+static struct pending *pending_take(struct store *s, struct ofs_oid oid, uint64_t base,
+				    uint32_t cs)
+{
+	struct pending *p = NULL;
+
+	pthread_mutex_lock(&s->pend_mu);
+	for (int i = 0; i < STORE_MAX_PENDING && !p; i++)
+		if (!s->pend[i].used)
+			p = &s->pend[i];
+	if (p) {
+		p->used = true;
+		p->oid = oid;
+		p->base = p->end = base;
+		p->first = base / cs;
+		if (p->cap)
+			memset(p->known, 0, p->cap * sizeof(*p->known));
+	}
+	pthread_mutex_unlock(&s->pend_mu);
+	return p;
+}
+
+static int commit_locked(struct store *s, struct ofs_oid oid, struct pending *p,
+			 uint32_t cs, uint64_t *version, uint64_t *size);
+
+static void pending_drop(struct store *s, struct pending *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&s->pend_mu);
+	p->used = false;
+	pthread_mutex_unlock(&s->pend_mu);
+}
+
+/* Room for chunk index idx. */
+static int pending_grow(struct pending *p, uint64_t idx)
+{
+	size_t need = (size_t)(idx - p->first + 1), cap;
+	struct ofs_digest *d;
+	bool *k;
+
+	if (need <= p->cap)
+		return 0;
+	cap = p->cap ? p->cap : 64;
+	while (cap < need)
+		cap *= 2;
+	d = realloc(p->d, cap * sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	p->d = d;
+	k = realloc(p->known, cap * sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	memset(k + p->cap, 0, (cap - p->cap) * sizeof(*k));
+	p->known = k;
+	p->cap = cap;
+	return 0;
+}
+
+struct remove_args {
+	struct ofs_oid oid;
+	uint8_t type;          /* out: the removed object's type */
+};
+
+static int has_any(const void *k, size_t kn, const void *v, size_t vn, void *arg)
+{
+	(void)k; (void)kn; (void)v; (void)vn;
+	*(bool *)arg = true;
+	return 1;
+}
+
+static int remove_txn(struct kv_txn *t, void *arg)
+{
+	struct remove_args *ra = arg;
+	struct ofs_attr *a = malloc(sizeof(*a));
+	int rc;
+
+	if (!a)
+		return -ENOMEM;
+	rc = get_object(t, ra->oid, a);
+	if (rc)
+		goto out;
+	ra->type = a->type;
+	if (a->type == OFS_OBJ_DIRDATA) {
+		bool any = false;
+		rc = kv_scan(t, KV_KEYVAL, ra->oid.b, sizeof(ra->oid.b), NULL, 0, has_any, &any);
+		if (rc)
+			goto out;
+		if (any) {
+			rc = -ENOTEMPTY;
+			goto out;
+		}
+	}
+	if ((rc = kv_del(t, KV_OBJECTS, ra->oid.b, sizeof(ra->oid.b))) ||
+	    (rc = kv_del_prefix(t, KV_CHUNKS, ra->oid.b, sizeof(ra->oid.b))) ||
+	    (rc = kv_del_prefix(t, KV_KEYVAL, ra->oid.b, sizeof(ra->oid.b))))
+		goto out;
+out:
+	free(a);
+	return rc;
+}
+
+int store_remove(struct store *s, struct ofs_oid oid)
+{
+	struct remove_args ra = { .oid = oid };
+	pthread_rwlock_t *l = obj_lock(s, oid);
+	int rc;
+
+	if (s->read_only)
+		return -EROFS;
+	pthread_rwlock_wrlock(l);
+	rc = kv_update(s->kv, remove_txn, &ra);
+	if (!rc && ra.type == OFS_OBJ_DFILE) {
+		pending_drop(s, pending_find(s, oid));
+		rc = bstream_remove(s->datadir, oid);
+	}
+	pthread_rwlock_unlock(l);
+	return rc;
+}
+
+struct getattr_args {
+	struct ofs_oid oid;
+	struct ofs_attr *a;
+};
+
+static int getattr_txn(struct kv_txn *t, void *arg)
+{
+	struct getattr_args *ga = arg;
+
+	return get_object(t, ga->oid, ga->a);
+}
+
+int store_getattr(struct store *s, struct ofs_oid oid, struct ofs_attr *a)
+{
+	struct getattr_args ga = { .oid = oid };
+	int rc;
+
+	ga.a = malloc(sizeof(*ga.a));
+	if (!ga.a)
+		return -ENOMEM;
+	rc = kv_view(s->kv, getattr_txn, &ga);
+	if (!rc)
+		*a = *ga.a;
+	free(ga.a);
+	return rc;
+}
+
+struct setattr_args {
+	struct ofs_oid oid;
+	uint32_t mask;
+	const struct ofs_attr *in;
+	struct ofs_attr *cur;      /* scratch, and the result */
+};
+
+static int setattr_txn(struct kv_txn *t, void *arg)
+{
+	struct setattr_args *sa = arg;
+	struct ofs_attr *a = sa->cur;
+	const struct ofs_attr *in = sa->in;
+	int rc = get_object(t, sa->oid, a);
+
+	if (rc)
+		return rc;
+	if ((sa->mask & OFS_ATTR_SIZE) && a->type == OFS_OBJ_DFILE)
+		return -OFS_ETYPE;
+	if ((sa->mask & OFS_ATTR_LAYOUT) &&
+	    (a->type == OFS_OBJ_DFILE || a->type == OFS_OBJ_DIRDATA))
+		return -OFS_ETYPE;
+	if (sa->mask & OFS_ATTR_SIZE)
+		a->size = in->size;
+	if (sa->mask & OFS_ATTR_MODE)
+		a->mode = in->mode;
+	if (sa->mask & OFS_ATTR_OWNER) {
+		a->uid = in->uid;
+		a->gid = in->gid;
+	}
+	a->mtime_ns = (sa->mask & OFS_ATTR_MTIME) ? in->mtime_ns : now_ns();
+	if (sa->mask & OFS_ATTR_BACKREF)
+		a->backref = in->backref;
+	if (sa->mask & OFS_ATTR_SIDS) {
+		a->nsids = in->nsids;
+		memcpy(a->sids, in->sids, sizeof(a->sids));
+	}
+	if (sa->mask & OFS_ATTR_STALE) {
+		a->nstale = in->nstale;
+		memcpy(a->stale, in->stale, sizeof(a->stale));
+	}
+	if (sa->mask & OFS_ATTR_LAYOUT) {
+		memcpy(a->dist, in->dist, sizeof(a->dist));
+		a->strip_size = in->strip_size;
+		a->replicas = in->replicas;
+		a->confidence = in->confidence;
+		a->nparts = in->nparts;
+		memcpy(a->parts, in->parts, sizeof(a->parts));
+	}
+	if (!layout_valid(a))
+		return -EINVAL;
+	a->version++;
+	return put_object(t, sa->oid, a);
+}
+
+int store_setattr(struct store *s, struct ofs_oid oid, uint32_t mask,
+		  const struct ofs_attr *in, struct ofs_attr *out)
+{
+	struct setattr_args sa = { .oid = oid, .mask = mask, .in = in };
+	int rc;
+
+	if (s->read_only)
+		return -EROFS;
+	if (mask & ~(uint32_t)OFS_ATTR_ALL)
+		return -EINVAL;
+	sa.cur = malloc(sizeof(*sa.cur));
+	if (!sa.cur)
+		return -ENOMEM;
+	rc = kv_update(s->kv, setattr_txn, &sa);
+	if (!rc && out)
+		*out = *sa.cur;
+	free(sa.cur);
+	return rc;
+}
+
+/* ---- byte streams ------------------------------------------------------ */
+
+/* Digests of chunks [first, last] of a dfile, with its attributes. */
+struct chunkview_args {
+	struct ofs_oid oid;
+	struct ofs_attr *a;
+	uint64_t first, last;       /* in: wanted chunks (set after attr) */
+	struct ofs_digest *digests; /* out: last-first+1 entries */
+	bool want_digests;
+};
+
+static int chunkview_txn(struct kv_txn *t, void *arg)
+{
+	struct chunkview_args *cv = arg;
+	int rc = get_object(t, cv->oid, cv->a);
+
+	if (rc)
+		return rc;
+	if (cv->a->type != OFS_OBJ_DFILE)
+		return -OFS_ETYPE;
+	if (!cv->want_digests)
+		return 0;
+	if (cv->a->chunk_size == 0)
+		return -OFS_ECORRUPT;
+	for (uint64_t i = cv->first; i <= cv->last; i++) {
+		uint8_t key[REC_CHUNK_KEY];
+		const void *v;
+		size_t vn;
+
+		rec_chunk_key(cv->oid, i, key);
+		rc = kv_get(t, KV_CHUNKS, key, sizeof(key), &v, &vn);
+		if (rc)
+			return rc == -ENOENT ? -OFS_ECORRUPT : rc;
+		rc = rec_decode_digest(v, vn, &cv->digests[i - cv->first]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int store_read(struct store *s, struct ofs_oid oid, uint64_t off, void *buf,
+	       size_t len, size_t *got)
+{
+	struct chunkview_args cv = { .oid = oid };
+	pthread_rwlock_t *l = obj_lock(s, oid);
+	uint8_t *span = NULL;
+	uint64_t span_off, span_end, end;
+	size_t n;
+	int fd = -1, rc;
+	uint32_t cs;
+
+	cv.a = malloc(sizeof(*cv.a));
+	if (!cv.a)
+		return -ENOMEM;
+	pthread_rwlock_rdlock(l);
+	/* First the attributes alone, to learn the size and chunk size. */
+	rc = kv_view(s->kv, chunkview_txn, &cv);
+	if (rc)
+		goto out;
+	if (len == 0 || off >= cv.a->size) {
+		*got = 0;
+		goto out;
+	}
+	end = cv.a->size - off < len ? cv.a->size : off + len;
+	cs = cv.a->chunk_size;
+	if (cs == 0) {
+		rc = -OFS_ECORRUPT;
+		goto out;
+	}
+	checksum_chunk_span(off, end - off, cs, &cv.first, &cv.last);
+	cv.digests = calloc((size_t)(cv.last - cv.first + 1), sizeof(*cv.digests));
+	if (!cv.digests) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	cv.want_digests = true;
+	rc = kv_view(s->kv, chunkview_txn, &cv);
+	if (rc)
+		goto out;
+	span_off = cv.first * cs;
+	span_end = (cv.last + 1) * cs;
+	if (span_end > cv.a->size)
+		span_end = cv.a->size;
+	/* Read whole chunks straight into buf when the range is aligned to
+	 * them; otherwise into a span buffer first. */
+	if (span_off == off && span_end == end) {
+		span = buf;
+	} else {
+		span = malloc((size_t)(span_end - span_off));
+		if (!span) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	}
+	rc = bstream_open(s->datadir, oid, 0, &fd);
+	if (rc) {
+		rc = rc == -ENOENT ? -EIO : rc;
+		goto out;
+	}
+	rc = bstream_pread(fd, span, (size_t)(span_end - span_off), span_off, &n);
+	if (rc)
+		goto out;
+	/* A large read is most likely part of a sequential one: start
+	 * reading the next piece from disk while this one is checked and
+	 * sent (each request opens the stream afresh, so the kernel's own
+	 * readahead cannot see the pattern). */
+	if (span_end - span_off >= STORE_PREFETCH_MIN && span_end < cv.a->size)
+		bstream_prefetch(fd, span_end, span_end - span_off);
+	if (n != span_end - span_off) {
+		rc = -OFS_ECHECKSUM;    /* the stream is shorter than recorded */
+		goto out;
+	}
+	for (uint64_t i = cv.first; i <= cv.last; i++) {
+		uint64_t c0 = i * cs - span_off;
+		uint64_t c1 = (i + 1) * cs - span_off;
+		if (c1 > span_end - span_off)
+			c1 = span_end - span_off;
+		if (!digest_eq(checksum_buf(span + c0, (size_t)(c1 - c0)),
+			       cv.digests[i - cv.first])) {
+			rc = -OFS_ECHECKSUM;
+			goto out;
+		}
+	}
+	if (span != buf)
+		memcpy(buf, span + (off - span_off), (size_t)(end - off));
+	*got = (size_t)(end - off);
+out:
+	pthread_rwlock_unlock(l);
+	if (fd >= 0)
+		close(fd);
+	if (span != buf)
+		free(span);
+	free(cv.digests);
+	free(cv.a);
+	return rc;
+}
+
+struct write_args {
+	struct ofs_oid oid;
+	uint64_t first;              /* first chunk whose digest changes */
+	uint64_t nchunks;            /* digests to store */
+	struct ofs_digest *digests;
+	uint64_t new_size;
+	struct ofs_attr *a;          /* scratch; result */
+};
+
+static int write_txn(struct kv_txn *t, void *arg)
+{
+	struct write_args *wa = arg;
+	int rc = get_object(t, wa->oid, wa->a);
+
+	if (rc)
+		return rc;
+	if (wa->a->type != OFS_OBJ_DFILE)
+		return -OFS_ETYPE;
+	for (uint64_t i = 0; i < wa->nchunks; i++) {
+		uint8_t key[REC_CHUNK_KEY];
+
+		rec_chunk_key(wa->oid, wa->first + i, key);
+		rc = kv_put(t, KV_CHUNKS, key, sizeof(key), wa->digests[i].b, OFS_DIGEST_LEN);
+		if (rc)
+			return rc;
+	}
+	if (wa->new_size > wa->a->size)
+		wa->a->size = wa->new_size;
+	wa->a->version++;
+	wa->a->mtime_ns = now_ns();
+	return put_object(t, wa->oid, wa->a);
+}
+
+int store_write(struct store *s, struct ofs_oid oid, uint64_t off, const void *buf,
+		size_t len, uint64_t *version, uint64_t *size)
+{
+	struct chunkview_args cv = { .oid = oid };
+	struct write_args wa = { .oid = oid };
+	pthread_rwlock_t *l = obj_lock(s, oid);
+	uint8_t *chunk = NULL;
+	uint64_t old_size, new_size, first, last;
+	struct ofs_digest zero;
+	bool have_zero = false;
+	uint32_t cs;
+	int fd = -1, rc;
+
+	if (s->read_only)
+		return -EROFS;
+	if (off > STORE_MAX_STREAM || len > STORE_MAX_STREAM - off)
+		return -EFBIG;
+	cv.a = malloc(sizeof(*cv.a));
+	wa.a = malloc(sizeof(*wa.a));
+	if (!cv.a || !wa.a) {
+		rc = -ENOMEM;
+		goto out_free;
+	}
+	pthread_rwlock_wrlock(l);
+	rc = kv_view(s->kv, chunkview_txn, &cv);
+	if (rc)
+		goto out;
+	cs = cv.a->chunk_size;
+	if (cs == 0) {
+		rc = -OFS_ECORRUPT;
+		goto out;
+	}
+	/* Unstable writes before this one are committed first, so that the
+	 * recorded state never skips over them. */
+	{
+		struct pending *p = pending_find(s, oid);
+		uint64_t v, sz;
+		if (p) {
+			rc = commit_locked(s, oid, p, cs, &v, &sz);
+			if (rc < 0)
+				goto out;
+			rc = kv_view(s->kv, chunkview_txn, &cv);
+			if (rc)
+				goto out;
+		}
+	}
+	old_size = cv.a->size;
+	if (len == 0) {
+		*version = cv.a->version;
+		*size = old_size;
+		goto out;
+	}
+	new_size = off + len > old_size ? off + len : old_size;
+	rc = bstream_open(s->datadir, oid, 1, &fd);
+	if (rc) {
+		rc = rc == -ENOENT ? -EIO : rc;
+		goto out;
+	}
+	/* Bytes past the recorded end (left by a write that was never
+	 * recorded) must not show through a gap as old data. */
+	if (off + len > old_size)
+		rc = bstream_trim(fd, old_size);
+	if (!rc)
+		rc = bstream_pwrite(fd, buf, len, off);
+	if (!rc)
+		rc = bstream_datasync(fd);
+	if (rc)
+		goto out;
+
+	/* Chunks whose digest changes: those the write touches, and those of
+	 * a gap between the old end and the write (which reads as zeros). */
+	first = (off < old_size ? off : old_size) / cs;
+	last = (off + len - 1) / cs;
+	wa.first = first;
+	wa.nchunks = last - first + 1;
+	wa.digests = calloc((size_t)wa.nchunks, sizeof(*wa.digests));
+	chunk = malloc(cs);
+	if (!wa.digests || !chunk) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint64_t i = first; i <= last; i++) {
+		uint64_t c0 = i * cs, c1 = c0 + cs;
+		size_t n;
+		if (c1 > new_size)
+			c1 = new_size;
+		if (c0 >= off && c1 <= off + len) {
+			/* Entirely inside the written bytes: hash from memory. */
+			wa.digests[i - first] = checksum_buf((const uint8_t *)buf + (c0 - off),
+							     (size_t)(c1 - c0));
+			continue;
+		}
+		if (c0 >= old_size && c1 == c0 + cs && c1 <= off) {
+			/* A whole chunk of the gap: zeros (the stream was cut to
+			 * its recorded end above), digested once per write. */
+			if (!have_zero) {
+				memset(chunk, 0, cs);
+				zero = checksum_buf(chunk, cs);
+				have_zero = true;
+			}
+			wa.digests[i - first] = zero;
+			continue;
+		}
+		rc = bstream_pread(fd, chunk, (size_t)(c1 - c0), c0, &n);
+		if (rc)
+			goto out;
+		if (n != c1 - c0) {
+			rc = -EIO;
+			goto out;
+		}
+		wa.digests[i - first] = checksum_buf(chunk, n);
+	}
+	wa.new_size = new_size;
+	rc = kv_update(s->kv, write_txn, &wa);
+	if (!rc) {
+		*version = wa.a->version;
+		*size = wa.a->size;
+	}
+out:
+	pthread_rwlock_unlock(l);
+	if (fd >= 0 && close(fd) < 0 && !rc)
+		rc = -errno;
+out_free:
+	free(chunk);
+	free(wa.digests);
+	free(wa.a);
+	free(cv.a);
+	return rc;
+}
+
+/* Make oid's unstable writes durable and visible: sync the stream, digest
+ * the chunks not yet known, commit digests, size and version. The caller
+ * holds the object's lock exclusively. */
+static int commit_locked(struct store *s, struct ofs_oid oid, struct pending *p,
+			 uint32_t cs, uint64_t *version, uint64_t *size)
+{
+	struct write_args wa = { .oid = oid };
+	uint8_t *chunk = NULL;
+	uint64_t last;
+	int fd = -1, rc;
+
+	if (p->end == p->base) {
+		pending_drop(s, p);
+		return 1;     /* nothing was written: nothing to commit */
+	}
+	rc = bstream_open(s->datadir, oid, 0, &fd);
+	if (rc)
+		goto out;
+	rc = bstream_datasync(fd);
+	if (rc)
+		goto out;
+	last = (p->end - 1) / cs;
+	wa.first = p->first;
+	wa.nchunks = last - p->first + 1;
+	wa.digests = calloc((size_t)wa.nchunks, sizeof(*wa.digests));
+	wa.a = malloc(sizeof(*wa.a));
+	chunk = malloc(cs);
+	if (!wa.digests || !wa.a || !chunk || (rc = pending_grow(p, last))) {
+		rc = rc ? rc : -ENOMEM;
+		goto out;
+	}
+	for (uint64_t i = p->first; i <= last; i++) {
+		uint64_t c0 = i * cs, c1 = c0 + cs > p->end ? p->end : c0 + cs;
+		size_t n;
+		/* A chunk digested at write time is exact only if it was
+		 * complete then; the last chunk may have been short. */
+		if (p->known[i - p->first] && c1 == c0 + cs) {
+			wa.digests[i - p->first] = p->d[i - p->first];
+			continue;
+		}
+		rc = bstream_pread(fd, chunk, (size_t)(c1 - c0), c0, &n);
+		if (rc)
+			goto out;
+		if (n != c1 - c0) {
+			rc = -EIO;
+			goto out;
+		}
+		wa.digests[i - p->first] = checksum_buf(chunk, n);
+	}
+	wa.new_size = p->end;
+	rc = kv_update(s->kv, write_txn, &wa);
+	if (!rc) {
+		*version = wa.a->version;
+		*size = wa.a->size;
+	}
+out:
+	/* Committed or failed, the unstable state is done with: on failure
+	 * the object stays as it was recorded and the writer must start
+	 * again. */
+	pending_drop(s, p);
+	if (fd >= 0)
+		close(fd);
+	free(chunk);
+	free(wa.digests);
+	free(wa.a);
+	return rc;
+}
+
+int store_commit(struct store *s, struct ofs_oid oid, uint64_t *version, uint64_t *size)
+{
+	struct chunkview_args cv = { .oid = oid };
+	pthread_rwlock_t *l = obj_lock(s, oid);
+	struct pending *p;
+	int rc;
+
+	if (s->read_only)
+		return -EROFS;
+	cv.a = malloc(sizeof(*cv.a));
+	if (!cv.a)
+		return -ENOMEM;
+	pthread_rwlock_wrlock(l);
+	rc = kv_view(s->kv, chunkview_txn, &cv);
+	if (rc)
+		goto out;
+	p = pending_find(s, oid);
+	if (p && cv.a->chunk_size)
+		rc = commit_locked(s, oid, p, cv.a->chunk_size, version, size);
+	else
+		rc = 1;
+	if (rc == 1) {
+		*version = cv.a->version;
+		*size = cv.a->size;
+		rc = 0;
+	}
+out:
+	pthread_rwlock_unlock(l);
+	free(cv.a);
+	return rc;
+}
+
+int store_write_unstable(struct store *s, struct ofs_oid oid, uint64_t off, const void *buf,
+			 size_t len, uint64_t *version, uint64_t *size)
+{
+	struct chunkview_args cv = { .oid = oid };
+	pthread_rwlock_t *l = obj_lock(s, oid);
+	struct pending *p;
+	uint32_t cs;
+	int fd = -1, rc;
+	bool stable = false;
+
+	if (s->read_only)
+		return -EROFS;
+	if (off > STORE_MAX_STREAM || len > STORE_MAX_STREAM - off)
+		return -EFBIG;
+	cv.a = malloc(sizeof(*cv.a));
+	if (!cv.a)
+		return -ENOMEM;
+	pthread_rwlock_wrlock(l);
+	rc = kv_view(s->kv, chunkview_txn, &cv);
+	if (rc)
+		goto out;
+	cs = cv.a->chunk_size;
+	if (cs == 0) {
+		rc = -OFS_ECORRUPT;
+		goto out;
+	}
+	/* Only appends - each write starting where the last one ended, the
+	 * first at the recorded end - may wait for a commit: an overwrite of
+	 * recorded bytes would leave their digests wrong until then, and a
+	 * gap would have to be read back. Other writes, and writes when every
+	 * slot is taken, go stable (which commits what waited first). */
+	p = pending_find(s, oid);
+	if (off < cv.a->size || len == 0 || (p && off != p->end) ||
+	    (!p && (off != cv.a->size || !(p = pending_take(s, oid, cv.a->size, cs))))) {
+		stable = true;
+		goto out;
+	}
+	rc = pending_grow(p, (off + len - 1) / cs);
+	if (!rc)
+		rc = bstream_open(s->datadir, oid, 1, &fd);
+	if (!rc && p->end == p->base)
+		rc = bstream_trim(fd, p->base);   /* see store_write */
+	if (!rc)
+		rc = bstream_pwrite(fd, buf, len, off);
+	if (rc) {
+		pending_drop(s, p);
+		goto out;
+	}
+	for (uint64_t i = off / cs; i <= (off + len - 1) / cs; i++) {
+		uint64_t c0 = i * cs, c1 = c0 + cs;
+		bool whole = c0 >= off && c1 <= off + len;
+		if (i < p->first)
+			continue;
+		p->known[i - p->first] = whole;
+		if (whole)
+			p->d[i - p->first] = checksum_buf((const uint8_t *)buf + (c0 - off), cs);
+	}
+	if (off + len > p->end)
+		p->end = off + len;
+	*version = cv.a->version;
+	*size = p->end;
+out:
+	pthread_rwlock_unlock(l);
+	if (fd >= 0 && close(fd) < 0 && !rc)
+		rc = -errno;
+	free(cv.a);
+	if (stable && !rc)
+		return store_write(s, oid, off, buf, len, version, size);
+	return rc;
+}
+
+struct chunks_args {
+	struct ofs_oid oid;
+	store_chunk_fn fn;
+	void *arg;
+};
+
+static int chunks_scan(const void *k, size_t kn, const void *v, size_t vn, void *arg)
+{
+	struct chunks_args *ca = arg;
+	struct ofs_digest d;
+	uint64_t idx;
+	int rc;
+
+	if ((rc = rec_chunk_key_index(k, kn, &idx)) || (rc = rec_decode_digest(v, vn, &d)))
+		return rc;
+	return ca->fn(idx, d, ca->arg);
+}
+
+static int chunks_txn(struct kv_txn *t, void *arg)
+{
+	struct chunks_args *ca = arg;
+
+	return kv_scan(t, KV_CHUNKS, ca->oid.b, sizeof(ca->oid.b), NULL, 0, chunks_scan, ca);
+}
+
+int store_chunks(struct store *s, struct ofs_oid oid, store_chunk_fn fn, void *arg)
+{
+	struct chunks_args ca = { .oid = oid, .fn = fn, .arg = arg };
+
+	return kv_view(s->kv, chunks_txn, &ca);
+}
+
+/* ---- key-value parts and directory entries ----------------------------- */
+
+struct kvop_args {
+	struct ofs_oid oid;
+	const void *k;
+	size_t kn;
+	const void *v;           /* put: value */
+	size_t vn;
+	void *out;               /* get: malloc'd copy */
+	size_t outn;
+	uint8_t need_type;       /* 0: any type */
+	bool refuse_dirdata;
+	/* dirents */
+	const struct ofs_dirent *d;
+	uint32_t flags;
+	bool present;
+	struct ofs_dirent old;
+	struct ofs_attr *a;      /* scratch */
+};
+
+/* Fetch the object, check its type, and (for changes) bump its version. */
+static int kvop_object(struct kv_txn *t, struct kvop_args *ka, bool change)
+{
+	int rc = get_object(t, ka->oid, ka->a);
+
+	if (rc)
+		return rc;
+	if (ka->need_type && ka->a->type != ka->need_type)
+		return -OFS_ETYPE;
+	if (ka->refuse_dirdata && ka->a->type == OFS_OBJ_DIRDATA)
+		return -OFS_ETYPE;
+	if (!change)
+		return 0;
+	ka->a->version++;
+	ka->a->mtime_ns = now_ns();
+	return put_object(t, ka->oid, ka->a);
+}
+
+static int kvget_txn(struct kv_txn *t, void *arg)
+{
+	struct kvop_args *ka = arg;
+	uint8_t key[REC_KV_KEY_MAX];
+	size_t kn = rec_kv_key(ka->oid, ka->k, ka->kn, key);
+	const void *v;
+	size_t vn;
+	int rc = kvop_object(t, ka, false);
+
+	if (rc)
+		return rc;
+	rc = kv_get(t, KV_KEYVAL, key, kn, &v, &vn);
+	if (rc)
+		return rc;
+	ka->out = malloc(vn ? vn : 1);
+	if (!ka->out)
+		return -ENOMEM;
+	memcpy(ka->out, v, vn);
+	ka->outn = vn;
+	return 0;
+}
+
+static int kvput_txn(struct kv_txn *t, void *arg)
+{
+	struct kvop_args *ka = arg;
+	uint8_t key[REC_KV_KEY_MAX];
+	size_t kn = rec_kv_key(ka->oid, ka->k, ka->kn, key);
+	int rc = kvop_object(t, ka, true);
+
+	if (rc)
+		return rc;
+	return kv_put(t, KV_KEYVAL, key, kn, ka->v, ka->vn);
+}
+
+static int kvdel_txn(struct kv_txn *t, void *arg)
+{
+	struct kvop_args *ka = arg;
+	uint8_t key[REC_KV_KEY_MAX];
+	size_t kn = rec_kv_key(ka->oid, ka->k, ka->kn, key);
+	int rc = kvop_object(t, ka, true);
+
+	if (rc)
+		return rc;
+	return kv_del(t, KV_KEYVAL, key, kn);
+}
+
+static int kv_key_ok(size_t kn)
+{
+	return kn > 0 && kn <= OFS_MAX_KEY ? 0 : -EINVAL;
+}
+
+static int kvop(struct store *s, kv_fn fn, struct kvop_args *ka, bool update)
+{
+	int rc;
+
+	ka->a = malloc(sizeof(*ka->a));
+	if (!ka->a)
+		return -ENOMEM;
+	rc = update ? kv_update(s->kv, fn, ka) : kv_view(s->kv, fn, ka);
+	free(ka->a);
+	ka->a = NULL;
+	return rc;
+}
+
+int store_kv_get(struct store *s, struct ofs_oid oid, const void *k, size_t kn,
+		 void **v, size_t *vn)
+{
+	struct kvop_args ka = { .oid = oid, .k = k, .kn = kn };
+	int rc = kv_key_ok(kn);
+
+	if (rc)
+		return rc;
+	rc = kvop(s, kvget_txn, &ka, false);
+	if (rc) {
+		free(ka.out);
+		return rc;
+	}
+	*v = ka.out;
+	*vn = ka.outn;
+	return 0;
+}
+
+int store_kv_put(struct store *s, struct ofs_oid oid, const void *k, size_t kn,
+		 const void *v, size_t vn)
+{
+	struct kvop_args ka = { .oid = oid, .k = k, .kn = kn, .v = v, .vn = vn,
+				.refuse_dirdata = true };
+	int rc = kv_key_ok(kn);
+
+	if (s->read_only)
+		return -EROFS;
+	if (rc)
+		return rc;
+	if (vn > OFS_MAX_VALUE)
+		return -OFS_ETOOBIG;
+	return kvop(s, kvput_txn, &ka, true);
+}
+
+int store_kv_del(struct store *s, struct ofs_oid oid, const void *k, size_t kn)
+{
+	struct kvop_args ka = { .oid = oid, .k = k, .kn = kn, .refuse_dirdata = true };
+	int rc = kv_key_ok(kn);
+
+	if (s->read_only)
+		return -EROFS;
+	if (rc)
+		return rc;
+	return kvop(s, kvdel_txn, &ka, true);
+}
+
+struct list_args {
+	struct kvop_args ka;
+	const void *after;
+	size_t an;
+	uint32_t max, count;
+	bool more;
+	bool dirents;
+	store_kv_fn kfn;
+	store_dirent_fn dfn;
+	void *arg;
+};
+
+static int list_scan(const void *k, size_t kn, const void *v, size_t vn, void *arg)
+{
+	struct list_args *la = arg;
+	const uint8_t *key = (const uint8_t *)k + OFS_OID_LEN;
+	size_t keyn = kn - OFS_OID_LEN;
+
+	if (la->count == la->max) {
+		la->more = true;
+		return 1;
+	}
+	la->count++;
+	if (la->dirents) {
+		char name[OFS_NAME_MAX + 1];
+		struct ofs_dirent d;
+		if (keyn == 0 || keyn > OFS_NAME_MAX || memchr(key, '\0', keyn))
+			return -OFS_ECORRUPT;
+		memcpy(name, key, keyn);
+		name[keyn] = '\0';
+		if (rec_decode_dirent(v, vn, &d))
+			return -OFS_ECORRUPT;
+		return la->dfn(name, &d, la->arg);
+	}
+	return la->kfn(key, keyn, v, vn, la->arg);
+}
+
+static int list_txn(struct kv_txn *t, void *arg)
+{
+	struct list_args *la = arg;
+	uint8_t after[REC_KV_KEY_MAX];
+	size_t an = la->an ? rec_kv_key(la->ka.oid, la->after, la->an, after) : 0;
+	int rc = kvop_object(t, &la->ka, false);
+
+	if (rc)
+		return rc;
+	return kv_scan(t, KV_KEYVAL, la->ka.oid.b, OFS_OID_LEN, an ? after : NULL, an,
+		       list_scan, la);
+}
+
+int store_kv_list(struct store *s, struct ofs_oid oid, const void *after, size_t an,
+		  uint32_t max, store_kv_fn fn, void *arg, bool *more)
+{
+	struct list_args la = { .ka = { .oid = oid }, .after = after, .an = an,
+				.max = max, .kfn = fn, .arg = arg };
+	int rc;
+
+	if (an > OFS_MAX_KEY || max == 0)
+		return -EINVAL;
+	/* kvop hands list_txn &la.ka, which is la's first member. */
+	rc = kvop(s, list_txn, &la.ka, false);
+	if (rc)
+		return rc;
+	*more = la.more;
+	return 0;
+}
+
+int store_dirent_list(struct store *s, struct ofs_oid dirdata, const char *after,
+		      uint32_t max, store_dirent_fn fn, void *arg, bool *more)
+{
+	struct list_args la = { .ka = { .oid = dirdata, .need_type = OFS_OBJ_DIRDATA },
+				.after = after, .an = after ? strlen(after) : 0,
+				.max = max, .dirents = true, .dfn = fn, .arg = arg };
+	int rc;
+
+	if (la.an > OFS_NAME_MAX || max == 0)
+		return -EINVAL;
+	rc = kvop(s, list_txn, &la.ka, false);
+	if (rc)
+		return rc;
+	*more = la.more;
+	return 0;
+}
+
+static int dirent_get(struct kv_txn *t, struct kvop_args *ka, bool *present, struct ofs_dirent *d)
+{
+	uint8_t key[REC_KV_KEY_MAX];
+	size_t kn = rec_kv_key(ka->oid, ka->k, ka->kn, key);
+	const void *v;
+	size_t vn;
+	int rc = kv_get(t, KV_KEYVAL, key, kn, &v, &vn);
+
+	if (rc == -ENOENT) {
+		*present = false;
+		return 0;
+	}
+	if (rc)
+		return rc;
+	*present = true;
+	return rec_decode_dirent(v, vn, d);
+}
+
+static int dirent_create_txn(struct kv_txn *t, void *arg)
+{
+	struct kvop_args *ka = arg;
+	uint8_t key[REC_KV_KEY_MAX];
+	size_t kn = rec_kv_key(ka->oid, ka->k, ka->kn, key);
+	struct wbuf w;
+	int rc = kvop_object(t, ka, true);
+
+	if (rc)
+		return rc;
+	rc = dirent_get(t, ka, &ka->present, &ka->old);
+	if (rc)
+		return rc;
+	if (ka->present) {
+		if (!(ka->flags & OFS_DIRENT_REPLACE))
+			return -EEXIST;
+		if (ka->old.type != OFS_OBJ_METAFILE)
+			return -EISDIR;
+		if (ka->d->type != OFS_OBJ_METAFILE)
+			return -ENOTDIR;
+	}
+	wbuf_init(&w);
+	rc = rec_encode_dirent(&w, ka->d);
+	if (!rc)
+		rc = kv_put(t, KV_KEYVAL, key, kn, w.data, w.len);
+	wbuf_free(&w);
+	return rc;
+}
+
+static int dirent_remove_txn(struct kv_txn *t, void *arg)
+{
+	struct kvop_args *ka = arg;
+	uint8_t key[REC_KV_KEY_MAX];
+	size_t kn = rec_kv_key(ka->oid, ka->k, ka->kn, key);
+	int rc = kvop_object(t, ka, true);
+
+	if (rc)
+		return rc;
+	rc = dirent_get(t, ka, &ka->present, &ka->old);
+	if (rc)
+		return rc;
+	if (!ka->present)
+		return -ENOENT;
+	return kv_del(t, KV_KEYVAL, key, kn);
+}
+
+static int dirent_lookup_txn(struct kv_txn *t, void *arg)
+{
+	struct kvop_args *ka = arg;
+	int rc = kvop_object(t, ka, false);
+
+	if (rc)
+		return rc;
+	rc = dirent_get(t, ka, &ka->present, &ka->old);
+	if (rc)
+		return rc;
+	return ka->present ? 0 : -ENOENT;
+}
+
+int store_dirent_create(struct store *s, struct ofs_oid dirdata, const char *name,
+			const struct ofs_dirent *d, uint32_t flags, bool *replaced,
+			struct ofs_dirent *old)
+{
+	struct kvop_args ka = { .oid = dirdata, .k = name, .kn = strlen(name), .d = d,
+				.flags = flags, .need_type = OFS_OBJ_DIRDATA };
+	int rc;
+
+	if (s->read_only)
+		return -EROFS;
+	if (!ofs_name_valid(name))
+		return -OFS_ENAME;
+	if (d->type != OFS_OBJ_METAFILE && d->type != OFS_OBJ_DIRECTORY)
+		return -EINVAL;
+	rc = kvop(s, dirent_create_txn, &ka, true);
+	if (rc)
+		return rc;
+	*replaced = ka.present;
+	if (ka.present && old)
+		*old = ka.old;
+	return 0;
+}
+
+int store_dirent_remove(struct store *s, struct ofs_oid dirdata, const char *name,
+			struct ofs_dirent *old)
+{
+	struct kvop_args ka = { .oid = dirdata, .k = name, .kn = strlen(name),
+				.need_type = OFS_OBJ_DIRDATA };
+	int rc;
+
+	if (s->read_only)
+		return -EROFS;
+	if (!ofs_name_valid(name))
+		return -OFS_ENAME;
+	rc = kvop(s, dirent_remove_txn, &ka, true);
+	if (!rc && old)
+		*old = ka.old;
+	return rc;
+}
+
+int store_dirent_lookup(struct store *s, struct ofs_oid dirdata, const char *name,
+			struct ofs_dirent *d)
+{
+	struct kvop_args ka = { .oid = dirdata, .k = name, .kn = strlen(name),
+				.need_type = OFS_OBJ_DIRDATA };
+	int rc;
+
+	if (!ofs_name_valid(name))
+		return -OFS_ENAME;
+	rc = kvop(s, dirent_lookup_txn, &ka, false);
+	if (!rc)
+		*d = ka.old;
+	return rc;
+}

@@ -1,0 +1,148 @@
+/*
+ * store.h - the storage engine: dataspaces on one server.
+ *
+ * A data dir holds
+ *   DATA/format      "ofs-data 1": what this folder is
+ *   DATA/lock        held (flock) by the running server
+ *   DATA/kv/         the LMDB environment (kv.h): object records, chunk
+ *                    digests, key-value parts, server records
+ *   DATA/bstreams/   dfile byte streams (bstream.h)
+ *
+ * Guarantees. Every function that changes something returns only once the
+ * change is durable (byte streams fdatasync'd before the records that
+ * describe them are committed), so a crash loses nothing acknowledged, and
+ * no record ever describes bytes that were not yet on disk. A rejected
+ * request changes nothing. Reads verify every chunk they touch against its
+ * stored XXH3-128 digest. Writes to one object are serialized; reads run
+ * in parallel with each other.
+ *
+ * Errors common to all: -ENOENT (no such object), -OFS_ETYPE (operation
+ * not valid for the object's type), -OFS_ECORRUPT (a record failed to
+ * decode), -ENOMEM, -EIO and other -errno from the disk.
+ */
+#ifndef OFS_STORE_H
+#define OFS_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "checksum.h"
+#include "oid.h"
+#include "proto.h"
+
+#define STORE_MIN_CHUNK (4u << 10)
+#define STORE_MAX_CHUNK (16u << 20)
+#define STORE_MAX_STREAM ((uint64_t)1 << 40)  /* bytes in one byte stream */
+#define STORE_MAX_ATTRS 16          /* site attributes (rack=r1, ...) */
+#define STORE_ATTR_MAX 128          /* bytes in one "key=value" */
+
+struct store;
+
+/*
+ * Create a data dir at datadir (which must not exist, or be empty): a new
+ * SID, the given chunk size (a power of two in [STORE_MIN_CHUNK,
+ * STORE_MAX_CHUNK]) and site attributes ("key=value"), and the root
+ * directory of a namespace. Returns 0 and the SID, or -EEXIST (not empty),
+ * -EINVAL (bad chunk size or attribute), -errno.
+ */
+int store_init(const char *datadir, uint32_t chunk_size, const char *const *attrs,
+	       size_t nattrs, struct ofs_sid *sid);
+
+/*
+ * Open a data dir. A writable open takes DATA/lock and fails with -EBUSY
+ * while another server holds it; read_only opens beside a running server
+ * (for inspect) and may not change anything. -ENOENT: not a data dir;
+ * -OFS_EVERSION: a format this program does not know.
+ */
+int store_open(const char *datadir, bool read_only, struct store **out);
+/* Waits for queued updates, then closes. store_close(NULL) is a no-op. */
+void store_close(struct store *s);
+
+struct ofs_sid store_sid(const struct store *s);
+uint32_t store_chunk_size(const struct store *s);
+const char *store_datadir(const struct store *s);
+/* Site attributes, as "key=value" strings owned by the store. */
+size_t store_attrs(const struct store *s, const char *const **attrs);
+/* The root directory's handle. */
+int store_root(struct store *s, struct ofs_handle *h);
+
+/*
+ * Create an object from init (type, backref, sids, mode, uid, gid and, for
+ * a metafile or directory, layout). The store sets version 1, size 0, the
+ * times and, for a dfile, its chunk size and an empty byte stream; an
+ * empty sids list means "this server only". *oid receives the new OID.
+ * -EINVAL: invalid type or layout.
+ */
+int store_create(struct store *s, const struct ofs_attr *init, struct ofs_oid *oid);
+/* Remove an object with its records and byte stream. -ENOTEMPTY for a
+ * dirdata that still has entries. */
+int store_remove(struct store *s, struct ofs_oid oid);
+int store_getattr(struct store *s, struct ofs_oid oid, struct ofs_attr *a);
+/* Change the fields mask selects (OFS_ATTR_*), bump the version; *out
+ * (may be NULL) receives the attributes as stored. OFS_ATTR_SIZE is
+ * refused for a dfile (its size is its byte stream's), OFS_ATTR_LAYOUT for
+ * a dfile or dirdata: -OFS_ETYPE. */
+int store_setattr(struct store *s, struct ofs_oid oid, uint32_t mask,
+		  const struct ofs_attr *in, struct ofs_attr *out);
+
+/* Read up to len bytes at off of a dfile into buf; *got is short at the
+ * end of the stream (0 at or past it). -OFS_ECHECKSUM when a chunk does not
+ * match its digest (nothing is returned then). */
+int store_read(struct store *s, struct ofs_oid oid, uint64_t off, void *buf,
+	       size_t len, size_t *got);
+/* Write len bytes at off of a dfile (a gap past the end reads as zeros),
+ * durably; returns the new version and size. Unstable writes waiting for
+ * a commit are committed first. -EFBIG past STORE_MAX_STREAM. */
+int store_write(struct store *s, struct ofs_oid oid, uint64_t off, const void *buf,
+		size_t len, uint64_t *version, uint64_t *size);
+
+/*
+ * An unstable write (OFS_WRITE_UNSTABLE): the bytes are written but not
+ * synced, and the object's recorded size, version and digests do not change
+ * until store_commit; readers do not see them before. Returns the recorded
+ * version and the size the object will have once committed. Only appends
+ * (starting at the recorded end, then each where the last ended) are kept
+ * unstable; any other write (and any write when STORE_MAX_PENDING objects
+ * already wait) is done as store_write.
+ * A crash or a failed commit drops the unstable writes.
+ */
+int store_write_unstable(struct store *s, struct ofs_oid oid, uint64_t off, const void *buf,
+			 size_t len, uint64_t *version, uint64_t *size);
+/* Sync and record oid's unstable writes; returns the recorded version and
+ * size (also when there was nothing to commit). */
+int store_commit(struct store *s, struct ofs_oid oid, uint64_t *version, uint64_t *size);
+
+/* Key-value part. Values are malloc'd for the caller. Dirdata keys are
+ * entries: kv_put and kv_del refuse a dirdata (-OFS_ETYPE); use dirents. */
+int store_kv_get(struct store *s, struct ofs_oid oid, const void *k, size_t kn,
+		 void **v, size_t *vn);
+int store_kv_put(struct store *s, struct ofs_oid oid, const void *k, size_t kn,
+		 const void *v, size_t vn);
+int store_kv_del(struct store *s, struct ofs_oid oid, const void *k, size_t kn);
+/* Up to max pairs with key > after (an = 0: from the first), in key
+ * order; *more says whether any follow. fn returns 0 to go on. */
+typedef int (*store_kv_fn)(const void *k, size_t kn, const void *v, size_t vn, void *arg);
+int store_kv_list(struct store *s, struct ofs_oid oid, const void *after, size_t an,
+		  uint32_t max, store_kv_fn fn, void *arg, bool *more);
+
+/* Directory entries of a dirdata object. create: -EEXIST when the name is
+ * taken, unless flags has OFS_DIRENT_REPLACE and both the old and new
+ * entries are files (then *replaced is set and *old receives the old
+ * entry). -OFS_ETYPE when oid is not a dirdata. */
+int store_dirent_create(struct store *s, struct ofs_oid dirdata, const char *name,
+			const struct ofs_dirent *d, uint32_t flags, bool *replaced,
+			struct ofs_dirent *old);
+int store_dirent_remove(struct store *s, struct ofs_oid dirdata, const char *name,
+			struct ofs_dirent *old);
+int store_dirent_lookup(struct store *s, struct ofs_oid dirdata, const char *name,
+			struct ofs_dirent *d);
+typedef int (*store_dirent_fn)(const char *name, const struct ofs_dirent *d, void *arg);
+int store_dirent_list(struct store *s, struct ofs_oid dirdata, const char *after,
+		      uint32_t max, store_dirent_fn fn, void *arg, bool *more);
+
+/* The chunk digests of a dfile in order (for inspect and scrub). */
+typedef int (*store_chunk_fn)(uint64_t idx, struct ofs_digest d, void *arg);
+int store_chunks(struct store *s, struct ofs_oid oid, store_chunk_fn fn, void *arg);
+
+#endif

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Write the seed corpus of fuzz_frame: one valid frame per request op and
+one per reply type, encoded independently of lib/ from the layouts in
+frame.h and proto.h (so a seed that fails to decode points at a layout
+drift). Usage: tests/fuzz/make-corpus.py [outdir]  (default: next to this
+script, in corpus/)."""
+
+import os
+import struct
+import sys
+
+MAGIC = 0x4F465331
+RESPONSE = 0x8000
+(PING, GET_ROOT, CREATE, REMOVE, GETATTR, SETATTR, READ, WRITE, KV_GET,
+ KV_PUT, KV_DEL, KV_LIST, DIRENT_CREATE, DIRENT_REMOVE, DIRENT_LOOKUP,
+ DIRENT_LIST, COMMIT) = range(1, 18)
+METAFILE, DFILE, DIRECTORY, DIRDATA = 1, 2, 3, 4
+
+
+def u8(v): return struct.pack(">B", v)
+def u16(v): return struct.pack(">H", v)
+def u32(v): return struct.pack(">I", v)
+def u64(v): return struct.pack(">Q", v)
+def i64(v): return struct.pack(">q", v)
+def blob(b): return u32(len(b)) + b
+def string(s): return u16(len(s)) + s
+def oid(seed): return bytes((seed + 7 * i) & 0xFF for i in range(16))
+
+
+def handle(seed, nsids):
+    return oid(seed) + u8(nsids) + b"".join(oid(seed + 100 + i) for i in range(nsids))
+
+
+def attr(typ, nparts=2):
+    return (u8(typ) + u64(3) + u64(1 << 20) + u32(0o644) + u32(1000) + u32(1000)
+            + i64(1700000000 * 10**9) + i64(1700000001 * 10**9) + u32(1 << 20)
+            + oid(0x40) + u32(0) + string(b"file.txt")
+            + u8(2) + oid(0x50) + oid(0x51)
+            + u8(1) + oid(0x51)
+            + string(b"simple_stripe") + u32(65536) + u8(2) + u8(1)
+            + u16(nparts) + b"".join(handle(0x60 + i, 2) for i in range(nparts)))
+
+
+def dirent(typ, seed, nsids):
+    return u8(typ) + handle(seed, nsids)
+
+
+def frame(op, body, reqid=1, status=0, cred=b"", cap=b""):
+    hdr = (u32(MAGIC) + u16(1) + u16(op) + u64(reqid) + struct.pack(">i", status)
+           + u16(len(cred)) + u16(len(cap)) + u32(len(body)))
+    return hdr + cred + cap + body
+
+
+REQUESTS = {
+    "req-ping": (PING, b""),
+    "req-get-root": (GET_ROOT, b""),
+    "req-create": (CREATE, attr(METAFILE)),
+    "req-remove": (REMOVE, oid(1)),
+    "req-getattr": (GETATTR, oid(2)),
+    "req-setattr": (SETATTR, oid(3) + u32(0xFF) + attr(DFILE, 0)),
+    "req-read": (READ, oid(4) + u64(4096) + u32(65536)),
+    "req-write": (WRITE, oid(5) + u64(10) + u32(1) + blob(b"hello, world")),
+    "req-commit": (COMMIT, oid(5)),
+    "req-kv-get": (KV_GET, oid(6) + blob(b"user.color")),
+    "req-kv-put": (KV_PUT, oid(6) + blob(b"user.color") + blob(b"blue")),
+    "req-kv-del": (KV_DEL, oid(6) + blob(b"user.color")),
+    "req-kv-list": (KV_LIST, oid(6) + blob(b"") + u32(100)),
+    "req-dirent-create": (DIRENT_CREATE, oid(7) + string(b"notes.md")
+                          + dirent(METAFILE, 8, 3) + u32(1)),
+    "req-dirent-remove": (DIRENT_REMOVE, oid(7) + string(b"notes.md")),
+    "req-dirent-lookup": (DIRENT_LOOKUP, oid(7) + string(b"notes.md")),
+    "req-dirent-list": (DIRENT_LIST, oid(7) + string(b"") + u32(1000)),
+}
+
+REPLIES = {
+    "rep-ping": (PING, oid(9) + string(b"0.1.0")),
+    "rep-get-root": (GET_ROOT, handle(10, 3)),
+    "rep-create": (CREATE, oid(11)),
+    "rep-getattr": (GETATTR, attr(DIRECTORY, 4)),
+    "rep-write": (WRITE, u64(7) + u64(22)),
+    "rep-dirent-lookup": (DIRENT_LOOKUP, u8(1) + dirent(DIRECTORY, 12, 2)),
+    "rep-dirent-absent": (DIRENT_REMOVE, u8(0)),
+    "rep-kv-list": (KV_LIST, u32(2) + blob(b"a") + blob(b"1") + blob(b"bb")
+                    + blob(b"") + u8(1)),
+    "rep-dirent-list": (DIRENT_LIST, u32(2) + string(b"docs") + dirent(DIRECTORY, 13, 1)
+                        + string(b"readme") + dirent(METAFILE, 14, 4) + u8(0)),
+}
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "corpus")
+    os.makedirs(out, exist_ok=True)
+    seeds = {}
+    for i, (name, (op, body)) in enumerate(sorted(REQUESTS.items())):
+        seeds[name] = frame(op, body, reqid=i + 1)
+    for i, (name, (op, body)) in enumerate(sorted(REPLIES.items())):
+        seeds[name] = frame(op | RESPONSE, body, reqid=100 + i)
+    seeds["rep-error"] = frame(READ | RESPONSE, b"", reqid=200, status=-10002)
+    seeds["req-with-cred"] = frame(GETATTR, oid(15), reqid=201,
+                                   cred=b"user=alice", cap=b"cap")
+    for name, data in sorted(seeds.items()):
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
+
+
+if __name__ == "__main__":
+    main()

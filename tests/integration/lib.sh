@@ -1,0 +1,324 @@
+# lib.sh - helpers sourced by every tests/integration/t_*.sh (bash).
+#
+# Modelled on Redis's start_server blocks: every test gets its own
+# temporary directory ($T), starts its own servers on 127.0.0.1:0, reads
+# their "ready SID HOST:PORT" line and acts on them through the real CLI.
+# Every wait is bounded by a timeout; nothing sleeps for a fixed time and
+# then assumes something happened. On any exit the servers the test
+# started are killed and $T is removed (kept with OFS_ITEST_KEEP=1).
+#
+#   start_server NAME [--chunk-size B] [--attr K=V]... [run args...]
+#       init a data dir $T/NAME (unless it exists), run the server, wait
+#       for its ready line; sets OFS_CLUSTER to its address.
+#   stop_server NAME      SIGTERM, bounded wait, assert exit status 0
+#   kill_server NAME      SIGKILL, reap
+#   restart_server NAME   stop (if running) and start on the same data dir
+#   use_server NAME       point OFS_CLUSTER at NAME
+#   srv_addr / srv_sid / srv_data / srv_pid NAME
+#   ofs ARGS...           the real bin/ofs
+#   ok CMD...             CMD must exit 0 (its output goes to $T/last.*)
+#   assert_exit CODE CMD...   exit status must be CODE; stdout in
+#                         $T/last.out, stderr in $T/last.err
+#   assert_eq EXPECTED ACTUAL WHAT, assert_match REGEX TEXT WHAT,
+#   assert_contains HAYSTACK NEEDLE WHAT, assert_same_file A B WHAT
+#   fail MESSAGE          print and exit 1 (only call it from the test's
+#                         own shell, not from inside $(...)); after
+#                         keep_going it returns 1 instead, and `finish`
+#                         ends the test with exit 1 if anything failed
+#   wait_until SECONDS WHAT CMD...   poll CMD until it succeeds
+
+set -u -o pipefail
+
+ITEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+OFS_ROOT=$(cd "$ITEST_DIR/../.." && pwd)
+OFS_BIN=${OFS_BIN:-$OFS_ROOT/bin}
+OFS_ITEST_BIN=${OFS_ITEST_BIN:-$OFS_ROOT/build/normal/itest}
+OFS_SERVER=$OFS_BIN/ofs-server
+OFS_CLI=$OFS_BIN/ofs
+TEST_NAME=$(basename "$0" .sh)
+READY_TIMEOUT=${OFS_READY_TIMEOUT:-20}
+STOP_TIMEOUT=${OFS_STOP_TIMEOUT:-60}
+# Sanitizer builds: abort loudly on the first error.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:halt_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/ofs-itest-$TEST_NAME.XXXXXX") || exit 1
+export T
+unset OFS_CLUSTER
+
+declare -A SRV_PID=() SRV_ADDR=() SRV_SID=() SRV_DATA=() SRV_RUNARGS=()
+BG_PIDS=()          # other background processes to kill on exit
+TEST_FAILED=0
+
+log() { printf '%s: %s\n' "$TEST_NAME" "$*" >&2; }
+
+_dump_servers() {
+	local n
+	for n in "${!SRV_DATA[@]}"; do
+		if [ -s "$T/$n.err" ]; then
+			echo "---- server $n stderr (last 30 lines) ----" >&2
+			tail -n 30 "$T/$n.err" >&2
+		fi
+		if [ -s "$T/$n.log" ]; then
+			echo "---- server $n log (last 30 lines) ----" >&2
+			tail -n 30 "$T/$n.log" >&2
+		fi
+	done
+}
+
+fail() {
+	TEST_FAILED=1
+	local i=0 frame where=""
+	# Where: the chain of calls in the test itself (lib.sh frames left out).
+	while frame=$(caller $i); do
+		i=$((i + 1))
+		case "$frame" in *lib.sh) continue ;; esac
+		where="${where:+$where <- }$(basename "${frame##* }"):${frame%% *}"
+	done
+	printf 'FAIL %s (%s): %s\n' "$TEST_NAME" "$where" "$*" >&2
+	[ -n "$KEEP_GOING" ] && return 1
+	exit 1
+}
+
+# keep_going: from here on a failed assertion is reported and the test
+# goes on (for independent checks); finish exits 1 if any failed.
+KEEP_GOING=
+keep_going() { KEEP_GOING=1; }
+finish() { [ "$TEST_FAILED" -eq 0 ] || exit 1; exit 0; }
+
+_cleanup() {
+	local rc=$? p
+	trap - EXIT INT TERM
+	if [ "$rc" -ne 0 ] || [ "$TEST_FAILED" -ne 0 ]; then
+		_dump_servers
+	fi
+	[ -z "${OFS_ITEST_KEEP:-}" ] || echo "kept $T" >&2
+	exec 2>/dev/null     # no "Killed" job reports from bash
+	for p in "${BG_PIDS[@]}"; do
+		kill -KILL "$p"
+	done
+	for p in "${SRV_PID[@]}"; do
+		[ -n "$p" ] && kill -KILL "$p"
+	done
+	# Bounded: every process killed above is gone (or a zombie) before $T
+	# is removed.
+	local deadline=$(($(date +%s) + 10))
+	for p in "${BG_PIDS[@]}" "${SRV_PID[@]}"; do
+		[ -n "$p" ] || continue
+		while ! _proc_done "$p" && [ "$(date +%s)" -lt "$deadline" ]; do
+			sleep 0.02
+		done
+	done
+	[ -n "${OFS_ITEST_KEEP:-}" ] || rm -rf "$T"
+	exit "$rc"
+}
+trap _cleanup EXIT
+trap 'exit 130' INT TERM
+
+[ -x "$OFS_SERVER" ] || { echo "FAIL $TEST_NAME: $OFS_SERVER not built (run make)" >&2; exit 1; }
+[ -x "$OFS_CLI" ] || { echo "FAIL $TEST_NAME: $OFS_CLI not built (run make)" >&2; exit 1; }
+
+# ---- assertions ---------------------------------------------------------
+
+assert_eq() {
+	[ "$1" == "$2" ] || fail "${3:-value}: expected '$1', got '$2'"
+}
+
+assert_match() {
+	[[ "$2" =~ $1 ]] || fail "${3:-value}: '$2' does not match /$1/"
+}
+
+assert_contains() {
+	case "$1" in
+	*"$2"*) ;;
+	*) fail "${3:-text}: '$2' not found in: $1" ;;
+	esac
+}
+
+assert_same_file() {
+	cmp -s "$1" "$2" || fail "${3:-files}: $1 and $2 differ ($(stat -c %s "$1" 2>/dev/null) vs $(stat -c %s "$2" 2>/dev/null) bytes)"
+}
+
+# assert_exit CODE CMD... : run CMD, require exit status CODE.
+assert_exit() {
+	local want=$1 rc
+	shift
+	"$@" >"$T/last.out" 2>"$T/last.err"
+	rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		fail "'$*' exited $rc, expected $want; stdout: $(head -c 600 "$T/last.out"); stderr: $(head -c 600 "$T/last.err")"
+	fi
+}
+
+ok() { assert_exit 0 "$@"; }
+
+# wait_until SECONDS WHAT CMD... : poll CMD (every 50 ms) until it succeeds.
+wait_until() {
+	local secs=$1 what=$2 deadline
+	shift 2
+	deadline=$(($(date +%s%N) + secs * 1000000000))
+	until "$@"; do
+		[ "$(date +%s%N)" -lt "$deadline" ] || fail "timed out after ${secs}s waiting for $what"
+		sleep 0.05
+	done
+}
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# ---- data ---------------------------------------------------------------
+
+# mkrand FILE BYTES : BYTES of random data.
+mkrand() {
+	head -c "$2" /dev/urandom >"$1" || fail "cannot write $1"
+	[ "$(stat -c %s "$1")" -eq "$2" ] || fail "short random file $1"
+}
+
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+
+# ---- programs -----------------------------------------------------------
+
+ofs() { "$OFS_CLI" "$@"; }
+ofs_server() { "$OFS_SERVER" "$@"; }
+
+# ---- servers ------------------------------------------------------------
+
+_proc_done() {
+	local st
+	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 0
+	[ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ]
+}
+
+srv_addr() { echo "${SRV_ADDR[$1]}"; }
+srv_sid() { echo "${SRV_SID[$1]}"; }
+srv_data() { echo "${SRV_DATA[$1]}"; }
+srv_pid() { echo "${SRV_PID[$1]}"; }
+use_server() { export OFS_CLUSTER="${SRV_ADDR[$1]}"; }
+
+# start_server NAME [--chunk-size B] [--attr K=V]... [other run args...]
+start_server() {
+	local name=$1 data
+	shift
+	local init_args=() run_args=()
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--chunk-size|--attr) init_args+=("$1" "$2"); shift 2 ;;
+		*) run_args+=("$1"); shift ;;
+		esac
+	done
+	data=$T/$name
+	SRV_DATA[$name]=$data
+	SRV_RUNARGS[$name]="${run_args[*]}"
+	if [ ! -e "$data" ]; then
+		local sid
+		sid=$("$OFS_SERVER" init --data "$data" "${init_args[@]}" 2>"$T/$name.init.err")
+		[ $? -eq 0 ] || fail "ofs-server init --data $data ${init_args[*]} failed: $(cat "$T/$name.init.err")"
+		[[ "$sid" =~ ^[0-9a-f]{32}$ ]] || fail "ofs-server init printed '$sid', not a SID"
+		SRV_SID[$name]=$sid
+	fi
+	_run_server "$name" "${run_args[@]}"
+}
+
+_run_server() {
+	local name=$1 data=${SRV_DATA[$1]} out=$T/$1.out pid line
+	shift
+	: >"$out"
+	"$OFS_SERVER" run --data "$data" --listen 127.0.0.1:0 --log "$T/$name.log" "$@" \
+		>"$out" 2>>"$T/$name.err" &
+	pid=$!
+	SRV_PID[$name]=$pid
+	local deadline=$(($(date +%s) + READY_TIMEOUT))
+	while :; do
+		if [ "$(wc -l <"$out")" -ge 1 ]; then
+			line=$(head -n 1 "$out")
+			break
+		fi
+		if _proc_done "$pid"; then
+			wait "$pid"
+			fail "server $name exited ($?) before its ready line: $(tail -n 5 "$T/$name.err")"
+		fi
+		[ "$(date +%s)" -lt "$deadline" ] || fail "server $name: no ready line within ${READY_TIMEOUT}s"
+		sleep 0.05
+	done
+	local word sid addr
+	read -r word sid addr <<<"$line"
+	[ "$word" = ready ] || fail "server $name printed '$line', expected 'ready SID HOST:PORT'"
+	[[ "$sid" =~ ^[0-9a-f]{32}$ ]] || fail "server $name: bad SID in '$line'"
+	[[ "$addr" =~ ^127\.0\.0\.1:[0-9]+$ ]] || fail "server $name: bad address in '$line'"
+	[ "${addr##*:}" != 0 ] || fail "server $name: ready line shows port 0"
+	if [ -n "${SRV_SID[$name]:-}" ] && [ "${SRV_SID[$name]}" != "$sid" ]; then
+		fail "server $name: ready line SID $sid differs from init's ${SRV_SID[$name]}"
+	fi
+	SRV_SID[$name]=$sid
+	SRV_ADDR[$name]=$addr
+	export OFS_CLUSTER=$addr
+}
+
+# _reap PID SECONDS : wait (bounded) for a child to exit; sets REAP_ST to
+# its exit status or to "timeout". (Not in $(...): only the parent shell
+# can wait for its children.)
+_reap() {
+	local pid=$1 deadline=$(($(date +%s) + $2))
+	while ! _proc_done "$pid"; do
+		if [ "$(date +%s)" -ge "$deadline" ]; then
+			REAP_ST=timeout
+			return
+		fi
+		sleep 0.05
+	done
+	wait "$pid" 2>/dev/null
+	REAP_ST=$?
+}
+
+stop_server() {
+	local name=$1 pid=${SRV_PID[$1]:-} st
+	[ -n "$pid" ] || fail "stop_server $name: not running"
+	kill -TERM "$pid" 2>/dev/null || fail "stop_server $name: cannot signal pid $pid"
+	_reap "$pid" "$STOP_TIMEOUT"
+	st=$REAP_ST
+	if [ "$st" = timeout ]; then
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		SRV_PID[$name]=""
+		fail "server $name did not exit within ${STOP_TIMEOUT}s of SIGTERM"
+	fi
+	SRV_PID[$name]=""
+	[ "$st" -eq 0 ] || fail "server $name exited $st after SIGTERM, expected 0: $(tail -n 5 "$T/$name.err")"
+}
+
+kill_server() {
+	local name=$1 pid=${SRV_PID[$1]:-}
+	[ -n "$pid" ] || fail "kill_server $name: not running"
+	# (stderr hidden: bash reports the killed job as "Killed ...")
+	{ kill -KILL "$pid"; _reap "$pid" 30; } 2>/dev/null
+	[ "$REAP_ST" != timeout ] || fail "server $name survived SIGKILL"
+	SRV_PID[$name]=""
+}
+
+restart_server() {
+	local name=$1
+	shift
+	[ -z "${SRV_PID[$name]:-}" ] || stop_server "$name"
+	# shellcheck disable=SC2086
+	_run_server "$name" ${SRV_RUNARGS[$name]} "$@"
+}
+
+server_alive() { ! _proc_done "${SRV_PID[$1]}"; }
+
+# bg CMD... : start CMD in the background; it is killed on exit. Sets BG.
+bg() {
+	"$@" &
+	BG=$!
+	BG_PIDS+=("$BG")
+}
+
+# wait_pid PID SECONDS : bounded wait for a child; sets REAP_ST to its
+# exit status or "timeout" (call it directly, not inside $(...)).
+wait_pid() { _reap "$1" "$2"; }
+
+# assert_json FILE : FILE holds exactly one valid JSON document.
+assert_json() {
+	[ "$(jq -s length "$1" 2>/dev/null)" = 1 ] || fail "not one JSON document: $(head -c 400 "$1")"
+}
+
+# json FILE FILTER : jq -r FILTER on FILE (call assert_json first).
+json() { jq -r "$2" "$1"; }

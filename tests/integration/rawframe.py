@@ -1,0 +1,580 @@
+#!/usr/bin/env python3
+"""rawframe.py - speak the OFS frame protocol by hand, to send bad input.
+
+    rawframe.py HOST:PORT ping                  one PING on a fresh connection
+    rawframe.py HOST:PORT case NAME [--file NAME] [--local PATH]
+                                               send one bad input, check the reply
+    rawframe.py HOST:PORT cases                 list the case names
+    rawframe.py HOST:PORT stall [--idle N] [--seconds S]
+                                               hold N silent connections, one
+                                               that sent half a frame header
+                                               and one that sent part of a body;
+                                               print "ready", then wait for
+                                               stdin to close (or S seconds)
+
+Exit status 0 when the server behaved as expected, 1 otherwise (the reason
+on stderr). The frame (lib/frame.h): a 28-byte big-endian header
+    magic u32 | version u16 | op u16 | reqid u64 | status i32 |
+    cred_len u16 | cap_len u16 | body_len u32
+then credential, capability and body. Bodies follow lib/proto.c.
+Only the standard library is used.
+"""
+import os
+import select
+import socket
+import struct
+import sys
+import time
+
+MAGIC = 0x4F465331
+VERSION = 1
+HDR = struct.Struct(">IHHQiHHI")  # 28 bytes
+assert HDR.size == 28
+RESPONSE = 0x8000
+MAX_IO = 4 << 20
+MAX_BODY = MAX_IO + 65536
+MAX_CRED = 4096
+
+(PING, GET_ROOT, CREATE, REMOVE, GETATTR, SETATTR, READ, WRITE, KV_GET, KV_PUT,
+ KV_DEL, KV_LIST, DIRENT_CREATE, DIRENT_REMOVE, DIRENT_LOOKUP, DIRENT_LIST,
+ COMMIT) = range(1, 18)
+
+OBJ_METAFILE, OBJ_DFILE, OBJ_DIRECTORY, OBJ_DIRDATA = 1, 2, 3, 4
+
+# lib/ofs_error.h
+OFS_EBASE = 10000
+ECHECKSUM, ECORRUPT, EPROTO, ETYPE, ENAME, ETOOBIG, EUNKNOWNOP, EVERSION = (
+    OFS_EBASE + i for i in range(1, 9))
+ENOENT = 2
+
+TIMEOUT = float(os.environ.get("RAWFRAME_TIMEOUT", "20"))
+
+
+class Fail(Exception):
+    pass
+
+
+def hdr(op, reqid=1, body_len=0, version=VERSION, magic=MAGIC, status=0,
+        cred_len=0, cap_len=0):
+    return HDR.pack(magic, version, op, reqid, status, cred_len, cap_len, body_len)
+
+
+def frame(op, body=b"", reqid=1):
+    return hdr(op, reqid, len(body)) + body
+
+
+def connect(addr):
+    host, port = addr.rsplit(":", 1)
+    s = socket.create_connection((host, int(port)), timeout=TIMEOUT)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s
+
+
+def recv_exact(s, n, deadline):
+    buf = b""
+    while len(buf) < n:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        s.settimeout(left)
+        try:
+            chunk = s.recv(n - len(buf))
+        except socket.timeout:
+            raise TimeoutError
+        except ConnectionResetError:
+            return buf
+        if not chunk:
+            return buf
+        buf += chunk
+    return buf
+
+
+def read_reply(s, timeout=TIMEOUT):
+    """('reply', fields, body) or ('closed', None, None) or ('timeout', ...)."""
+    deadline = time.monotonic() + timeout
+    try:
+        h = recv_exact(s, HDR.size, deadline)
+        if len(h) < HDR.size:
+            if h:
+                raise Fail("connection closed inside a reply header (%d bytes)" % len(h))
+            return "closed", None, None
+        magic, ver, op, reqid, status, cl, pl, bl = HDR.unpack(h)
+        if magic != MAGIC:
+            raise Fail("reply with bad magic %#x" % magic)
+        if ver != VERSION:
+            raise Fail("reply with version %d" % ver)
+        if not op & RESPONSE:
+            raise Fail("reply without the response bit: op %#x" % op)
+        if bl > MAX_BODY or cl > MAX_CRED or pl > MAX_CRED:
+            raise Fail("reply with oversized lengths %d/%d/%d" % (cl, pl, bl))
+        rest = recv_exact(s, cl + pl + bl, deadline)
+        if len(rest) < cl + pl + bl:
+            raise Fail("connection closed inside a reply body")
+        f = dict(op=op, reqid=reqid, status=status)
+        return "reply", f, rest[cl + pl:]
+    except TimeoutError:
+        return "timeout", None, None
+
+
+def call(s, op, body=b"", reqid=7):
+    s.sendall(frame(op, body, reqid))
+    kind, f, b = read_reply(s)
+    if kind != "reply":
+        raise Fail("%s: no reply (%s)" % (opname(op), kind))
+    if f["op"] != (op | RESPONSE) & 0xFFFF:
+        raise Fail("%s: reply op %#x, expected %#x" % (opname(op), f["op"], op | RESPONSE))
+    if f["reqid"] != reqid:
+        raise Fail("%s: reply reqid %d, expected %d" % (opname(op), f["reqid"], reqid))
+    if f["status"] > 0:
+        raise Fail("%s: positive status %d" % (opname(op), f["status"]))
+    if f["status"] != 0 and b:
+        raise Fail("%s: error reply %d carries a %d-byte body" % (opname(op), f["status"], len(b)))
+    return f["status"], b
+
+
+def opname(op):
+    names = {PING: "PING", GET_ROOT: "GET_ROOT", GETATTR: "GETATTR", READ: "READ",
+             WRITE: "WRITE", DIRENT_CREATE: "DIRENT_CREATE", DIRENT_LOOKUP: "DIRENT_LOOKUP",
+             DIRENT_LIST: "DIRENT_LIST"}
+    return names.get(op, "op %d" % op)
+
+
+# ---- body codec (lib/wire.c, lib/proto.c) ---------------------------------
+
+class R:
+    def __init__(self, b):
+        self.b, self.p = b, 0
+
+    def take(self, n):
+        if self.p + n > len(self.b):
+            raise Fail("reply body too short")
+        v = self.b[self.p:self.p + n]
+        self.p += n
+        return v
+
+    def u8(self): return self.take(1)[0]
+    def u16(self): return struct.unpack(">H", self.take(2))[0]
+    def u32(self): return struct.unpack(">I", self.take(4))[0]
+    def u64(self): return struct.unpack(">Q", self.take(8))[0]
+    def oid(self): return self.take(16)
+    def str(self): return self.take(self.u16())
+    def blob(self): return self.take(self.u32())
+
+    def handle(self):
+        oid = self.oid()
+        sids = [self.oid() for _ in range(self.u8())]
+        return (oid, sids)
+
+    def done(self):
+        if self.p != len(self.b):
+            raise Fail("reply body has %d trailing bytes" % (len(self.b) - self.p))
+
+
+def enc_str(s):
+    return struct.pack(">H", len(s)) + s
+
+
+def enc_handle(h):
+    oid, sids = h
+    return oid + bytes([len(sids)]) + b"".join(sids)
+
+
+def dec_attr(b):
+    r = R(b)
+    a = {}
+    a["type"] = r.u8()
+    a["version"] = r.u64()
+    a["size"] = r.u64()
+    r.u32(); r.u32(); r.u32()          # mode uid gid
+    r.u64(); r.u64()                   # ctime mtime
+    a["chunk_size"] = r.u32()
+    r.oid(); r.u32(); r.str()          # backref
+    a["sids"] = [r.oid() for _ in range(r.u8())]
+    [r.oid() for _ in range(r.u8())]   # stale
+    r.str(); r.u32(); r.u8(); r.u8()   # dist strip replicas confidence
+    a["parts"] = [r.handle() for _ in range(r.u16())]
+    r.done()
+    return a
+
+
+def getattr_(s, oid):
+    st, b = call(s, GETATTR, oid)
+    if st:
+        raise Fail("GETATTR of a known object failed: %d" % st)
+    return dec_attr(b)
+
+
+def lookup(s, dirdata_oid, name):
+    st, b = call(s, DIRENT_LOOKUP, dirdata_oid + enc_str(name))
+    if st:
+        return None
+    r = R(b)
+    if r.u8() != 1:
+        return None
+    typ = r.u8()
+    h = r.handle()
+    r.done()
+    return typ, h
+
+
+class Objects:
+    """The objects of the root directory and of file /NAME."""
+
+    def __init__(self, s, name):
+        st, b = call(s, GET_ROOT)
+        if st:
+            raise Fail("GET_ROOT failed: %d" % st)
+        r = R(b)
+        self.root = r.handle()
+        r.done()
+        self.sid = self.root[1][0]
+        a = getattr_(s, self.root[0])
+        if a["type"] != OBJ_DIRECTORY:
+            raise Fail("root is type %d, not a directory" % a["type"])
+        self.dirdata = [h[0] for h in a["parts"]]
+        if not self.dirdata:
+            raise Fail("root directory lists no dirdata")
+        self.meta = None
+        for dd in self.dirdata:
+            e = lookup(s, dd, name)
+            if e:
+                if e[0] != OBJ_METAFILE:
+                    raise Fail("/%s is not a file" % name.decode())
+                self.meta = e[1]
+        if not self.meta:
+            raise Fail("/%s not found in the root's dirdata" % name.decode())
+        m = getattr_(s, self.meta[0])
+        self.dfile = m["parts"][0][0]
+        d = getattr_(s, self.dfile)
+        if d["type"] != OBJ_DFILE:
+            raise Fail("the file's part is type %d, not a dfile" % d["type"])
+        self.dfile_size = d["size"]
+
+
+# ---- cases ------------------------------------------------------------------
+
+def expect_status(s, op, body, want, what):
+    st, _ = call(s, op, body)
+    if st != want:
+        raise Fail("%s: status %d, expected %d" % (what, st, want))
+
+
+def expect_error_or_close(s, what, want=None, timeout=TIMEOUT):
+    """After a broken frame: an error reply (status want, if given) or a
+    close, within the timeout - never silence with the socket open."""
+    kind, f, _ = read_reply(s, timeout)
+    if kind == "timeout":
+        raise Fail("%s: no reply and no close within %ss" % (what, timeout))
+    if kind == "reply":
+        if f["status"] >= 0:
+            raise Fail("%s: reply with status %d, expected an error" % (what, f["status"]))
+        if want is not None and f["status"] != want:
+            raise Fail("%s: status %d, expected %d" % (what, f["status"], want))
+
+
+def still_usable(s, what):
+    st, _ = call(s, PING, reqid=99)
+    if st:
+        raise Fail("%s: PING on the same connection afterwards failed: %d" % (what, st))
+
+
+def case_garbage(addr, ctx):
+    s = connect(addr)
+    junk = b"GET / HTTP/1.0\r\n\r\n" + os.urandom(200)
+    s.sendall(junk)
+    expect_error_or_close(s, "garbage bytes")
+    s.close()
+
+
+def case_truncated_header(addr, ctx):
+    s = connect(addr)
+    s.sendall(frame(PING)[:11])
+    s.close()
+
+
+def case_truncated_body(addr, ctx):
+    s = connect(addr)
+    s.sendall(hdr(PING, body_len=1000) + b"\0" * 100)
+    s.shutdown(socket.SHUT_WR)
+    expect_error_or_close(s, "body_len 1000 with 100 bytes sent")
+    s.close()
+
+
+def case_body_over_limit(addr, ctx):
+    s = connect(addr)
+    s.sendall(hdr(WRITE, body_len=MAX_BODY + 1))
+    expect_error_or_close(s, "body_len OFS_MAX_BODY+1", -ETOOBIG)
+    s.close()
+    s = connect(addr)
+    s.sendall(hdr(PING, body_len=0xFFFFFFFF))
+    expect_error_or_close(s, "body_len 0xffffffff", -ETOOBIG)
+    s.close()
+    s = connect(addr)
+    s.sendall(hdr(PING, cred_len=MAX_CRED + 1))
+    expect_error_or_close(s, "cred_len OFS_MAX_CRED+1", -ETOOBIG)
+    s.close()
+
+
+def case_bad_version(addr, ctx):
+    s = connect(addr)
+    s.sendall(hdr(PING, version=2))
+    expect_error_or_close(s, "protocol version 2", -EVERSION)
+    s.close()
+
+
+def case_response_bit(addr, ctx):
+    s = connect(addr)
+    s.sendall(hdr(PING | RESPONSE))
+    expect_error_or_close(s, "a request with the response bit", -EPROTO)
+    s.close()
+
+
+def case_unknown_op(addr, ctx):
+    s = connect(addr)
+    for op in (999, 0, 200, 0x7FFF):
+        expect_status(s, op, b"", -EUNKNOWNOP, "op %d" % op)
+    still_usable(s, "unknown ops")
+    s.close()
+
+
+def case_trailing_bytes(addr, ctx):
+    s = connect(addr)
+    expect_status(s, PING, b"xx", -ECORRUPT, "PING with 2 trailing body bytes")
+    still_usable(s, "trailing bytes")
+    s.close()
+
+
+def case_bad_names(addr, ctx):
+    s = connect(addr)
+    o = Objects(s, ctx["file"])
+    dirent = bytes([OBJ_METAFILE]) + enc_handle(o.meta)
+    for name, what in ((b"a/b", "'/'"), (b"a\0b", "NUL"), (b"x" * 256, "256 bytes"),
+                       (b".", "'.'"), (b"..", "'..'"), (b"", "empty"),
+                       (b"/", "'/' alone"), (b"y" * 1000, "1000 bytes")):
+        for dd in o.dirdata:
+            for flags in (0, 1):
+                body = dd + enc_str(name) + dirent + struct.pack(">I", flags)
+                expect_status(s, DIRENT_CREATE, body, -ENAME,
+                              "DIRENT_CREATE name %s flags %d" % (what, flags))
+    # A name of 255 bytes is legal to look up (absent, not malformed).
+    st, _ = call(s, DIRENT_LOOKUP, o.dirdata[0] + enc_str(b"z" * 255))
+    if st != -ENOENT:
+        raise Fail("DIRENT_LOOKUP of an absent 255-byte name: status %d, expected %d" % (st, -ENOENT))
+    still_usable(s, "bad names")
+    s.close()
+
+
+def case_read_past_eof(addr, ctx):
+    s = connect(addr)
+    o = Objects(s, ctx["file"])
+    with open(ctx["local"], "rb") as f:
+        want = f.read()
+    size = o.dfile_size
+    if size != len(want):
+        raise Fail("dfile size %d, local file %d bytes" % (size, len(want)))
+    for off, length in ((size, 4096), (size + 1000, 4096), (1 << 62, 16), (2**64 - 1, 1)):
+        st, b = call(s, READ, o.dfile + struct.pack(">QI", off, length))
+        if st == 0:
+            r = R(b)
+            got = r.blob()
+            r.done()
+            if got:
+                raise Fail("READ at %d (size %d) returned %d bytes" % (off, size, len(got)))
+        elif st not in (-22, -ETOOBIG):   # -EINVAL, -OFS_ETOOBIG: sane refusals
+            raise Fail("READ at %d past EOF: status %d" % (off, st))
+    # A read straddling EOF is short and returns the file's last bytes.
+    st, b = call(s, READ, o.dfile + struct.pack(">QI", size - 10, 100))
+    if st:
+        raise Fail("READ straddling EOF: status %d" % st)
+    r = R(b)
+    got = r.blob()
+    r.done()
+    if got != want[-10:]:
+        raise Fail("READ straddling EOF returned %r, expected the last 10 bytes" % got[:32])
+    st, _ = call(s, READ, o.dfile + struct.pack(">QI", 0, MAX_IO + 1))
+    if st != -ETOOBIG:
+        raise Fail("READ of OFS_MAX_IO+1 bytes: status %d, expected %d" % (st, -ETOOBIG))
+    still_usable(s, "reads past EOF")
+    s.close()
+
+
+def case_wrong_type(addr, ctx):
+    s = connect(addr)
+    o = Objects(s, ctx["file"])
+    w = struct.pack(">QII", 0, 0, 5) + b"hello"
+    expect_status(s, WRITE, o.root[0] + w, -ETYPE, "WRITE to the root directory")
+    expect_status(s, WRITE, o.dirdata[0] + w, -ETYPE, "WRITE to a dirdata")
+    expect_status(s, WRITE, o.meta[0] + w, -ETYPE, "WRITE to a metafile")
+    expect_status(s, DIRENT_LOOKUP, o.dfile + enc_str(b"f"), -ETYPE, "DIRENT_LOOKUP on a dfile")
+    expect_status(s, DIRENT_LOOKUP, o.meta[0] + enc_str(b"f"), -ETYPE,
+                  "DIRENT_LOOKUP on a metafile")
+    dirent = bytes([OBJ_METAFILE]) + enc_handle(o.meta)
+    expect_status(s, DIRENT_CREATE, o.dfile + enc_str(b"new") + dirent + struct.pack(">I", 0),
+                  -ETYPE, "DIRENT_CREATE on a dfile")
+    expect_status(s, READ, o.root[0] + struct.pack(">QI", 0, 10), -ETYPE,
+                  "READ of a directory")
+    # A dirdata's keys are its entries: only DIRENT_* may change them.
+    blob = lambda b: struct.pack(">I", len(b)) + b
+    expect_status(s, KV_PUT, o.dirdata[0] + blob(b"evil/name") + blob(b"junk"), -ETYPE,
+                  "KV_PUT into a dirdata")
+    expect_status(s, KV_PUT, o.dirdata[0] + blob(ctx["file"]) + blob(b"junk"), -ETYPE,
+                  "KV_PUT over an entry of a dirdata")
+    expect_status(s, KV_DEL, o.dirdata[0] + blob(ctx["file"]), -ETYPE,
+                  "KV_DEL of an entry of a dirdata")
+    still_usable(s, "wrong types")
+    s.close()
+
+
+def case_missing_object(addr, ctx):
+    s = connect(addr)
+    ghost = os.urandom(16)
+    expect_status(s, GETATTR, ghost, -ENOENT, "GETATTR of an unknown OID")
+    expect_status(s, READ, ghost + struct.pack(">QI", 0, 10), -ENOENT, "READ of an unknown OID")
+    expect_status(s, WRITE, ghost + struct.pack(">QII", 0, 0, 1) + b"x", -ENOENT,
+                  "WRITE to an unknown OID")
+    still_usable(s, "unknown OIDs")
+    s.close()
+
+
+def case_write_huge_offset(addr, ctx):
+    """WRITE whose end lies past what any file can hold (offset + length
+    overflows a signed 64-bit file offset) is refused, not wrapped."""
+    s = connect(addr)
+    o = Objects(s, ctx["file"])
+    for off in (2**63 - 2, 2**63, 2**64 - 2):
+        st, _ = call(s, WRITE, o.dfile + struct.pack(">QII", off, 0, 5) + b"hello")
+        if st == 0:
+            raise Fail("WRITE of 5 bytes at offset %d was accepted" % off)
+    still_usable(s, "huge write offsets")
+    s.close()
+
+
+def enc_attr(typ=OBJ_DFILE, name=b"", nsids=0, nstale=0, nparts=0, dist=b""):
+    b = bytes([typ]) + struct.pack(">QQIIIqqI", 0, 0, 0o644, 0, 0, 0, 0, 0)
+    b += b"\0" * 16 + struct.pack(">I", 0) + enc_str(name)           # backref
+    b += bytes([nsids]) + b"\1" * 16 * nsids
+    b += bytes([nstale]) + b"\2" * 16 * nstale
+    b += enc_str(dist) + struct.pack(">IBBH", 0, 0, 0, nparts)
+    b += (b"\3" * 16 + b"\0") * nparts
+    return b
+
+
+def case_bad_create(addr, ctx):
+    """CREATE with attributes no object may have is refused (and creates
+    nothing: the caller compares the data dir before and after)."""
+    s = connect(addr)
+    bad = (
+        (enc_attr(typ=0), "type 0"),
+        (enc_attr(typ=9), "type 9"),
+        (enc_attr(nsids=5), "5 SIDs (max 4)"),
+        (enc_attr(nstale=200), "200 stale SIDs"),
+        (enc_attr(typ=OBJ_METAFILE, nparts=65), "65 parts (max 64)"),
+        (enc_attr(name=b"a/b"), "backref name with '/'"),
+        (enc_attr(name=b".."), "backref name '..'"),
+        (enc_attr(dist=b"d" * 40), "distribution name of 40 bytes"),
+        (enc_attr()[:-1], "truncated attributes"),
+        (enc_attr() + b"\0", "a trailing byte"),
+        (b"", "an empty body"),
+    )
+    for body, what in bad:
+        st, _ = call(s, CREATE, body)
+        if st >= 0:
+            raise Fail("CREATE with %s: status %d, expected an error" % (what, st))
+    still_usable(s, "bad creates")
+    s.close()
+
+
+CASES = {
+    "garbage": case_garbage,
+    "truncated_header": case_truncated_header,
+    "truncated_body": case_truncated_body,
+    "body_over_limit": case_body_over_limit,
+    "bad_version": case_bad_version,
+    "response_bit": case_response_bit,
+    "unknown_op": case_unknown_op,
+    "trailing_bytes": case_trailing_bytes,
+    "bad_names": case_bad_names,
+    "read_past_eof": case_read_past_eof,
+    "wrong_type": case_wrong_type,
+    "missing_object": case_missing_object,
+    "write_huge_offset": case_write_huge_offset,
+    "bad_create": case_bad_create,
+}
+
+
+def ping(addr):
+    s = connect(addr)
+    st, b = call(s, PING, reqid=0x123456789)
+    if st:
+        raise Fail("PING: status %d" % st)
+    r = R(b)
+    r.oid()
+    v = r.str()
+    r.done()
+    if not v:
+        raise Fail("PING: empty server version")
+    s.close()
+
+
+def stall(addr, idle, seconds):
+    socks = [connect(addr) for _ in range(idle)]
+    half = connect(addr)
+    half.sendall(frame(PING)[:14])      # half a header, then nothing
+    socks.append(half)
+    body = connect(addr)                # a header, part of the body, nothing
+    body.sendall(hdr(WRITE, body_len=4096) + b"\0" * 100)
+    socks.append(body)
+    print("ready", flush=True)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        r, _, _ = select.select([sys.stdin], [], [], 0.5)
+        if r and not sys.stdin.buffer.read1(4096):
+            break
+    for s in socks:
+        s.close()
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    addr, cmd, rest = argv[1], argv[2], argv[3:]
+    opts = {"file": b"f", "local": None, "idle": 8, "seconds": 120.0}
+    pos = []
+    i = 0
+    while i < len(rest):
+        a = rest[i]
+        if a in ("--file", "--local", "--idle", "--seconds"):
+            opts[a[2:]] = rest[i + 1]
+            i += 2
+        else:
+            pos.append(a)
+            i += 1
+    if isinstance(opts["file"], str):
+        opts["file"] = opts["file"].encode()
+    try:
+        if cmd == "ping":
+            ping(addr)
+        elif cmd == "cases":
+            print("\n".join(CASES))
+        elif cmd == "case":
+            if len(pos) != 1 or pos[0] not in CASES:
+                print("rawframe: unknown case %s" % pos, file=sys.stderr)
+                return 2
+            CASES[pos[0]](addr, opts)
+        elif cmd == "stall":
+            stall(addr, int(opts["idle"]), float(opts["seconds"]))
+        else:
+            print("rawframe: unknown command %s" % cmd, file=sys.stderr)
+            return 2
+    except Fail as e:
+        print("rawframe: %s" % e, file=sys.stderr)
+        return 1
+    except OSError as e:
+        print("rawframe: %s: %s" % (cmd, e), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

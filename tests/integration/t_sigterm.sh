@@ -1,0 +1,84 @@
+#!/bin/bash
+# t_sigterm: SIGTERM while a 100 MiB put is in flight stops the server
+# cleanly (exit 0, within a bounded time); after a restart the put either
+# completed (and `ofs put` said so: the file reads back whole) or failed
+# cleanly (`ofs put` exited non-zero and the path holds the previous
+# complete version, or does not exist when there was none). SIGTERM with
+# stalled clients connected also ends the server cleanly.
+. "$(dirname "$0")/lib.sh"
+
+MiB=$((1024 * 1024))
+BIG=$((100 * MiB))
+
+start_server a
+data=$(srv_data a)
+mkrand "$T/big" "$BIG"
+mkrand "$T/old" $((2 * MiB + 3))
+
+bstream_bytes() {
+	find "$data/bstreams" -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# sigterm_during_put PATH PREVIOUS : PREVIOUS is the local copy of what
+# PATH holds before the put, or "" when PATH does not exist.
+sigterm_during_put() {
+	local path=$1 prev=$2 base target put_pid put_rc
+	base=$(bstream_bytes)
+	# In flight: the server has stored at least 8 MiB of the new file.
+	target=$((base + 8 * MiB))
+	bg timeout 300 "$OFS_CLI" put "$T/big" "$path"
+	put_pid=$BG
+	stored_enough() { [ "$(bstream_bytes)" -ge "$target" ] || _proc_done "$put_pid"; }
+	wait_until 120 "the put of $path to reach the server" stored_enough
+	if _proc_done "$put_pid"; then
+		log "$path: the put finished before SIGTERM could be sent (fast machine)"
+	fi
+	stop_server a          # SIGTERM; asserts exit 0 within STOP_TIMEOUT
+	wait_pid "$put_pid" 240
+	put_rc=$REAP_ST
+	[ "$put_rc" != timeout ] || fail "ofs put $path did not end after the server stopped"
+	[ "$put_rc" != 124 ] || fail "ofs put $path hung until timeout(1) killed it"
+	log "$path: ofs put exited $put_rc after SIGTERM"
+
+	restart_server a
+	rm -f "$T/got"
+	if [ "$put_rc" -eq 0 ]; then
+		ok ofs get "$path" "$T/got"
+		assert_same_file "$T/big" "$T/got" "$path after an acknowledged put and SIGTERM"
+	elif [ -n "$prev" ]; then
+		ofs get "$path" "$T/got" 2>"$T/last.err" ||
+			fail "$path: a failed put lost the previous version: $(cat "$T/last.err")"
+		cmp -s "$prev" "$T/got" ||
+			fail "$path: ofs put failed ($put_rc) but $path no longer holds the previous version ($(stat -c %s "$T/got") bytes)"
+	else
+		assert_exit 3 ofs get "$path" "$T/got"
+		ofs ls / >"$T/ls" || fail "ofs ls / after restart"
+		grep -qE "^${path#/}/?\$" "$T/ls" && fail "$path: a failed put left a visible entry"
+	fi
+	# Either way the server serves, and the path can be written again.
+	ok ofs put "$T/old" "$path"
+	ok ofs get "$path" "$T/got2"
+	assert_same_file "$T/old" "$T/got2" "$path rewritten after restart"
+}
+
+# Replacing an existing file.
+ok ofs put "$T/old" /replaced
+sigterm_during_put /replaced "$T/old"
+# Creating a new one.
+sigterm_during_put /created ""
+
+# SIGTERM with clients that hold connections (silent, half a header, half
+# a body) still ends the server cleanly in bounded time.
+mkfifo "$T/stall.in"
+bg sh -c 'exec python3 "$1" "$2" stall --idle 4 --seconds 240 <"$3" >"$4" 2>&1' stall \
+	"$ITEST_DIR/rawframe.py" "$OFS_CLUSTER" "$T/stall.in" "$T/stall.out"
+exec 9>"$T/stall.in"
+stall_ready() { grep -q '^ready' "$T/stall.out"; }
+wait_until 30 "the stalling client to connect" stall_ready
+stop_server a
+exec 9>&-
+restart_server a
+ok ofs get /created "$T/got3"
+assert_same_file "$T/old" "$T/got3" "/created after the last restart"
+stop_server a
+exit 0

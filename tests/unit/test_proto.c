@@ -1,0 +1,1825 @@
+/*
+ * test_proto.c - request and reply bodies: every op and every reply type
+ * round-trips exactly, and every malformed body a peer could send is
+ * rejected with the code proto.h promises (truncation at every length,
+ * trailing bytes, bad names, counts, types, flags and limits).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "frame.h"
+#include "ofs_error.h"
+#include "proto.h"
+#include "wire.h"
+
+/* ---- sample values ------------------------------------------------- */
+
+static struct ofs_oid mk_oid(uint8_t seed)
+{
+	struct ofs_oid o;
+
+	for (int i = 0; i < OFS_OID_LEN; i++)
+		o.b[i] = (uint8_t)(seed + i * 7);
+	return o;
+}
+
+static struct ofs_sid mk_sid(uint8_t seed)
+{
+	struct ofs_sid s;
+
+	for (int i = 0; i < OFS_OID_LEN; i++)
+		s.b[i] = (uint8_t)(seed ^ (i * 13));
+	return s;
+}
+
+static struct ofs_handle mk_handle(uint8_t seed, uint8_t nsids)
+{
+	struct ofs_handle h;
+
+	memset(&h, 0, sizeof(h));
+	h.oid = mk_oid(seed);
+	h.nsids = nsids;
+	for (uint8_t i = 0; i < nsids; i++)
+		h.sids[i] = mk_sid((uint8_t)(seed + 100 + i));
+	return h;
+}
+
+static void mk_attr(struct ofs_attr *a, uint8_t type)
+{
+	memset(a, 0, sizeof(*a));
+	a->type = type;
+	a->version = UINT64_C(0x1122334455667788);
+	a->size = UINT64_C(0xfedcba9876543210);
+	a->mode = 0644;
+	a->uid = 1000;
+	a->gid = 0xfffffffe;
+	a->ctime_ns = -5;
+	a->mtime_ns = INT64_MAX;
+	a->chunk_size = 1u << 20;
+	a->backref.owner = mk_oid(0x40);
+	a->backref.stripe = 7;
+	strcpy(a->backref.name, "report.txt");
+	a->nsids = 3;
+	for (int i = 0; i < 3; i++)
+		a->sids[i] = mk_sid((uint8_t)(0x50 + i));
+	a->nstale = 1;
+	a->stale[0] = mk_sid(0x51);
+	strcpy(a->dist, "simple_stripe");
+	a->strip_size = 65536;
+	a->replicas = 3;
+	a->confidence = 2;
+	a->nparts = 5;
+	for (int i = 0; i < 5; i++)
+		a->parts[i] = mk_handle((uint8_t)(0x60 + i), (uint8_t)(i % 5));
+}
+
+static void assert_handle_equal(const struct ofs_handle *a, const struct ofs_handle *b)
+{
+	assert_memory_equal(a->oid.b, b->oid.b, OFS_OID_LEN);
+	assert_int_equal(a->nsids, b->nsids);
+	for (uint8_t i = 0; i < a->nsids && i < OFS_MAX_REPLICAS; i++)
+		assert_memory_equal(a->sids[i].b, b->sids[i].b, OFS_OID_LEN);
+}
+
+static void assert_dirent_equal(const struct ofs_dirent *a, const struct ofs_dirent *b)
+{
+	assert_int_equal(a->type, b->type);
+	assert_handle_equal(&a->handle, &b->handle);
+}
+
+static void assert_attr_equal(const struct ofs_attr *a, const struct ofs_attr *b)
+{
+	assert_int_equal(a->type, b->type);
+	assert_int_equal(a->version, b->version);
+	assert_int_equal(a->size, b->size);
+	assert_int_equal(a->mode, b->mode);
+	assert_int_equal(a->uid, b->uid);
+	assert_int_equal(a->gid, b->gid);
+	assert_true(a->ctime_ns == b->ctime_ns);
+	assert_true(a->mtime_ns == b->mtime_ns);
+	assert_int_equal(a->chunk_size, b->chunk_size);
+	assert_memory_equal(a->backref.owner.b, b->backref.owner.b, OFS_OID_LEN);
+	assert_int_equal(a->backref.stripe, b->backref.stripe);
+	assert_string_equal(a->backref.name, b->backref.name);
+	assert_int_equal(a->nsids, b->nsids);
+	for (uint8_t i = 0; i < a->nsids; i++)
+		assert_memory_equal(a->sids[i].b, b->sids[i].b, OFS_OID_LEN);
+	assert_int_equal(a->nstale, b->nstale);
+	for (uint8_t i = 0; i < a->nstale; i++)
+		assert_memory_equal(a->stale[i].b, b->stale[i].b, OFS_OID_LEN);
+	assert_string_equal(a->dist, b->dist);
+	assert_int_equal(a->strip_size, b->strip_size);
+	assert_int_equal(a->replicas, b->replicas);
+	assert_int_equal(a->confidence, b->confidence);
+	assert_int_equal(a->nparts, b->nparts);
+	for (uint16_t i = 0; i < a->nparts; i++)
+		assert_handle_equal(&a->parts[i], &b->parts[i]);
+}
+
+static const uint8_t sample_key[] = "user.color";
+static const uint8_t sample_value[] = { 0, 1, 2, 0xff, 0 };
+static const uint8_t sample_data[] = "hello, object store";
+
+/* A valid request for op, with only the fields op uses set. */
+static void mk_req(struct ofs_req *q, uint16_t op)
+{
+	memset(q, 0, sizeof(*q));
+	q->op = op;
+	switch (op) {
+	case OFS_OP_PING:
+	case OFS_OP_GET_ROOT:
+		break;
+	case OFS_OP_CREATE:
+		mk_attr(&q->attr, OFS_OBJ_METAFILE);
+		break;
+	case OFS_OP_REMOVE:
+	case OFS_OP_GETATTR:
+	case OFS_OP_COMMIT:
+		q->oid = mk_oid(1);
+		break;
+	case OFS_OP_SETATTR:
+		q->oid = mk_oid(2);
+		q->mask = OFS_ATTR_SIZE | OFS_ATTR_LAYOUT;
+		mk_attr(&q->attr, OFS_OBJ_DFILE);
+		break;
+	case OFS_OP_READ:
+		q->oid = mk_oid(3);
+		q->offset = UINT64_C(0x0000000100000000);
+		q->length = OFS_MAX_IO;
+		break;
+	case OFS_OP_WRITE:
+		q->oid = mk_oid(4);
+		q->offset = 12345;
+		q->flags = OFS_WRITE_UNSTABLE;
+		q->data = sample_data;
+		q->data_len = sizeof(sample_data) - 1;
+		break;
+	case OFS_OP_KV_GET:
+	case OFS_OP_KV_DEL:
+		q->oid = mk_oid(5);
+		q->key = sample_key;
+		q->key_len = sizeof(sample_key) - 1;
+		break;
+	case OFS_OP_KV_PUT:
+		q->oid = mk_oid(6);
+		q->key = sample_key;
+		q->key_len = sizeof(sample_key) - 1;
+		q->data = sample_value;
+		q->data_len = sizeof(sample_value);
+		break;
+	case OFS_OP_KV_LIST:
+		q->oid = mk_oid(7);
+		q->key = sample_key;
+		q->key_len = sizeof(sample_key) - 1;
+		q->max = OFS_MAX_LIST;
+		break;
+	case OFS_OP_DIRENT_CREATE:
+		q->oid = mk_oid(8);
+		strcpy(q->name, "notes.md");
+		q->dirent.type = OFS_OBJ_DIRECTORY;
+		q->dirent.handle = mk_handle(9, 4);
+		q->flags = OFS_DIRENT_REPLACE;
+		break;
+	case OFS_OP_DIRENT_REMOVE:
+	case OFS_OP_DIRENT_LOOKUP:
+		q->oid = mk_oid(10);
+		strcpy(q->name, "...");
+		break;
+	case OFS_OP_DIRENT_LIST:
+		q->oid = mk_oid(11);
+		strcpy(q->name, "m");
+		q->max = 1;
+		break;
+	default:
+		fail_msg("no sample for op %u", op);
+	}
+}
+
+static void assert_req_equal(const struct ofs_req *a, const struct ofs_req *b)
+{
+	assert_int_equal(a->op, b->op);
+	assert_memory_equal(a->oid.b, b->oid.b, OFS_OID_LEN);
+	assert_int_equal(a->mask, b->mask);
+	assert_attr_equal(&a->attr, &b->attr);
+	assert_int_equal(a->offset, b->offset);
+	assert_int_equal(a->length, b->length);
+	assert_int_equal(a->data_len, b->data_len);
+	if (a->data_len)
+		assert_memory_equal(a->data, b->data, a->data_len);
+	assert_int_equal(a->key_len, b->key_len);
+	if (a->key_len)
+		assert_memory_equal(a->key, b->key, a->key_len);
+	assert_string_equal(a->name, b->name);
+	assert_dirent_equal(&a->dirent, &b->dirent);
+	assert_int_equal(a->flags, b->flags);
+	assert_int_equal(a->max, b->max);
+}
+
+static void encode_req(struct wbuf *w, const struct ofs_req *q)
+{
+	wbuf_init(w);
+	assert_int_equal(proto_encode_req(w, q), 0);
+}
+
+static int decode_wbuf(uint16_t op, const struct wbuf *w, struct ofs_req *q)
+{
+	return proto_decode_req(op, w->data, w->len, q);
+}
+
+/*
+ * The attribute layout written field by field with the counts given on the
+ * wire (which may exceed the maximum), so tests can build bodies the real
+ * encoder refuses to produce. Extra sids and parts are zero-filled.
+ */
+static void put_attr_raw(struct wbuf *w, const struct ofs_attr *a, uint8_t nsids,
+			 uint8_t nstale, uint16_t nparts)
+{
+	struct ofs_sid zs;
+	struct ofs_handle zh;
+
+	memset(&zs, 0, sizeof(zs));
+	memset(&zh, 0, sizeof(zh));
+	wbuf_u8(w, a->type);
+	wbuf_u64(w, a->version);
+	wbuf_u64(w, a->size);
+	wbuf_u32(w, a->mode);
+	wbuf_u32(w, a->uid);
+	wbuf_u32(w, a->gid);
+	wbuf_i64(w, a->ctime_ns);
+	wbuf_i64(w, a->mtime_ns);
+	wbuf_u32(w, a->chunk_size);
+	wbuf_oid(w, a->backref.owner);
+	wbuf_u32(w, a->backref.stripe);
+	wbuf_str(w, a->backref.name);
+	wbuf_u8(w, nsids);
+	for (int i = 0; i < nsids; i++)
+		wbuf_sid(w, i < OFS_MAX_REPLICAS ? a->sids[i] : zs);
+	wbuf_u8(w, nstale);
+	for (int i = 0; i < nstale; i++)
+		wbuf_sid(w, i < OFS_MAX_REPLICAS ? a->stale[i] : zs);
+	wbuf_str(w, a->dist);
+	wbuf_u32(w, a->strip_size);
+	wbuf_u8(w, a->replicas);
+	wbuf_u8(w, a->confidence);
+	wbuf_u16(w, nparts);
+	for (int i = 0; i < nparts; i++)
+		wbuf_handle(w, i < OFS_MAX_STRIPES ? &a->parts[i] : &zh);
+}
+
+/* Body of a DIRENT_* request with a raw name of n bytes. */
+static void put_dirent_req_raw(struct wbuf *w, uint16_t op, const void *name, uint16_t n)
+{
+	struct ofs_dirent d;
+
+	d.type = OFS_OBJ_METAFILE;
+	d.handle = mk_handle(3, 1);
+	wbuf_init(w);
+	wbuf_oid(w, mk_oid(1));
+	wbuf_u16(w, n);
+	wbuf_bytes(w, name, n);
+	if (op == OFS_OP_DIRENT_CREATE) {
+		proto_encode_dirent(w, &d);
+		wbuf_u32(w, 0);
+	} else if (op == OFS_OP_DIRENT_LIST) {
+		wbuf_u32(w, 10);
+	}
+	assert_int_equal(wbuf_error(w), 0);
+}
+
+/* ---- names, types, op names ---------------------------------------- */
+
+static void test_name_valid_accepts_ordinary_names(void **state)
+{
+	char max[OFS_NAME_MAX + 1];
+
+	(void)state;
+	memset(max, 'n', OFS_NAME_MAX);
+	max[OFS_NAME_MAX] = '\0';
+	assert_true(ofs_name_valid("a"));
+	assert_true(ofs_name_valid("..."));
+	assert_true(ofs_name_valid(".hidden"));
+	assert_true(ofs_name_valid("a b\tc"));
+	assert_true(ofs_name_valid(max));
+}
+
+static void test_name_valid_rejects_bad_names(void **state)
+{
+	char over[OFS_NAME_MAX + 2];
+
+	(void)state;
+	memset(over, 'n', OFS_NAME_MAX + 1);
+	over[OFS_NAME_MAX + 1] = '\0';
+	assert_false(ofs_name_valid(""));
+	assert_false(ofs_name_valid("."));
+	assert_false(ofs_name_valid(".."));
+	assert_false(ofs_name_valid("/"));
+	assert_false(ofs_name_valid("a/b"));
+	assert_false(ofs_name_valid("a/"));
+	assert_false(ofs_name_valid(over));
+}
+
+static void test_type_valid_and_names(void **state)
+{
+	(void)state;
+	assert_false(ofs_type_valid(OFS_OBJ_NONE));
+	assert_true(ofs_type_valid(OFS_OBJ_METAFILE));
+	assert_true(ofs_type_valid(OFS_OBJ_DFILE));
+	assert_true(ofs_type_valid(OFS_OBJ_DIRECTORY));
+	assert_true(ofs_type_valid(OFS_OBJ_DIRDATA));
+	assert_false(ofs_type_valid(5));
+	assert_false(ofs_type_valid(255));
+	assert_string_equal(ofs_type_name(OFS_OBJ_METAFILE), "metafile");
+	assert_string_equal(ofs_type_name(OFS_OBJ_DFILE), "dfile");
+	assert_string_equal(ofs_type_name(OFS_OBJ_DIRECTORY), "directory");
+	assert_string_equal(ofs_type_name(OFS_OBJ_DIRDATA), "dirdata");
+	assert_string_equal(ofs_type_name(OFS_OBJ_NONE), "none");
+	assert_string_equal(ofs_type_name(200), "none");
+}
+
+static void test_op_name_covers_every_op_and_ignores_response_bit(void **state)
+{
+	(void)state;
+	for (uint16_t op = OFS_OP_PING; op < OFS_OP_MAX; op++) {
+		assert_string_not_equal(ofs_op_name(op), "unknown");
+		assert_string_equal(ofs_op_name(op),
+				    ofs_op_name((uint16_t)(op | OFS_OP_RESPONSE)));
+	}
+	assert_string_equal(ofs_op_name(OFS_OP_PING), "ping");
+	assert_string_equal(ofs_op_name(OFS_OP_DIRENT_LIST), "dirent_list");
+	assert_string_equal(ofs_op_name(0), "unknown");
+	assert_string_equal(ofs_op_name(OFS_OP_MAX), "unknown");
+	assert_string_equal(ofs_op_name(0xffff), "unknown");
+}
+
+/* ---- attributes and dirents ---------------------------------------- */
+
+static void test_attr_round_trips_every_field(void **state)
+{
+	struct ofs_attr a, b;
+	struct wbuf w;
+	struct rbuf r;
+
+	(void)state;
+	mk_attr(&a, OFS_OBJ_METAFILE);
+	wbuf_init(&w);
+	proto_encode_attr(&w, &a);
+	assert_int_equal(wbuf_error(&w), 0);
+	rbuf_init(&r, w.data, w.len);
+	proto_decode_attr(&r, &b);
+	assert_int_equal(rbuf_done(&r), 0);
+	assert_attr_equal(&a, &b);
+	wbuf_free(&w);
+}
+
+static void test_attr_layout_matches_documented_field_order(void **state)
+{
+	struct ofs_attr a;
+	struct wbuf w, raw;
+
+	(void)state;
+	mk_attr(&a, OFS_OBJ_DIRECTORY);
+	wbuf_init(&w);
+	wbuf_init(&raw);
+	proto_encode_attr(&w, &a);
+	put_attr_raw(&raw, &a, a.nsids, a.nstale, a.nparts);
+	assert_int_equal(w.len, raw.len);
+	assert_memory_equal(w.data, raw.data, w.len);
+	wbuf_free(&w);
+	wbuf_free(&raw);
+}
+
+static void test_attr_empty_round_trips_at_minimum_size(void **state)
+{
+	struct ofs_attr a, b;
+	struct wbuf w;
+	struct rbuf r;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	wbuf_init(&w);
+	proto_encode_attr(&w, &a);
+	/* 49 fixed + oid 16 + stripe 4 + name 2 + 2 counts + dist 2 +
+	 * strip 4 + replicas 1 + confidence 1 + nparts 2 */
+	assert_int_equal(w.len, 83);
+	rbuf_init(&r, w.data, w.len);
+	proto_decode_attr(&r, &b);
+	assert_int_equal(rbuf_done(&r), 0);
+	assert_attr_equal(&a, &b);
+	wbuf_free(&w);
+}
+
+static void test_attr_encode_clamps_counts_to_max(void **state)
+{
+	struct ofs_attr a, b;
+	struct wbuf w;
+	struct rbuf r;
+
+	(void)state;
+	mk_attr(&a, OFS_OBJ_METAFILE);
+	a.nsids = OFS_MAX_REPLICAS + 1;
+	a.nstale = 200;
+	a.nparts = OFS_MAX_STRIPES + 10;
+	for (int i = 0; i < OFS_MAX_STRIPES; i++)
+		a.parts[i] = mk_handle((uint8_t)i, 1);
+	wbuf_init(&w);
+	proto_encode_attr(&w, &a);
+	rbuf_init(&r, w.data, w.len);
+	proto_decode_attr(&r, &b);
+	assert_int_equal(rbuf_done(&r), 0);
+	assert_int_equal(b.nsids, OFS_MAX_REPLICAS);
+	assert_int_equal(b.nstale, OFS_MAX_REPLICAS);
+	assert_int_equal(b.nparts, OFS_MAX_STRIPES);
+	a.nsids = OFS_MAX_REPLICAS;
+	a.nstale = OFS_MAX_REPLICAS;
+	a.nparts = OFS_MAX_STRIPES;
+	assert_attr_equal(&a, &b);
+	wbuf_free(&w);
+}
+
+static int decode_raw_attr(const struct ofs_attr *a, uint8_t nsids, uint8_t nstale,
+			   uint16_t nparts)
+{
+	struct ofs_attr b;
+	struct wbuf w;
+	struct rbuf r;
+	int rc;
+
+	wbuf_init(&w);
+	put_attr_raw(&w, a, nsids, nstale, nparts);
+	assert_int_equal(wbuf_error(&w), 0);
+	rbuf_init(&r, w.data, w.len);
+	proto_decode_attr(&r, &b);
+	rc = rbuf_done(&r);
+	wbuf_free(&w);
+	return rc;
+}
+
+static void test_attr_rejects_nsids_over_max(void **state)
+{
+	struct ofs_attr a;
+
+	(void)state;
+	mk_attr(&a, OFS_OBJ_METAFILE);
+	assert_int_equal(decode_raw_attr(&a, OFS_MAX_REPLICAS, 1, 5), 0);
+	assert_int_equal(decode_raw_attr(&a, OFS_MAX_REPLICAS + 1, 1, 5), -OFS_ECORRUPT);
+	assert_int_equal(decode_raw_attr(&a, 255, 1, 5), -OFS_ECORRUPT);
+}
+
+static void test_attr_rejects_nstale_over_max(void **state)
+{
+	struct ofs_attr a;
+
+	(void)state;
+	mk_attr(&a, OFS_OBJ_METAFILE);
+	assert_int_equal(decode_raw_attr(&a, 3, OFS_MAX_REPLICAS, 5), 0);
+	assert_int_equal(decode_raw_attr(&a, 3, OFS_MAX_REPLICAS + 1, 5), -OFS_ECORRUPT);
+}
+
+static void test_attr_rejects_nparts_over_max(void **state)
+{
+	struct ofs_attr a;
+
+	(void)state;
+	mk_attr(&a, OFS_OBJ_METAFILE);
+	for (int i = 0; i < OFS_MAX_STRIPES; i++)
+		a.parts[i] = mk_handle((uint8_t)i, 2);
+	assert_int_equal(decode_raw_attr(&a, 3, 1, OFS_MAX_STRIPES), 0);
+	assert_int_equal(decode_raw_attr(&a, 3, 1, OFS_MAX_STRIPES + 1), -OFS_ECORRUPT);
+	assert_int_equal(decode_raw_attr(&a, 3, 1, UINT16_MAX), -OFS_ECORRUPT);
+}
+
+static void test_attr_rejects_part_handle_with_nsids_over_max(void **state)
+{
+	struct ofs_attr a;
+
+	(void)state;
+	mk_attr(&a, OFS_OBJ_METAFILE);
+	a.nparts = 1;
+	a.parts[0].nsids = OFS_MAX_REPLICAS;
+	{
+		struct wbuf w;
+		struct rbuf r;
+		struct ofs_attr b;
+
+		wbuf_init(&w);
+		proto_encode_attr(&w, &a);
+		/* The handle's nsids is the byte after its 16-byte OID, which
+		 * starts 16 + 1 + 4 * 16 bytes before the end. */
+		w.data[w.len - (1 + 4 * 16)] = OFS_MAX_REPLICAS + 1;
+		rbuf_init(&r, w.data, w.len);
+		proto_decode_attr(&r, &b);
+		assert_int_equal(rbuf_error(&r), -OFS_ECORRUPT);
+		wbuf_free(&w);
+	}
+}
+
+static void test_attr_rejects_unknown_type(void **state)
+{
+	struct ofs_attr a;
+
+	(void)state;
+	mk_attr(&a, OFS_OBJ_DIRDATA + 1);
+	assert_int_equal(decode_raw_attr(&a, 3, 1, 5), -OFS_ECORRUPT);
+	mk_attr(&a, 0xff);
+	assert_int_equal(decode_raw_attr(&a, 3, 1, 5), -OFS_ECORRUPT);
+	mk_attr(&a, OFS_OBJ_NONE);   /* "none" is a legal record value */
+	assert_int_equal(decode_raw_attr(&a, 3, 1, 5), 0);
+}
+
+static void test_attr_rejects_bad_backref_name(void **state)
+{
+	static const char *bad[] = { "a/b", ".", "..", "/" };
+	struct ofs_attr a;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		mk_attr(&a, OFS_OBJ_METAFILE);
+		strcpy(a.backref.name, bad[i]);
+		assert_int_equal(decode_raw_attr(&a, 3, 1, 5), -OFS_ENAME);
+	}
+	mk_attr(&a, OFS_OBJ_METAFILE);
+	a.backref.name[0] = '\0';   /* the root has no name */
+	assert_int_equal(decode_raw_attr(&a, 3, 1, 5), 0);
+}
+
+static void test_attr_rejects_backref_name_over_255(void **state)
+{
+	struct ofs_attr a, b;
+	char name[OFS_NAME_MAX + 2];
+	struct wbuf w;
+	struct rbuf r;
+
+	(void)state;
+	mk_attr(&a, OFS_OBJ_METAFILE);
+	memset(name, 'x', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	wbuf_init(&w);
+	proto_encode_attr(&w, &a);
+	/* Rebuild with a 256-byte name spliced in at the name's offset. */
+	{
+		struct wbuf v;
+
+		wbuf_init(&v);
+		wbuf_bytes(&v, w.data, 69);
+		wbuf_str(&v, name);
+		wbuf_bytes(&v, w.data + 69 + 2 + strlen(a.backref.name),
+			   w.len - 69 - 2 - strlen(a.backref.name));
+		rbuf_init(&r, v.data, v.len);
+		proto_decode_attr(&r, &b);
+		assert_int_equal(rbuf_error(&r), -OFS_ETOOBIG);
+		wbuf_free(&v);
+	}
+	wbuf_free(&w);
+}
+
+static void test_attr_rejects_dist_over_31_bytes(void **state)
+{
+	struct ofs_attr a, b;
+	struct wbuf w;
+	struct rbuf r;
+	char dist[OFS_DIST_MAX + 2];
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	memset(dist, 'd', sizeof(dist) - 1);
+	dist[sizeof(dist) - 1] = '\0';
+	/* Offsets from test_attr_empty_round_trips_at_minimum_size: the
+	 * dist string starts at byte 73 of an empty attribute. */
+	wbuf_init(&w);
+	proto_encode_attr(&w, &a);
+	{
+		struct wbuf v;
+
+		wbuf_init(&v);
+		wbuf_bytes(&v, w.data, 73);
+		wbuf_str(&v, dist);
+		wbuf_bytes(&v, w.data + 75, w.len - 75);
+		rbuf_init(&r, v.data, v.len);
+		proto_decode_attr(&r, &b);
+		assert_int_equal(rbuf_error(&r), -OFS_ETOOBIG);
+		/* Exactly 31 bytes fit. */
+		dist[OFS_DIST_MAX] = '\0';
+		wbuf_free(&v);
+		wbuf_init(&v);
+		wbuf_bytes(&v, w.data, 73);
+		wbuf_str(&v, dist);
+		wbuf_bytes(&v, w.data + 75, w.len - 75);
+		rbuf_init(&r, v.data, v.len);
+		proto_decode_attr(&r, &b);
+		assert_int_equal(rbuf_done(&r), 0);
+		assert_string_equal(b.dist, dist);
+		wbuf_free(&v);
+	}
+	wbuf_free(&w);
+}
+
+static void test_dirent_round_trips(void **state)
+{
+	struct ofs_dirent d, e;
+	struct wbuf w;
+	struct rbuf r;
+
+	(void)state;
+	d.type = OFS_OBJ_METAFILE;
+	d.handle = mk_handle(0x33, 2);
+	wbuf_init(&w);
+	proto_encode_dirent(&w, &d);
+	assert_int_equal(w.len, 1 + 16 + 1 + 2 * 16);
+	assert_int_equal(w.data[0], OFS_OBJ_METAFILE);
+	rbuf_init(&r, w.data, w.len);
+	proto_decode_dirent(&r, &e);
+	assert_int_equal(rbuf_done(&r), 0);
+	assert_dirent_equal(&d, &e);
+	wbuf_free(&w);
+}
+
+static void test_dirent_rejects_types_other_than_file_and_directory(void **state)
+{
+	static const uint8_t bad[] = {
+		OFS_OBJ_NONE, OFS_OBJ_DFILE, OFS_OBJ_DIRDATA, 5, 0xff,
+	};
+	struct ofs_dirent d, e;
+	struct wbuf w;
+	struct rbuf r;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad); i++) {
+		d.type = bad[i];
+		d.handle = mk_handle(1, 1);
+		wbuf_init(&w);
+		proto_encode_dirent(&w, &d);
+		rbuf_init(&r, w.data, w.len);
+		proto_decode_dirent(&r, &e);
+		assert_int_equal(rbuf_error(&r), -OFS_ECORRUPT);
+		wbuf_free(&w);
+	}
+}
+
+/* ---- requests ------------------------------------------------------- */
+
+static void test_req_round_trips_every_op(void **state)
+{
+	(void)state;
+	for (uint16_t op = OFS_OP_PING; op < OFS_OP_MAX; op++) {
+		struct ofs_req q, d;
+		struct wbuf w;
+
+		mk_req(&q, op);
+		encode_req(&w, &q);
+		memset(&d, 0xcc, sizeof(d));
+		assert_int_equal(decode_wbuf(op, &w, &d), 0);
+		assert_req_equal(&q, &d);
+		wbuf_free(&w);
+	}
+}
+
+static void test_req_body_sizes_are_exact(void **state)
+{
+	static const struct {
+		uint16_t op;
+		size_t len;
+	} want[] = {
+		{ OFS_OP_PING, 0 },
+		{ OFS_OP_GET_ROOT, 0 },
+		{ OFS_OP_REMOVE, 16 },
+		{ OFS_OP_GETATTR, 16 },
+		{ OFS_OP_READ, 16 + 8 + 4 },
+		{ OFS_OP_WRITE, 16 + 8 + 4 + 4 + sizeof(sample_data) - 1 },
+		{ OFS_OP_COMMIT, 16 },
+		{ OFS_OP_KV_GET, 16 + 4 + sizeof(sample_key) - 1 },
+		{ OFS_OP_KV_DEL, 16 + 4 + sizeof(sample_key) - 1 },
+		{ OFS_OP_KV_PUT, 16 + 4 + sizeof(sample_key) - 1 + 4 + sizeof(sample_value) },
+		{ OFS_OP_KV_LIST, 16 + 4 + sizeof(sample_key) - 1 + 4 },
+		{ OFS_OP_DIRENT_CREATE, 16 + 2 + 8 + 1 + 16 + 1 + 4 * 16 + 4 },
+		{ OFS_OP_DIRENT_REMOVE, 16 + 2 + 3 },
+		{ OFS_OP_DIRENT_LOOKUP, 16 + 2 + 3 },
+		{ OFS_OP_DIRENT_LIST, 16 + 2 + 1 + 4 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct ofs_req q;
+		struct wbuf w;
+
+		mk_req(&q, want[i].op);
+		encode_req(&w, &q);
+		assert_int_equal(w.len, want[i].len);
+		wbuf_free(&w);
+	}
+}
+
+static void test_req_read_exact_bytes(void **state)
+{
+	static const uint8_t tail[] = {
+		0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00,   /* offset */
+		0x00, 0x40, 0x00, 0x00,                           /* 4 MiB */
+	};
+	struct ofs_req q;
+	struct ofs_oid o = mk_oid(3);
+	struct wbuf w;
+
+	(void)state;
+	mk_req(&q, OFS_OP_READ);
+	encode_req(&w, &q);
+	assert_memory_equal(w.data, o.b, 16);
+	assert_memory_equal(w.data + 16, tail, sizeof(tail));
+	wbuf_free(&w);
+}
+
+static void test_req_decoded_data_points_into_body(void **state)
+{
+	struct ofs_req q, d;
+	struct wbuf w;
+
+	(void)state;
+	mk_req(&q, OFS_OP_KV_PUT);
+	encode_req(&w, &q);
+	assert_int_equal(decode_wbuf(OFS_OP_KV_PUT, &w, &d), 0);
+	assert_ptr_equal(d.key, w.data + 16 + 4);
+	assert_ptr_equal(d.data, w.data + 16 + 4 + d.key_len + 4);
+	wbuf_free(&w);
+}
+
+static void test_req_rejects_truncated_body_at_every_length(void **state)
+{
+	(void)state;
+	for (uint16_t op = OFS_OP_PING; op < OFS_OP_MAX; op++) {
+		struct ofs_req q, d;
+		struct wbuf w;
+
+		mk_req(&q, op);
+		encode_req(&w, &q);
+		for (size_t n = 0; n < w.len; n++) {
+			/* A private copy, so ASan sees any read past n. */
+			uint8_t *copy = malloc(n ? n : 1);
+
+			assert_non_null(copy);
+			if (n)
+				memcpy(copy, w.data, n);
+			if (proto_decode_req(op, copy, n, &d) != -OFS_ECORRUPT)
+				fail_msg("op %s: prefix %zu of %zu accepted or wrong code",
+					 ofs_op_name(op), n, w.len);
+			free(copy);
+		}
+		wbuf_free(&w);
+	}
+}
+
+static void test_req_rejects_trailing_bytes(void **state)
+{
+	(void)state;
+	for (uint16_t op = OFS_OP_PING; op < OFS_OP_MAX; op++) {
+		struct ofs_req q, d;
+		struct wbuf w;
+
+		mk_req(&q, op);
+		encode_req(&w, &q);
+		wbuf_u8(&w, 0);
+		assert_int_equal(decode_wbuf(op, &w, &d), -OFS_ECORRUPT);
+		wbuf_u32(&w, 0);
+		assert_int_equal(decode_wbuf(op, &w, &d), -OFS_ECORRUPT);
+		wbuf_free(&w);
+	}
+}
+
+static void test_req_rejects_unknown_op(void **state)
+{
+	static const uint16_t bad[] = {
+		0, OFS_OP_MAX, OFS_OP_MAX + 1, 0x7fff,
+		OFS_OP_PING | OFS_OP_RESPONSE, 0xffff,
+	};
+	struct ofs_req q;
+	struct wbuf w;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(proto_decode_req(bad[i], NULL, 0, &q), -OFS_EUNKNOWNOP);
+		assert_int_equal(proto_decode_req(bad[i], (const uint8_t *)"x", 1, &q),
+				 -OFS_EUNKNOWNOP);
+		memset(&q, 0, sizeof(q));
+		q.op = bad[i];
+		wbuf_init(&w);
+		assert_int_equal(proto_encode_req(&w, &q), -OFS_EUNKNOWNOP);
+		assert_int_equal(w.len, 0);
+		wbuf_free(&w);
+	}
+}
+
+static void test_req_create_rejects_bad_object_type(void **state)
+{
+	static const uint8_t bad[] = { OFS_OBJ_NONE, OFS_OBJ_DIRDATA + 1, 0xff };
+	struct ofs_req q, d;
+	struct wbuf w;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad); i++) {
+		mk_req(&q, OFS_OP_CREATE);
+		q.attr.type = bad[i];
+		encode_req(&w, &q);
+		assert_int_equal(decode_wbuf(OFS_OP_CREATE, &w, &d), -OFS_ECORRUPT);
+		wbuf_free(&w);
+	}
+	for (uint8_t t = OFS_OBJ_METAFILE; t <= OFS_OBJ_DIRDATA; t++) {
+		mk_req(&q, OFS_OP_CREATE);
+		q.attr.type = t;
+		encode_req(&w, &q);
+		assert_int_equal(decode_wbuf(OFS_OP_CREATE, &w, &d), 0);
+		assert_int_equal(d.attr.type, t);
+		wbuf_free(&w);
+	}
+}
+
+static void test_req_setattr_rejects_bad_type_and_unknown_mask_bits(void **state)
+{
+	struct ofs_req q, d;
+	struct wbuf w;
+
+	(void)state;
+	mk_req(&q, OFS_OP_SETATTR);
+	q.attr.type = 9;
+	encode_req(&w, &q);
+	assert_int_equal(decode_wbuf(OFS_OP_SETATTR, &w, &d), -OFS_ECORRUPT);
+	wbuf_free(&w);
+
+	mk_req(&q, OFS_OP_SETATTR);
+	q.mask = OFS_ATTR_ALL + 1;
+	encode_req(&w, &q);
+	assert_int_equal(decode_wbuf(OFS_OP_SETATTR, &w, &d), -OFS_ECORRUPT);
+	wbuf_free(&w);
+
+	mk_req(&q, OFS_OP_SETATTR);
+	q.mask = OFS_ATTR_ALL;
+	encode_req(&w, &q);
+	assert_int_equal(decode_wbuf(OFS_OP_SETATTR, &w, &d), 0);
+	assert_int_equal(d.mask, OFS_ATTR_ALL);
+	wbuf_free(&w);
+}
+
+static void test_req_create_rejects_nsids_over_max(void **state)
+{
+	struct ofs_req d;
+	struct ofs_attr a;
+	struct wbuf w;
+
+	(void)state;
+	mk_attr(&a, OFS_OBJ_METAFILE);
+	wbuf_init(&w);
+	put_attr_raw(&w, &a, OFS_MAX_REPLICAS + 1, 1, 5);
+	assert_int_equal(decode_wbuf(OFS_OP_CREATE, &w, &d), -OFS_ECORRUPT);
+	wbuf_free(&w);
+}
+
+static void test_req_create_rejects_nparts_over_max(void **state)
+{
+	struct ofs_req d;
+	struct ofs_attr a;
+	struct wbuf w;
+
+	(void)state;
+	mk_attr(&a, OFS_OBJ_METAFILE);
+	wbuf_init(&w);
+	put_attr_raw(&w, &a, 3, 1, OFS_MAX_STRIPES + 1);
+	assert_int_equal(decode_wbuf(OFS_OP_CREATE, &w, &d), -OFS_ECORRUPT);
+	wbuf_free(&w);
+	wbuf_init(&w);
+	put_attr_raw(&w, &a, 3, 1, OFS_MAX_STRIPES);
+	assert_int_equal(decode_wbuf(OFS_OP_CREATE, &w, &d), 0);
+	assert_int_equal(d.attr.nparts, OFS_MAX_STRIPES);
+	wbuf_free(&w);
+}
+
+static void test_req_read_rejects_length_over_max_io(void **state)
+{
+	struct ofs_req q, d;
+	struct wbuf w;
+
+	(void)state;
+	mk_req(&q, OFS_OP_READ);
+	q.length = OFS_MAX_IO + 1;
+	encode_req(&w, &q);
+	assert_int_equal(decode_wbuf(OFS_OP_READ, &w, &d), -OFS_ETOOBIG);
+	wbuf_free(&w);
+	q.length = UINT32_MAX;
+	encode_req(&w, &q);
+	assert_int_equal(decode_wbuf(OFS_OP_READ, &w, &d), -OFS_ETOOBIG);
+	wbuf_free(&w);
+	q.length = 0;
+	encode_req(&w, &q);
+	assert_int_equal(decode_wbuf(OFS_OP_READ, &w, &d), 0);
+	assert_int_equal(d.length, 0);
+	wbuf_free(&w);
+}
+
+static void test_req_write_accepts_max_io_and_rejects_more(void **state)
+{
+	uint8_t *big = calloc(1, OFS_MAX_IO + 1);
+	struct ofs_req q, d;
+	struct wbuf w;
+
+	(void)state;
+	assert_non_null(big);
+	big[OFS_MAX_IO - 1] = 0x77;
+	mk_req(&q, OFS_OP_WRITE);
+	q.data = big;
+	q.data_len = OFS_MAX_IO;
+	encode_req(&w, &q);
+	assert_int_equal(decode_wbuf(OFS_OP_WRITE, &w, &d), 0);
+	assert_int_equal(d.data_len, OFS_MAX_IO);
+	assert_int_equal(d.data[OFS_MAX_IO - 1], 0x77);
+	wbuf_free(&w);
+	q.data_len = OFS_MAX_IO + 1;
+	encode_req(&w, &q);
+	assert_int_equal(decode_wbuf(OFS_OP_WRITE, &w, &d), -OFS_ETOOBIG);
+	wbuf_free(&w);
+	q.data_len = 0;
+	encode_req(&w, &q);
+	assert_int_equal(decode_wbuf(OFS_OP_WRITE, &w, &d), 0);
+	assert_int_equal(d.data_len, 0);
+	wbuf_free(&w);
+	free(big);
+}
+
+static void test_req_write_rejects_unknown_flags(void **state)
+{
+	struct ofs_req q, d;
+	struct wbuf w;
+
+	(void)state;
+	mk_req(&q, OFS_OP_WRITE);
+	q.flags = 2;
+	encode_req(&w, &q);
+	assert_int_equal(decode_wbuf(OFS_OP_WRITE, &w, &d), -OFS_ECORRUPT);
+	wbuf_free(&w);
+	q.flags = OFS_WRITE_UNSTABLE;
+	encode_req(&w, &q);
+	assert_int_equal(decode_wbuf(OFS_OP_WRITE, &w, &d), 0);
+	assert_int_equal(d.flags, OFS_WRITE_UNSTABLE);
+	wbuf_free(&w);
+}
+
+static void test_req_kv_rejects_key_over_max(void **state)
+{
+	static const uint16_t ops[] = {
+		OFS_OP_KV_GET, OFS_OP_KV_DEL, OFS_OP_KV_PUT, OFS_OP_KV_LIST,
+	};
+	uint8_t key[OFS_MAX_KEY + 1];
+	struct ofs_req q, d;
+	struct wbuf w;
+
+	(void)state;
+	memset(key, 'k', sizeof(key));
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		mk_req(&q, ops[i]);
+		q.key = key;
+		q.key_len = OFS_MAX_KEY;
+		encode_req(&w, &q);
+		assert_int_equal(decode_wbuf(ops[i], &w, &d), 0);
+		assert_int_equal(d.key_len, OFS_MAX_KEY);
+		wbuf_free(&w);
+		q.key_len = OFS_MAX_KEY + 1;
+		encode_req(&w, &q);
+		assert_int_equal(decode_wbuf(ops[i], &w, &d), -OFS_ETOOBIG);
+		wbuf_free(&w);
+	}
+}
+
+static void test_req_kv_rejects_empty_key_except_list(void **state)
+{
+	static const uint16_t ops[] = { OFS_OP_KV_GET, OFS_OP_KV_DEL, OFS_OP_KV_PUT };
+	struct ofs_req q, d;
+	struct wbuf w;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		mk_req(&q, ops[i]);
+		q.key = NULL;
+		q.key_len = 0;
+		encode_req(&w, &q);
+		assert_int_equal(decode_wbuf(ops[i], &w, &d), -OFS_ECORRUPT);
+		wbuf_free(&w);
+	}
+	mk_req(&q, OFS_OP_KV_LIST);
+	q.key = NULL;
+	q.key_len = 0;
+	encode_req(&w, &q);
+	assert_int_equal(decode_wbuf(OFS_OP_KV_LIST, &w, &d), 0);
+	assert_int_equal(d.key_len, 0);
+	wbuf_free(&w);
+}
+
+static void test_req_kv_put_rejects_value_over_max(void **state)
+{
+	uint8_t *big = calloc(1, OFS_MAX_VALUE + 1);
+	struct ofs_req q, d;
+	struct wbuf w;
+
+	(void)state;
+	assert_non_null(big);
+	mk_req(&q, OFS_OP_KV_PUT);
+	q.data = big;
+	q.data_len = OFS_MAX_VALUE;
+	encode_req(&w, &q);
+	assert_int_equal(decode_wbuf(OFS_OP_KV_PUT, &w, &d), 0);
+	assert_int_equal(d.data_len, OFS_MAX_VALUE);
+	wbuf_free(&w);
+	q.data_len = OFS_MAX_VALUE + 1;
+	encode_req(&w, &q);
+	assert_int_equal(decode_wbuf(OFS_OP_KV_PUT, &w, &d), -OFS_ETOOBIG);
+	wbuf_free(&w);
+	q.data_len = 0;   /* an empty value is a value */
+	encode_req(&w, &q);
+	assert_int_equal(decode_wbuf(OFS_OP_KV_PUT, &w, &d), 0);
+	assert_int_equal(d.data_len, 0);
+	wbuf_free(&w);
+	free(big);
+}
+
+static void test_req_list_rejects_max_zero_or_over_limit(void **state)
+{
+	static const uint16_t ops[] = { OFS_OP_KV_LIST, OFS_OP_DIRENT_LIST };
+	static const uint32_t bad[] = { 0, OFS_MAX_LIST + 1, UINT32_MAX };
+	static const uint32_t good[] = { 1, 2, OFS_MAX_LIST };
+	struct ofs_req q, d;
+	struct wbuf w;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		for (size_t j = 0; j < sizeof(bad) / sizeof(bad[0]); j++) {
+			mk_req(&q, ops[i]);
+			q.max = bad[j];
+			encode_req(&w, &q);
+			assert_int_equal(decode_wbuf(ops[i], &w, &d), -OFS_ETOOBIG);
+			wbuf_free(&w);
+		}
+		for (size_t j = 0; j < sizeof(good) / sizeof(good[0]); j++) {
+			mk_req(&q, ops[i]);
+			q.max = good[j];
+			encode_req(&w, &q);
+			assert_int_equal(decode_wbuf(ops[i], &w, &d), 0);
+			assert_int_equal(d.max, good[j]);
+			wbuf_free(&w);
+		}
+	}
+}
+
+static void test_req_dirent_rejects_bad_names(void **state)
+{
+	static const uint16_t ops[] = {
+		OFS_OP_DIRENT_CREATE, OFS_OP_DIRENT_REMOVE,
+		OFS_OP_DIRENT_LOOKUP, OFS_OP_DIRENT_LIST,
+	};
+	static const struct {
+		const char *s;
+		uint16_t n;
+	} bad[] = {
+		{ "a/b", 3 }, { "/", 1 }, { "abc/", 4 },
+		{ "a\0b", 3 }, { "\0", 1 }, { "ab\0", 3 },
+		{ ".", 1 }, { "..", 2 },
+	};
+	struct ofs_req d;
+	struct wbuf w;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		for (size_t j = 0; j < sizeof(bad) / sizeof(bad[0]); j++) {
+			put_dirent_req_raw(&w, ops[i], bad[j].s, bad[j].n);
+			if (decode_wbuf(ops[i], &w, &d) != -OFS_ENAME)
+				fail_msg("%s accepted name %zu", ofs_op_name(ops[i]), j);
+			wbuf_free(&w);
+		}
+	}
+}
+
+static void test_req_dirent_rejects_empty_name_except_list(void **state)
+{
+	struct ofs_req d;
+	struct wbuf w;
+
+	(void)state;
+	put_dirent_req_raw(&w, OFS_OP_DIRENT_CREATE, "", 0);
+	assert_int_equal(decode_wbuf(OFS_OP_DIRENT_CREATE, &w, &d), -OFS_ENAME);
+	wbuf_free(&w);
+	put_dirent_req_raw(&w, OFS_OP_DIRENT_REMOVE, "", 0);
+	assert_int_equal(decode_wbuf(OFS_OP_DIRENT_REMOVE, &w, &d), -OFS_ENAME);
+	wbuf_free(&w);
+	put_dirent_req_raw(&w, OFS_OP_DIRENT_LOOKUP, "", 0);
+	assert_int_equal(decode_wbuf(OFS_OP_DIRENT_LOOKUP, &w, &d), -OFS_ENAME);
+	wbuf_free(&w);
+	/* An empty after-name lists from the start. */
+	put_dirent_req_raw(&w, OFS_OP_DIRENT_LIST, "", 0);
+	assert_int_equal(decode_wbuf(OFS_OP_DIRENT_LIST, &w, &d), 0);
+	assert_string_equal(d.name, "");
+	assert_int_equal(d.max, 10);
+	wbuf_free(&w);
+}
+
+static void test_req_dirent_name_limit_is_255_bytes(void **state)
+{
+	static const uint16_t ops[] = {
+		OFS_OP_DIRENT_CREATE, OFS_OP_DIRENT_REMOVE,
+		OFS_OP_DIRENT_LOOKUP, OFS_OP_DIRENT_LIST,
+	};
+	char name[OFS_NAME_MAX + 2];
+	struct ofs_req d;
+	struct wbuf w;
+
+	(void)state;
+	memset(name, 'n', sizeof(name));
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		put_dirent_req_raw(&w, ops[i], name, OFS_NAME_MAX);
+		assert_int_equal(decode_wbuf(ops[i], &w, &d), 0);
+		assert_int_equal(strlen(d.name), OFS_NAME_MAX);
+		wbuf_free(&w);
+		put_dirent_req_raw(&w, ops[i], name, OFS_NAME_MAX + 1);
+		assert_int_equal(decode_wbuf(ops[i], &w, &d), -OFS_ENAME);
+		wbuf_free(&w);
+	}
+}
+
+static void test_req_dirent_create_rejects_bad_dirent_flags(void **state)
+{
+	static const uint32_t bad[] = { 2, 3, 0x80000000u, UINT32_MAX };
+	struct ofs_req q, d;
+	struct wbuf w;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		mk_req(&q, OFS_OP_DIRENT_CREATE);
+		q.flags = bad[i];
+		encode_req(&w, &q);
+		assert_int_equal(decode_wbuf(OFS_OP_DIRENT_CREATE, &w, &d), -OFS_ECORRUPT);
+		wbuf_free(&w);
+	}
+	mk_req(&q, OFS_OP_DIRENT_CREATE);
+	q.flags = 0;
+	encode_req(&w, &q);
+	assert_int_equal(decode_wbuf(OFS_OP_DIRENT_CREATE, &w, &d), 0);
+	assert_int_equal(d.flags, 0);
+	wbuf_free(&w);
+}
+
+static void test_req_dirent_create_rejects_bad_dirent_type(void **state)
+{
+	static const uint8_t bad[] = {
+		OFS_OBJ_NONE, OFS_OBJ_DFILE, OFS_OBJ_DIRDATA, 7,
+	};
+	struct ofs_req q, d;
+	struct wbuf w;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad); i++) {
+		mk_req(&q, OFS_OP_DIRENT_CREATE);
+		q.dirent.type = bad[i];
+		encode_req(&w, &q);
+		assert_int_equal(decode_wbuf(OFS_OP_DIRENT_CREATE, &w, &d), -OFS_ECORRUPT);
+		wbuf_free(&w);
+	}
+}
+
+static void test_req_dirent_create_rejects_handle_nsids_over_max(void **state)
+{
+	struct ofs_req q, d;
+	struct wbuf w;
+	size_t at;
+
+	(void)state;
+	mk_req(&q, OFS_OP_DIRENT_CREATE);
+	encode_req(&w, &q);
+	at = 16 + 2 + strlen(q.name) + 1 + 16;   /* the handle's nsids */
+	assert_int_equal(w.data[at], 4);
+	w.data[at] = OFS_MAX_REPLICAS + 1;
+	assert_int_equal(decode_wbuf(OFS_OP_DIRENT_CREATE, &w, &d), -OFS_ECORRUPT);
+	wbuf_free(&w);
+}
+
+/* ---- replies -------------------------------------------------------- */
+
+/* Every strict prefix of b is rejected as corrupt by decode. */
+#define ASSERT_PREFIXES_CORRUPT(b, n, call)                                 \
+	do {                                                                 \
+		for (size_t n_ = 0; n_ < (n); n_++) {                        \
+			uint8_t *c_ = malloc(n_ ? n_ : 1);                   \
+			assert_non_null(c_);                                 \
+			if (n_)                                              \
+				memcpy(c_, (b), n_);                         \
+			{                                                    \
+				const uint8_t *p_ = c_;                      \
+				size_t l_ = n_;                              \
+				if ((call) != -OFS_ECORRUPT)                 \
+					fail_msg("prefix %zu of %zu", n_,    \
+						 (size_t)(n));               \
+			}                                                    \
+			free(c_);                                            \
+		}                                                            \
+	} while (0)
+
+static void test_ping_reply_round_trips(void **state)
+{
+	struct ofs_ping_reply p, g;
+	struct wbuf w;
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	p.sid = mk_sid(0x21);
+	strcpy(p.version, "0.1.0");
+	wbuf_init(&w);
+	proto_encode_ping(&w, &p);
+	assert_int_equal(w.len, 16 + 2 + 5);
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(proto_decode_ping(w.data, w.len, &g), 0);
+	assert_memory_equal(g.sid.b, p.sid.b, OFS_OID_LEN);
+	assert_string_equal(g.version, "0.1.0");
+	ASSERT_PREFIXES_CORRUPT(w.data, w.len, proto_decode_ping(p_, l_, &g));
+	wbuf_u8(&w, 0);
+	assert_int_equal(proto_decode_ping(w.data, w.len, &g), -OFS_ECORRUPT);
+	wbuf_free(&w);
+}
+
+static void test_ping_reply_version_limit_is_31_bytes(void **state)
+{
+	char v[33];
+	struct ofs_ping_reply g;
+	struct wbuf w;
+
+	(void)state;
+	memset(v, 'v', 31);
+	v[31] = '\0';
+	wbuf_init(&w);
+	wbuf_sid(&w, mk_sid(1));
+	wbuf_str(&w, v);
+	assert_int_equal(proto_decode_ping(w.data, w.len, &g), 0);
+	assert_string_equal(g.version, v);
+	wbuf_free(&w);
+	v[31] = 'v';
+	v[32] = '\0';
+	wbuf_init(&w);
+	wbuf_sid(&w, mk_sid(1));
+	wbuf_str(&w, v);
+	memset(&g, 0x3c, sizeof(g));
+	assert_int_equal(proto_decode_ping(w.data, w.len, &g), -OFS_ETOOBIG);
+	assert_int_equal(g.sid.b[0], 0x3c);   /* untouched on failure */
+	wbuf_free(&w);
+}
+
+static void test_handle_reply_round_trips(void **state)
+{
+	for (uint8_t n = 0; n <= OFS_MAX_REPLICAS; n++) {
+		struct ofs_handle h = mk_handle(0x70, n), g;
+		struct wbuf w;
+
+		(void)state;
+		wbuf_init(&w);
+		proto_encode_handle_reply(&w, &h);
+		assert_int_equal(w.len, 16 + 1 + 16 * (size_t)n);
+		assert_int_equal(proto_decode_handle_reply(w.data, w.len, &g), 0);
+		assert_handle_equal(&h, &g);
+		ASSERT_PREFIXES_CORRUPT(w.data, w.len,
+					proto_decode_handle_reply(p_, l_, &g));
+		wbuf_u8(&w, 0);
+		assert_int_equal(proto_decode_handle_reply(w.data, w.len, &g),
+				 -OFS_ECORRUPT);
+		wbuf_free(&w);
+	}
+}
+
+static void test_handle_reply_rejects_nsids_over_max(void **state)
+{
+	uint8_t b[16 + 1 + 5 * 16];
+	struct ofs_handle g;
+
+	(void)state;
+	memset(b, 1, sizeof(b));
+	b[16] = OFS_MAX_REPLICAS + 1;
+	memset(&g, 0x3c, sizeof(g));
+	assert_int_equal(proto_decode_handle_reply(b, sizeof(b), &g), -OFS_ECORRUPT);
+	assert_int_equal(g.nsids, 0x3c);
+}
+
+static void test_oid_reply_round_trips(void **state)
+{
+	struct ofs_oid o = mk_oid(0x99), g;
+	struct wbuf w;
+
+	(void)state;
+	wbuf_init(&w);
+	proto_encode_oid_reply(&w, o);
+	assert_int_equal(w.len, 16);
+	assert_int_equal(proto_decode_oid_reply(w.data, w.len, &g), 0);
+	assert_true(oid_eq(o, g));
+	ASSERT_PREFIXES_CORRUPT(w.data, w.len, proto_decode_oid_reply(p_, l_, &g));
+	wbuf_u8(&w, 0);
+	assert_int_equal(proto_decode_oid_reply(w.data, w.len, &g), -OFS_ECORRUPT);
+	wbuf_free(&w);
+}
+
+static void test_attr_reply_round_trips(void **state)
+{
+	struct ofs_attr a, g;
+	struct wbuf w;
+
+	(void)state;
+	mk_attr(&a, OFS_OBJ_DFILE);
+	wbuf_init(&w);
+	proto_encode_attr(&w, &a);
+	assert_int_equal(proto_decode_attr_reply(w.data, w.len, &g), 0);
+	assert_attr_equal(&a, &g);
+	ASSERT_PREFIXES_CORRUPT(w.data, w.len, proto_decode_attr_reply(p_, l_, &g));
+	wbuf_u8(&w, 0);
+	assert_int_equal(proto_decode_attr_reply(w.data, w.len, &g), -OFS_ECORRUPT);
+	wbuf_free(&w);
+}
+
+static void test_write_reply_round_trips(void **state)
+{
+	static const uint8_t want[] = {
+		0, 0, 0, 0, 0, 0, 0, 42,
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	};
+	struct ofs_write_reply p = { 42, UINT64_MAX }, g;
+	struct wbuf w;
+
+	(void)state;
+	wbuf_init(&w);
+	proto_encode_write_reply(&w, &p);
+	assert_int_equal(w.len, sizeof(want));
+	assert_memory_equal(w.data, want, sizeof(want));
+	assert_int_equal(proto_decode_write_reply(w.data, w.len, &g), 0);
+	assert_int_equal(g.version, 42);
+	assert_int_equal(g.size, UINT64_MAX);
+	ASSERT_PREFIXES_CORRUPT(w.data, w.len, proto_decode_write_reply(p_, l_, &g));
+	wbuf_u8(&w, 0);
+	assert_int_equal(proto_decode_write_reply(w.data, w.len, &g), -OFS_ECORRUPT);
+	wbuf_free(&w);
+}
+
+static void test_dirent_reply_round_trips_present(void **state)
+{
+	struct ofs_dirent d, g;
+	bool present = false;
+	struct wbuf w;
+
+	(void)state;
+	d.type = OFS_OBJ_DIRECTORY;
+	d.handle = mk_handle(0x12, 3);
+	wbuf_init(&w);
+	proto_encode_dirent_reply(&w, true, &d);
+	assert_int_equal(w.data[0], 1);
+	assert_int_equal(proto_decode_dirent_reply(w.data, w.len, &present, &g), 0);
+	assert_true(present);
+	assert_dirent_equal(&d, &g);
+	ASSERT_PREFIXES_CORRUPT(w.data, w.len,
+				proto_decode_dirent_reply(p_, l_, &present, &g));
+	wbuf_u8(&w, 0);
+	assert_int_equal(proto_decode_dirent_reply(w.data, w.len, &present, &g),
+			 -OFS_ECORRUPT);
+	wbuf_free(&w);
+}
+
+static void test_dirent_reply_round_trips_absent(void **state)
+{
+	struct ofs_dirent d, g;
+	bool present = true;
+	struct wbuf w;
+
+	(void)state;
+	d.type = OFS_OBJ_DIRECTORY;
+	d.handle = mk_handle(0x12, 3);
+	wbuf_init(&w);
+	proto_encode_dirent_reply(&w, false, &d);
+	assert_int_equal(w.len, 1);
+	assert_int_equal(w.data[0], 0);
+	memset(&g, 0x3c, sizeof(g));
+	assert_int_equal(proto_decode_dirent_reply(w.data, w.len, &present, &g), 0);
+	assert_false(present);
+	assert_int_equal(g.type, 0);
+	assert_int_equal(g.handle.nsids, 0);
+	assert_true(oid_is_zero(g.handle.oid));
+	assert_int_equal(proto_decode_dirent_reply(w.data, 0, &present, &g),
+			 -OFS_ECORRUPT);
+	/* Absent, but a dirent follows: trailing bytes. */
+	proto_encode_dirent(&w, &d);
+	assert_int_equal(proto_decode_dirent_reply(w.data, w.len, &present, &g),
+			 -OFS_ECORRUPT);
+	wbuf_free(&w);
+}
+
+static void test_dirent_reply_rejects_bad_flag_and_type(void **state)
+{
+	struct ofs_dirent d, g;
+	bool present = false;
+	struct wbuf w;
+
+	(void)state;
+	d.type = OFS_OBJ_METAFILE;
+	d.handle = mk_handle(0x12, 1);
+	wbuf_init(&w);
+	proto_encode_dirent_reply(&w, true, &d);
+	w.data[0] = 2;
+	assert_int_equal(proto_decode_dirent_reply(w.data, w.len, &present, &g),
+			 -OFS_ECORRUPT);
+	w.data[0] = 1;
+	w.data[1] = OFS_OBJ_DFILE;
+	assert_int_equal(proto_decode_dirent_reply(w.data, w.len, &present, &g),
+			 -OFS_ECORRUPT);
+	assert_false(present);   /* untouched on failure */
+	wbuf_free(&w);
+}
+
+/* ---- list replies --------------------------------------------------- */
+
+static void test_kv_list_round_trips_and_iterates(void **state)
+{
+	struct ofs_list_writer lw;
+	struct ofs_list_reader lr;
+	const uint8_t *k, *v;
+	size_t kn, vn;
+	struct wbuf w;
+
+	(void)state;
+	wbuf_init(&w);
+	proto_list_begin(&lw, &w);
+	proto_list_add_kv(&lw, "a", 1, "one", 3);
+	proto_list_add_kv(&lw, "bb", 2, NULL, 0);
+	proto_list_add_kv(&lw, "ccc", 3, "\0\1", 2);
+	proto_list_end(&lw, true);
+	assert_int_equal(wbuf_error(&w), 0);
+	assert_int_equal(w.data[3], 3);   /* count patched in */
+	assert_int_equal(w.data[w.len - 1], 1);
+
+	assert_int_equal(proto_list_open_kv(&lr, w.data, w.len), 0);
+	assert_true(lr.more);
+	assert_int_equal(lr.left, 3);
+	assert_int_equal(proto_list_next_kv(&lr, &k, &kn, &v, &vn), 1);
+	assert_int_equal(kn, 1);
+	assert_memory_equal(k, "a", 1);
+	assert_int_equal(vn, 3);
+	assert_memory_equal(v, "one", 3);
+	assert_int_equal(proto_list_next_kv(&lr, &k, &kn, &v, &vn), 1);
+	assert_int_equal(kn, 2);
+	assert_memory_equal(k, "bb", 2);
+	assert_int_equal(vn, 0);
+	assert_int_equal(proto_list_next_kv(&lr, &k, &kn, &v, &vn), 1);
+	assert_int_equal(kn, 3);
+	assert_memory_equal(k, "ccc", 3);
+	assert_int_equal(vn, 2);
+	assert_memory_equal(v, "\0\1", 2);
+	assert_ptr_equal(k, w.data + 4 + 4 + 1 + 4 + 3 + 4 + 2 + 4 + 4);
+	assert_int_equal(proto_list_next_kv(&lr, &k, &kn, &v, &vn), 0);
+	assert_int_equal(proto_list_next_kv(&lr, &k, &kn, &v, &vn), 0);
+	wbuf_free(&w);
+}
+
+static void test_list_empty_round_trips(void **state)
+{
+	static const uint8_t want[] = { 0, 0, 0, 0, 0 };
+	struct ofs_list_writer lw;
+	struct ofs_list_reader lr;
+	char name[OFS_NAME_MAX + 1];
+	struct ofs_dirent d;
+	const uint8_t *k, *v;
+	size_t kn, vn;
+	struct wbuf w;
+
+	(void)state;
+	wbuf_init(&w);
+	proto_list_begin(&lw, &w);
+	proto_list_end(&lw, false);
+	assert_int_equal(w.len, sizeof(want));
+	assert_memory_equal(w.data, want, sizeof(want));
+	assert_int_equal(proto_list_open_kv(&lr, w.data, w.len), 0);
+	assert_false(lr.more);
+	assert_int_equal(proto_list_next_kv(&lr, &k, &kn, &v, &vn), 0);
+	assert_int_equal(proto_list_open_dirent(&lr, w.data, w.len), 0);
+	assert_int_equal(proto_list_next_dirent(&lr, name, &d), 0);
+	wbuf_free(&w);
+}
+
+static void test_list_writer_appends_after_existing_bytes(void **state)
+{
+	struct ofs_list_writer lw;
+	struct ofs_list_reader lr;
+	struct wbuf w;
+
+	(void)state;
+	wbuf_init(&w);
+	wbuf_u32(&w, 0xdeadbeef);   /* something before the list */
+	proto_list_begin(&lw, &w);
+	proto_list_add_kv(&lw, "k", 1, "v", 1);
+	proto_list_add_kv(&lw, "l", 1, "w", 1);
+	proto_list_end(&lw, false);
+	assert_int_equal(w.data[0], 0xde);
+	assert_int_equal(w.data[3], 0xef);
+	assert_int_equal(w.data[7], 2);
+	assert_int_equal(proto_list_open_kv(&lr, w.data + 4, w.len - 4), 0);
+	assert_int_equal(lr.left, 2);
+	wbuf_free(&w);
+}
+
+static void test_dirent_list_round_trips_and_iterates(void **state)
+{
+	static const char *names[] = { "alpha", "b", "...", "zeta.txt" };
+	struct ofs_list_writer lw;
+	struct ofs_list_reader lr;
+	char name[OFS_NAME_MAX + 1];
+	struct ofs_dirent d[4], g;
+	struct wbuf w;
+
+	(void)state;
+	wbuf_init(&w);
+	proto_list_begin(&lw, &w);
+	for (int i = 0; i < 4; i++) {
+		d[i].type = i % 2 ? OFS_OBJ_DIRECTORY : OFS_OBJ_METAFILE;
+		d[i].handle = mk_handle((uint8_t)(0x80 + i), (uint8_t)i);
+		proto_list_add_dirent(&lw, names[i], &d[i]);
+	}
+	proto_list_end(&lw, false);
+	assert_int_equal(proto_list_open_dirent(&lr, w.data, w.len), 0);
+	assert_false(lr.more);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(proto_list_next_dirent(&lr, name, &g), 1);
+		assert_string_equal(name, names[i]);
+		assert_dirent_equal(&d[i], &g);
+	}
+	assert_int_equal(proto_list_next_dirent(&lr, name, &g), 0);
+	wbuf_free(&w);
+}
+
+static void build_kv_list(struct wbuf *w, int n, bool more)
+{
+	struct ofs_list_writer lw;
+
+	wbuf_init(w);
+	proto_list_begin(&lw, w);
+	for (int i = 0; i < n; i++)
+		proto_list_add_kv(&lw, "key", 3, "value", 5);
+	proto_list_end(&lw, more);
+}
+
+static void build_dirent_list(struct wbuf *w, int n, bool more)
+{
+	struct ofs_list_writer lw;
+	struct ofs_dirent d;
+
+	d.type = OFS_OBJ_METAFILE;
+	d.handle = mk_handle(5, 2);
+	wbuf_init(w);
+	proto_list_begin(&lw, w);
+	for (int i = 0; i < n; i++)
+		proto_list_add_dirent(&lw, "entry", &d);
+	proto_list_end(&lw, more);
+}
+
+static void test_list_rejects_truncated_body_at_every_length(void **state)
+{
+	struct ofs_list_reader lr;
+	struct wbuf w;
+
+	(void)state;
+	build_kv_list(&w, 3, true);
+	ASSERT_PREFIXES_CORRUPT(w.data, w.len, proto_list_open_kv(&lr, p_, l_));
+	wbuf_free(&w);
+	build_dirent_list(&w, 3, true);
+	ASSERT_PREFIXES_CORRUPT(w.data, w.len, proto_list_open_dirent(&lr, p_, l_));
+	wbuf_free(&w);
+}
+
+static void test_list_rejects_trailing_bytes(void **state)
+{
+	struct ofs_list_reader lr;
+	struct wbuf w;
+
+	(void)state;
+	build_kv_list(&w, 2, false);
+	wbuf_u8(&w, 0);
+	assert_int_equal(proto_list_open_kv(&lr, w.data, w.len), -OFS_ECORRUPT);
+	wbuf_free(&w);
+	build_dirent_list(&w, 2, false);
+	wbuf_u8(&w, 0);
+	assert_int_equal(proto_list_open_dirent(&lr, w.data, w.len), -OFS_ECORRUPT);
+	wbuf_free(&w);
+}
+
+static void test_list_rejects_more_flag_over_one(void **state)
+{
+	struct ofs_list_reader lr;
+	struct wbuf w;
+
+	(void)state;
+	build_kv_list(&w, 1, true);
+	w.data[w.len - 1] = 2;
+	assert_int_equal(proto_list_open_kv(&lr, w.data, w.len), -OFS_ECORRUPT);
+	wbuf_free(&w);
+	build_dirent_list(&w, 1, true);
+	w.data[w.len - 1] = 0xff;
+	assert_int_equal(proto_list_open_dirent(&lr, w.data, w.len), -OFS_ECORRUPT);
+	wbuf_free(&w);
+}
+
+static void test_list_accepts_1000_entries_and_rejects_count_over(void **state)
+{
+	struct ofs_list_reader lr;
+	const uint8_t *k, *v;
+	size_t kn, vn;
+	struct wbuf w;
+	int seen = 0;
+
+	(void)state;
+	build_kv_list(&w, OFS_MAX_LIST, true);
+	assert_int_equal(proto_list_open_kv(&lr, w.data, w.len), 0);
+	while (proto_list_next_kv(&lr, &k, &kn, &v, &vn) == 1)
+		seen++;
+	assert_int_equal(seen, OFS_MAX_LIST);
+	wbuf_free(&w);
+
+	build_kv_list(&w, OFS_MAX_LIST + 1, true);
+	assert_int_equal(proto_list_open_kv(&lr, w.data, w.len), -OFS_ECORRUPT);
+	wbuf_free(&w);
+	build_dirent_list(&w, OFS_MAX_LIST + 1, true);
+	assert_int_equal(proto_list_open_dirent(&lr, w.data, w.len), -OFS_ECORRUPT);
+	wbuf_free(&w);
+	/* A huge count with no entries behind it. */
+	build_kv_list(&w, 0, false);
+	wbuf_patch_u32(&w, 0, UINT32_MAX);
+	assert_int_equal(proto_list_open_kv(&lr, w.data, w.len), -OFS_ECORRUPT);
+	wbuf_free(&w);
+}
+
+static void test_list_rejects_count_larger_than_entries(void **state)
+{
+	struct ofs_list_reader lr;
+	struct wbuf w;
+
+	(void)state;
+	build_kv_list(&w, 2, false);
+	wbuf_patch_u32(&w, 0, 3);
+	assert_int_equal(proto_list_open_kv(&lr, w.data, w.len), -OFS_ECORRUPT);
+	wbuf_free(&w);
+	build_dirent_list(&w, 2, false);
+	wbuf_patch_u32(&w, 0, 3);
+	assert_int_equal(proto_list_open_dirent(&lr, w.data, w.len), -OFS_ECORRUPT);
+	wbuf_free(&w);
+}
+
+static void test_kv_list_rejects_key_or_value_over_max(void **state)
+{
+	struct ofs_list_writer lw;
+	struct ofs_list_reader lr;
+	uint8_t *big = calloc(1, OFS_MAX_VALUE + 1);
+	struct wbuf w;
+
+	(void)state;
+	assert_non_null(big);
+	wbuf_init(&w);
+	proto_list_begin(&lw, &w);
+	proto_list_add_kv(&lw, big, OFS_MAX_KEY + 1, "v", 1);
+	proto_list_end(&lw, false);
+	assert_int_equal(proto_list_open_kv(&lr, w.data, w.len), -OFS_ETOOBIG);
+	wbuf_free(&w);
+
+	wbuf_init(&w);
+	proto_list_begin(&lw, &w);
+	proto_list_add_kv(&lw, "k", 1, big, OFS_MAX_VALUE + 1);
+	proto_list_end(&lw, false);
+	assert_int_equal(proto_list_open_kv(&lr, w.data, w.len), -OFS_ETOOBIG);
+	wbuf_free(&w);
+
+	wbuf_init(&w);
+	proto_list_begin(&lw, &w);
+	proto_list_add_kv(&lw, big, OFS_MAX_KEY, big, OFS_MAX_VALUE);
+	proto_list_end(&lw, false);
+	assert_int_equal(proto_list_open_kv(&lr, w.data, w.len), 0);
+	wbuf_free(&w);
+	free(big);
+}
+
+static void test_dirent_list_rejects_bad_entry_name(void **state)
+{
+	static const char *bad[] = { "", ".", "..", "a/b" };
+	struct ofs_list_writer lw;
+	struct ofs_list_reader lr;
+	struct ofs_dirent d;
+	struct wbuf w;
+
+	(void)state;
+	d.type = OFS_OBJ_METAFILE;
+	d.handle = mk_handle(1, 1);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		wbuf_init(&w);
+		proto_list_begin(&lw, &w);
+		proto_list_add_dirent(&lw, "fine", &d);
+		proto_list_add_dirent(&lw, bad[i], &d);
+		proto_list_end(&lw, false);
+		assert_int_equal(proto_list_open_dirent(&lr, w.data, w.len), -OFS_ENAME);
+		wbuf_free(&w);
+	}
+}
+
+static void test_dirent_list_rejects_bad_entry_type(void **state)
+{
+	struct ofs_list_writer lw;
+	struct ofs_list_reader lr;
+	struct ofs_dirent d;
+	struct wbuf w;
+
+	(void)state;
+	d.type = OFS_OBJ_DFILE;
+	d.handle = mk_handle(1, 1);
+	wbuf_init(&w);
+	proto_list_begin(&lw, &w);
+	proto_list_add_dirent(&lw, "x", &d);
+	proto_list_end(&lw, false);
+	assert_int_equal(proto_list_open_dirent(&lr, w.data, w.len), -OFS_ECORRUPT);
+	wbuf_free(&w);
+}
+
+static void test_list_open_leaves_reader_untouched_on_failure(void **state)
+{
+	struct ofs_list_reader lr;
+	struct wbuf w;
+
+	(void)state;
+	build_kv_list(&w, 2, true);
+	memset(&lr, 0x3c, sizeof(lr));
+	assert_int_equal(proto_list_open_kv(&lr, w.data, w.len - 1), -OFS_ECORRUPT);
+	assert_int_equal(lr.left, 0x3c3c3c3c);
+	wbuf_free(&w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_name_valid_accepts_ordinary_names),
+		cmocka_unit_test(test_name_valid_rejects_bad_names),
+		cmocka_unit_test(test_type_valid_and_names),
+		cmocka_unit_test(test_op_name_covers_every_op_and_ignores_response_bit),
+		cmocka_unit_test(test_attr_round_trips_every_field),
+		cmocka_unit_test(test_attr_layout_matches_documented_field_order),
+		cmocka_unit_test(test_attr_empty_round_trips_at_minimum_size),
+		cmocka_unit_test(test_attr_encode_clamps_counts_to_max),
+		cmocka_unit_test(test_attr_rejects_nsids_over_max),
+		cmocka_unit_test(test_attr_rejects_nstale_over_max),
+		cmocka_unit_test(test_attr_rejects_nparts_over_max),
+		cmocka_unit_test(test_attr_rejects_part_handle_with_nsids_over_max),
+		cmocka_unit_test(test_attr_rejects_unknown_type),
+		cmocka_unit_test(test_attr_rejects_bad_backref_name),
+		cmocka_unit_test(test_attr_rejects_backref_name_over_255),
+		cmocka_unit_test(test_attr_rejects_dist_over_31_bytes),
+		cmocka_unit_test(test_dirent_round_trips),
+		cmocka_unit_test(test_dirent_rejects_types_other_than_file_and_directory),
+		cmocka_unit_test(test_req_round_trips_every_op),
+		cmocka_unit_test(test_req_body_sizes_are_exact),
+		cmocka_unit_test(test_req_read_exact_bytes),
+		cmocka_unit_test(test_req_decoded_data_points_into_body),
+		cmocka_unit_test(test_req_rejects_truncated_body_at_every_length),
+		cmocka_unit_test(test_req_rejects_trailing_bytes),
+		cmocka_unit_test(test_req_rejects_unknown_op),
+		cmocka_unit_test(test_req_create_rejects_bad_object_type),
+		cmocka_unit_test(test_req_setattr_rejects_bad_type_and_unknown_mask_bits),
+		cmocka_unit_test(test_req_create_rejects_nsids_over_max),
+		cmocka_unit_test(test_req_create_rejects_nparts_over_max),
+		cmocka_unit_test(test_req_read_rejects_length_over_max_io),
+		cmocka_unit_test(test_req_write_accepts_max_io_and_rejects_more),
+		cmocka_unit_test(test_req_kv_rejects_key_over_max),
+		cmocka_unit_test(test_req_kv_rejects_empty_key_except_list),
+		cmocka_unit_test(test_req_kv_put_rejects_value_over_max),
+		cmocka_unit_test(test_req_list_rejects_max_zero_or_over_limit),
+		cmocka_unit_test(test_req_dirent_rejects_bad_names),
+		cmocka_unit_test(test_req_dirent_rejects_empty_name_except_list),
+		cmocka_unit_test(test_req_dirent_name_limit_is_255_bytes),
+		cmocka_unit_test(test_req_dirent_create_rejects_bad_dirent_flags),
+		cmocka_unit_test(test_req_dirent_create_rejects_bad_dirent_type),
+		cmocka_unit_test(test_req_dirent_create_rejects_handle_nsids_over_max),
+		cmocka_unit_test(test_ping_reply_round_trips),
+		cmocka_unit_test(test_ping_reply_version_limit_is_31_bytes),
+		cmocka_unit_test(test_handle_reply_round_trips),
+		cmocka_unit_test(test_handle_reply_rejects_nsids_over_max),
+		cmocka_unit_test(test_oid_reply_round_trips),
+		cmocka_unit_test(test_attr_reply_round_trips),
+		cmocka_unit_test(test_write_reply_round_trips),
+		cmocka_unit_test(test_req_write_rejects_unknown_flags),
+		cmocka_unit_test(test_dirent_reply_round_trips_present),
+		cmocka_unit_test(test_dirent_reply_round_trips_absent),
+		cmocka_unit_test(test_dirent_reply_rejects_bad_flag_and_type),
+		cmocka_unit_test(test_kv_list_round_trips_and_iterates),
+		cmocka_unit_test(test_list_empty_round_trips),
+		cmocka_unit_test(test_list_writer_appends_after_existing_bytes),
+		cmocka_unit_test(test_dirent_list_round_trips_and_iterates),
+		cmocka_unit_test(test_list_rejects_truncated_body_at_every_length),
+		cmocka_unit_test(test_list_rejects_trailing_bytes),
+		cmocka_unit_test(test_list_rejects_more_flag_over_one),
+		cmocka_unit_test(test_list_accepts_1000_entries_and_rejects_count_over),
+		cmocka_unit_test(test_list_rejects_count_larger_than_entries),
+		cmocka_unit_test(test_kv_list_rejects_key_or_value_over_max),
+		cmocka_unit_test(test_dirent_list_rejects_bad_entry_name),
+		cmocka_unit_test(test_dirent_list_rejects_bad_entry_type),
+		cmocka_unit_test(test_list_open_leaves_reader_untouched_on_failure),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
