@@ -31,23 +31,25 @@ endif
 WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -DOFS_VERSION='"$(VERSION)"' $(WARN) \
-	$(CFLAGS) $(SANFLAGS) -pthread -Ilib -Iserver -Iclient -MMD -MP
-LDLIBS := -llmdb -lxxhash -ljansson -lpthread
+	$(CFLAGS) $(SANFLAGS) -pthread -Ilib -Iserver -Iclient -Irebalancer -MMD -MP
+LDLIBS := -llmdb -lxxhash -ljansson -lpthread -lm
 ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) -pthread
 
 LIB_SRCS := lib/error.c lib/oid.c lib/wire.c lib/frame.c lib/proto.c \
 	lib/checksum.c lib/log.c lib/net.c lib/path.c lib/parse.c lib/timefmt.c
 SERVER_SRCS := server/kv.c server/records.c server/bstream.c server/store.c \
-	server/service.c server/listener.c server/inspect.c
+	server/service.c server/listener.c server/inspect.c \
+	server/sidtab.c server/gossip.c server/replica.c
+REBALANCER_SRCS := rebalancer/placement.c
 CLIENT_SRCS := client/conn.c client/ofs.c
-CORE_SRCS := $(LIB_SRCS) $(SERVER_SRCS) $(CLIENT_SRCS)
+CORE_SRCS := $(LIB_SRCS) $(SERVER_SRCS) $(REBALANCER_SRCS) $(CLIENT_SRCS)
 CORE_OBJS := $(CORE_SRCS:%.c=$(O)/%.o)
 CORE_LIB := $(O)/libofscore.a
 
-PROGS := $(BINDIR)/ofs-server $(BINDIR)/ofs
+PROGS := $(BINDIR)/ofs-server $(BINDIR)/ofs $(BINDIR)/ofs-pbj
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/%)
-MANS := man/ofs.1 man/ofs-server.8
+MANS := man/ofs.1 man/ofs-server.8 man/ofs-pbj.8
 # Helper programs of the benchmarks and integration tests (one .c each,
 # linked with the core library).
 BENCH_SRCS := $(wildcard bench/*.c)
@@ -70,6 +72,10 @@ $(BINDIR)/ofs-server: $(O)/server/main.o $(CORE_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BINDIR)/ofs: $(O)/cli/ofs.o $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BINDIR)/ofs-pbj: $(O)/cli/ofs-pbj.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -129,9 +135,9 @@ build/fuzz/fuzz_frame: tests/fuzz/fuzz_frame.c $(FUZZ_SRCS)
 
 cppcheck:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
-		--std=c11 -Ilib -Iserver -Iclient --suppress=missingIncludeSystem \
+		--std=c11 -Ilib -Iserver -Iclient -Irebalancer --suppress=missingIncludeSystem \
 		--library=scripts/jansson.cfg --inline-suppr \
-		lib server client cli
+		lib server client cli rebalancer
 
 bench: deps all $(BENCH_BINS)
 	OFS_BIN=$(abspath $(BINDIR)) OFS_BENCH_BIN=$(abspath $(O)/bench) bench/run
@@ -152,6 +158,6 @@ clean:
 .PHONY: all unit deps check check-build check-run check-unit check-integration \
 	check-man check-fuzz fuzz cppcheck bench demo install clean
 
--include $(CORE_OBJS:.o=.d) $(O)/server/main.d $(O)/cli/ofs.d \
+-include $(CORE_OBJS:.o=.d) $(O)/server/main.d $(O)/cli/ofs.d $(O)/cli/ofs-pbj.d \
 	$(UNIT_SRCS:tests/unit/%.c=$(O)/tests/unit/%.d) \
 	$(BENCH_SRCS:%.c=$(O)/%.d) $(ITEST_SRCS:%.c=$(O)/%.d)

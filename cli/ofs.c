@@ -223,11 +223,6 @@ static int cmd_put(struct ofs_client *c, struct opts *o)
 	rc = ofs_put_fd(c, fd, o->args[1], &o->put);
 	if (fd)
 		close(fd);
-	if (rc == -OFS_EUNREACHABLE && o->put.replicas > 1) {
-		fprintf(stderr, "ofs: %s: --replicas %u needs that many servers; this cluster has 1\n",
-			o->args[1], o->put.replicas);
-		return EXIT_FAIL;
-	}
 	return rc ? fail(o->args[1], rc) : 0;
 }
 

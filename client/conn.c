@@ -15,6 +15,7 @@ struct conn {
 	int fd;                    /* -1 when not connected */
 	uint64_t next_id;          /* request ids */
 	uint16_t ops[CONN_WINDOW]; /* op of each request in flight, by id */
+	int reply_ms;              /* bound on every wait for a reply */
 	struct wbuf req;           /* reused request body */
 };
 
@@ -30,6 +31,7 @@ int conn_open(const char *addr, struct conn **out)
 		return -ENOMEM;
 	strcpy(c->addr, addr);
 	c->next_id = 1;
+	c->reply_ms = CONN_REPLY_MS;
 	wbuf_init(&c->req);
 	rc = net_connect(addr, CONN_CONNECT_MS, &c->fd);
 	if (rc) {
@@ -48,6 +50,11 @@ void conn_close(struct conn *c)
 		close(c->fd);
 	wbuf_free(&c->req);
 	free(c);
+}
+
+void conn_set_timeout(struct conn *c, int reply_ms)
+{
+	c->reply_ms = reply_ms;
 }
 
 const char *conn_addr(const struct conn *c)
@@ -89,13 +96,39 @@ int conn_send(struct conn *c, const struct ofs_req *q, uint64_t *reqid)
 	h.op = q->op;
 	h.reqid = c->next_id++;
 	h.body_len = (uint32_t)c->req.len;
-	rc = net_send_frame(c->fd, &h, NULL, NULL, c->req.data, CONN_REPLY_MS);
+	rc = net_send_frame(c->fd, &h, NULL, NULL, c->req.data, c->reply_ms);
 	if (rc) {
 		drop(c);
 		return rc == -ETIMEDOUT ? rc : -ECONNRESET;
 	}
 	*reqid = h.reqid;
 	c->ops[h.reqid % CONN_WINDOW] = q->op;
+	return 0;
+}
+
+int conn_send_raw(struct conn *c, uint16_t op, const uint8_t *body, size_t len, uint64_t *reqid)
+{
+	struct ofs_frame_hdr h = { 0 };
+	int rc;
+
+	if (len > OFS_MAX_BODY)
+		return -OFS_ETOOBIG;
+	if (c->fd < 0) {
+		rc = net_connect(c->addr, CONN_CONNECT_MS, &c->fd);
+		if (rc)
+			return rc == -ETIMEDOUT ? rc : -ECONNREFUSED;
+	}
+	h.version = OFS_PROTO_VERSION;
+	h.op = op;
+	h.reqid = c->next_id++;
+	h.body_len = (uint32_t)len;
+	rc = net_send_frame(c->fd, &h, NULL, NULL, body, c->reply_ms);
+	if (rc) {
+		drop(c);
+		return rc == -ETIMEDOUT ? rc : -ECONNRESET;
+	}
+	*reqid = h.reqid;
+	c->ops[h.reqid % CONN_WINDOW] = op;
 	return 0;
 }
 
@@ -108,7 +141,7 @@ int conn_recv(struct conn *c, uint64_t reqid, uint8_t **body, size_t *blen)
 
 	if (c->fd < 0)
 		return -ECONNRESET;
-	rc = net_recv_frame(c->fd, &rh, &payload, CONN_REPLY_MS, CONN_REPLY_MS);
+	rc = net_recv_frame(c->fd, &rh, &payload, c->reply_ms, c->reply_ms);
 	if (rc)
 		goto broken;
 	if (rh.reqid == 0 && rh.status < 0) {
@@ -150,7 +183,7 @@ int conn_recv_data(struct conn *c, uint64_t reqid, uint8_t *dst, size_t cap, siz
 
 	if (c->fd < 0)
 		return -ECONNRESET;
-	rc = net_read_full(c->fd, hdr, sizeof(hdr), CONN_REPLY_MS);
+	rc = net_read_full(c->fd, hdr, sizeof(hdr), c->reply_ms);
 	if (!rc)
 		rc = frame_decode_hdr(hdr, &rh);
 	if (rc)
@@ -171,7 +204,7 @@ int conn_recv_data(struct conn *c, uint64_t reqid, uint8_t *dst, size_t cap, siz
 		rc = -OFS_EPROTO;
 		goto broken;
 	}
-	rc = net_read_full(c->fd, len4, sizeof(len4), CONN_REPLY_MS);
+	rc = net_read_full(c->fd, len4, sizeof(len4), c->reply_ms);
 	if (rc)
 		goto broken;
 	n = (uint32_t)len4[0] << 24 | (uint32_t)len4[1] << 16 | (uint32_t)len4[2] << 8 | len4[3];
@@ -179,7 +212,7 @@ int conn_recv_data(struct conn *c, uint64_t reqid, uint8_t *dst, size_t cap, siz
 		rc = -OFS_EPROTO;
 		goto broken;
 	}
-	rc = net_read_full(c->fd, dst, n, CONN_REPLY_MS);
+	rc = net_read_full(c->fd, dst, n, c->reply_ms);
 	if (rc)
 		goto broken;
 	*got = n;

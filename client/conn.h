@@ -26,6 +26,8 @@ struct conn;
 int conn_open(const char *addr, struct conn **out);
 void conn_close(struct conn *c);
 const char *conn_addr(const struct conn *c);
+/* Bound every later wait for a reply (default CONN_REPLY_MS). */
+void conn_set_timeout(struct conn *c, int reply_ms);
 
 /*
  * Send q and wait for the reply. Returns the server's status when it
@@ -45,6 +47,8 @@ int conn_call(struct conn *c, const struct ofs_req *q, uint8_t **body, size_t *b
  */
 int conn_send(struct conn *c, const struct ofs_req *q, uint64_t *reqid);
 int conn_recv(struct conn *c, uint64_t reqid, uint8_t **body, size_t *blen);
+/* conn_send of an already encoded body (a request forwarded as is). */
+int conn_send_raw(struct conn *c, uint16_t op, const uint8_t *body, size_t len, uint64_t *reqid);
 
 /* conn_recv for a READ reply: the data goes straight into dst (cap bytes)
  * without an intermediate copy; *got receives its length. */

@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,33 +30,198 @@
 #include "ofs.h"
 #include "ofs_error.h"
 #include "path.h"
+#include "placement.h"
 
 #define OFS_DEFAULT_STRIP (1u << 20)
 #define OFS_IO_PIECE OFS_MAX_IO           /* bytes per READ/WRITE */
 #define GET_RETRIES 3                     /* restarts when a file is replaced */
 
+/* A server as this client knows it. */
+struct peer {
+	struct ofs_server e;        /* from the server table */
+	struct conn *conn;          /* opened on first use */
+	bool down;                  /* it failed to answer: try it last */
+};
+
 struct ofs_client {
-	struct conn *conn;          /* the server (one per cluster in this release) */
-	struct ofs_sid sid;         /* its SID */
+	struct peer *peers;         /* the server table, learned on open */
+	size_t npeers;
 	struct ofs_handle root;     /* the root directory */
 };
 
-/* ---- calls ------------------------------------------------------------ */
+/* ---- servers and calls --------------------------------------------------- */
 
-static struct conn *conn_for(struct ofs_client *c, const struct ofs_handle *h)
+static int map_transport(int rc)
 {
-	/* One server per cluster for now: every SID a handle names is it. */
-	(void)h;
-	return c->conn;
+	if (conn_is_transport_error(rc) || rc == -ETIMEDOUT || rc == -ECONNREFUSED)
+		return -OFS_EUNREACHABLE;
+	return rc;
 }
 
+/* Replace the peer table with entries (keeping open connections). */
+static int set_peers(struct ofs_client *c, const struct ofs_server *e, size_t n)
+{
+	struct peer *p = calloc(n ? n : 1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		p[i].e = e[i];
+		for (size_t j = 0; j < c->npeers; j++) {
+			if (sid_eq(c->peers[j].e.sid, e[i].sid) &&
+			    strcmp(c->peers[j].e.address, e[i].address) == 0) {
+				p[i].conn = c->peers[j].conn;
+				p[i].down = c->peers[j].down;
+				c->peers[j].conn = NULL;
+			}
+		}
+	}
+	for (size_t j = 0; j < c->npeers; j++)
+		conn_close(c->peers[j].conn);
+	free(c->peers);
+	c->peers = p;
+	c->npeers = n;
+	return 0;
+}
+
+/* Ask a server for the table (with a connection already open). */
+static int fetch_table(struct ofs_client *c, struct conn *cn)
+{
+	struct ofs_req q = { .op = OFS_OP_SERVERS };
+	struct ofs_server *e = NULL;
+	uint8_t *b = NULL;
+	size_t bn = 0, n = 0;
+	int rc = conn_call(cn, &q, &b, &bn);
+
+	if (!rc)
+		rc = proto_decode_servers(b, bn, true, NULL, &e, &n);
+	if (!rc)
+		rc = set_peers(c, e, n);
+	free(e);
+	free(b);
+	return rc;
+}
+
+static struct peer *find_peer(struct ofs_client *c, struct ofs_sid sid)
+{
+	for (size_t i = 0; i < c->npeers; i++)
+		if (sid_eq(c->peers[i].e.sid, sid))
+			return &c->peers[i];
+	return NULL;
+}
+
+/* Resolution: a SID not in our table is asked of a server we know. */
+static struct peer *peer_for(struct ofs_client *c, struct ofs_sid sid)
+{
+	struct peer *p = find_peer(c, sid);
+
+	for (size_t i = 0; !p && i < c->npeers; i++) {
+		struct peer *k = &c->peers[i];
+		if (k->down)
+			continue;
+		if (!k->conn && conn_open(k->e.address, &k->conn))
+			continue;
+		if (fetch_table(c, c->peers[i].conn) == 0)
+			p = find_peer(c, sid);
+		break;
+	}
+	return p;
+}
+
+static struct conn *conn_of(struct ofs_client *c, struct ofs_sid sid)
+{
+	struct peer *p = peer_for(c, sid);
+
+	if (!p)
+		return NULL;
+	if (!p->conn && conn_open(p->e.address, &p->conn)) {
+		p->down = true;
+		return NULL;
+	}
+	return p->conn;
+}
+
+static void mark_down(struct ofs_client *c, struct ofs_sid sid)
+{
+	struct peer *p = find_peer(c, sid);
+
+	if (p) {
+		p->down = true;
+		conn_close(p->conn);
+		p->conn = NULL;
+	}
+}
+
+/* Tell a server that a copy was skipped, for its log. Best effort. */
+static void report(struct ofs_client *c, struct ofs_sid to, struct ofs_oid oid,
+		   struct ofs_sid bad, const char *why)
+{
+	struct ofs_req q = { .op = OFS_OP_REPORT, .oid = oid, .sid = bad };
+	struct conn *cn = conn_of(c, to);
+
+	snprintf(q.reason, sizeof(q.reason), "%s", why);
+	if (cn && conn_call(cn, &q, NULL, NULL) && conn_is_transport_error(0))
+		mark_down(c, to);
+}
+
+/* The copies of h in the order to try them: as listed, but servers known
+ * to be down last. */
+static size_t try_order(struct ofs_client *c, const struct ofs_handle *h, struct ofs_sid *out)
+{
+	size_t n = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint8_t i = 0; i < h->nsids && i < OFS_MAX_REPLICAS; i++) {
+			struct peer *p = find_peer(c, h->sids[i]);
+			bool down = p && p->down;
+			if (down == (pass == 1))
+				out[n++] = h->sids[i];
+		}
+	}
+	return n;
+}
+
+/*
+ * Send q about object h to its primary, or, when that server does not
+ * answer, to the next copy (which then acts as primary and forwards the
+ * change to the rest). Reads fail over the same way, and also past a copy
+ * whose checksums do not verify; skipped copies are reported to the server
+ * that answered. -OFS_EUNREACHABLE when no copy answered.
+ */
 static int call(struct ofs_client *c, const struct ofs_handle *h, const struct ofs_req *q,
 		uint8_t **body, size_t *blen)
 {
-	int rc = conn_call(conn_for(c, h), q, body, blen);
+	struct ofs_sid order[OFS_MAX_REPLICAS], skipped[OFS_MAX_REPLICAS];
+	const char *why[OFS_MAX_REPLICAS];
+	size_t n = try_order(c, h, order), nskipped = 0;
+	int rc = -OFS_EUNREACHABLE;
 
-	if (rc == -ECONNREFUSED || rc == -ECONNRESET || rc == -ETIMEDOUT)
-		return -OFS_EUNREACHABLE;
+	for (size_t i = 0; i < n; i++) {
+		struct conn *cn = conn_of(c, order[i]);
+		if (!cn) {
+			rc = -OFS_EUNREACHABLE;
+			skipped[nskipped] = order[i];
+			why[nskipped++] = "unreachable";
+			continue;
+		}
+		rc = conn_call(cn, q, body, blen);
+		if (conn_is_transport_error(rc)) {
+			mark_down(c, order[i]);
+			rc = -OFS_EUNREACHABLE;
+			skipped[nskipped] = order[i];
+			why[nskipped++] = "unreachable";
+			continue;
+		}
+		if (rc == -OFS_ECHECKSUM && q->op == OFS_OP_READ && i + 1 < n) {
+			skipped[nskipped] = order[i];
+			why[nskipped++] = "checksum mismatch on read";
+			continue;
+		}
+		if (q->op == OFS_OP_READ || q->op == OFS_OP_GETATTR)
+			for (size_t k = 0; k < nskipped; k++)
+				report(c, order[i], q->oid, skipped[k], why[k]);
+		return rc;
+	}
 	return rc;
 }
 
@@ -102,31 +268,97 @@ static int obj_setattr(struct ofs_client *c, const struct ofs_handle *h, uint32_
 	return rc;
 }
 
-/* Create an object on the server and fill *h with its handle. */
-static int obj_create(struct ofs_client *c, const struct ofs_attr *a, struct ofs_handle *h)
+/* The servers that may receive new objects, as placement wants them. */
+static size_t placeable(struct ofs_client *c, struct place_server *ps)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->npeers && n < OFS_MAX_SERVERS; i++) {
+		const struct ofs_server *e = &c->peers[i].e;
+		ps[n].sid = e->sid;
+		ps[n].weight = e->weight_milli / 1000.0;
+		ps[n].state = e->state == OFS_SERVER_IN ? PLACE_IN :
+			      e->state == OFS_SERVER_DRAINING ? PLACE_DRAINING : PLACE_OUT;
+		ofs_server_attr(e, PLACE_DOMAIN_ATTR, ps[n].domain, sizeof(ps[n].domain));
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Create an object with `copies` copies where placement puts them (first
+ * on `fixed` if given) and fill *h with its handle. The OID is chosen here,
+ * since placement depends on it. When the chosen primary does not answer,
+ * the next copy becomes primary (the unreachable one stays in the list, so
+ * the new primary records it as stale). -OFS_ENOSERVERS when fewer servers
+ * are in service than copies asked.
+ */
+static int obj_create(struct ofs_client *c, const struct ofs_attr *a, unsigned copies,
+		      const struct ofs_sid *fixed, struct ofs_handle *h)
 {
 	struct ofs_req *q = req_new(OFS_OP_CREATE, (struct ofs_oid){ { 0 } });
+	struct place_server *ps = calloc(c->npeers ? c->npeers : 1, sizeof(*ps));
+	struct ofs_sid chosen[OFS_MAX_REPLICAS];
 	struct ofs_handle t;
 	uint8_t *b = NULL;
 	size_t n = 0;
-	int rc;
+	int rc, got;
 
-	if (!q)
-		return -ENOMEM;
-	q->attr = *a;
-	q->attr.nsids = 1;
-	q->attr.sids[0] = c->sid;
+	if (!q || !ps) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = oid_generate(&q->oid);
+	if (rc)
+		goto out;
+	got = place_choose(PLACE_DEFAULT, q->oid, ps, placeable(c, ps), copies, fixed, chosen);
+	if (got < 0) {
+		rc = got;
+		goto out;
+	}
+	if ((unsigned)got < copies) {
+		rc = -OFS_ENOSERVERS;
+		goto out;
+	}
 	memset(&t, 0, sizeof(t));
-	t.nsids = 1;
-	t.sids[0] = c->sid;
-	rc = call(c, &t, q, &b, &n);
+	t.oid = q->oid;
+	t.nsids = (uint8_t)got;
+	memcpy(t.sids, chosen, (size_t)got * sizeof(chosen[0]));
+	/* Servers known down go last, so a live one is primary. */
+	{
+		struct ofs_sid order[OFS_MAX_REPLICAS];
+		try_order(c, &t, order);
+		memcpy(t.sids, order, (size_t)got * sizeof(order[0]));
+	}
+	for (int attempt = 0; attempt < got; attempt++) {
+		struct conn *cn;
+		q->attr = *a;
+		q->attr.nsids = t.nsids;
+		memcpy(q->attr.sids, t.sids, sizeof(t.sids));
+		if (!q->attr.replicas)
+			q->attr.replicas = t.nsids;
+		cn = conn_of(c, t.sids[0]);
+		rc = cn ? conn_call(cn, q, &b, &n) : -ECONNREFUSED;
+		if (!conn_is_transport_error(rc))
+			break;
+		/* Rotate: the next copy is primary, this one last. */
+		mark_down(c, t.sids[0]);
+		{
+			struct ofs_sid first = t.sids[0];
+			memmove(t.sids, t.sids + 1, (size_t)(t.nsids - 1) * sizeof(t.sids[0]));
+			t.sids[t.nsids - 1] = first;
+		}
+		rc = -OFS_EUNREACHABLE;
+	}
 	if (!rc)
 		rc = proto_decode_oid_reply(b, n, &t.oid);
 	if (!rc)
 		*h = t;
+out:
 	free(b);
+	free(ps);
 	free(q);
-	return rc;
+	return map_transport(rc);
 }
 
 static int obj_remove(struct ofs_client *c, const struct ofs_handle *h)
@@ -340,6 +572,85 @@ static int resolve_parent(struct ofs_client *c, const char *path, struct resolve
 
 /* ---- open and close ----------------------------------------------------- */
 
+/* How many copies directories get: up to DIR_COPIES, as servers allow. */
+#define DIR_COPIES 3
+
+static unsigned servers_in(const struct ofs_client *c)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < c->npeers; i++)
+		n += c->peers[i].e.state == OFS_SERVER_IN;
+	return n;
+}
+
+/* Directory objects: as many copies as DIR_COPIES and the servers in
+ * service allow, a majority of them durable before an answer. */
+static void dir_layout(const struct ofs_client *c, struct ofs_attr *a)
+{
+	unsigned in = servers_in(c);
+
+	a->replicas = (uint8_t)(in < DIR_COPIES ? (in ? in : 1) : DIR_COPIES);
+	a->confidence = (uint8_t)(a->replicas / 2 + 1);
+}
+
+/*
+ * The cluster has no namespace yet (no server knows a root): make a root
+ * directory and its dirdata, replicated, and offer it. The server answers
+ * with the root it serves - ours, or an older one another client made
+ * first, in which case ours is removed.
+ */
+static int make_root(struct ofs_client *c, struct conn *cn)
+{
+	struct ofs_attr *a = calloc(1, sizeof(*a));
+	struct ofs_handle dir, data, used;
+	struct ofs_req q = { .op = OFS_OP_SET_ROOT };
+	struct timespec ts;
+	uint8_t *b = NULL;
+	size_t n = 0;
+	int64_t birth;
+	int rc;
+
+	if (!a)
+		return -ENOMEM;
+	memset(&used, 0, sizeof(used));
+	dir_layout(c, a);
+	a->type = OFS_OBJ_DIRECTORY;
+	a->mode = 0755;
+	rc = obj_create(c, a, a->replicas, NULL, &dir);
+	if (rc)
+		goto out;
+	a->type = OFS_OBJ_DIRDATA;
+	a->backref.owner = dir.oid;
+	rc = obj_create(c, a, a->replicas, NULL, &data);
+	if (rc) {
+		obj_remove(c, &dir);
+		goto out;
+	}
+	a->type = OFS_OBJ_DIRECTORY;
+	memset(&a->backref, 0, sizeof(a->backref));
+	a->nparts = 1;
+	a->parts[0] = data;
+	rc = obj_setattr(c, &dir, OFS_ATTR_LAYOUT, a);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	q.root = dir;
+	q.birth_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	if (!rc)
+		rc = conn_call(cn, &q, &b, &n);
+	if (!rc)
+		rc = proto_decode_root(b, n, &used, &birth);
+	if (rc || !oid_eq(used.oid, dir.oid)) {
+		obj_remove(c, &data);
+		obj_remove(c, &dir);
+	}
+	if (!rc)
+		c->root = used;
+out:
+	free(b);
+	free(a);
+	return map_transport(rc);
+}
+
 int ofs_client_open(const char *const *addrs, size_t naddrs, struct ofs_client **out)
 {
 	struct ofs_client *c;
@@ -351,48 +662,46 @@ int ofs_client_open(const char *const *addrs, size_t naddrs, struct ofs_client *
 	if (!c)
 		return -ENOMEM;
 	for (size_t i = 0; i < naddrs; i++) {
-		struct ofs_req q = { .op = OFS_OP_PING };
-		struct ofs_ping_reply pr = { 0 };
+		struct ofs_req q = { .op = OFS_OP_GET_ROOT };
+		struct conn *cn = NULL;
 		uint8_t *b = NULL;
 		size_t n = 0;
 
-		rc = conn_open(addrs[i], &c->conn);
+		rc = conn_open(addrs[i], &cn);
 		if (rc == -EINVAL) {
 			free(c);
 			return rc;
 		}
 		if (rc)
 			continue;
-		rc = conn_call(c->conn, &q, &b, &n);
+		/* The server table first: it names every server we may need. */
+		rc = fetch_table(c, cn);
 		if (!rc)
-			rc = proto_decode_ping(b, n, &pr);
+			rc = conn_call(cn, &q, &b, &n);
+		if (!rc)
+			rc = proto_decode_handle_reply(b, n, &c->root);
+		else if (rc == -ENOENT)
+			rc = make_root(c, cn);
 		free(b);
-		if (!rc) {
-			c->sid = pr.sid;
-			q.op = OFS_OP_GET_ROOT;
-			b = NULL;
-			rc = conn_call(c->conn, &q, &b, &n);
-			if (!rc)
-				rc = proto_decode_handle_reply(b, n, &c->root);
-			free(b);
-		}
+		conn_close(cn);
 		if (!rc) {
 			*out = c;
 			return 0;
 		}
-		conn_close(c->conn);
-		c->conn = NULL;
+		if (!conn_is_transport_error(rc) && rc != -OFS_EUNREACHABLE)
+			break;
 	}
-	free(c);
-	return conn_is_transport_error(rc) || rc == -ECONNREFUSED || rc == -ETIMEDOUT ?
-		-OFS_EUNREACHABLE : rc;
+	ofs_client_close(c);
+	return map_transport(rc);
 }
 
 void ofs_client_close(struct ofs_client *c)
 {
 	if (!c)
 		return;
-	conn_close(c->conn);
+	for (size_t i = 0; i < c->npeers; i++)
+		conn_close(c->peers[i].conn);
+	free(c->peers);
 	free(c);
 }
 
@@ -423,14 +732,15 @@ int ofs_mkdir(struct ofs_client *c, const char *path)
 	a->gid = (uint32_t)getgid();
 	a->backref.owner = r.ent.handle.oid;
 	snprintf(a->backref.name, sizeof(a->backref.name), "%s", name);
-	rc = obj_create(c, a, &dir);
+	dir_layout(c, a);
+	rc = obj_create(c, a, a->replicas, NULL, &dir);
 	if (rc)
 		goto out;
 	created_dir = true;
 	memset(&a->backref, 0, sizeof(a->backref));
 	a->type = OFS_OBJ_DIRDATA;
 	a->backref.owner = dir.oid;
-	rc = obj_create(c, a, &data);
+	rc = obj_create(c, a, a->replicas, NULL, &data);
 	if (rc)
 		goto out;
 	created_data = true;
@@ -623,12 +933,6 @@ struct layout {
 	uint16_t n;          /* N */
 };
 
-static int map_transport(int rc)
-{
-	if (rc == -ECONNREFUSED || rc == -ECONNRESET || rc == -ETIMEDOUT)
-		return -OFS_EUNREACHABLE;
-	return rc;
-}
 
 /*
  * Move n bytes at dfile offset off in OFS_IO_PIECE requests, keeping
@@ -637,11 +941,10 @@ static int map_transport(int rc)
  */
 #define PIPE_DEPTH 2
 
-static int dfile_io(struct ofs_client *c, const struct ofs_handle *h, bool write,
-		    uint64_t off, uint8_t *p, size_t n)
+static int dfile_io_one(struct conn *cn, const struct ofs_handle *h,
+			bool write, uint64_t off, uint8_t *p, size_t n)
 {
 	struct ofs_req *q = req_new(write ? OFS_OP_WRITE : OFS_OP_READ, h->oid);
-	struct conn *cn = conn_for(c, h);
 	uint64_t ids[PIPE_DEPTH];
 	uint8_t *dst[PIPE_DEPTH];
 	size_t len[PIPE_DEPTH];
@@ -692,6 +995,45 @@ static int dfile_io(struct ofs_client *c, const struct ofs_handle *h, bool write
 			break;
 	}
 	free(q);
+	return rc;
+}
+
+/*
+ * Writes go to the primary only (it forwards them; a put whose primary
+ * fails is failed). Reads go to the first copy that answers, and move to
+ * the next when one does not answer or does not verify; the skipped copy
+ * is reported to the server that served the read.
+ */
+static int dfile_io(struct ofs_client *c, const struct ofs_handle *h, bool write,
+		    uint64_t off, uint8_t *p, size_t n)
+{
+	struct ofs_sid order[OFS_MAX_REPLICAS];
+	size_t norder = try_order(c, h, order);
+	int rc = -OFS_EUNREACHABLE;
+	size_t bad = 0;
+	struct ofs_sid badsid[OFS_MAX_REPLICAS];
+	const char *badwhy[OFS_MAX_REPLICAS];
+
+	for (size_t i = 0; i < norder; i++) {
+		struct conn *cn = conn_of(c, order[i]);
+		rc = cn ? dfile_io_one(cn, h, write, off, p, n) : -ECONNREFUSED;
+		if (conn_is_transport_error(rc) || rc == -ECONNREFUSED) {
+			mark_down(c, order[i]);
+			rc = -OFS_EUNREACHABLE;
+			badsid[bad] = order[i];
+			badwhy[bad++] = "unreachable";
+		} else if (!write && (rc == -OFS_ECHECKSUM || rc == -EIO)) {
+			badsid[bad] = order[i];
+			badwhy[bad++] = rc == -EIO ? "short read" : "checksum mismatch on read";
+		} else {
+			if (!rc)
+				for (size_t k = 0; k < bad; k++)
+					report(c, order[i], h->oid, badsid[k], badwhy[k]);
+			return rc;
+		}
+		if (write)
+			break;
+	}
 	return map_transport(rc);
 }
 
@@ -868,9 +1210,6 @@ static int check_put_opts(const struct ofs_put_opts *o, struct layout *lo, uint8
 		return -EINVAL;
 	if (lo->n > OFS_MAX_STRIPES || lo->strip < 4096 || lo->strip > OFS_IO_PIECE)
 		return -EINVAL;
-	/* This release serves a cluster of one server: one copy. */
-	if (*rep > 1)
-		return -OFS_EUNREACHABLE;
 	return 0;
 }
 
@@ -921,7 +1260,11 @@ static int put(struct ofs_client *c, struct put_src *src, const char *path,
 	a->strip_size = (uint32_t)lo.strip;
 	a->replicas = rep;
 	a->confidence = conf;
-	rc = obj_create(c, a, &mf);
+	if (servers_in(c) < rep) {
+		rc = -OFS_ENOSERVERS;
+		goto out;
+	}
+	rc = obj_create(c, a, rep, NULL, &mf);
 	if (rc)
 		goto out;
 	have_mf = true;
@@ -937,7 +1280,10 @@ static int put(struct ofs_client *c, struct put_src *src, const char *path,
 		d->gid = a->gid;
 		d->backref.owner = mf.oid;
 		d->backref.stripe = made;
-		rc = obj_create(c, d, &a->parts[made]);
+		d->replicas = rep;
+		d->confidence = conf;
+		/* File stuffing: the first dfile on the metafile's primary. */
+		rc = obj_create(c, d, rep, made == 0 ? &mf.sids[0] : NULL, &a->parts[made]);
 		free(d);
 		if (rc)
 			goto out;

@@ -18,6 +18,8 @@ const char *ofs_strerror(int err)
 	case OFS_EUNKNOWNOP: return "unknown operation";
 	case OFS_EVERSION: return "unsupported version";
 	case OFS_EUNREACHABLE: return "no server could be reached";
+	case OFS_ENOSERVERS: return "not enough servers in service for the copies asked";
+	case OFS_EQUORUM: return "fewer copies could be written than the write confidence requires";
 	default: break;
 	}
 	if (e > OFS_EBASE)

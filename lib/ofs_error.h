@@ -21,6 +21,8 @@ enum {
 	OFS_EUNKNOWNOP,   /* unknown operation code */
 	OFS_EVERSION,     /* unsupported protocol or format version */
 	OFS_EUNREACHABLE, /* no server could be reached */
+	OFS_EQUORUM,      /* fewer copies durable than the write confidence */
+	OFS_ENOSERVERS,   /* not enough servers in service for the copies asked */
 	OFS_ELAST
 };
 

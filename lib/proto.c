@@ -4,6 +4,8 @@
  * an rbuf, so no length is trusted before it is checked.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "frame.h"
@@ -51,8 +53,11 @@ const char *ofs_op_name(uint16_t op)
 		[OFS_OP_DIRENT_LOOKUP] = "dirent_lookup",
 		[OFS_OP_DIRENT_LIST] = "dirent_list",
 		[OFS_OP_COMMIT] = "commit",
+		[OFS_OP_SERVERS] = "servers", [OFS_OP_SERVER_SET] = "server_set",
+		[OFS_OP_STATS] = "stats", [OFS_OP_REPORT] = "report",
+		[OFS_OP_SET_ROOT] = "set_root",
 	};
-	op &= (uint16_t)~OFS_OP_RESPONSE;
+	op &= (uint16_t)~(OFS_OP_RESPONSE | OFS_OP_FORWARDED);
 	if (op >= OFS_OP_PING && op < OFS_OP_MAX)
 		return names[op];
 	return "unknown";
@@ -167,6 +172,7 @@ int proto_encode_req(struct wbuf *w, const struct ofs_req *q)
 	case OFS_OP_GET_ROOT:
 		break;
 	case OFS_OP_CREATE:
+		wbuf_oid(w, q->oid);
 		proto_encode_attr(w, &q->attr);
 		break;
 	case OFS_OP_REMOVE:
@@ -220,6 +226,20 @@ int proto_encode_req(struct wbuf *w, const struct ofs_req *q)
 		wbuf_oid(w, q->oid);
 		wbuf_str(w, q->name);
 		wbuf_u32(w, q->max);
+		break;
+	case OFS_OP_SERVERS:
+		proto_encode_servers(w, NULL, q->servers, q->nservers);
+		break;
+	case OFS_OP_SERVER_SET:
+		proto_encode_server_set(w, &q->set);
+		break;
+	case OFS_OP_STATS:
+		break;
+	case OFS_OP_REPORT:
+		proto_encode_report(w, q->oid, q->sid, q->reason);
+		break;
+	case OFS_OP_SET_ROOT:
+		proto_encode_root(w, &q->root, q->birth_ns);
 		break;
 	default:
 		return -OFS_EUNKNOWNOP;
@@ -275,6 +295,7 @@ int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_re
 	case OFS_OP_GET_ROOT:
 		break;
 	case OFS_OP_CREATE:
+		q->oid = rbuf_oid(&r);
 		proto_decode_attr(&r, &q->attr);
 		if (!rbuf_error(&r) && !ofs_type_valid(q->attr.type))
 			rbuf_fail(&r, -OFS_ECORRUPT);
@@ -343,6 +364,24 @@ int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_re
 		decode_name(&r, q->name, true);
 		decode_max(&r, &q->max);
 		break;
+	case OFS_OP_SERVERS: {
+		struct ofs_server *e = NULL;
+		int rc = proto_decode_servers(body, len, false, NULL, &e, &q->nservers);
+		free(e);
+		if (rc)
+			return rc;
+		q->data = body;
+		q->data_len = len;
+		return 0;
+	}
+	case OFS_OP_SERVER_SET:
+		return proto_decode_server_set(body, len, &q->set);
+	case OFS_OP_STATS:
+		break;
+	case OFS_OP_REPORT:
+		return proto_decode_report(body, len, &q->oid, &q->sid, q->reason);
+	case OFS_OP_SET_ROOT:
+		return proto_decode_root(body, len, &q->root, &q->birth_ns);
 	default:
 		return -OFS_EUNKNOWNOP;
 	}
@@ -555,4 +594,252 @@ int proto_list_next_dirent(struct ofs_list_reader *lr, char name[OFS_NAME_MAX + 
 	decode_name(&lr->r, name, false);
 	proto_decode_dirent(&lr->r, d);
 	return rbuf_error(&lr->r) ? 0 : 1;
+}
+
+/* ---- the server table --------------------------------------------------- */
+
+const char *ofs_server_state_name(uint8_t state)
+{
+	switch (state) {
+	case OFS_SERVER_IN: return "in";
+	case OFS_SERVER_DRAINING: return "draining";
+	case OFS_SERVER_OUT: return "out";
+	default: return "unknown";
+	}
+}
+
+int ofs_server_state_parse(const char *s, uint8_t *state)
+{
+	for (uint8_t i = OFS_SERVER_IN; i <= OFS_SERVER_OUT; i++) {
+		if (strcmp(s, ofs_server_state_name(i)) == 0) {
+			*state = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+void ofs_server_attr(const struct ofs_server *e, const char *key, char *out, size_t len)
+{
+	size_t kn = strlen(key);
+
+	if (len)
+		out[0] = '\0';
+	for (uint8_t i = 0; i < e->nattrs && i < OFS_SERVER_ATTRS; i++) {
+		if (strncmp(e->attrs[i], key, kn) == 0 && e->attrs[i][kn] == '=') {
+			snprintf(out, len, "%s", e->attrs[i] + kn + 1);
+			return;
+		}
+	}
+}
+
+/* "key=value": a non-empty key, printable ASCII, no spaces. */
+static bool attr_ok(const char *a, bool allow_empty_value)
+{
+	const char *eq = strchr(a, '=');
+
+	if (!eq || eq == a || (!allow_empty_value && !eq[1]))
+		return false;
+	for (const char *c = a; *c; c++)
+		if (*c < 0x21 || *c > 0x7e)
+			return false;
+	return true;
+}
+
+void proto_encode_server(struct wbuf *w, const struct ofs_server *e)
+{
+	uint8_t n = e->nattrs > OFS_SERVER_ATTRS ? OFS_SERVER_ATTRS : e->nattrs;
+
+	wbuf_sid(w, e->sid);
+	wbuf_str(w, e->address);
+	wbuf_u8(w, e->state);
+	wbuf_u32(w, e->weight_milli);
+	wbuf_u8(w, n);
+	for (uint8_t i = 0; i < n; i++)
+		wbuf_str(w, e->attrs[i]);
+	wbuf_u64(w, e->version);
+	wbuf_i64(w, e->last_seen_ns);
+	wbuf_handle(w, &e->root);
+	wbuf_i64(w, e->root_birth_ns);
+}
+
+void proto_decode_server(struct rbuf *r, struct ofs_server *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->sid = rbuf_sid(r);
+	rbuf_str(r, e->address, sizeof(e->address));
+	e->state = rbuf_u8(r);
+	e->weight_milli = rbuf_u32(r);
+	e->nattrs = rbuf_u8(r);
+	if (!rbuf_error(r) && e->nattrs > OFS_SERVER_ATTRS)
+		rbuf_fail(r, -OFS_ECORRUPT);
+	for (uint8_t i = 0; i < e->nattrs && !rbuf_error(r); i++) {
+		rbuf_str(r, e->attrs[i], sizeof(e->attrs[i]));
+		if (!rbuf_error(r) && !attr_ok(e->attrs[i], false))
+			rbuf_fail(r, -OFS_ECORRUPT);
+	}
+	e->version = rbuf_u64(r);
+	e->last_seen_ns = rbuf_i64(r);
+	rbuf_handle(r, &e->root);
+	e->root_birth_ns = rbuf_i64(r);
+	if (!rbuf_error(r) && (e->state > OFS_SERVER_OUT || sid_is_zero(e->sid)))
+		rbuf_fail(r, -OFS_ECORRUPT);
+}
+
+void proto_encode_servers(struct wbuf *w, const struct ofs_sid *responder,
+			  const struct ofs_server *e, size_t n)
+{
+	if (n > OFS_MAX_SERVERS)
+		n = OFS_MAX_SERVERS;
+	if (responder)
+		wbuf_sid(w, *responder);
+	wbuf_u32(w, (uint32_t)n);
+	for (size_t i = 0; i < n; i++)
+		proto_encode_server(w, &e[i]);
+}
+
+int proto_decode_servers(const uint8_t *b, size_t n, bool reply, struct ofs_sid *responder,
+			 struct ofs_server **entries, size_t *count)
+{
+	struct rbuf r;
+	struct ofs_server *e = NULL;
+	struct ofs_sid who;
+	uint32_t cnt;
+	int rc;
+
+	rbuf_init(&r, b, n);
+	if (reply)
+		who = rbuf_sid(&r);
+	cnt = rbuf_u32(&r);
+	if (rbuf_error(&r))
+		return -OFS_ECORRUPT;
+	if (cnt > OFS_MAX_SERVERS)
+		return -OFS_ETOOBIG;
+	/* Each entry is at least 16 + 2 + 1 + 4 + 1 + 8 + 8 + 17 + 8 bytes. */
+	if ((size_t)cnt * 65 > rbuf_left(&r))
+		return -OFS_ECORRUPT;
+	if (cnt) {
+		e = calloc(cnt, sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < cnt; i++)
+		proto_decode_server(&r, &e[i]);
+	rc = rbuf_done(&r);
+	if (rc) {
+		free(e);
+		return rc;
+	}
+	if (reply && responder)
+		*responder = who;
+	*entries = e;
+	*count = cnt;
+	return 0;
+}
+
+void proto_encode_server_set(struct wbuf *w, const struct ofs_server_set *s)
+{
+	wbuf_sid(w, s->sid);
+	wbuf_u32(w, s->mask);
+	wbuf_u8(w, s->state);
+	wbuf_u32(w, s->weight_milli);
+	wbuf_str(w, s->attr);
+}
+
+int proto_decode_server_set(const uint8_t *b, size_t n, struct ofs_server_set *s)
+{
+	struct rbuf r;
+	struct ofs_server_set t;
+
+	memset(&t, 0, sizeof(t));
+	rbuf_init(&r, b, n);
+	t.sid = rbuf_sid(&r);
+	t.mask = rbuf_u32(&r);
+	t.state = rbuf_u8(&r);
+	t.weight_milli = rbuf_u32(&r);
+	rbuf_str(&r, t.attr, sizeof(t.attr));
+	if (rbuf_done(&r))
+		return rbuf_done(&r);
+	if (t.mask == 0 || (t.mask & ~(uint32_t)(OFS_SET_STATE | OFS_SET_WEIGHT | OFS_SET_ATTR)) ||
+	    t.state > OFS_SERVER_OUT || ((t.mask & OFS_SET_ATTR) && !attr_ok(t.attr, true)))
+		return -OFS_ECORRUPT;
+	*s = t;
+	return 0;
+}
+
+void proto_encode_stats(struct wbuf *w, const struct ofs_stats *s)
+{
+	wbuf_u64(w, s->objects);
+	wbuf_u64(w, s->bytes);
+}
+
+int proto_decode_stats(const uint8_t *b, size_t n, struct ofs_stats *s)
+{
+	struct rbuf r;
+	struct ofs_stats t;
+
+	rbuf_init(&r, b, n);
+	t.objects = rbuf_u64(&r);
+	t.bytes = rbuf_u64(&r);
+	if (rbuf_done(&r))
+		return rbuf_done(&r);
+	*s = t;
+	return 0;
+}
+
+void proto_encode_report(struct wbuf *w, struct ofs_oid oid, struct ofs_sid sid, const char *reason)
+{
+	char r[256];
+
+	snprintf(r, sizeof(r), "%s", reason);
+	wbuf_oid(w, oid);
+	wbuf_sid(w, sid);
+	wbuf_str(w, r);
+}
+
+int proto_decode_report(const uint8_t *b, size_t n, struct ofs_oid *oid, struct ofs_sid *sid,
+			char reason[256])
+{
+	struct rbuf r;
+	struct ofs_oid o;
+	struct ofs_sid s;
+	char t[256];
+
+	rbuf_init(&r, b, n);
+	o = rbuf_oid(&r);
+	s = rbuf_sid(&r);
+	rbuf_str(&r, t, sizeof(t));
+	if (rbuf_done(&r))
+		return rbuf_done(&r);
+	for (const char *c = t; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return -OFS_ECORRUPT;   /* it goes into a log line */
+	*oid = o;
+	*sid = s;
+	memcpy(reason, t, sizeof(t));
+	return 0;
+}
+
+void proto_encode_root(struct wbuf *w, const struct ofs_handle *h, int64_t birth_ns)
+{
+	wbuf_handle(w, h);
+	wbuf_i64(w, birth_ns);
+}
+
+int proto_decode_root(const uint8_t *b, size_t n, struct ofs_handle *h, int64_t *birth_ns)
+{
+	struct rbuf r;
+	struct ofs_handle t;
+	int64_t birth;
+
+	rbuf_init(&r, b, n);
+	rbuf_handle(&r, &t);
+	birth = rbuf_i64(&r);
+	if (rbuf_done(&r))
+		return rbuf_done(&r);
+	if (oid_is_zero(t.oid) || t.nsids == 0)
+		return -OFS_ECORRUPT;
+	*h = t;
+	*birth_ns = birth;
+	return 0;
 }

@@ -29,7 +29,7 @@
 enum ofs_op {
 	OFS_OP_PING = 1,        /* -> server SID, server version */
 	OFS_OP_GET_ROOT,        /* -> handle of the root directory */
-	OFS_OP_CREATE,          /* attr (type, backref, ...) -> new OID */
+	OFS_OP_CREATE,          /* OID (zero: the server picks), attr -> OID */
 	OFS_OP_REMOVE,          /* oid -> (nothing) */
 	OFS_OP_GETATTR,         /* oid -> attr */
 	OFS_OP_SETATTR,         /* oid, mask, attr -> attr as stored */
@@ -44,8 +44,20 @@ enum ofs_op {
 	OFS_OP_DIRENT_LOOKUP,   /* dirdata oid, name -> dirent */
 	OFS_OP_DIRENT_LIST,     /* dirdata oid, after-name, max -> entries, more */
 	OFS_OP_COMMIT,          /* oid -> version, size once unstable writes are durable */
+	OFS_OP_SERVERS,         /* server entries -> responder SID, its entries */
+	OFS_OP_SERVER_SET,      /* SID, mask, state, weight, attr -> the entry */
+	OFS_OP_STATS,           /* -> objects and bytes stored */
+	OFS_OP_REPORT,          /* oid, SID, reason -> (logged by the server) */
+	OFS_OP_SET_ROOT,        /* root handle, birth -> the root the server uses */
 	OFS_OP_MAX
 };
+
+/*
+ * A request a primary forwards to the other copies of an object carries
+ * OFS_OP_FORWARDED in its op: the receiver applies it to its own copy only
+ * and forwards nothing.
+ */
+#define OFS_OP_FORWARDED 0x4000u
 
 enum ofs_objtype {
 	OFS_OBJ_NONE = 0,
@@ -121,6 +133,51 @@ enum { OFS_DIRENT_REPLACE = 1u << 0 };  /* DIRENT_CREATE may replace */
  */
 enum { OFS_WRITE_UNSTABLE = 1u << 0 };
 
+/* ---- the server table (DESIGN.md section 6) ---- */
+
+#define OFS_MAX_SERVERS 1024        /* entries in one SERVERS message */
+#define OFS_SERVER_ATTRS 16         /* site attributes per server */
+#define OFS_SERVER_ATTR_LEN 128     /* bytes in one "key=value", with NUL */
+#define OFS_SERVER_ADDR_LEN 64      /* bytes in "HOST:PORT", with NUL */
+
+enum ofs_server_state { OFS_SERVER_IN = 0, OFS_SERVER_DRAINING = 1, OFS_SERVER_OUT = 2 };
+
+/* One server as the cluster knows it. Entries merge newest-wins by
+ * version; last_seen is the sender's own observation, not merged. */
+struct ofs_server {
+	struct ofs_sid sid;
+	char address[OFS_SERVER_ADDR_LEN];     /* "HOST:PORT" it serves on */
+	uint8_t state;                         /* enum ofs_server_state */
+	uint32_t weight_milli;                 /* placement weight x 1000 */
+	uint8_t nattrs;
+	char attrs[OFS_SERVER_ATTRS][OFS_SERVER_ATTR_LEN];  /* "key=value" */
+	uint64_t version;                      /* newest wins */
+	int64_t last_seen_ns;                  /* when the sender last heard from it */
+	struct ofs_handle root;                /* the namespace root it serves */
+	int64_t root_birth_ns;                 /* when that root was made: the
+	                                          oldest root in the cluster wins */
+};
+
+/* Which fields a SERVER_SET changes. */
+enum {
+	OFS_SET_STATE = 1u << 0,
+	OFS_SET_WEIGHT = 1u << 1,
+	OFS_SET_ATTR = 1u << 2,     /* "key=value" sets, "key=" removes */
+};
+
+struct ofs_server_set {
+	struct ofs_sid sid;
+	uint32_t mask;                         /* OFS_SET_* */
+	uint8_t state;
+	uint32_t weight_milli;
+	char attr[OFS_SERVER_ATTR_LEN];
+};
+
+struct ofs_stats {
+	uint64_t objects;                      /* objects stored */
+	uint64_t bytes;                        /* byte-stream bytes stored */
+};
+
 /* A decoded request body. Pointers refer into the decoded body. */
 struct ofs_req {
 	uint16_t op;                   /* enum ofs_op */
@@ -138,6 +195,14 @@ struct ofs_req {
 	uint32_t flags;                /* DIRENT_CREATE: OFS_DIRENT_REPLACE;
 	                                  WRITE: OFS_WRITE_UNSTABLE */
 	uint32_t max;                  /* *_LIST: 1..OFS_MAX_LIST */
+	const struct ofs_server *servers;  /* SERVERS (encode): entries sent */
+	size_t nservers;               /* SERVERS: entry count (decode: the
+	                                  checked body is in data/data_len) */
+	struct ofs_server_set set;     /* SERVER_SET */
+	struct ofs_sid sid;            /* REPORT: the copy reported */
+	char reason[256];              /* REPORT: what went wrong */
+	struct ofs_handle root;        /* SET_ROOT: a root made by a client */
+	int64_t birth_ns;              /* SET_ROOT: when it was made */
 };
 
 /* True when name is a valid entry name: 1..255 bytes, no '/', not "." or
@@ -217,6 +282,33 @@ int proto_list_next_kv(struct ofs_list_reader *lr, const uint8_t **k, size_t *kn
 		       const uint8_t **v, size_t *vn);
 int proto_list_next_dirent(struct ofs_list_reader *lr, char name[OFS_NAME_MAX + 1],
 			   struct ofs_dirent *d);
+
+const char *ofs_server_state_name(uint8_t state);
+/* 0 and the state for "in", "draining", "out"; -EINVAL otherwise. */
+int ofs_server_state_parse(const char *s, uint8_t *state);
+/* The value of attribute key in e ("" when absent) into out. */
+void ofs_server_attr(const struct ofs_server *e, const char *key, char *out, size_t len);
+
+void proto_encode_server(struct wbuf *w, const struct ofs_server *e);
+void proto_decode_server(struct rbuf *r, struct ofs_server *e);
+/* SERVERS request and reply bodies: [sid (reply only)] u32 count, entries.
+ * decode allocates *entries (caller frees; NULL when count is 0). */
+void proto_encode_servers(struct wbuf *w, const struct ofs_sid *responder,
+			  const struct ofs_server *e, size_t n);
+int proto_decode_servers(const uint8_t *b, size_t n, bool reply, struct ofs_sid *responder,
+			 struct ofs_server **entries, size_t *count);
+void proto_encode_server_set(struct wbuf *w, const struct ofs_server_set *s);
+int proto_decode_server_set(const uint8_t *b, size_t n, struct ofs_server_set *s);
+void proto_encode_stats(struct wbuf *w, const struct ofs_stats *s);
+int proto_decode_stats(const uint8_t *b, size_t n, struct ofs_stats *s);
+/* REPORT body: oid, sid, reason (at most 255 bytes). */
+void proto_encode_report(struct wbuf *w, struct ofs_oid oid, struct ofs_sid sid, const char *reason);
+int proto_decode_report(const uint8_t *b, size_t n, struct ofs_oid *oid, struct ofs_sid *sid,
+			char reason[256]);
+
+/* SET_ROOT reply: the root in use and its birth. */
+void proto_encode_root(struct wbuf *w, const struct ofs_handle *h, int64_t birth_ns);
+int proto_decode_root(const uint8_t *b, size_t n, struct ofs_handle *h, int64_t *birth_ns);
 
 const char *ofs_op_name(uint16_t op);
 

@@ -49,9 +49,14 @@ static int sync_dir(const char *path)
  * syncing its parent. */
 static int ensure_dir(const char *path, const char *parent)
 {
-	if (mkdir(path, 0755) == 0)
-		return sync_dir(parent);
-	return errno == EEXIST ? 0 : -errno;
+	int rc;
+
+	if (mkdir(path, 0755) < 0)
+		return errno == EEXIST ? 0 : -errno;
+	rc = sync_dir(parent);
+	if (rc)
+		rmdir(path);    /* so that the next create makes and syncs it again */
+	return rc;
 }
 
 int bstream_create(const char *datadir, struct ofs_oid oid)

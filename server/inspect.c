@@ -46,7 +46,7 @@ static json_t *sids_json(uint8_t n, const struct ofs_sid *sids)
 }
 
 static json_t *to_json(struct store *s, struct ofs_oid oid, const struct ofs_attr *a,
-		       const struct digests *ds, const char *path, long entries)
+		       const struct digests *ds, const char *path, long entries, json_t *reasons)
 {
 	json_t *o = json_object(), *chunks = json_array(), *br = json_object();
 	char hex[OFS_OID_HEX], dh[OFS_DIGEST_HEX], t[OFS_TIME_LEN];
@@ -71,6 +71,7 @@ static json_t *to_json(struct store *s, struct ofs_oid oid, const struct ofs_att
 	json_object_set_new(o, "backref", br);
 	json_object_set_new(o, "sids", sids_json(a->nsids, a->sids));
 	json_object_set_new(o, "stale", sids_json(a->nstale, a->stale));
+	json_object_set_new(o, "stale_reasons", reasons ? json_incref(reasons) : json_object());
 	json_object_set_new(o, "mode", json_integer(a->mode));
 	json_object_set_new(o, "uid", json_integer(a->uid));
 	json_object_set_new(o, "gid", json_integer(a->gid));
@@ -102,6 +103,15 @@ static json_t *to_json(struct store *s, struct ofs_oid oid, const struct ofs_att
 	if (a->type == OFS_OBJ_DIRDATA)
 		json_object_set_new(o, "entries", json_integer(entries));
 	return o;
+}
+
+static int add_reason(struct ofs_sid sid, const char *reason, void *arg)
+{
+	char hex[OFS_OID_HEX];
+
+	sid_to_hex(sid, hex);
+	json_object_set_new(arg, hex, json_string(reason));
+	return 0;
 }
 
 static int count_entry(const char *name, const struct ofs_dirent *d, void *arg)
@@ -137,6 +147,8 @@ static void print_text(FILE *out, const json_t *o)
 			const char *k;
 			json_t *e;
 			fprintf(out, "%-11s", key);
+			if (json_object_size(v) == 0)
+				fputs(" -", out);
 			json_object_foreach(v, k, e) {
 				if (json_is_string(e))
 					fprintf(out, " %s=%s", k, json_string_value(e));
@@ -157,7 +169,7 @@ int inspect_object(struct store *s, struct ofs_oid oid, bool json, FILE *out)
 	char path[BSTREAM_PATH_MAX], *abs = NULL;
 	long entries = 0;
 	bool more = true;
-	json_t *o = NULL;
+	json_t *o = NULL, *reasons = NULL;
 	int rc;
 
 	if (!a)
@@ -179,7 +191,12 @@ int inspect_object(struct store *s, struct ofs_oid oid, bool json, FILE *out)
 		if (rc)
 			goto out;
 	}
-	o = to_json(s, oid, a, &ds, a->type == OFS_OBJ_DFILE ? (abs ? abs : path) : NULL, entries);
+	reasons = json_object();
+	rc = store_stale_list(s, oid, add_reason, reasons);
+	if (rc)
+		goto out;
+	o = to_json(s, oid, a, &ds, a->type == OFS_OBJ_DFILE ? (abs ? abs : path) : NULL, entries,
+		    reasons);
 	if (!o) {
 		rc = -ENOMEM;
 		goto out;
@@ -194,6 +211,7 @@ int inspect_object(struct store *s, struct ofs_oid oid, bool json, FILE *out)
 		print_text(out, o);
 	}
 out:
+	json_decref(reasons);
 	json_decref(o);
 	free(abs);
 	free(ds.d);

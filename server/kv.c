@@ -17,7 +17,9 @@
 #define KV_MAPSIZE ((size_t)256 << 30)   /* virtual; the file grows as used */
 #define KV_MAXREADERS 4096               /* one per concurrent request */
 
-static const char *db_names[KV_NDB] = { "objects", "chunks", "keyval", "meta" };
+static const char *db_names[KV_NDB] = { "objects", "chunks", "keyval", "meta",
+					 "servers", "stale" };
+#define KV_NDB_V1 4     /* sub-databases every data dir has had */
 
 struct kv_req {
 	kv_fn fn;              /* the update */
@@ -30,6 +32,7 @@ struct kv_req {
 struct kv {
 	MDB_env *env;
 	MDB_dbi dbi[KV_NDB];
+	bool present[KV_NDB];        /* false: absent from a read-only env */
 	bool read_only;
 	pthread_mutex_t mu;
 	pthread_cond_t work;     /* signalled when the queue gains a request */
@@ -43,6 +46,7 @@ struct kv {
 struct kv_txn {
 	struct kv *kv;
 	MDB_txn *txn;
+	bool rdonly;       /* a kv_view transaction */
 };
 
 static int mdb_to_ofs(int rc)
@@ -87,6 +91,7 @@ static void run_batch(struct kv *kv, struct kv_req *batch)
 			continue;
 		t.kv = kv;
 		t.txn = child;
+		t.rdonly = false;
 		r->rc = r->fn(&t, r->arg);
 		if (r->rc)
 			mdb_txn_abort(child);
@@ -166,32 +171,24 @@ int kv_open(const char *path, bool create, bool read_only, struct kv **out)
 		rc = rc == ENOENT ? -ENOENT : mdb_to_ofs(rc);
 		goto fail;
 	}
-	if (!create) {
-		/* An existing store must already have every sub-database. */
-		rc = mdb_to_ofs(mdb_txn_begin(kv->env, NULL, MDB_RDONLY, &txn));
-		if (rc)
-			goto fail;
-		for (int i = 0; i < KV_NDB && !rc; i++) {
-			int r = mdb_dbi_open(txn, db_names[i], 0, &kv->dbi[i]);
-			rc = r == MDB_NOTFOUND ? -OFS_ECORRUPT : mdb_to_ofs(r);
-		}
-		if (rc) {
-			mdb_txn_abort(txn);
-			goto fail;
-		}
-		rc = mdb_to_ofs(mdb_txn_commit(txn));
-	} else {
-		rc = mdb_to_ofs(mdb_txn_begin(kv->env, NULL, 0, &txn));
-		if (rc)
-			goto fail;
-		for (int i = 0; i < KV_NDB && !rc; i++)
-			rc = mdb_to_ofs(mdb_dbi_open(txn, db_names[i], MDB_CREATE, &kv->dbi[i]));
-		if (rc) {
-			mdb_txn_abort(txn);
-			goto fail;
-		}
-		rc = mdb_to_ofs(mdb_txn_commit(txn));
+	/* An existing store must have the original sub-databases; later
+	 * ones are created by a writable open and seen empty otherwise. */
+	rc = mdb_to_ofs(mdb_txn_begin(kv->env, NULL, read_only ? MDB_RDONLY : 0, &txn));
+	if (rc)
+		goto fail;
+	for (int i = 0; i < KV_NDB && !rc; i++) {
+		unsigned f = read_only || (!create && i < KV_NDB_V1) ? 0 : MDB_CREATE;
+		int r = mdb_dbi_open(txn, db_names[i], f, &kv->dbi[i]);
+		if (r == MDB_NOTFOUND && i >= KV_NDB_V1)
+			continue;
+		rc = r == MDB_NOTFOUND ? -OFS_ECORRUPT : mdb_to_ofs(r);
+		kv->present[i] = rc == 0;
 	}
+	if (rc) {
+		mdb_txn_abort(txn);
+		goto fail;
+	}
+	rc = mdb_to_ofs(mdb_txn_commit(txn));
 	if (rc)
 		goto fail;
 	if (!read_only) {
@@ -266,6 +263,7 @@ int kv_view(struct kv *kv, kv_fn fn, void *arg)
 		return rc;
 	t.kv = kv;
 	t.txn = txn;
+	t.rdonly = true;
 	rc = fn(&t, arg);
 	mdb_txn_abort(txn);
 	return rc;
@@ -275,8 +273,11 @@ int kv_get(struct kv_txn *t, enum kv_db db, const void *k, size_t kn,
 	   const void **v, size_t *vn)
 {
 	MDB_val key = { kn, (void *)k }, val;
-	int rc = mdb_to_ofs(mdb_get(t->txn, t->kv->dbi[db], &key, &val));
+	int rc;
 
+	if (!t->kv->present[db])
+		return -ENOENT;
+	rc = mdb_to_ofs(mdb_get(t->txn, t->kv->dbi[db], &key, &val));
 	if (rc)
 		return rc;
 	*v = val.mv_data;
@@ -289,7 +290,7 @@ int kv_put(struct kv_txn *t, enum kv_db db, const void *k, size_t kn,
 {
 	MDB_val key = { kn, (void *)k }, val = { vn, (void *)v };
 
-	if (t->kv->read_only)
+	if (t->kv->read_only || t->rdonly)
 		return -EROFS;
 	return mdb_to_ofs(mdb_put(t->txn, t->kv->dbi[db], &key, &val, 0));
 }
@@ -298,14 +299,25 @@ int kv_del(struct kv_txn *t, enum kv_db db, const void *k, size_t kn)
 {
 	MDB_val key = { kn, (void *)k };
 
-	if (t->kv->read_only)
+	if (t->kv->read_only || t->rdonly)
 		return -EROFS;
+	if (!t->kv->present[db])
+		return -ENOENT;
 	return mdb_to_ofs(mdb_del(t->txn, t->kv->dbi[db], &key, NULL));
 }
 
 static bool has_prefix(const MDB_val *k, const void *prefix, size_t pn)
 {
-	return k->mv_size >= pn && memcmp(k->mv_data, prefix, pn) == 0;
+	return pn == 0 || (k->mv_size >= pn && memcmp(k->mv_data, prefix, pn) == 0);
+}
+
+/* a < b in LMDB's default key order (bytes, then length). */
+static bool key_less(const void *a, size_t an, const void *b, size_t bn)
+{
+	size_t n = an < bn ? an : bn;
+	int c = n ? memcmp(a, b, n) : 0;
+
+	return c < 0 || (c == 0 && an < bn);
 }
 
 int kv_scan(struct kv_txn *t, enum kv_db db, const void *prefix, size_t pn,
@@ -313,11 +325,17 @@ int kv_scan(struct kv_txn *t, enum kv_db db, const void *prefix, size_t pn,
 {
 	MDB_cursor *cur;
 	MDB_val k, v;
-	int rc = mdb_to_ofs(mdb_cursor_open(t->txn, t->kv->dbi[db], &cur));
-	int r;
+	int rc, r;
 
+	if (!t->kv->present[db])
+		return 0;
+	rc = mdb_to_ofs(mdb_cursor_open(t->txn, t->kv->dbi[db], &cur));
 	if (rc)
 		return rc;
+	if (an && pn && key_less(after, an, prefix, pn)) {
+		/* The cursor sorts before the prefix: start at the prefix. */
+		an = 0;
+	}
 	if (an) {
 		k.mv_size = an;
 		k.mv_data = (void *)after;
@@ -350,9 +368,11 @@ int kv_del_prefix(struct kv_txn *t, enum kv_db db, const void *prefix, size_t pn
 {
 	MDB_cursor *cur;
 	MDB_val k = { pn, (void *)prefix }, v;
-	int rc = mdb_to_ofs(mdb_cursor_open(t->txn, t->kv->dbi[db], &cur));
-	int r;
+	int rc, r;
 
+	if (!t->kv->present[db])
+		return 0;
+	rc = mdb_to_ofs(mdb_cursor_open(t->txn, t->kv->dbi[db], &cur));
 	if (rc)
 		return rc;
 	r = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);

@@ -25,6 +25,8 @@ enum kv_db {
 	KV_CHUNKS,    /* OID | chunk index (u64 BE) -> 16-byte digest */
 	KV_KEYVAL,    /* OID | key -> value (user keys; dirents of a dirdata) */
 	KV_META,      /* server-wide records: "sid", "root", "chunk_size", ... */
+	KV_SERVERS,   /* SID -> server table entry */
+	KV_STALE,     /* OID | SID -> why that copy is behind (text) */
 	KV_NDB
 };
 
@@ -33,9 +35,11 @@ struct kv_txn;
 
 /*
  * Open (creating if create is set) the environment in directory path.
- * read_only opens for inspection beside a running server. Returns 0, or
- * -ENOENT (no environment and !create), -OFS_ECORRUPT (not an LMDB
- * environment of ours), -errno.
+ * read_only opens for inspection beside a running server. A writable open
+ * adds the sub-databases a newer version introduced (the first four must
+ * exist); a read-only open sees those as empty. Returns 0, or -ENOENT (no
+ * environment and !create), -OFS_ECORRUPT (not an LMDB environment of
+ * ours), -errno.
  */
 int kv_open(const char *path, bool create, bool read_only, struct kv **out);
 /* Stop the writer after the queued updates and close. kv_close(NULL) is a

@@ -33,7 +33,7 @@ struct conn {
 };
 
 struct listener {
-	struct store *s;
+	struct service *sv;
 	int wake_fd;                 /* eventfd: readable once stopping */
 	pthread_mutex_t mu;
 	pthread_cond_t gone;         /* signalled when a connection ends */
@@ -102,7 +102,7 @@ static void serve(struct conn *c)
 		body = payload ? payload + h.cred_len + h.cap_len : NULL;
 		reply.len = 0;
 		reply.err = 0;
-		rc = service_handle(c->l->s, h.op, body, h.body_len, &reply);
+		rc = service_handle(c->l->sv, h.op, body, h.body_len, &reply);
 		free(payload);
 		memset(&rh, 0, sizeof(rh));
 		rh.version = OFS_PROTO_VERSION;
@@ -183,7 +183,7 @@ static int start_conn(struct listener *l, int fd, int max_conns)
 	return 0;
 }
 
-int listener_run(struct store *s, int listen_fd, int stop_fd, int max_conns)
+int listener_run(struct service *sv, int listen_fd, int stop_fd, int max_conns)
 {
 	struct listener l;
 	struct timespec deadline;
@@ -191,7 +191,7 @@ int listener_run(struct store *s, int listen_fd, int stop_fd, int max_conns)
 	int rc = 0;
 
 	memset(&l, 0, sizeof(l));
-	l.s = s;
+	l.sv = sv;
 	l.wake_fd = eventfd(0, EFD_CLOEXEC);
 	if (l.wake_fd < 0)
 		return -errno;

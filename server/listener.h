@@ -17,7 +17,7 @@
 
 #include <netinet/in.h>
 
-#include "store.h"
+#include "service.h"
 
 #define LISTENER_STALL_MS 30000      /* a frame must keep moving */
 #define LISTENER_DEFAULT_MAX_CONNS 1024
@@ -28,6 +28,6 @@
  * closed. Returns 0 after a clean shutdown, or -errno if accepting failed
  * for good.
  */
-int listener_run(struct store *s, int listen_fd, int stop_fd, int max_conns);
+int listener_run(struct service *sv, int listen_fd, int stop_fd, int max_conns);
 
 #endif

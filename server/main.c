@@ -12,6 +12,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "gossip.h"
 #include "inspect.h"
 #include "listener.h"
 #include "log.h"
@@ -25,7 +26,8 @@
 
 static const char usage_text[] =
 	"usage: ofs-server init --data DIR [--attr KEY=VALUE]... [--chunk-size BYTES]\n"
-	"       ofs-server run --data DIR --listen HOST:PORT [--log FILE] [--max-conns N]\n"
+	"       ofs-server run --data DIR --listen HOST:PORT [--peer HOST:PORT]... [--log FILE]\n"
+	"                  [--max-conns N]\n"
 	"       ofs-server inspect --data DIR OID [--json]\n"
 	"       ofs-server --help | --version\n";
 
@@ -43,7 +45,9 @@ static int fail(const char *what, int rc)
 }
 
 enum { OPT_DATA = 1, OPT_ATTR, OPT_CHUNK, OPT_LISTEN, OPT_LOG, OPT_MAXCONNS, OPT_JSON,
-       OPT_HELP };
+       OPT_PEER, OPT_HELP };
+
+#define MAX_PEERS 16
 
 static const struct option long_opts[] = {
 	{ "data", required_argument, NULL, OPT_DATA },
@@ -53,6 +57,7 @@ static const struct option long_opts[] = {
 	{ "log", required_argument, NULL, OPT_LOG },
 	{ "max-conns", required_argument, NULL, OPT_MAXCONNS },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "peer", required_argument, NULL, OPT_PEER },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -61,6 +66,8 @@ struct args {
 	const char *data, *listen, *log;
 	const char *attrs[STORE_MAX_ATTRS];
 	size_t nattrs;
+	const char *peers[MAX_PEERS];
+	size_t npeers;
 	uint64_t chunk, max_conns;
 	bool json;
 	const char *operand;
@@ -94,6 +101,19 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 		case OPT_LISTEN: a->listen = optarg; break;
 		case OPT_LOG: a->log = optarg; break;
 		case OPT_JSON: a->json = true; break;
+		case OPT_PEER: {
+			struct sockaddr_in sa;
+			if (a->npeers == MAX_PEERS) {
+				usage_error("at most 16 --peer%s", "");
+				return EXIT_USAGE;
+			}
+			if (net_parse_addr(optarg, &sa)) {
+				usage_error("--peer %s: not an IPv4 HOST:PORT", optarg);
+				return EXIT_USAGE;
+			}
+			a->peers[a->npeers++] = optarg;
+			break;
+		}
 		case OPT_ATTR:
 			if (a->nattrs == STORE_MAX_ATTRS) {
 				usage_error("at most 16 --attr%s", "");
@@ -165,10 +185,15 @@ static int cmd_run(int argc, char **argv)
 	struct args a;
 	struct sockaddr_in addr, bound;
 	struct store *s = NULL;
+	struct sidtab *tab = NULL;
+	struct gossip *g = NULL;
+	struct replicator *rep = NULL;
+	struct service sv;
+	bool sv_ready = false;
 	char sidhex[OFS_OID_HEX], where[OFS_ADDR_MAX];
 	sigset_t mask;
 	int lfd = -1, sfd = -1, logfd = -1;
-	int rc = parse(argc, argv, "run", "4567", &a);
+	int rc = parse(argc, argv, "run", "4568", &a);
 
 	if (rc)
 		return rc;
@@ -220,10 +245,27 @@ static int cmd_run(int argc, char **argv)
 	}
 	sid_to_hex(store_sid(s), sidhex);
 	net_format_addr(&bound, where);
+	rc = sidtab_open(s, where, &tab);
+	if (rc) {
+		rc = fail("server table", rc);
+		goto out;
+	}
+	rc = gossip_start(tab, a.peers, a.npeers, &g);
+	if (rc) {
+		rc = fail("gossip", rc);
+		goto out;
+	}
+	rc = replica_open(tab, &rep);
+	if (rc) {
+		rc = fail("replication", rc);
+		goto out;
+	}
+	service_init(&sv, s, tab, rep);
+	sv_ready = true;
 	log_info("serving %s on %s (data %s)", sidhex, where, a.data);
 	printf("ready %s %s\n", sidhex, where);
 	fflush(stdout);
-	rc = listener_run(s, lfd, sfd, (int)a.max_conns);
+	rc = listener_run(&sv, lfd, sfd, (int)a.max_conns);
 	if (rc) {
 		rc = fail("accept", rc);
 		goto out;
@@ -231,8 +273,13 @@ static int cmd_run(int argc, char **argv)
 	log_info("stopped cleanly");
 	rc = 0;
 out:
+	gossip_stop(g);
+	if (sv_ready)
+		service_fini(&sv);
+	replica_close(rep);
 	if (lfd >= 0)
 		close(lfd);
+	sidtab_close(tab);
 	store_close(s);
 	if (sfd >= 0)
 		close(sfd);

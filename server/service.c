@@ -1,5 +1,6 @@
 /* service.c - request handlers (see service.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,8 +54,33 @@ static int do_read(struct store *s, const struct ofs_req *q, struct wbuf *reply)
 	return 0;
 }
 
-static int handle(struct store *s, struct ofs_req *q, struct wbuf *reply)
+static int do_servers(struct service *sv, const struct ofs_req *q, struct wbuf *reply)
 {
+	struct ofs_server *in = NULL, *all = NULL;
+	struct ofs_sid self = sidtab_self(sv->tab);
+	size_t nin = 0, nall = 0;
+	int rc = proto_decode_servers(q->data, q->data_len, false, NULL, &in, &nin);
+
+	if (!rc && nin) {
+		rc = sidtab_merge(sv->tab, in, nin);
+		if (rc > 0)
+			log_info("server table: %d change(s) from a peer", rc);
+		rc = rc < 0 ? rc : 0;
+		/* Whoever sends its table is alive: its own entry comes first. */
+		sidtab_seen(sv->tab, in[0].sid);
+	}
+	if (!rc)
+		rc = sidtab_snapshot(sv->tab, &all, &nall);
+	if (!rc)
+		proto_encode_servers(reply, &self, all, nall);
+	free(all);
+	free(in);
+	return rc;
+}
+
+static int handle(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	struct store *s = sv->store;
 	struct ofs_attr *a = NULL;
 	struct ofs_dirent d;
 	struct list_ctx lc;
@@ -79,7 +105,7 @@ static int handle(struct store *s, struct ofs_req *q, struct wbuf *reply)
 	}
 	case OFS_OP_CREATE: {
 		struct ofs_oid oid;
-		rc = store_create(s, &q->attr, &oid);
+		rc = store_create_oid(s, &q->attr, q->oid, &oid);
 		if (!rc)
 			proto_encode_oid_reply(reply, oid);
 		break;
@@ -166,6 +192,45 @@ static int handle(struct store *s, struct ofs_req *q, struct wbuf *reply)
 		if (!rc)
 			proto_list_end(&lc.lw, more);
 		break;
+	case OFS_OP_SERVERS:
+		rc = do_servers(sv, q, reply);
+		break;
+	case OFS_OP_SERVER_SET: {
+		struct ofs_server e;
+		char hex[OFS_OID_HEX];
+		rc = sidtab_set(sv->tab, &q->set, &e);
+		if (!rc) {
+			sid_to_hex(e.sid, hex);
+			log_info("server table: %s set to state %s, weight %.3f%s%s", hex,
+				 ofs_server_state_name(e.state), e.weight_milli / 1000.0,
+				 (q->set.mask & OFS_SET_ATTR) ? ", attribute " : "",
+				 (q->set.mask & OFS_SET_ATTR) ? q->set.attr : "");
+			proto_encode_server(reply, &e);
+		}
+		break;
+	}
+	case OFS_OP_SET_ROOT: {
+		struct ofs_handle used;
+		int64_t birth;
+		rc = sidtab_offer_root(sv->tab, &q->root, q->birth_ns, &used, &birth);
+		if (!rc)
+			proto_encode_root(reply, &used, birth);
+		break;
+	}
+	case OFS_OP_STATS: {
+		struct ofs_stats st;
+		rc = store_stats(s, &st);
+		if (!rc)
+			proto_encode_stats(reply, &st);
+		break;
+	}
+	case OFS_OP_REPORT: {
+		char oh[OFS_OID_HEX], sh[OFS_OID_HEX];
+		oid_to_hex(q->oid, oh);
+		sid_to_hex(q->sid, sh);
+		log_warn("client report: copy of %s on %s skipped: %s", oh, sh, q->reason);
+		break;
+	}
 	default:
 		rc = -OFS_EUNKNOWNOP;
 		break;
@@ -175,20 +240,165 @@ static int handle(struct store *s, struct ofs_req *q, struct wbuf *reply)
 	return rc;
 }
 
-int service_handle(struct store *s, uint16_t op, const uint8_t *body, size_t len,
+void service_init(struct service *sv, struct store *s, struct sidtab *t, struct replicator *r)
+{
+	sv->store = s;
+	sv->tab = t;
+	sv->rep = r;
+	for (int i = 0; i < SERVICE_NLOCKS; i++)
+		pthread_mutex_init(&sv->locks[i], NULL);
+}
+
+void service_fini(struct service *sv)
+{
+	for (int i = 0; i < SERVICE_NLOCKS; i++)
+		pthread_mutex_destroy(&sv->locks[i]);
+}
+
+static bool is_change(uint16_t op)
+{
+	switch (op) {
+	case OFS_OP_CREATE: case OFS_OP_REMOVE: case OFS_OP_SETATTR: case OFS_OP_WRITE:
+	case OFS_OP_COMMIT: case OFS_OP_KV_PUT: case OFS_OP_KV_DEL:
+	case OFS_OP_DIRENT_CREATE: case OFS_OP_DIRENT_REMOVE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The size a WRITE or COMMIT reply reports, or UINT64_MAX. */
+static uint64_t reply_size(const uint8_t *b, size_t n)
+{
+	struct ofs_write_reply w;
+
+	return proto_decode_write_reply(b, n, &w) ? UINT64_MAX : w.size;
+}
+
+/*
+ * A change to an object with other copies: apply it here, forward it to
+ * the others, count, and record the copies left behind.
+ */
+static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_t *body,
+			     size_t len, struct wbuf *reply)
+{
+	struct ofs_sid self = store_sid(sv->store), others[OFS_MAX_REPLICAS];
+	struct replica_result res[OFS_MAX_REPLICAS];
+	struct ofs_attr *a = NULL;
+	struct wbuf fw;
+	pthread_mutex_t *l;
+	size_t start = reply->len, nothers = 0;
+	unsigned need, ok = 1;
+	bool mine = false;
+	int rc;
+
+	wbuf_init(&fw);
+	if (q->op == OFS_OP_CREATE) {
+		a = malloc(sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		*a = q->attr;
+		if (a->nsids > 1 && oid_is_zero(q->oid)) {
+			/* Every copy needs the same OID: choose it here. */
+			rc = oid_generate(&q->oid);
+			if (!rc)
+				rc = proto_encode_req(&fw, q);
+			if (rc)
+				goto out_free;
+			body = fw.data;
+			len = fw.len;
+		}
+	} else {
+		a = malloc(sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		if (store_getattr(sv->store, q->oid, a) != 0)
+			a->nsids = 0;      /* let the local handler say why */
+	}
+	for (uint8_t i = 0; i < a->nsids; i++) {
+		if (sid_eq(a->sids[i], self))
+			mine = true;
+		else
+			others[nothers++] = a->sids[i];
+	}
+	need = a->confidence ? a->confidence : a->nsids;
+	if (!mine || nothers == 0) {
+		rc = handle(sv, q, reply);
+		goto out_free;
+	}
+	l = &sv->locks[oid_hash(q->oid) % SERVICE_NLOCKS];
+	pthread_mutex_lock(l);
+	rc = handle(sv, q, reply);
+	if (rc) {
+		pthread_mutex_unlock(l);
+		goto out_free;
+	}
+	rc = replica_forward(sv->rep, q->op, body, len, others, nothers, res);
+	if (rc) {
+		pthread_mutex_unlock(l);
+		goto out_free;
+	}
+	for (size_t i = 0; i < nothers; i++) {
+		char why[200], hex[OFS_OID_HEX], shex[OFS_OID_HEX];
+		int r = res[i].rc;
+
+		if (!r && (q->op == OFS_OP_COMMIT || q->op == OFS_OP_WRITE)) {
+			uint64_t mine_sz = reply_size(reply->data + start, reply->len - start);
+			uint64_t theirs = reply_size(res[i].body, res[i].len);
+			if (mine_sz != theirs) {
+				snprintf(why, sizeof(why), "%s: copy holds %llu bytes, primary %llu",
+					 ofs_op_name(q->op), (unsigned long long)theirs,
+					 (unsigned long long)mine_sz);
+				r = -EIO;
+			}
+		} else if (r) {
+			snprintf(why, sizeof(why), "%s not applied: %s", ofs_op_name(q->op),
+				 ofs_strerror(r));
+		}
+		free(res[i].body);
+		if (!r) {
+			ok++;
+			continue;
+		}
+		oid_to_hex(q->oid, hex);
+		sid_to_hex(others[i], shex);
+		log_warn("copy of %s on %s is behind: %s", hex, shex, why);
+		if (q->op != OFS_OP_REMOVE)
+			store_stale_add(sv->store, q->oid, others[i], why);
+	}
+	pthread_mutex_unlock(l);
+	if (ok < need) {
+		char hex[OFS_OID_HEX];
+		oid_to_hex(q->oid, hex);
+		log_warn("%s of %s: %u of %u copies durable, confidence %u", ofs_op_name(q->op),
+			 hex, ok, a->nsids, need);
+		reply->len = start;
+		rc = -OFS_EQUORUM;
+	}
+out_free:
+	wbuf_free(&fw);
+	free(a);
+	return rc;
+}
+
+int service_handle(struct service *sv, uint16_t op, const uint8_t *body, size_t len,
 		   struct wbuf *reply)
 {
 	struct ofs_req *q = malloc(sizeof(*q));
+	bool forwarded = (op & OFS_OP_FORWARDED) != 0;
 	size_t start = reply->len;
 	int rc;
 
 	if (!q)
 		return -ENOMEM;
+	op &= (uint16_t)~OFS_OP_FORWARDED;
 	rc = proto_decode_req(op, body, len, q);
 	if (rc) {
 		log_debug("rejected %s request: %s", ofs_op_name(op), ofs_strerror(rc));
+	} else if (!forwarded && sv->rep && is_change(op)) {
+		rc = handle_replicated(sv, q, body, len, reply);
 	} else {
-		rc = handle(s, q, reply);
+		rc = handle(sv, q, reply);
 	}
 	if (rc)
 		reply->len = start;   /* an error reply has no body */

@@ -11,8 +11,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <pthread.h>
+
+#include "replica.h"
+#include "sidtab.h"
 #include "store.h"
 #include "wire.h"
+
+#define SERVICE_NLOCKS 256
+
+/* What the handlers act on. The store, table and replicator are the
+ * caller's; service_init/service_fini pair around the locks. */
+struct service {
+	struct store *store;
+	struct sidtab *tab;
+	struct replicator *rep;            /* NULL: no forwarding */
+	/* A change to a replicated object holds its lock from the local
+	 * apply to the last copy's answer, so every copy sees the changes to
+	 * one object in the same order. */
+	pthread_mutex_t locks[SERVICE_NLOCKS];
+};
+
+void service_init(struct service *sv, struct store *s, struct sidtab *t, struct replicator *r);
+void service_fini(struct service *sv);
 
 /*
  * Handle one request: operation op with body (len bytes). The reply body
@@ -20,8 +41,15 @@
  * a negative code (decode errors from proto_decode_req, store errors, and
  * -ENOMEM). Bad requests are logged once here, at debug level; checksum
  * mismatches at warning level, naming the object.
+ *
+ * A change (create, remove, setattr, write, commit, kv put/delete, dirent
+ * create/remove) to an object with other copies, received from a client,
+ * is applied here and forwarded to them; it succeeds when at least the
+ * object's write confidence of copies applied it (else -OFS_EQUORUM), and
+ * copies that did not are recorded as stale with the reason. A request
+ * marked OFS_OP_FORWARDED is applied here only.
  */
-int service_handle(struct store *s, uint16_t op, const uint8_t *body, size_t len,
+int service_handle(struct service *sv, uint16_t op, const uint8_t *body, size_t len,
 		   struct wbuf *reply);
 
 #endif

@@ -173,26 +173,19 @@ struct init_args {
 	uint32_t chunk_size;
 	const char *const *attrs;
 	size_t nattrs;
-	struct ofs_oid dir_oid, dirdata_oid;
 };
 
+/* The server's own records. The namespace root is not made here: the
+ * first client of a cluster makes it, replicated across the servers it
+ * has then (ofs.c), and every server learns it (store_adopt_root). */
 static int init_txn(struct kv_txn *t, void *arg)
 {
 	struct init_args *ia = arg;
-	struct ofs_attr *dir = NULL, *dd = NULL;
-	struct ofs_handle root;
 	struct wbuf w;
 	uint8_t cs[4];
-	int64_t now = now_ns();
 	int rc;
 
-	dir = calloc(1, sizeof(*dir));
-	dd = calloc(1, sizeof(*dd));
 	wbuf_init(&w);
-	if (!dir || !dd) {
-		rc = -ENOMEM;
-		goto out;
-	}
 	cs[0] = (uint8_t)(ia->chunk_size >> 24);
 	cs[1] = (uint8_t)(ia->chunk_size >> 16);
 	cs[2] = (uint8_t)(ia->chunk_size >> 8);
@@ -200,45 +193,11 @@ static int init_txn(struct kv_txn *t, void *arg)
 	wbuf_u16(&w, (uint16_t)ia->nattrs);
 	for (size_t i = 0; i < ia->nattrs; i++)
 		wbuf_str(&w, ia->attrs[i]);
-	if ((rc = wbuf_error(&w)))
-		goto out;
-
-	/* The root directory and its one dirdata object. */
-	dir->type = OFS_OBJ_DIRECTORY;
-	dir->version = 1;
-	dir->mode = 0755;
-	dir->ctime_ns = dir->mtime_ns = now;
-	dir->nsids = 1;
-	dir->sids[0] = ia->sid;
-	dir->nparts = 1;
-	dir->parts[0].oid = ia->dirdata_oid;
-	dir->parts[0].nsids = 1;
-	dir->parts[0].sids[0] = ia->sid;
-	*dd = *dir;
-	dd->type = OFS_OBJ_DIRDATA;
-	dd->nparts = 0;
-	dd->backref.owner = ia->dir_oid;
-	memset(&root, 0, sizeof(root));
-	root.oid = ia->dir_oid;
-	root.nsids = 1;
-	root.sids[0] = ia->sid;
-
-	if ((rc = put_meta(t, "sid", ia->sid.b, sizeof(ia->sid.b))) ||
-	    (rc = put_meta(t, "chunk_size", cs, sizeof(cs))) ||
-	    (rc = put_meta(t, "attrs", w.data, w.len)) ||
-	    (rc = put_object(t, ia->dir_oid, dir)) ||
-	    (rc = put_object(t, ia->dirdata_oid, dd)))
-		goto out;
+	rc = wbuf_error(&w);
+	if (!rc && !(rc = put_meta(t, "sid", ia->sid.b, sizeof(ia->sid.b))) &&
+	    !(rc = put_meta(t, "chunk_size", cs, sizeof(cs))))
+		rc = put_meta(t, "attrs", w.data, w.len);
 	wbuf_free(&w);
-	wbuf_init(&w);
-	wbuf_handle(&w, &root);
-	if ((rc = wbuf_error(&w)))
-		goto out;
-	rc = put_meta(t, "root", w.data, w.len);
-out:
-	wbuf_free(&w);
-	free(dd);
-	free(dir);
 	return rc;
 }
 
@@ -270,8 +229,7 @@ int store_init(const char *datadir, uint32_t chunk_size, const char *const *attr
 	ia.chunk_size = chunk_size;
 	ia.attrs = attrs;
 	ia.nattrs = nattrs;
-	if ((rc = sid_generate(&ia.sid)) || (rc = oid_generate(&ia.dir_oid)) ||
-	    (rc = oid_generate(&ia.dirdata_oid)))
+	if ((rc = sid_generate(&ia.sid)))
 		return rc;
 	if (snprintf(path, sizeof(path), "%s/bstreams", datadir) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
@@ -443,8 +401,120 @@ static int root_txn(struct kv_txn *t, void *arg)
 	int rc = kv_get(t, KV_META, "root", 4, &v, &vn);
 
 	if (rc)
-		return rc == -ENOENT ? -OFS_ECORRUPT : rc;
-	return proto_decode_handle_reply(v, vn, arg);
+		return rc;
+	return proto_decode_handle_reply(v, vn, arg) ? -OFS_ECORRUPT : 0;
+}
+
+static int root_birth_txn(struct kv_txn *t, void *arg)
+{
+	const void *v;
+	size_t vn;
+	struct rbuf r;
+	int rc = kv_get(t, KV_META, "root_birth", 10, &v, &vn);
+
+	if (rc)
+		return rc;
+	rbuf_init(&r, v, vn);
+	*(int64_t *)arg = rbuf_i64(&r);
+	return rbuf_done(&r) ? -OFS_ECORRUPT : 0;
+}
+
+int store_root_info(struct store *s, struct ofs_handle *h, int64_t *birth_ns)
+{
+	struct ofs_handle t;
+	struct ofs_attr *a;
+	int64_t birth = 0;
+	int rc = kv_view(s->kv, root_txn, &t);
+
+	if (rc)
+		return rc;
+	rc = kv_view(s->kv, root_birth_txn, &birth);
+	if (rc == -ENOENT) {
+		/* Made by init on this server: its creation time. */
+		a = malloc(sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		rc = store_getattr(s, t.oid, a);
+		if (!rc)
+			birth = a->ctime_ns;
+		free(a);
+	}
+	if (rc)
+		return rc;
+	*h = t;
+	*birth_ns = birth;
+	return 0;
+}
+
+struct adopt_args {
+	const struct ofs_handle *h;
+	int64_t birth;
+};
+
+static int adopt_txn(struct kv_txn *t, void *arg)
+{
+	struct adopt_args *aa = arg;
+	struct wbuf w;
+	int rc;
+
+	wbuf_init(&w);
+	wbuf_handle(&w, aa->h);
+	rc = wbuf_error(&w);
+	if (!rc)
+		rc = put_meta(t, "root", w.data, w.len);
+	w.len = 0;
+	wbuf_i64(&w, aa->birth);
+	if (!rc)
+		rc = wbuf_error(&w);
+	if (!rc)
+		rc = put_meta(t, "root_birth", w.data, w.len);
+	wbuf_free(&w);
+	return rc;
+}
+
+static int any_entry(const char *name, const struct ofs_dirent *d, void *arg)
+{
+	(void)name;
+	(void)d;
+	*(bool *)arg = true;
+	return 1;
+}
+
+int store_adopt_root(struct store *s, const struct ofs_handle *h, int64_t birth_ns)
+{
+	struct adopt_args aa = { .h = h, .birth = birth_ns };
+	struct ofs_handle old;
+	struct ofs_attr *a = malloc(sizeof(*a));
+	bool local = false, any = false, more = false;
+	int rc;
+
+	if (!a)
+		return -ENOMEM;
+	rc = store_root(s, &old);
+	if (rc == -ENOENT) {
+		rc = 0;                   /* no root yet: nothing to give up */
+		memset(&old, 0, sizeof(old));
+	}
+	if (rc)
+		goto out;
+	if (!oid_is_zero(old.oid) && !oid_eq(old.oid, h->oid) &&
+	    store_getattr(s, old.oid, a) == 0 && a->type == OFS_OBJ_DIRECTORY) {
+		local = true;
+		for (uint16_t i = 0; i < a->nparts && !any && !rc; i++)
+			rc = store_dirent_list(s, a->parts[i].oid, NULL, 1, any_entry, &any, &more);
+		if (!rc && any)
+			rc = -ENOTEMPTY;
+	}
+	if (!rc)
+		rc = kv_update(s->kv, adopt_txn, &aa);
+	if (!rc && local) {
+		for (uint16_t i = 0; i < a->nparts; i++)
+			store_remove(s, a->parts[i].oid);
+		store_remove(s, old.oid);
+	}
+out:
+	free(a);
+	return rc;
 }
 
 int store_root(struct store *s, struct ofs_handle *h)
@@ -493,6 +563,12 @@ static bool layout_valid(const struct ofs_attr *a)
 
 int store_create(struct store *s, const struct ofs_attr *init, struct ofs_oid *oid)
 {
+	return store_create_oid(s, init, (struct ofs_oid){ { 0 } }, oid);
+}
+
+int store_create_oid(struct store *s, const struct ofs_attr *init, struct ofs_oid want,
+		     struct ofs_oid *oid)
+{
 	struct ofs_attr *a;
 	struct create_args ca;
 	int64_t now = now_ns();
@@ -519,9 +595,13 @@ int store_create(struct store *s, const struct ofs_attr *init, struct ofs_oid *o
 		a->nsids = 1;
 		a->sids[0] = s->sid;
 	}
-	rc = oid_generate(&ca.oid);
-	if (rc)
-		goto out;
+	if (oid_is_zero(want)) {
+		rc = oid_generate(&ca.oid);
+		if (rc)
+			goto out;
+	} else {
+		ca.oid = want;
+	}
 	ca.a = a;
 	if (a->type == OFS_OBJ_DFILE) {
 		rc = bstream_create(s->datadir, ca.oid);
@@ -647,7 +727,8 @@ static int remove_txn(struct kv_txn *t, void *arg)
 	}
 	if ((rc = kv_del(t, KV_OBJECTS, ra->oid.b, sizeof(ra->oid.b))) ||
 	    (rc = kv_del_prefix(t, KV_CHUNKS, ra->oid.b, sizeof(ra->oid.b))) ||
-	    (rc = kv_del_prefix(t, KV_KEYVAL, ra->oid.b, sizeof(ra->oid.b))))
+	    (rc = kv_del_prefix(t, KV_KEYVAL, ra->oid.b, sizeof(ra->oid.b))) ||
+	    (rc = kv_del_prefix(t, KV_STALE, ra->oid.b, sizeof(ra->oid.b))))
 		goto out;
 out:
 	free(a);
@@ -943,14 +1024,56 @@ static int write_txn(struct kv_txn *t, void *arg)
 	return put_object(t, wa->oid, wa->a);
 }
 
+/*
+ * Read [off, off+len) of a stream (off on a chunk boundary, len within the
+ * recorded size) into a malloc'd *out and check every chunk in it against
+ * its stored digest: -OFS_ECHECKSUM when one does not match.
+ */
+static int read_verified(struct store *s, struct ofs_oid oid, int fd, uint32_t cs,
+			 uint64_t off, uint64_t len, uint8_t **out)
+{
+	struct chunkview_args cv = { .oid = oid, .want_digests = true };
+	uint8_t *b = malloc((size_t)len);
+	size_t n;
+	int rc;
+
+	cv.a = malloc(sizeof(*cv.a));
+	cv.first = off / cs;
+	cv.last = (off + len - 1) / cs;
+	cv.digests = calloc((size_t)(cv.last - cv.first + 1), sizeof(*cv.digests));
+	if (!b || !cv.a || !cv.digests) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = kv_view(s->kv, chunkview_txn, &cv);
+	if (!rc)
+		rc = bstream_pread(fd, b, (size_t)len, off, &n);
+	if (!rc && n != len)
+		rc = -OFS_ECHECKSUM;
+	for (uint64_t i = cv.first; !rc && i <= cv.last; i++) {
+		uint64_t c0 = i * cs - off, c1 = c0 + cs > len ? len : c0 + cs;
+		if (!digest_eq(checksum_buf(b + c0, (size_t)(c1 - c0)), cv.digests[i - cv.first]))
+			rc = -OFS_ECHECKSUM;
+	}
+out:
+	free(cv.digests);
+	free(cv.a);
+	if (rc) {
+		free(b);
+		return rc;
+	}
+	*out = b;
+	return 0;
+}
+
 int store_write(struct store *s, struct ofs_oid oid, uint64_t off, const void *buf,
 		size_t len, uint64_t *version, uint64_t *size)
 {
 	struct chunkview_args cv = { .oid = oid };
 	struct write_args wa = { .oid = oid };
 	pthread_rwlock_t *l = obj_lock(s, oid);
-	uint8_t *chunk = NULL;
-	uint64_t old_size, new_size, first, last;
+	uint8_t *chunk = NULL, *undo = NULL;
+	uint64_t old_size, new_size, first, last, undo_off = 0, undo_len = 0;
 	struct ofs_digest zero;
 	bool have_zero = false;
 	uint32_t cs;
@@ -1001,6 +1124,23 @@ int store_write(struct store *s, struct ofs_oid oid, uint64_t off, const void *b
 		rc = rc == -ENOENT ? -EIO : rc;
 		goto out;
 	}
+	/* Chunks whose digest changes: those the write touches, and those of
+	 * a gap between the old end and the write (which reads as zeros). */
+	first = (off < old_size ? off : old_size) / cs;
+	last = (off + len - 1) / cs;
+
+	/* The recorded bytes of those chunks are read first: they must match
+	 * their digests (a write never blesses bytes that do not, such as
+	 * those of an earlier write that failed), and they undo this write if
+	 * it fails. */
+	undo_off = first * cs;
+	undo_len = (last + 1) * cs < old_size ? (last + 1) * cs - undo_off :
+		   old_size > undo_off ? old_size - undo_off : 0;
+	if (undo_len) {
+		rc = read_verified(s, oid, fd, cs, undo_off, undo_len, &undo);
+		if (rc)
+			goto out;
+	}
 	/* Bytes past the recorded end (left by a write that was never
 	 * recorded) must not show through a gap as old data. */
 	if (off + len > old_size)
@@ -1009,13 +1149,13 @@ int store_write(struct store *s, struct ofs_oid oid, uint64_t off, const void *b
 		rc = bstream_pwrite(fd, buf, len, off);
 	if (!rc)
 		rc = bstream_datasync(fd);
-	if (rc)
+	if (rc) {
+		/* Put the recorded bytes back, as far as the disk lets us. */
+		if (undo_len && bstream_pwrite(fd, undo, (size_t)undo_len, undo_off) == 0)
+			(void)bstream_trim(fd, old_size);
+		(void)bstream_datasync(fd);
 		goto out;
-
-	/* Chunks whose digest changes: those the write touches, and those of
-	 * a gap between the old end and the write (which reads as zeros). */
-	first = (off < old_size ? off : old_size) / cs;
-	last = (off + len - 1) / cs;
+	}
 	wa.first = first;
 	wa.nchunks = last - first + 1;
 	wa.digests = calloc((size_t)wa.nchunks, sizeof(*wa.digests));
@@ -1066,6 +1206,7 @@ out:
 	if (fd >= 0 && close(fd) < 0 && !rc)
 		rc = -errno;
 out_free:
+	free(undo);
 	free(chunk);
 	free(wa.digests);
 	free(wa.a);
@@ -1213,8 +1354,18 @@ int store_write_unstable(struct store *s, struct ofs_oid oid, uint64_t off, cons
 	rc = pending_grow(p, (off + len - 1) / cs);
 	if (!rc)
 		rc = bstream_open(s->datadir, oid, 1, &fd);
-	if (!rc && p->end == p->base)
-		rc = bstream_trim(fd, p->base);   /* see store_write */
+	if (!rc && p->end == p->base) {
+		/* As in store_write: the recorded part of the chunk this
+		 * append continues must verify, and nothing past it may
+		 * linger. */
+		if (p->base % cs) {
+			uint8_t *old = NULL;
+			rc = read_verified(s, oid, fd, cs, p->base / cs * cs, p->base % cs, &old);
+			free(old);
+		}
+		if (!rc)
+			rc = bstream_trim(fd, p->base);
+	}
 	if (!rc)
 		rc = bstream_pwrite(fd, buf, len, off);
 	if (rc) {
@@ -1638,4 +1789,188 @@ int store_dirent_lookup(struct store *s, struct ofs_oid dirdata, const char *nam
 	if (!rc)
 		*d = ka.old;
 	return rc;
+}
+
+/* ---- the server table and statistics ------------------------------------ */
+
+struct server_put_args {
+	const struct ofs_server *e;
+};
+
+static int server_put_txn(struct kv_txn *t, void *arg)
+{
+	struct server_put_args *sp = arg;
+	struct ofs_server copy = *sp->e;
+	struct wbuf w;
+	int rc;
+
+	copy.last_seen_ns = 0;        /* an observation, not table state */
+	wbuf_init(&w);
+	proto_encode_server(&w, &copy);
+	rc = wbuf_error(&w);
+	if (!rc)
+		rc = kv_put(t, KV_SERVERS, copy.sid.b, sizeof(copy.sid.b), w.data, w.len);
+	wbuf_free(&w);
+	return rc;
+}
+
+int store_server_put(struct store *s, const struct ofs_server *e)
+{
+	struct server_put_args sp = { .e = e };
+
+	if (s->read_only)
+		return -EROFS;
+	return kv_update(s->kv, server_put_txn, &sp);
+}
+
+struct servers_args {
+	store_server_fn fn;
+	void *arg;
+};
+
+static int servers_scan(const void *k, size_t kn, const void *v, size_t vn, void *arg)
+{
+	struct servers_args *sa = arg;
+	struct ofs_server *e = malloc(sizeof(*e));
+	struct rbuf r;
+	int rc;
+
+	(void)k;
+	(void)kn;
+	if (!e)
+		return -ENOMEM;
+	rbuf_init(&r, v, vn);
+	proto_decode_server(&r, e);
+	rc = rbuf_done(&r) ? -OFS_ECORRUPT : sa->fn(e, sa->arg);
+	free(e);
+	return rc;
+}
+
+static int servers_txn(struct kv_txn *t, void *arg)
+{
+	return kv_scan(t, KV_SERVERS, NULL, 0, NULL, 0, servers_scan, arg);
+}
+
+int store_servers(struct store *s, store_server_fn fn, void *arg)
+{
+	struct servers_args sa = { .fn = fn, .arg = arg };
+
+	return kv_view(s->kv, servers_txn, &sa);
+}
+
+struct stats_args {
+	struct ofs_stats st;
+	struct ofs_attr *a;
+};
+
+static int stats_scan(const void *k, size_t kn, const void *v, size_t vn, void *arg)
+{
+	struct stats_args *sa = arg;
+
+	(void)k;
+	(void)kn;
+	sa->st.objects++;
+	if (rec_decode_object(v, vn, sa->a) == 0 && sa->a->type == OFS_OBJ_DFILE)
+		sa->st.bytes += sa->a->size;
+	return 0;
+}
+
+static int stats_txn(struct kv_txn *t, void *arg)
+{
+	return kv_scan(t, KV_OBJECTS, NULL, 0, NULL, 0, stats_scan, arg);
+}
+
+int store_stats(struct store *s, struct ofs_stats *st)
+{
+	struct stats_args sa = { .a = malloc(sizeof(struct ofs_attr)) };
+	int rc;
+
+	if (!sa.a)
+		return -ENOMEM;
+	rc = kv_view(s->kv, stats_txn, &sa);
+	if (!rc)
+		*st = sa.st;
+	free(sa.a);
+	return rc;
+}
+
+/* ---- stale copies --------------------------------------------------------- */
+
+struct stale_args {
+	struct ofs_oid oid;
+	struct ofs_sid sid;
+	const char *reason;
+	struct ofs_attr *a;
+};
+
+static int stale_txn(struct kv_txn *t, void *arg)
+{
+	struct stale_args *sa = arg;
+	uint8_t key[OFS_OID_LEN * 2];
+	bool known = false;
+	int rc = get_object(t, sa->oid, sa->a);
+
+	if (rc)
+		return rc;
+	for (uint8_t i = 0; i < sa->a->nstale; i++)
+		known |= sid_eq(sa->a->stale[i], sa->sid);
+	if (known)
+		return 0;   /* the first reason is the one that explains it */
+	if (sa->a->nstale < OFS_MAX_REPLICAS) {
+		sa->a->stale[sa->a->nstale++] = sa->sid;
+		rc = put_object(t, sa->oid, sa->a);
+		if (rc)
+			return rc;
+	}
+	memcpy(key, sa->oid.b, OFS_OID_LEN);
+	memcpy(key + OFS_OID_LEN, sa->sid.b, OFS_OID_LEN);
+	return kv_put(t, KV_STALE, key, sizeof(key), sa->reason, strlen(sa->reason));
+}
+
+int store_stale_add(struct store *s, struct ofs_oid oid, struct ofs_sid sid, const char *reason)
+{
+	struct stale_args sa = { .oid = oid, .sid = sid, .reason = reason };
+	int rc;
+
+	if (s->read_only)
+		return -EROFS;
+	sa.a = malloc(sizeof(*sa.a));
+	if (!sa.a)
+		return -ENOMEM;
+	rc = kv_update(s->kv, stale_txn, &sa);
+	free(sa.a);
+	return rc;
+}
+
+struct stale_list_args {
+	struct ofs_oid oid;
+	store_stale_fn fn;
+	void *arg;
+};
+
+static int stale_scan(const void *k, size_t kn, const void *v, size_t vn, void *arg)
+{
+	struct stale_list_args *sl = arg;
+	struct ofs_sid sid;
+	char reason[256];
+
+	if (kn != OFS_OID_LEN * 2)
+		return -OFS_ECORRUPT;
+	memcpy(sid.b, (const uint8_t *)k + OFS_OID_LEN, OFS_OID_LEN);
+	snprintf(reason, sizeof(reason), "%.*s", (int)(vn < 255 ? vn : 255), (const char *)v);
+	return sl->fn(sid, reason, sl->arg);
+}
+
+static int stale_list_txn(struct kv_txn *t, void *arg)
+{
+	struct stale_list_args *sl = arg;
+
+	return kv_scan(t, KV_STALE, sl->oid.b, OFS_OID_LEN, NULL, 0, stale_scan, sl);
+}
+
+int store_stale_list(struct store *s, struct ofs_oid oid, store_stale_fn fn, void *arg)
+{
+	struct stale_list_args sl = { .oid = oid, .fn = fn, .arg = arg };
+
+	return kv_view(s->kv, stale_list_txn, &sl);
 }

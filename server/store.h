@@ -42,8 +42,8 @@ struct store;
 /*
  * Create a data dir at datadir (which must not exist, or be empty): a new
  * SID, the given chunk size (a power of two in [STORE_MIN_CHUNK,
- * STORE_MAX_CHUNK]) and site attributes ("key=value"), and the root
- * directory of a namespace. Returns 0 and the SID, or -EEXIST (not empty),
+ * STORE_MAX_CHUNK]) and site attributes ("key=value"). The namespace root
+ * comes later, from the cluster's first client (store_adopt_root). Returns 0 and the SID, or -EEXIST (not empty),
  * -EINVAL (bad chunk size or attribute), -errno.
  */
 int store_init(const char *datadir, uint32_t chunk_size, const char *const *attrs,
@@ -64,8 +64,17 @@ uint32_t store_chunk_size(const struct store *s);
 const char *store_datadir(const struct store *s);
 /* Site attributes, as "key=value" strings owned by the store. */
 size_t store_attrs(const struct store *s, const char *const **attrs);
-/* The root directory's handle. */
+/* The root directory's handle; -ENOENT until the cluster has one. */
 int store_root(struct store *s, struct ofs_handle *h);
+/* The root with its birth time (when the cluster's root was made). */
+int store_root_info(struct store *s, struct ofs_handle *h, int64_t *birth_ns);
+/*
+ * Adopt another root (a server joining a cluster takes the cluster's,
+ * the oldest). Refused with -ENOTEMPTY when this server's own root
+ * directory, still local, has entries: a server with its own namespace
+ * cannot silently hide it. The old, empty, local root objects are removed.
+ */
+int store_adopt_root(struct store *s, const struct ofs_handle *h, int64_t birth_ns);
 
 /*
  * Create an object from init (type, backref, sids, mode, uid, gid and, for
@@ -75,6 +84,11 @@ int store_root(struct store *s, struct ofs_handle *h);
  * -EINVAL: invalid type or layout.
  */
 int store_create(struct store *s, const struct ofs_attr *init, struct ofs_oid *oid);
+/* The same with a given OID (a copy of an object made elsewhere, or an OID
+ * the client chose for placement); a zero want picks one. -EEXIST when an
+ * object with that OID exists. */
+int store_create_oid(struct store *s, const struct ofs_attr *init, struct ofs_oid want,
+		     struct ofs_oid *oid);
 /* Remove an object with its records and byte stream. -ENOTEMPTY for a
  * dirdata that still has entries. */
 int store_remove(struct store *s, struct ofs_oid oid);
@@ -140,6 +154,24 @@ int store_dirent_lookup(struct store *s, struct ofs_oid dirdata, const char *nam
 typedef int (*store_dirent_fn)(const char *name, const struct ofs_dirent *d, void *arg);
 int store_dirent_list(struct store *s, struct ofs_oid dirdata, const char *after,
 		      uint32_t max, store_dirent_fn fn, void *arg, bool *more);
+
+/*
+ * Record that the copy of oid on sid is behind (a forwarded change did not
+ * reach it), with why: sid joins the object's stale list and the first reason is
+ * kept under KV_STALE until the object is removed or repaired.
+ */
+int store_stale_add(struct store *s, struct ofs_oid oid, struct ofs_sid sid, const char *reason);
+typedef int (*store_stale_fn)(struct ofs_sid sid, const char *reason, void *arg);
+int store_stale_list(struct store *s, struct ofs_oid oid, store_stale_fn fn, void *arg);
+
+/* The server table as persisted (sidtab.h keeps it in memory). */
+int store_server_put(struct store *s, const struct ofs_server *e);
+typedef int (*store_server_fn)(const struct ofs_server *e, void *arg);
+int store_servers(struct store *s, store_server_fn fn, void *arg);
+
+/* Objects stored and byte-stream bytes they hold (a scan of the object
+ * records: cost grows with the object count). */
+int store_stats(struct store *s, struct ofs_stats *st);
 
 /* The chunk digests of a dfile in order (for inspect and scrub). */
 typedef int (*store_chunk_fn)(uint64_t idx, struct ofs_digest d, void *arg);

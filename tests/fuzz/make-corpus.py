@@ -54,7 +54,7 @@ def frame(op, body, reqid=1, status=0, cred=b"", cap=b""):
 REQUESTS = {
     "req-ping": (PING, b""),
     "req-get-root": (GET_ROOT, b""),
-    "req-create": (CREATE, attr(METAFILE)),
+    "req-create": (CREATE, oid(1) + attr(METAFILE)),
     "req-remove": (REMOVE, oid(1)),
     "req-getattr": (GETATTR, oid(2)),
     "req-setattr": (SETATTR, oid(3) + u32(0xFF) + attr(DFILE, 0)),

@@ -477,7 +477,7 @@ def case_bad_create(addr, ctx):
         (b"", "an empty body"),
     )
     for body, what in bad:
-        st, _ = call(s, CREATE, body)
+        st, _ = call(s, CREATE, bytes(16) + body)
         if st >= 0:
             raise Fail("CREATE with %s: status %d, expected an error" % (what, st))
     still_usable(s, "bad creates")

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,6 +128,25 @@ static const uint8_t sample_value[] = { 0, 1, 2, 0xff, 0 };
 static const uint8_t sample_data[] = "hello, object store";
 
 /* A valid request for op, with only the fields op uses set. */
+static struct ofs_server sample_servers[2];
+
+static void mk_servers(void)
+{
+	memset(sample_servers, 0, sizeof(sample_servers));
+	for (int i = 0; i < 2; i++) {
+		struct ofs_server *e = &sample_servers[i];
+		memset(e->sid.b, 0x40 + i, sizeof(e->sid.b));
+		snprintf(e->address, sizeof(e->address), "127.0.0.1:%d", 7001 + i);
+		e->state = (uint8_t)i;
+		e->weight_milli = 1000u + (uint32_t)i;
+		e->nattrs = 2;
+		snprintf(e->attrs[0], sizeof(e->attrs[0]), "rack=r%d", i + 1);
+		snprintf(e->attrs[1], sizeof(e->attrs[1]), "building=b1");
+		e->version = UINT64_C(1) << 40 | (uint64_t)i;
+		e->last_seen_ns = 1234567890 + i;
+	}
+}
+
 static void mk_req(struct ofs_req *q, uint16_t op)
 {
 	memset(q, 0, sizeof(*q));
@@ -136,12 +156,38 @@ static void mk_req(struct ofs_req *q, uint16_t op)
 	case OFS_OP_GET_ROOT:
 		break;
 	case OFS_OP_CREATE:
+		q->oid = mk_oid(7);
 		mk_attr(&q->attr, OFS_OBJ_METAFILE);
 		break;
 	case OFS_OP_REMOVE:
 	case OFS_OP_GETATTR:
 	case OFS_OP_COMMIT:
 		q->oid = mk_oid(1);
+		break;
+	case OFS_OP_SERVERS:
+		mk_servers();
+		q->servers = sample_servers;
+		q->nservers = 2;
+		break;
+	case OFS_OP_SERVER_SET:
+		memset(q->set.sid.b, 0x41, sizeof(q->set.sid.b));
+		q->set.mask = OFS_SET_STATE | OFS_SET_ATTR;
+		q->set.state = OFS_SERVER_DRAINING;
+		q->set.weight_milli = 2500;
+		snprintf(q->set.attr, sizeof(q->set.attr), "rack=r9");
+		break;
+	case OFS_OP_STATS:
+		break;
+	case OFS_OP_SET_ROOT:
+		q->root.oid = mk_oid(3);
+		q->root.nsids = 1;
+		memset(q->root.sids[0].b, 0x43, sizeof(q->root.sids[0].b));
+		q->birth_ns = 1234567;
+		break;
+	case OFS_OP_REPORT:
+		q->oid = mk_oid(9);
+		memset(q->sid.b, 0x42, sizeof(q->sid.b));
+		snprintf(q->reason, sizeof(q->reason), "checksum mismatch at chunk 3");
 		break;
 	case OFS_OP_SETATTR:
 		q->oid = mk_oid(2);
@@ -209,9 +255,20 @@ static void assert_req_equal(const struct ofs_req *a, const struct ofs_req *b)
 	assert_attr_equal(&a->attr, &b->attr);
 	assert_int_equal(a->offset, b->offset);
 	assert_int_equal(a->length, b->length);
-	assert_int_equal(a->data_len, b->data_len);
-	if (a->data_len)
-		assert_memory_equal(a->data, b->data, a->data_len);
+	if (a->op == OFS_OP_SERVERS) {
+		/* Kept raw for the handler: decode it and compare entries. */
+		struct ofs_server *e = NULL;
+		size_t n = 0;
+		assert_int_equal(proto_decode_servers(b->data, b->data_len, false, NULL, &e, &n), 0);
+		assert_int_equal(n, a->nservers);
+		for (size_t i = 0; i < n; i++)
+			assert_memory_equal(&e[i], &a->servers[i], sizeof(e[i]));
+		free(e);
+	} else {
+		assert_int_equal(a->data_len, b->data_len);
+		if (a->data_len)
+			assert_memory_equal(a->data, b->data, a->data_len);
+	}
 	assert_int_equal(a->key_len, b->key_len);
 	if (a->key_len)
 		assert_memory_equal(a->key, b->key, a->key_len);
@@ -219,6 +276,12 @@ static void assert_req_equal(const struct ofs_req *a, const struct ofs_req *b)
 	assert_dirent_equal(&a->dirent, &b->dirent);
 	assert_int_equal(a->flags, b->flags);
 	assert_int_equal(a->max, b->max);
+	assert_int_equal(a->nservers, b->nservers);
+	assert_memory_equal(&a->set, &b->set, sizeof(a->set));
+	assert_memory_equal(a->sid.b, b->sid.b, OFS_OID_LEN);
+	assert_string_equal(a->reason, b->reason);
+	assert_memory_equal(&a->root, &b->root, sizeof(a->root));
+	assert_int_equal(a->birth_ns, b->birth_ns);
 }
 
 static void encode_req(struct wbuf *w, const struct ofs_req *q)
@@ -870,6 +933,7 @@ static void test_req_create_rejects_nsids_over_max(void **state)
 	(void)state;
 	mk_attr(&a, OFS_OBJ_METAFILE);
 	wbuf_init(&w);
+	wbuf_oid(&w, mk_oid(1));
 	put_attr_raw(&w, &a, OFS_MAX_REPLICAS + 1, 1, 5);
 	assert_int_equal(decode_wbuf(OFS_OP_CREATE, &w, &d), -OFS_ECORRUPT);
 	wbuf_free(&w);
@@ -884,10 +948,12 @@ static void test_req_create_rejects_nparts_over_max(void **state)
 	(void)state;
 	mk_attr(&a, OFS_OBJ_METAFILE);
 	wbuf_init(&w);
+	wbuf_oid(&w, mk_oid(1));
 	put_attr_raw(&w, &a, 3, 1, OFS_MAX_STRIPES + 1);
 	assert_int_equal(decode_wbuf(OFS_OP_CREATE, &w, &d), -OFS_ECORRUPT);
 	wbuf_free(&w);
 	wbuf_init(&w);
+	wbuf_oid(&w, mk_oid(1));
 	put_attr_raw(&w, &a, 3, 1, OFS_MAX_STRIPES);
 	assert_int_equal(decode_wbuf(OFS_OP_CREATE, &w, &d), 0);
 	assert_int_equal(d.attr.nparts, OFS_MAX_STRIPES);

@@ -1,0 +1,393 @@
+/*
+ * ofs-pbj - parallel background jobs: the operator's tool. This release
+ * has the server table commands (servers, server set); the job commands
+ * come with the scheduler. See ofs-pbj(8).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "conn.h"
+#include "ofs_error.h"
+#include "proto.h"
+#include "timefmt.h"
+
+#define EXIT_USAGE 2
+#define EXIT_FAIL 3
+#define MAX_CLUSTER 16
+#define STATS_TIMEOUT_MS 2000
+
+static const char usage_text[] =
+	"usage: ofs-pbj [--cluster HOST:PORT]... COMMAND [ARGS]\n"
+	"  servers [--json]\n"
+	"  server set SID --state in|draining|out | --attr KEY=VALUE | --weight W\n"
+	"The cluster is --cluster or OFS_CLUSTER=HOST:PORT[,HOST:PORT...].\n";
+
+static int usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "ofs-pbj: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n%s", usage_text);
+	return EXIT_USAGE;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The server table as the first reachable cluster address sees it. */
+static int fetch_table(const char *const *cluster, size_t n, struct ofs_server **e, size_t *ne,
+		       const char **via)
+{
+	int rc = -OFS_EUNREACHABLE;
+
+	for (size_t i = 0; i < n; i++) {
+		struct ofs_req q = { .op = OFS_OP_SERVERS };
+		struct conn *c = NULL;
+		uint8_t *b = NULL;
+		size_t bn = 0;
+
+		rc = conn_open(cluster[i], &c);
+		if (rc == -EINVAL)
+			return rc;
+		if (rc)
+			continue;
+		conn_set_timeout(c, 10000);
+		rc = conn_call(c, &q, &b, &bn);
+		if (!rc)
+			rc = proto_decode_servers(b, bn, true, NULL, e, ne);
+		free(b);
+		conn_close(c);
+		if (!rc) {
+			*via = cluster[i];
+			return 0;
+		}
+	}
+	return conn_is_transport_error(rc) ? -OFS_EUNREACHABLE : rc;
+}
+
+/* One call to one server with a short deadline. */
+static int call_server(const char *addr, struct ofs_req *q, uint8_t **b, size_t *bn, int ms)
+{
+	struct conn *c = NULL;
+	int rc = conn_open(addr, &c);
+
+	if (rc)
+		return rc;
+	conn_set_timeout(c, ms);
+	rc = conn_call(c, q, b, bn);
+	conn_close(c);
+	return rc;
+}
+
+static json_t *attrs_json(const struct ofs_server *e)
+{
+	json_t *o = json_object();
+
+	for (uint8_t i = 0; i < e->nattrs; i++) {
+		char k[OFS_SERVER_ATTR_LEN];
+		char *eq;
+		snprintf(k, sizeof(k), "%s", e->attrs[i]);
+		eq = strchr(k, '=');
+		if (!eq)
+			continue;
+		*eq = '\0';
+		json_object_set_new(o, k, json_string(eq + 1));
+	}
+	return o;
+}
+
+static int cmp_addr(const void *a, const void *b)
+{
+	const struct ofs_server *x = a, *y = b;
+
+	return strcmp(x->address, y->address);
+}
+
+static int cmd_servers(const char *const *cluster, size_t ncluster, bool json)
+{
+	struct ofs_server *e = NULL;
+	const char *via = NULL;
+	size_t n = 0;
+	json_t *arr = json_array();
+	int rc = fetch_table(cluster, ncluster, &e, &n, &via);
+
+	if (rc) {
+		fprintf(stderr, "ofs-pbj: cannot read the server table from %s: %s\n", cluster[0],
+			ofs_strerror(rc));
+		json_decref(arr);
+		return EXIT_FAIL;
+	}
+	qsort(e, n, sizeof(*e), cmp_addr);
+	if (!json)
+		printf("%-32s  %-21s  %-8s  %-4s  %8s  %12s  %6s  %-20s  %s\n", "SID", "ADDRESS",
+		       "STATE", "UP", "OBJECTS", "BYTES", "WEIGHT", "LAST SEEN", "ATTRIBUTES");
+	for (size_t i = 0; i < n; i++) {
+		struct ofs_req q = { .op = OFS_OP_STATS };
+		struct ofs_stats st = { 0 };
+		uint8_t *b = NULL;
+		size_t bn = 0;
+		char sid[OFS_OID_HEX], seen[OFS_TIME_LEN] = "never";
+		int64_t last = e[i].last_seen_ns;
+		bool up = call_server(e[i].address, &q, &b, &bn, STATS_TIMEOUT_MS) == 0 &&
+			  proto_decode_stats(b, bn, &st) == 0;
+
+		free(b);
+		if (up)
+			last = now_ns();
+		if (last > 0)
+			time_format(last, seen);
+		sid_to_hex(e[i].sid, sid);
+		if (json) {
+			json_t *o = json_object();
+			json_object_set_new(o, "sid", json_string(sid));
+			json_object_set_new(o, "address", json_string(e[i].address));
+			json_object_set_new(o, "attrs", attrs_json(&e[i]));
+			json_object_set_new(o, "state", json_string(ofs_server_state_name(e[i].state)));
+			json_object_set_new(o, "up", json_boolean(up));
+			json_object_set_new(o, "last_seen", last > 0 ? json_string(seen) : json_null());
+			json_object_set_new(o, "weight", json_real(e[i].weight_milli / 1000.0));
+			json_object_set_new(o, "objects", up ? json_integer((json_int_t)st.objects) : json_null());
+			json_object_set_new(o, "bytes_used", up ? json_integer((json_int_t)st.bytes) : json_null());
+			json_array_append_new(arr, o);
+		} else {
+			char objs[24] = "-", bytes[24] = "-", attrs[OFS_SERVER_ATTRS * OFS_SERVER_ATTR_LEN];
+			size_t at = 0;
+			if (up) {
+				snprintf(objs, sizeof(objs), "%llu", (unsigned long long)st.objects);
+				snprintf(bytes, sizeof(bytes), "%llu", (unsigned long long)st.bytes);
+			}
+			attrs[0] = '\0';
+			for (uint8_t k = 0; k < e[i].nattrs; k++)
+				at += (size_t)snprintf(attrs + at, sizeof(attrs) - at, "%s%s",
+						       k ? "," : "", e[i].attrs[k]);
+			printf("%-32s  %-21s  %-8s  %-4s  %8s  %12s  %6.3f  %-20s  %s\n", sid,
+			       e[i].address, ofs_server_state_name(e[i].state), up ? "yes" : "DOWN",
+			       objs, bytes, e[i].weight_milli / 1000.0, seen, attrs);
+		}
+	}
+	free(e);
+	if (json) {
+		json_t *doc = json_object();
+		json_object_set_new(doc, "servers", arr);
+		rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		fputc('\n', stdout);
+		json_decref(doc);
+		return rc < 0 ? EXIT_FAIL : 0;
+	}
+	json_decref(arr);
+	return 0;
+}
+
+/* A full SID, or a unique prefix of at least 4 hex digits of one. */
+static int resolve_sid(const char *arg, const struct ofs_server *e, size_t n, struct ofs_sid *out)
+{
+	size_t len = strlen(arg), found = 0;
+
+	if (sid_from_hex(arg, out) == 0)
+		return 0;
+	if (len < 4 || len > 32 || strspn(arg, "0123456789abcdefABCDEF") != len)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		char hex[OFS_OID_HEX];
+		sid_to_hex(e[i].sid, hex);
+		if (strncasecmp(hex, arg, len) == 0) {
+			*out = e[i].sid;
+			found++;
+		}
+	}
+	return found == 1 ? 0 : found ? -EEXIST : -ENOENT;
+}
+
+static int cmd_server_set(const char *const *cluster, size_t ncluster, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "state", required_argument, NULL, 's' },
+		{ "attr", required_argument, NULL, 'a' },
+		{ "weight", required_argument, NULL, 'w' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ofs_req q = { .op = OFS_OP_SERVER_SET };
+	struct ofs_server *e = NULL, got;
+	const char *via = NULL, *sidarg;
+	size_t n = 0;
+	uint8_t *b = NULL;
+	size_t bn = 0;
+	int c, rc;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			if (ofs_server_state_parse(optarg, &q.set.state))
+				return usage("--state %s: must be in, draining or out", optarg);
+			q.set.mask |= OFS_SET_STATE;
+			break;
+		case 'a': {
+			const char *eq = strchr(optarg, '=');
+			if (!eq || eq == optarg || strlen(optarg) >= OFS_SERVER_ATTR_LEN ||
+			    strpbrk(optarg, " \t\n"))
+				return usage("--attr %s: must be KEY=VALUE (KEY= removes KEY)", optarg);
+			if (q.set.mask & OFS_SET_ATTR)
+				return usage("give one --attr at a time%s", "");
+			snprintf(q.set.attr, sizeof(q.set.attr), "%s", optarg);
+			q.set.mask |= OFS_SET_ATTR;
+			break;
+		}
+		case 'w': {
+			char *end;
+			double w = strtod(optarg, &end);
+			if (*end || !(w >= 0 && w <= 1000000))
+				return usage("--weight %s: must be a number from 0 to 1000000", optarg);
+			q.set.weight_milli = (uint32_t)(w * 1000 + 0.5);
+			q.set.mask |= OFS_SET_WEIGHT;
+			break;
+		}
+		default:
+			return usage("unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return usage("server set takes one SID%s", "");
+	if (!q.set.mask)
+		return usage("server set needs --state, --attr or --weight%s", "");
+	sidarg = argv[optind];
+	rc = fetch_table(cluster, ncluster, &e, &n, &via);
+	if (rc) {
+		fprintf(stderr, "ofs-pbj: cannot read the server table from %s: %s\n", cluster[0],
+			ofs_strerror(rc));
+		return EXIT_FAIL;
+	}
+	rc = resolve_sid(sidarg, e, n, &q.set.sid);
+	free(e);
+	if (rc == -EINVAL)
+		return usage("'%s' is not a SID (32 hex digits, or a unique prefix of 4 or more)", sidarg);
+	if (rc) {
+		fprintf(stderr, "ofs-pbj: %s: %s\n", sidarg,
+			rc == -EEXIST ? "prefix matches several servers" : "no such server");
+		return EXIT_FAIL;
+	}
+	rc = call_server(via, &q, &b, &bn, 10000);
+	if (!rc) {
+		struct rbuf r;
+		rbuf_init(&r, b, bn);
+		proto_decode_server(&r, &got);
+		rc = rbuf_done(&r);
+	}
+	free(b);
+	if (rc == -ENOENT) {
+		fprintf(stderr, "ofs-pbj: %s: no such server\n", sidarg);
+		return EXIT_FAIL;
+	}
+	if (rc) {
+		fprintf(stderr, "ofs-pbj: server set %s: %s\n", sidarg, ofs_strerror(rc));
+		return rc == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
+	}
+	{
+		char hex[OFS_OID_HEX];
+		sid_to_hex(got.sid, hex);
+		printf("%s state %s weight %.3f", hex, ofs_server_state_name(got.state),
+		       got.weight_milli / 1000.0);
+		for (uint8_t i = 0; i < got.nattrs; i++)
+			printf(" %s", got.attrs[i]);
+		printf("\n");
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cluster[MAX_CLUSTER];
+	char **rest = calloc((size_t)argc + 1, sizeof(*rest));
+	char *env = NULL;
+	size_t ncluster = 0;
+	int nrest = 0, rc;
+	bool json = false;
+
+	if (!rest)
+		return EXIT_FAIL;
+	for (int i = 0; i < argc; i++) {
+		const char *v = NULL;
+		if (!strcmp(argv[i], "--cluster")) {
+			if (i + 1 >= argc) {
+				free(rest);
+				return usage("--cluster needs HOST:PORT%s", "");
+			}
+			v = argv[++i];
+		} else if (!strncmp(argv[i], "--cluster=", 10)) {
+			v = argv[i] + 10;
+		} else if (!strcmp(argv[i], "--json")) {
+			json = true;
+			continue;
+		}
+		if (v) {
+			if (ncluster == MAX_CLUSTER) {
+				free(rest);
+				return usage("at most 16 --cluster%s", "");
+			}
+			cluster[ncluster++] = v;
+		} else {
+			rest[nrest++] = argv[i];
+		}
+	}
+	if (nrest < 2) {
+		free(rest);
+		return usage("missing command%s", "");
+	}
+	if (!strcmp(rest[1], "--help") || !strcmp(rest[1], "-h") || !strcmp(rest[1], "help")) {
+		fputs(usage_text, stdout);
+		free(rest);
+		return 0;
+	}
+	if (!strcmp(rest[1], "--version")) {
+		printf("ofs-pbj %s\n", OFS_VERSION);
+		free(rest);
+		return 0;
+	}
+	if (strcmp(rest[1], "servers") && !(nrest >= 3 && !strcmp(rest[1], "server") &&
+					    !strcmp(rest[2], "set"))) {
+		rc = usage("unknown command '%s' (this release has servers and server set)", rest[1]);
+		goto out;
+	}
+	if (ncluster == 0) {
+		const char *e = getenv("OFS_CLUSTER");
+		if (!e || !*e) {
+			rc = usage("no cluster: give --cluster HOST:PORT or set OFS_CLUSTER%s", "");
+			goto out;
+		}
+		env = strdup(e);
+		if (!env) {
+			rc = EXIT_FAIL;
+			goto out;
+		}
+		for (char *tok = strtok(env, ","); tok && ncluster < MAX_CLUSTER; tok = strtok(NULL, ","))
+			cluster[ncluster++] = tok;
+	}
+	if (!strcmp(rest[1], "servers")) {
+		if (nrest != 2) {
+			rc = usage("servers takes no arguments%s", "");
+			goto out;
+		}
+		rc = cmd_servers(cluster, ncluster, json);
+	} else {
+		if (json) {
+			rc = usage("server set has no --json%s", "");
+			goto out;
+		}
+		rc = cmd_server_set(cluster, ncluster, nrest - 2, rest + 2);
+	}
+out:
+	free(env);
+	free(rest);
+	return rc;
+}

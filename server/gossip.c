@@ -1,0 +1,189 @@
+/*
+ * gossip.c - periodic push-pull of the server table (see gossip.h).
+ *
+ * Lock: gossip.mu guards stop; the thread waits on gossip.cv between
+ * rounds so that gossip_stop ends it at once.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "conn.h"
+#include "gossip.h"
+#include "log.h"
+#include "ofs_error.h"
+
+struct gossip {
+	struct sidtab *t;
+	char **seeds;              /* "HOST:PORT", owned */
+	size_t nseeds;
+	bool seeded;               /* a seed has answered once */
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool stop;                 /* guarded by mu */
+};
+
+static uint32_t rnd(void)
+{
+	uint32_t r = 0;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = (uint32_t)time(NULL) * 2654435761u;
+	return r;
+}
+
+/* One exchange with addr; 0 when it answered. */
+static int exchange(struct gossip *g, const char *addr)
+{
+	struct ofs_req q = { .op = OFS_OP_SERVERS };
+	struct ofs_server *mine = NULL, *theirs = NULL;
+	struct ofs_sid who;
+	struct conn *c = NULL;
+	uint8_t *b = NULL;
+	size_t nmine = 0, ntheirs = 0, bn = 0;
+	int rc;
+
+	rc = sidtab_snapshot(g->t, &mine, &nmine);
+	if (rc)
+		return rc;
+	rc = conn_open(addr, &c);
+	if (rc)
+		goto out;
+	conn_set_timeout(c, GOSSIP_TIMEOUT_MS);
+	q.servers = mine;
+	q.nservers = nmine;
+	rc = conn_call(c, &q, &b, &bn);
+	if (!rc)
+		rc = proto_decode_servers(b, bn, true, &who, &theirs, &ntheirs);
+	if (!rc) {
+		rc = sidtab_merge(g->t, theirs, ntheirs);
+		if (rc > 0)
+			log_info("gossip: learned %d server table change(s) from %s", rc, addr);
+		rc = rc < 0 ? rc : 0;
+		sidtab_seen(g->t, who);
+	}
+out:
+	conn_close(c);
+	free(b);
+	free(theirs);
+	free(mine);
+	return rc;
+}
+
+static void round_once(struct gossip *g)
+{
+	struct ofs_server *e = NULL;
+	size_t n = 0;
+	struct ofs_sid self = sidtab_self(g->t);
+
+	if (!g->seeded) {
+		for (size_t i = 0; i < g->nseeds; i++) {
+			int rc = exchange(g, g->seeds[i]);
+			if (rc == 0)
+				g->seeded = true;
+			else
+				log_debug("gossip: seed %s: %s", g->seeds[i], ofs_strerror(rc));
+		}
+	}
+	if (sidtab_snapshot(g->t, &e, &n))
+		return;
+	/* A partial shuffle picks GOSSIP_FANOUT peers other than self. */
+	for (size_t k = 0, left = n; k < GOSSIP_FANOUT && left > 0; k++, left--) {
+		size_t j = rnd() % left;
+		struct ofs_server pick = e[j];
+		e[j] = e[left - 1];
+		e[left - 1] = pick;
+		if (sid_eq(pick.sid, self)) {
+			k--;
+			continue;
+		}
+		if (exchange(g, pick.address))
+			log_debug("gossip: %s did not answer", pick.address);
+	}
+	free(e);
+}
+
+static void *gossip_main(void *arg)
+{
+	struct gossip *g = arg;
+
+	for (;;) {
+		struct timespec at;
+
+		round_once(g);
+		clock_gettime(CLOCK_REALTIME, &at);
+		at.tv_nsec += (long)GOSSIP_PERIOD_MS * 1000000L;
+		at.tv_sec += at.tv_nsec / 1000000000L;
+		at.tv_nsec %= 1000000000L;
+		pthread_mutex_lock(&g->mu);
+		while (!g->stop && pthread_cond_timedwait(&g->cv, &g->mu, &at) != ETIMEDOUT)
+			;
+		if (g->stop) {
+			pthread_mutex_unlock(&g->mu);
+			break;
+		}
+		pthread_mutex_unlock(&g->mu);
+	}
+	return NULL;
+}
+
+int gossip_start(struct sidtab *t, const char *const *seeds, size_t nseeds, struct gossip **out)
+{
+	struct gossip *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return -ENOMEM;
+	g->t = t;
+	g->seeds = calloc(nseeds ? nseeds : 1, sizeof(*g->seeds));
+	if (!g->seeds) {
+		free(g);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nseeds; i++) {
+		g->seeds[i] = strdup(seeds[i]);
+		if (!g->seeds[i]) {
+			g->nseeds = i;
+			gossip_stop(g);
+			return -ENOMEM;
+		}
+	}
+	g->nseeds = nseeds;
+	g->seeded = nseeds == 0;
+	pthread_mutex_init(&g->mu, NULL);
+	pthread_cond_init(&g->cv, NULL);
+	if (pthread_create(&g->thread, NULL, gossip_main, g) != 0) {
+		pthread_cond_destroy(&g->cv);
+		pthread_mutex_destroy(&g->mu);
+		for (size_t i = 0; i < g->nseeds; i++)
+			free(g->seeds[i]);
+		free(g->seeds);
+		free(g);
+		return -EAGAIN;
+	}
+	*out = g;
+	return 0;
+}
+
+void gossip_stop(struct gossip *g)
+{
+	if (!g)
+		return;
+	if (g->thread) {
+		pthread_mutex_lock(&g->mu);
+		g->stop = true;
+		pthread_cond_signal(&g->cv);
+		pthread_mutex_unlock(&g->mu);
+		pthread_join(g->thread, NULL);
+		pthread_cond_destroy(&g->cv);
+		pthread_mutex_destroy(&g->mu);
+	}
+	for (size_t i = 0; i < g->nseeds; i++)
+		free(g->seeds[i]);
+	free(g->seeds);
+	free(g);
+}

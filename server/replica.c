@@ -1,0 +1,123 @@
+/*
+ * replica.c - a pool of connections to peers and parallel forwarding
+ * (see replica.h).
+ *
+ * Lock: replicator.mu guards the pool (idle connections by SID). A
+ * connection taken from the pool belongs to one forwarding call until it
+ * is put back, so no lock is held while it is used.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+#include "ofs_error.h"
+#include "replica.h"
+
+#define POOL_MAX 64            /* idle connections kept in all */
+
+struct idle {
+	struct ofs_sid sid;
+	struct conn *c;
+};
+
+struct replicator {
+	struct sidtab *t;
+	pthread_mutex_t mu;
+	struct idle pool[POOL_MAX];    /* guarded by mu */
+	size_t npool;                  /* guarded by mu */
+};
+
+int replica_open(struct sidtab *t, struct replicator **out)
+{
+	struct replicator *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	r->t = t;
+	pthread_mutex_init(&r->mu, NULL);
+	*out = r;
+	return 0;
+}
+
+void replica_close(struct replicator *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->npool; i++)
+		conn_close(r->pool[i].c);
+	pthread_mutex_destroy(&r->mu);
+	free(r);
+}
+
+static int take(struct replicator *r, struct ofs_sid sid, struct conn **c)
+{
+	struct ofs_server e;
+	int rc;
+
+	pthread_mutex_lock(&r->mu);
+	for (size_t i = 0; i < r->npool; i++) {
+		if (sid_eq(r->pool[i].sid, sid)) {
+			*c = r->pool[i].c;
+			r->pool[i] = r->pool[--r->npool];
+			pthread_mutex_unlock(&r->mu);
+			return 0;
+		}
+	}
+	pthread_mutex_unlock(&r->mu);
+	rc = sidtab_get(r->t, sid, &e);
+	if (rc)
+		return -OFS_EUNREACHABLE;     /* a server we know nothing of */
+	rc = conn_open(e.address, c);
+	if (rc)
+		return rc;
+	conn_set_timeout(*c, REPLICA_TIMEOUT_MS);
+	return 0;
+}
+
+static void give_back(struct replicator *r, struct ofs_sid sid, struct conn *c)
+{
+	pthread_mutex_lock(&r->mu);
+	if (r->npool < POOL_MAX) {
+		r->pool[r->npool].sid = sid;
+		r->pool[r->npool].c = c;
+		r->npool++;
+		c = NULL;
+	}
+	pthread_mutex_unlock(&r->mu);
+	conn_close(c);
+}
+
+int replica_forward(struct replicator *r, uint16_t op, const uint8_t *body, size_t len,
+		    const struct ofs_sid *sids, size_t n, struct replica_result *res)
+{
+	struct conn *c[OFS_MAX_REPLICAS] = { NULL };
+	uint64_t id[OFS_MAX_REPLICAS];
+
+	if (n > OFS_MAX_REPLICAS)
+		return -EINVAL;
+	memset(res, 0, n * sizeof(*res));
+	/* Send to all first, so the copies work in parallel... */
+	for (size_t i = 0; i < n; i++) {
+		res[i].rc = take(r, sids[i], &c[i]);
+		if (!res[i].rc)
+			res[i].rc = conn_send_raw(c[i], (uint16_t)(op | OFS_OP_FORWARDED), body, len,
+						  &id[i]);
+		if (res[i].rc && c[i]) {
+			conn_close(c[i]);
+			c[i] = NULL;
+		}
+	}
+	/* ...then collect every answer. */
+	for (size_t i = 0; i < n; i++) {
+		if (!c[i])
+			continue;
+		res[i].rc = conn_recv(c[i], id[i], &res[i].body, &res[i].len);
+		if (conn_is_transport_error(res[i].rc))
+			conn_close(c[i]);
+		else
+			give_back(r, sids[i], c[i]);
+	}
+	return 0;
+}

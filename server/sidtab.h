@@ -1,0 +1,60 @@
+/*
+ * sidtab.h - the server-ID database: every server this server knows, with
+ * its address, site attributes, state (in, draining, out) and weight.
+ *
+ * Entries are versioned and merge newest-wins, so any server can take an
+ * operator's change and the others learn it when they next talk (gossip.h);
+ * no server needs to know every other one. The table is kept in memory and
+ * persisted in the store (KV_SERVERS) before a change is acknowledged.
+ * last_seen (when this server last heard from each one) is local: it is
+ * sent along but never merged. All functions are thread-safe.
+ */
+#ifndef OFS_SIDTAB_H
+#define OFS_SIDTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto.h"
+#include "store.h"
+
+struct sidtab;
+
+/*
+ * Load the table from the store and make sure this server's own entry says
+ * what it is now (address, attributes from init); a changed own entry gets
+ * a new version. Returns 0, -ENOMEM, or a store error.
+ */
+int sidtab_open(struct store *s, const char *self_addr, struct sidtab **out);
+void sidtab_close(struct sidtab *t);
+
+struct ofs_sid sidtab_self(const struct sidtab *t);
+
+/* Merge entries received from a peer: an entry replaces ours when its
+ * version is higher (equal versions: the larger encoding wins, so every
+ * server settles on the same one). Returns the number of entries that
+ * changed, or a store error. */
+int sidtab_merge(struct sidtab *t, const struct ofs_server *e, size_t n);
+
+/* A copy of the whole table (caller frees *out), own entry first. */
+int sidtab_snapshot(struct sidtab *t, struct ofs_server **out, size_t *n);
+
+/* One entry; -ENOENT when unknown. */
+int sidtab_get(struct sidtab *t, struct ofs_sid sid, struct ofs_server *e);
+
+/* Apply an operator's change with a new version; *e receives the entry.
+ * -ENOENT: unknown SID; -EINVAL: an attribute table already full. */
+int sidtab_set(struct sidtab *t, const struct ofs_server_set *set, struct ofs_server *e);
+
+/*
+ * A client made a root (the cluster had none it knew of): take it unless
+ * an older one is known; *used and *used_birth receive the root this
+ * server now serves. Errors: those of store_adopt_root.
+ */
+int sidtab_offer_root(struct sidtab *t, const struct ofs_handle *h, int64_t birth_ns,
+		      struct ofs_handle *used, int64_t *used_birth);
+
+/* Record that sid answered just now. */
+void sidtab_seen(struct sidtab *t, struct ofs_sid sid);
+
+#endif

@@ -1,0 +1,620 @@
+/*
+ * test_kv.c - the LMDB wrapper: open and reopen, updates that commit or
+ * leave nothing behind (also when failing and succeeding updates share a
+ * group-commit batch), prefix scans with an after-cursor, prefix deletion,
+ * and the refusals of a read-only environment.
+ *
+ * Each test gets a fresh folder under /tmp, removed in teardown.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "kv.h"
+#include "ofs_error.h"
+
+struct fixture {
+	char dir[64];        /* the mkdtemp folder */
+	char path[96];       /* dir/kv: the environment */
+};
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st; (void)flag; (void)f;
+	return remove(p);
+}
+
+static void rm_rf(const char *p)
+{
+	nftw(p, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+
+	if (!fx)
+		return -1;
+	strcpy(fx->dir, "/tmp/ofs-test-kv-XXXXXX");
+	if (!mkdtemp(fx->dir)) {
+		free(fx);
+		return -1;
+	}
+	snprintf(fx->path, sizeof(fx->path), "%s/kv", fx->dir);
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+
+	rm_rf(fx->dir);
+	free(fx);
+	return 0;
+}
+
+/* ---- update and view helpers ------------------------------------------ */
+
+struct put_args {
+	enum kv_db db;
+	const char *k;
+	const char *v;
+	int ret;             /* returned after the put (0 keeps it) */
+};
+
+static int put_fn(struct kv_txn *t, void *arg)
+{
+	struct put_args *pa = arg;
+	int rc = kv_put(t, pa->db, pa->k, strlen(pa->k), pa->v, strlen(pa->v));
+
+	return rc ? rc : pa->ret;
+}
+
+static int put(struct kv *kv, enum kv_db db, const char *k, const char *v)
+{
+	struct put_args pa = { db, k, v, 0 };
+
+	return kv_update(kv, put_fn, &pa);
+}
+
+struct get_args {
+	enum kv_db db;
+	const char *k;
+	char v[256];
+};
+
+static int get_fn(struct kv_txn *t, void *arg)
+{
+	struct get_args *ga = arg;
+	const void *v;
+	size_t vn;
+	int rc = kv_get(t, ga->db, ga->k, strlen(ga->k), &v, &vn);
+
+	if (rc)
+		return rc;
+	if (vn >= sizeof(ga->v))
+		return -E2BIG;
+	memcpy(ga->v, v, vn);
+	ga->v[vn] = '\0';
+	return 0;
+}
+
+/* 0 and the value into out (256 bytes), or the error. */
+static int get(struct kv *kv, enum kv_db db, const char *k, char *out)
+{
+	struct get_args ga = { .db = db, .k = k };
+	int rc = kv_view(kv, get_fn, &ga);
+
+	if (!rc && out)
+		strcpy(out, ga.v);
+	return rc;
+}
+
+/* Keys a scan visited, joined with ',' ("" for none). */
+struct scan_args {
+	enum kv_db db;
+	const char *prefix;
+	const char *after;       /* NULL: from the start */
+	int stop_after;          /* return 1 after this many (0: never) */
+	int count;
+	char keys[1024];
+};
+
+static int scan_visit(const void *k, size_t kn, const void *v, size_t vn, void *arg)
+{
+	struct scan_args *sa = arg;
+	size_t len = strlen(sa->keys);
+
+	(void)v; (void)vn;
+	if (len + kn + 2 > sizeof(sa->keys))
+		return -E2BIG;
+	if (len)
+		sa->keys[len++] = ',';
+	memcpy(sa->keys + len, k, kn);
+	sa->keys[len + kn] = '\0';
+	sa->count++;
+	return sa->stop_after && sa->count == sa->stop_after ? 1 : 0;
+}
+
+static int scan_fn(struct kv_txn *t, void *arg)
+{
+	struct scan_args *sa = arg;
+
+	return kv_scan(t, sa->db, sa->prefix, strlen(sa->prefix), sa->after,
+		       sa->after ? strlen(sa->after) : 0, scan_visit, sa);
+}
+
+static const char *scan(struct kv *kv, struct scan_args *sa)
+{
+	sa->keys[0] = '\0';
+	sa->count = 0;
+	assert_int_equal(kv_view(kv, scan_fn, sa), 0);
+	return sa->keys;
+}
+
+/* ---- open ------------------------------------------------------------- */
+
+static void test_kv_open_creates_and_reopens_with_data(void **state)
+{
+	struct fixture *fx = *state;
+	struct kv *kv = NULL;
+	char v[256];
+
+	assert_int_equal(kv_open(fx->path, true, false, &kv), 0);
+	assert_non_null(kv);
+	assert_int_equal(put(kv, KV_META, "sid", "one"), 0);
+	assert_int_equal(put(kv, KV_OBJECTS, "sid", "other db"), 0);
+	kv_close(kv);
+
+	kv = NULL;
+	assert_int_equal(kv_open(fx->path, false, false, &kv), 0);
+	assert_int_equal(get(kv, KV_META, "sid", v), 0);
+	assert_string_equal(v, "one");
+	/* Sub-databases are separate key spaces. */
+	assert_int_equal(get(kv, KV_OBJECTS, "sid", v), 0);
+	assert_string_equal(v, "other db");
+	assert_int_equal(get(kv, KV_CHUNKS, "sid", v), -ENOENT);
+	kv_close(kv);
+}
+
+static void test_kv_open_missing_without_create_is_enoent(void **state)
+{
+	struct fixture *fx = *state;
+	struct kv *kv = NULL;
+	struct stat st;
+
+	assert_int_equal(kv_open(fx->path, false, false, &kv), -ENOENT);
+	assert_int_equal(kv_open(fx->path, false, true, &kv), -ENOENT);
+	assert_null(kv);
+	assert_int_equal(stat(fx->path, &st), -1);
+}
+
+static void test_kv_close_null_is_noop(void **state)
+{
+	(void)state;
+	kv_close(NULL);
+}
+
+/* ---- updates ---------------------------------------------------------- */
+
+static void test_kv_update_commits_and_returns_fn_result(void **state)
+{
+	struct fixture *fx = *state;
+	struct kv *kv = NULL;
+	char v[256];
+
+	assert_int_equal(kv_open(fx->path, true, false, &kv), 0);
+	assert_int_equal(put(kv, KV_KEYVAL, "a", "1"), 0);
+	assert_int_equal(get(kv, KV_KEYVAL, "a", v), 0);
+	assert_string_equal(v, "1");
+	/* Overwrite. */
+	assert_int_equal(put(kv, KV_KEYVAL, "a", "2"), 0);
+	assert_int_equal(get(kv, KV_KEYVAL, "a", v), 0);
+	assert_string_equal(v, "2");
+	kv_close(kv);
+}
+
+static void test_kv_update_failing_fn_leaves_nothing(void **state)
+{
+	struct fixture *fx = *state;
+	struct kv *kv = NULL;
+	struct put_args bad = { KV_KEYVAL, "gone", "x", -EINVAL };
+	struct put_args bad2 = { KV_KEYVAL, "keep", "changed", -OFS_ECORRUPT };
+	char v[256];
+
+	assert_int_equal(kv_open(fx->path, true, false, &kv), 0);
+	assert_int_equal(put(kv, KV_KEYVAL, "keep", "orig"), 0);
+	assert_int_equal(kv_update(kv, put_fn, &bad), -EINVAL);
+	assert_int_equal(kv_update(kv, put_fn, &bad2), -OFS_ECORRUPT);
+	assert_int_equal(get(kv, KV_KEYVAL, "gone", v), -ENOENT);
+	assert_int_equal(get(kv, KV_KEYVAL, "keep", v), 0);
+	assert_string_equal(v, "orig");
+	kv_close(kv);
+	/* Nor after a reopen. */
+	assert_int_equal(kv_open(fx->path, false, false, &kv), 0);
+	assert_int_equal(get(kv, KV_KEYVAL, "gone", v), -ENOENT);
+	assert_int_equal(get(kv, KV_KEYVAL, "keep", v), 0);
+	assert_string_equal(v, "orig");
+	kv_close(kv);
+}
+
+#define MIX_THREADS 16
+#define MIX_UPDATES 40
+
+struct mix_thread {
+	struct kv *kv;
+	int id;
+	int failures;        /* updates that did not return what was expected */
+};
+
+/* Update j of thread i puts key "t<i>-<j>" and fails when j is odd. */
+static void *mix_main(void *arg)
+{
+	struct mix_thread *mt = arg;
+
+	for (int j = 0; j < MIX_UPDATES; j++) {
+		char k[32];
+		struct put_args pa = { KV_KEYVAL, k, "v", (j & 1) ? -EINVAL : 0 };
+		int rc;
+
+		snprintf(k, sizeof(k), "t%02d-%03d", mt->id, j);
+		rc = kv_update(mt->kv, put_fn, &pa);
+		if (rc != pa.ret)
+			mt->failures++;
+	}
+	return NULL;
+}
+
+static int count_visit(const void *k, size_t kn, const void *v, size_t vn, void *arg)
+{
+	char key[32];
+	int id, j;
+
+	(void)v; (void)vn;
+	if (kn >= sizeof(key))
+		return -E2BIG;
+	memcpy(key, k, kn);
+	key[kn] = '\0';
+	if (sscanf(key, "t%d-%d", &id, &j) != 2 || (j & 1))
+		return -EINVAL;    /* a failed update's key survived */
+	(*(int *)arg)++;
+	return 0;
+}
+
+static int count_fn(struct kv_txn *t, void *arg)
+{
+	return kv_scan(t, KV_KEYVAL, "t", 1, NULL, 0, count_visit, arg);
+}
+
+static void test_kv_update_failures_in_a_batch_do_not_undo_successes(void **state)
+{
+	struct fixture *fx = *state;
+	struct kv *kv = NULL;
+	pthread_t th[MIX_THREADS];
+	struct mix_thread mt[MIX_THREADS];
+	int n = 0;
+
+	assert_int_equal(kv_open(fx->path, true, false, &kv), 0);
+	for (int i = 0; i < MIX_THREADS; i++) {
+		mt[i] = (struct mix_thread){ .kv = kv, .id = i };
+		assert_int_equal(pthread_create(&th[i], NULL, mix_main, &mt[i]), 0);
+	}
+	for (int i = 0; i < MIX_THREADS; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(mt[i].failures, 0);
+	}
+	/* Exactly the successful keys, and every one of them. */
+	assert_int_equal(kv_view(kv, count_fn, &n), 0);
+	assert_int_equal(n, MIX_THREADS * MIX_UPDATES / 2);
+	for (int i = 0; i < MIX_THREADS; i++) {
+		for (int j = 0; j < MIX_UPDATES; j++) {
+			char k[32];
+
+			snprintf(k, sizeof(k), "t%02d-%03d", i, j);
+			assert_int_equal(get(kv, KV_KEYVAL, k, NULL), (j & 1) ? -ENOENT : 0);
+		}
+	}
+	kv_close(kv);
+	/* Durable: the same after a reopen. */
+	n = 0;
+	assert_int_equal(kv_open(fx->path, false, false, &kv), 0);
+	assert_int_equal(kv_view(kv, count_fn, &n), 0);
+	assert_int_equal(n, MIX_THREADS * MIX_UPDATES / 2);
+	kv_close(kv);
+}
+
+static int del_fn(struct kv_txn *t, void *arg)
+{
+	return kv_del(t, KV_KEYVAL, arg, strlen(arg));
+}
+
+static void test_kv_del_removes_and_missing_is_enoent(void **state)
+{
+	struct fixture *fx = *state;
+	struct kv *kv = NULL;
+
+	assert_int_equal(kv_open(fx->path, true, false, &kv), 0);
+	assert_int_equal(put(kv, KV_KEYVAL, "x", "1"), 0);
+	assert_int_equal(kv_update(kv, del_fn, "x"), 0);
+	assert_int_equal(get(kv, KV_KEYVAL, "x", NULL), -ENOENT);
+	assert_int_equal(kv_update(kv, del_fn, "x"), -ENOENT);
+	kv_close(kv);
+}
+
+/* ---- scans -------------------------------------------------------------- */
+
+static void fill_scan_keys(struct kv *kv)
+{
+	static const char *keys[] = { "a", "ab", "ab1", "ab2", "abc", "ab\xff", "ac", "b", "aa" };
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		assert_int_equal(put(kv, KV_KEYVAL, keys[i], "v"), 0);
+	/* The same keys in another sub-database must not show. */
+	assert_int_equal(put(kv, KV_CHUNKS, "ab0", "v"), 0);
+}
+
+static void test_kv_scan_visits_prefix_in_key_order(void **state)
+{
+	struct fixture *fx = *state;
+	struct kv *kv = NULL;
+	struct scan_args sa = { .db = KV_KEYVAL, .prefix = "ab" };
+
+	assert_int_equal(kv_open(fx->path, true, false, &kv), 0);
+	fill_scan_keys(kv);
+	assert_string_equal(scan(kv, &sa), "ab,ab1,ab2,abc,ab\xff");
+	sa.prefix = "a";
+	assert_string_equal(scan(kv, &sa), "a,aa,ab,ab1,ab2,abc,ab\xff,ac");
+	sa.prefix = "";
+	assert_string_equal(scan(kv, &sa), "a,aa,ab,ab1,ab2,abc,ab\xff,ac,b");
+	sa.prefix = "zz";
+	assert_string_equal(scan(kv, &sa), "");
+	sa.prefix = "ab";
+	sa.db = KV_CHUNKS;
+	assert_string_equal(scan(kv, &sa), "ab0");
+	kv_close(kv);
+}
+
+static void test_kv_scan_after_cursor_skips_to_greater_keys(void **state)
+{
+	struct fixture *fx = *state;
+	struct kv *kv = NULL;
+	struct scan_args sa = { .db = KV_KEYVAL, .prefix = "ab" };
+
+	assert_int_equal(kv_open(fx->path, true, false, &kv), 0);
+	fill_scan_keys(kv);
+	/* An existing key is skipped itself. */
+	sa.after = "ab1";
+	assert_string_equal(scan(kv, &sa), "ab2,abc,ab\xff");
+	/* A key between existing ones. */
+	sa.after = "ab10";
+	assert_string_equal(scan(kv, &sa), "ab2,abc,ab\xff");
+	/* The last key: nothing follows. */
+	sa.after = "ab\xff";
+	assert_string_equal(scan(kv, &sa), "");
+	/* Past the prefix: nothing, never keys outside it. */
+	sa.after = "ac";
+	assert_string_equal(scan(kv, &sa), "");
+	/* The prefix itself as cursor skips the key equal to it. */
+	sa.after = "ab";
+	assert_string_equal(scan(kv, &sa), "ab1,ab2,abc,ab\xff");
+	kv_close(kv);
+}
+
+static void test_kv_scan_after_cursor_below_prefix_visits_whole_prefix(void **state)
+{
+	struct fixture *fx = *state;
+	struct kv *kv = NULL;
+	struct scan_args sa = { .db = KV_KEYVAL, .prefix = "ab" };
+
+	/* kv.h: the records that start with prefix and are greater than
+	 * after; every "ab..." key is greater than "a" and than "aa". */
+	assert_int_equal(kv_open(fx->path, true, false, &kv), 0);
+	fill_scan_keys(kv);
+	sa.after = "aa";
+	assert_string_equal(scan(kv, &sa), "ab,ab1,ab2,abc,ab\xff");
+	sa.after = "a";
+	assert_string_equal(scan(kv, &sa), "ab,ab1,ab2,abc,ab\xff");
+	kv_close(kv);
+}
+
+static void test_kv_scan_stops_when_fn_returns_one(void **state)
+{
+	struct fixture *fx = *state;
+	struct kv *kv = NULL;
+	struct scan_args sa = { .db = KV_KEYVAL, .prefix = "a", .stop_after = 2 };
+
+	assert_int_equal(kv_open(fx->path, true, false, &kv), 0);
+	fill_scan_keys(kv);
+	assert_string_equal(scan(kv, &sa), "a,aa");
+	assert_int_equal(sa.count, 2);
+	kv_close(kv);
+}
+
+static int fail_visit(const void *k, size_t kn, const void *v, size_t vn, void *arg)
+{
+	(void)k; (void)kn; (void)v; (void)vn;
+	(*(int *)arg)++;
+	return -ENOSPC;
+}
+
+static int fail_scan_fn(struct kv_txn *t, void *arg)
+{
+	return kv_scan(t, KV_KEYVAL, "a", 1, NULL, 0, fail_visit, arg);
+}
+
+static void test_kv_scan_returns_fn_error(void **state)
+{
+	struct fixture *fx = *state;
+	struct kv *kv = NULL;
+	int calls = 0;
+
+	assert_int_equal(kv_open(fx->path, true, false, &kv), 0);
+	fill_scan_keys(kv);
+	assert_int_equal(kv_view(kv, fail_scan_fn, &calls), -ENOSPC);
+	assert_int_equal(calls, 1);
+	kv_close(kv);
+}
+
+static int del_prefix_fn(struct kv_txn *t, void *arg)
+{
+	return kv_del_prefix(t, KV_KEYVAL, arg, strlen(arg));
+}
+
+static void test_kv_del_prefix_removes_exactly_the_prefix(void **state)
+{
+	struct fixture *fx = *state;
+	struct kv *kv = NULL;
+	struct scan_args sa = { .db = KV_KEYVAL, .prefix = "" };
+
+	assert_int_equal(kv_open(fx->path, true, false, &kv), 0);
+	fill_scan_keys(kv);
+	assert_int_equal(kv_update(kv, del_prefix_fn, "ab"), 0);
+	assert_string_equal(scan(kv, &sa), "a,aa,ac,b");
+	/* Other sub-databases are untouched. */
+	sa.db = KV_CHUNKS;
+	assert_string_equal(scan(kv, &sa), "ab0");
+	/* A prefix matching nothing is not an error. */
+	assert_int_equal(kv_update(kv, del_prefix_fn, "zz"), 0);
+	sa.db = KV_KEYVAL;
+	assert_string_equal(scan(kv, &sa), "a,aa,ac,b");
+	/* The last keys of the database. */
+	assert_int_equal(kv_update(kv, del_prefix_fn, "b"), 0);
+	assert_string_equal(scan(kv, &sa), "a,aa,ac");
+	kv_close(kv);
+}
+
+static int fill_many_fn(struct kv_txn *t, void *arg)
+{
+	int n = *(int *)arg;
+
+	for (int i = 0; i < n; i++) {
+		char k[16];
+		int rc;
+
+		snprintf(k, sizeof(k), "p%05d", i);
+		rc = kv_put(t, KV_KEYVAL, k, strlen(k), "v", 1);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static void test_kv_del_prefix_over_many_keys(void **state)
+{
+	struct fixture *fx = *state;
+	struct kv *kv = NULL;
+	struct scan_args sa = { .db = KV_KEYVAL, .prefix = "" };
+	int n = 5000;
+
+	assert_int_equal(kv_open(fx->path, true, false, &kv), 0);
+	assert_int_equal(put(kv, KV_KEYVAL, "o", "before"), 0);
+	assert_int_equal(put(kv, KV_KEYVAL, "q", "after"), 0);
+	assert_int_equal(kv_update(kv, fill_many_fn, &n), 0);
+	assert_int_equal(kv_update(kv, del_prefix_fn, "p"), 0);
+	assert_string_equal(scan(kv, &sa), "o,q");
+	kv_close(kv);
+}
+
+/* ---- read-only ---------------------------------------------------------- */
+
+static int put_in_view_fn(struct kv_txn *t, void *arg)
+{
+	(void)arg;
+	return kv_put(t, KV_KEYVAL, "k", 1, "v", 1);
+}
+
+static void test_kv_read_only_open_cannot_update(void **state)
+{
+	struct fixture *fx = *state;
+	struct kv *kv = NULL, *ro = NULL;
+	char v[256];
+
+	assert_int_equal(kv_open(fx->path, true, false, &kv), 0);
+	assert_int_equal(put(kv, KV_META, "x", "1"), 0);
+	kv_close(kv);
+
+	assert_int_equal(kv_open(fx->path, false, true, &ro), 0);
+	assert_int_equal(put(ro, KV_META, "y", "2"), -EROFS);
+	assert_int_equal(kv_view(ro, put_in_view_fn, NULL), -EROFS);
+	assert_int_equal(get(ro, KV_META, "x", v), 0);
+	assert_string_equal(v, "1");
+	assert_int_equal(get(ro, KV_META, "y", v), -ENOENT);
+	kv_close(ro);
+}
+
+static void test_kv_put_in_view_of_writable_env_is_erofs(void **state)
+{
+	struct fixture *fx = *state;
+	struct kv *kv = NULL;
+
+	/* kv.h: kv_put returns -EROFS in a view. */
+	assert_int_equal(kv_open(fx->path, true, false, &kv), 0);
+	assert_int_equal(kv_view(kv, put_in_view_fn, NULL), -EROFS);
+	assert_int_equal(get(kv, KV_KEYVAL, "k", NULL), -ENOENT);
+	kv_close(kv);
+}
+
+static int count_scan_all(const void *k, size_t kn, const void *v, size_t vn, void *arg)
+{
+	(void)k; (void)kn; (void)v; (void)vn;
+	(*(int *)arg)++;
+	return 0;
+}
+
+static int scan_all_fn(struct kv_txn *t, void *arg)
+{
+	return kv_scan(t, KV_KEYVAL, NULL, 0, NULL, 0, count_scan_all, arg);
+}
+
+static void test_kv_scan_without_prefix_visits_everything(void **state)
+{
+	struct fixture *fx = *state;
+	struct kv *kv = NULL;
+	int n = 0;
+
+	/* No prefix (NULL, 0), as store.c's whole-table scans pass it. */
+	assert_int_equal(kv_open(fx->path, true, false, &kv), 0);
+	fill_scan_keys(kv);
+	assert_int_equal(kv_view(kv, scan_all_fn, &n), 0);
+	assert_int_equal(n, 9);
+	kv_close(kv);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_kv_open_creates_and_reopens_with_data, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kv_open_missing_without_create_is_enoent, setup, teardown),
+		cmocka_unit_test(test_kv_close_null_is_noop),
+		cmocka_unit_test_setup_teardown(test_kv_update_commits_and_returns_fn_result, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kv_update_failing_fn_leaves_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kv_update_failures_in_a_batch_do_not_undo_successes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kv_del_removes_and_missing_is_enoent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kv_scan_visits_prefix_in_key_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kv_scan_after_cursor_skips_to_greater_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kv_scan_after_cursor_below_prefix_visits_whole_prefix, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kv_scan_stops_when_fn_returns_one, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kv_scan_returns_fn_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kv_del_prefix_removes_exactly_the_prefix, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kv_del_prefix_over_many_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kv_read_only_open_cannot_update, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kv_put_in_view_of_writable_env_is_erofs, setup, teardown),
+		/* Last: under UBSan a failure here ends the program. */
+		cmocka_unit_test_setup_teardown(test_kv_scan_without_prefix_visits_everything, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,436 @@
+/*
+ * test_records.c - the LMDB record layout: an object record round-trips
+ * every field, every truncation and every bad format or type byte is
+ * rejected (records read back from disk are untrusted), chunk keys sort
+ * by index in memcmp order, and dirent values round-trip and reject a bad
+ * type.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ofs_error.h"
+#include "proto.h"
+#include "records.h"
+#include "wire.h"
+
+static struct ofs_oid mk_oid(uint8_t seed)
+{
+	struct ofs_oid o;
+
+	for (int i = 0; i < OFS_OID_LEN; i++)
+		o.b[i] = (uint8_t)(seed + i * 11 + 1);
+	return o;
+}
+
+static struct ofs_sid mk_sid(uint8_t seed)
+{
+	struct ofs_sid s;
+
+	for (int i = 0; i < OFS_OID_LEN; i++)
+		s.b[i] = (uint8_t)(seed ^ (i * 29 + 3));
+	return s;
+}
+
+/* Every field set, every list at its maximum, the longest valid name. */
+static void mk_full_attr(struct ofs_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->type = OFS_OBJ_METAFILE;
+	a->version = UINT64_C(0x0102030405060708);
+	a->size = UINT64_MAX - 1;
+	a->mode = 0640;
+	a->uid = 4242;
+	a->gid = UINT32_MAX;
+	a->ctime_ns = INT64_MIN + 1;
+	a->mtime_ns = INT64_MAX;
+	a->chunk_size = 1u << 20;
+	a->backref.owner = mk_oid(0x90);
+	a->backref.stripe = 63;
+	memset(a->backref.name, 'n', OFS_NAME_MAX);
+	a->backref.name[OFS_NAME_MAX] = '\0';
+	a->nsids = OFS_MAX_REPLICAS;
+	for (int i = 0; i < OFS_MAX_REPLICAS; i++)
+		a->sids[i] = mk_sid((uint8_t)(0x10 + i));
+	a->nstale = 2;
+	a->stale[0] = mk_sid(0x11);
+	a->stale[1] = mk_sid(0x13);
+	strcpy(a->dist, "simple_stripe");
+	a->strip_size = 1u << 16;
+	a->replicas = 3;
+	a->confidence = 2;
+	a->nparts = OFS_MAX_STRIPES;
+	for (int i = 0; i < OFS_MAX_STRIPES; i++) {
+		a->parts[i].oid = mk_oid((uint8_t)(0x20 + i));
+		a->parts[i].nsids = (uint8_t)(1 + i % OFS_MAX_REPLICAS);
+		for (int j = 0; j < a->parts[i].nsids; j++)
+			a->parts[i].sids[j] = mk_sid((uint8_t)(0x80 + i + j));
+	}
+}
+
+static void assert_attr_equal(const struct ofs_attr *x, const struct ofs_attr *y)
+{
+	assert_int_equal(x->type, y->type);
+	assert_true(x->version == y->version);
+	assert_true(x->size == y->size);
+	assert_int_equal(x->mode, y->mode);
+	assert_int_equal(x->uid, y->uid);
+	assert_int_equal(x->gid, y->gid);
+	assert_true(x->ctime_ns == y->ctime_ns);
+	assert_true(x->mtime_ns == y->mtime_ns);
+	assert_int_equal(x->chunk_size, y->chunk_size);
+	assert_memory_equal(x->backref.owner.b, y->backref.owner.b, OFS_OID_LEN);
+	assert_int_equal(x->backref.stripe, y->backref.stripe);
+	assert_string_equal(x->backref.name, y->backref.name);
+	assert_int_equal(x->nsids, y->nsids);
+	for (int i = 0; i < x->nsids; i++)
+		assert_memory_equal(x->sids[i].b, y->sids[i].b, OFS_OID_LEN);
+	assert_int_equal(x->nstale, y->nstale);
+	for (int i = 0; i < x->nstale; i++)
+		assert_memory_equal(x->stale[i].b, y->stale[i].b, OFS_OID_LEN);
+	assert_string_equal(x->dist, y->dist);
+	assert_int_equal(x->strip_size, y->strip_size);
+	assert_int_equal(x->replicas, y->replicas);
+	assert_int_equal(x->confidence, y->confidence);
+	assert_int_equal(x->nparts, y->nparts);
+	for (int i = 0; i < x->nparts; i++) {
+		assert_memory_equal(x->parts[i].oid.b, y->parts[i].oid.b, OFS_OID_LEN);
+		assert_int_equal(x->parts[i].nsids, y->parts[i].nsids);
+		for (int j = 0; j < x->parts[i].nsids; j++)
+			assert_memory_equal(x->parts[i].sids[j].b, y->parts[i].sids[j].b,
+					    OFS_OID_LEN);
+	}
+}
+
+static void encode_full(struct wbuf *w, struct ofs_attr *a)
+{
+	mk_full_attr(a);
+	wbuf_init(w);
+	assert_int_equal(rec_encode_object(w, a), 0);
+}
+
+static void test_object_record_round_trips_every_field(void **state)
+{
+	struct ofs_attr *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	struct wbuf w;
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	encode_full(&w, a);
+	assert_int_equal(w.data[0], REC_FORMAT);
+	memset(b, 0xa5, sizeof(*b));
+	assert_int_equal(rec_decode_object(w.data, w.len, b), 0);
+	assert_attr_equal(a, b);
+	wbuf_free(&w);
+	free(a);
+	free(b);
+}
+
+static void test_object_record_round_trips_every_type(void **state)
+{
+	static const uint8_t types[] = { OFS_OBJ_METAFILE, OFS_OBJ_DFILE,
+					 OFS_OBJ_DIRECTORY, OFS_OBJ_DIRDATA };
+	struct ofs_attr *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	for (size_t i = 0; i < sizeof(types); i++) {
+		struct wbuf w;
+
+		encode_full(&w, a);
+		wbuf_free(&w);
+		a->type = types[i];
+		wbuf_init(&w);
+		assert_int_equal(rec_encode_object(&w, a), 0);
+		assert_int_equal(rec_decode_object(w.data, w.len, b), 0);
+		assert_attr_equal(a, b);
+		wbuf_free(&w);
+	}
+	free(a);
+	free(b);
+}
+
+static void test_object_record_rejects_every_truncation(void **state)
+{
+	struct ofs_attr *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	struct wbuf w;
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	encode_full(&w, a);
+	for (size_t n = 0; n < w.len; n++) {
+		/* A copy of exactly n bytes, so ASan sees any read past it. */
+		uint8_t *cut = malloc(n ? n : 1);
+		int rc;
+
+		assert_non_null(cut);
+		memcpy(cut, w.data, n);
+		rc = rec_decode_object(cut, n, b);
+		if (rc != -OFS_ECORRUPT && rc != -OFS_ETOOBIG && rc != -OFS_ENAME)
+			fail_msg("truncation to %zu of %zu bytes gave %d", n, w.len, rc);
+		free(cut);
+	}
+	wbuf_free(&w);
+	free(a);
+	free(b);
+}
+
+static void test_object_record_rejects_trailing_byte(void **state)
+{
+	struct ofs_attr *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	struct wbuf w;
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	encode_full(&w, a);
+	wbuf_u8(&w, 0);
+	assert_int_equal(wbuf_error(&w), 0);
+	assert_int_equal(rec_decode_object(w.data, w.len, b), -OFS_ECORRUPT);
+	wbuf_free(&w);
+	free(a);
+	free(b);
+}
+
+static void test_object_record_unknown_format_is_eversion(void **state)
+{
+	struct ofs_attr *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	struct wbuf w;
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	encode_full(&w, a);
+	w.data[0] = REC_FORMAT + 1;
+	assert_int_equal(rec_decode_object(w.data, w.len, b), -OFS_EVERSION);
+	w.data[0] = 0;
+	assert_int_equal(rec_decode_object(w.data, w.len, b), -OFS_EVERSION);
+	w.data[0] = 0xff;
+	assert_int_equal(rec_decode_object(w.data, w.len, b), -OFS_EVERSION);
+	/* The format byte alone, unknown: still a version, not a corruption. */
+	assert_int_equal(rec_decode_object(w.data, 1, b), -OFS_EVERSION);
+	wbuf_free(&w);
+	free(a);
+	free(b);
+}
+
+static void test_object_record_invalid_type_is_ecorrupt(void **state)
+{
+	static const uint8_t bad[] = { OFS_OBJ_NONE, OFS_OBJ_DIRDATA + 1, 0x7f, 0xff };
+	struct ofs_attr *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	struct wbuf w;
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	encode_full(&w, a);
+	/* The type is the first byte of the attribute, right after the format. */
+	assert_int_equal(w.data[1], OFS_OBJ_METAFILE);
+	for (size_t i = 0; i < sizeof(bad); i++) {
+		w.data[1] = bad[i];
+		assert_int_equal(rec_decode_object(w.data, w.len, b), -OFS_ECORRUPT);
+	}
+	wbuf_free(&w);
+	free(a);
+	free(b);
+}
+
+static void test_object_record_rejects_bad_backref_name(void **state)
+{
+	struct ofs_attr *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	static const char *bad[] = { ".", "..", "a/b" };
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct wbuf w;
+		int rc;
+
+		mk_full_attr(a);
+		strcpy(a->backref.name, bad[i]);
+		wbuf_init(&w);
+		assert_int_equal(rec_encode_object(&w, a), 0);
+		rc = rec_decode_object(w.data, w.len, b);
+		assert_true(rc == -OFS_ECORRUPT || rc == -OFS_ENAME);
+		wbuf_free(&w);
+	}
+	free(a);
+	free(b);
+}
+
+static void test_chunk_key_round_trips_index(void **state)
+{
+	static const uint64_t idx[] = { 0, 1, 255, 256, 65535, UINT64_C(1) << 32,
+					UINT64_MAX };
+	struct ofs_oid oid = mk_oid(3);
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(idx) / sizeof(idx[0]); i++) {
+		uint8_t key[REC_CHUNK_KEY];
+		uint64_t got = 12345;
+
+		rec_chunk_key(oid, idx[i], key);
+		assert_memory_equal(key, oid.b, OFS_OID_LEN);
+		assert_int_equal(rec_chunk_key_index(key, sizeof(key), &got), 0);
+		assert_true(got == idx[i]);
+	}
+}
+
+static void test_chunk_key_sorts_by_index_in_memcmp_order(void **state)
+{
+	struct ofs_oid oid = mk_oid(9);
+	uint8_t k1[REC_CHUNK_KEY], k256[REC_CHUNK_KEY], k2[REC_CHUNK_KEY], kbig[REC_CHUNK_KEY];
+
+	(void)state;
+	rec_chunk_key(oid, 1, k1);
+	rec_chunk_key(oid, 2, k2);
+	rec_chunk_key(oid, 256, k256);
+	rec_chunk_key(oid, UINT64_C(1) << 40, kbig);
+	assert_true(memcmp(k1, k256, REC_CHUNK_KEY) < 0);
+	assert_true(memcmp(k1, k2, REC_CHUNK_KEY) < 0);
+	assert_true(memcmp(k2, k256, REC_CHUNK_KEY) < 0);
+	assert_true(memcmp(k256, kbig, REC_CHUNK_KEY) < 0);
+}
+
+static void test_chunk_key_index_rejects_wrong_length(void **state)
+{
+	uint8_t key[REC_CHUNK_KEY + 1];
+	uint64_t got = 77;
+
+	(void)state;
+	rec_chunk_key(mk_oid(1), 5, key);
+	assert_int_equal(rec_chunk_key_index(key, REC_CHUNK_KEY - 1, &got), -OFS_ECORRUPT);
+	assert_int_equal(rec_chunk_key_index(key, REC_CHUNK_KEY + 1, &got), -OFS_ECORRUPT);
+	assert_int_equal(rec_chunk_key_index(key, 0, &got), -OFS_ECORRUPT);
+	assert_true(got == 77);
+}
+
+static void test_digest_decode_requires_exact_length(void **state)
+{
+	struct ofs_digest d = checksum_buf("abc", 3), out;
+
+	(void)state;
+	assert_int_equal(rec_decode_digest(d.b, OFS_DIGEST_LEN, &out), 0);
+	assert_true(digest_eq(d, out));
+	assert_int_equal(rec_decode_digest(d.b, OFS_DIGEST_LEN - 1, &out), -OFS_ECORRUPT);
+	assert_int_equal(rec_decode_digest(d.b, 0, &out), -OFS_ECORRUPT);
+}
+
+static void test_kv_key_is_oid_then_key(void **state)
+{
+	uint8_t out[REC_KV_KEY_MAX];
+	struct ofs_oid oid = mk_oid(5);
+	size_t n = rec_kv_key(oid, "name", 4, out);
+
+	(void)state;
+	assert_int_equal(n, OFS_OID_LEN + 4);
+	assert_memory_equal(out, oid.b, OFS_OID_LEN);
+	assert_memory_equal(out + OFS_OID_LEN, "name", 4);
+	assert_int_equal(rec_kv_key(oid, NULL, 0, out), OFS_OID_LEN);
+}
+
+static void test_dirent_round_trips(void **state)
+{
+	static const uint8_t types[] = { OFS_OBJ_METAFILE, OFS_OBJ_DIRECTORY };
+
+	(void)state;
+	for (size_t t = 0; t < sizeof(types); t++) {
+		struct ofs_dirent d, out;
+		struct wbuf w;
+
+		memset(&d, 0, sizeof(d));
+		d.type = types[t];
+		d.handle.oid = mk_oid(0x33);
+		d.handle.nsids = OFS_MAX_REPLICAS;
+		for (int i = 0; i < OFS_MAX_REPLICAS; i++)
+			d.handle.sids[i] = mk_sid((uint8_t)(0x44 + i));
+		wbuf_init(&w);
+		assert_int_equal(rec_encode_dirent(&w, &d), 0);
+		assert_int_equal(rec_decode_dirent(w.data, w.len, &out), 0);
+		assert_int_equal(out.type, d.type);
+		assert_memory_equal(out.handle.oid.b, d.handle.oid.b, OFS_OID_LEN);
+		assert_int_equal(out.handle.nsids, d.handle.nsids);
+		for (int i = 0; i < OFS_MAX_REPLICAS; i++)
+			assert_memory_equal(out.handle.sids[i].b, d.handle.sids[i].b, OFS_OID_LEN);
+		/* Every truncation and a trailing byte are rejected. */
+		for (size_t n = 0; n < w.len; n++)
+			assert_int_equal(rec_decode_dirent(w.data, n, &out), -OFS_ECORRUPT);
+		wbuf_u8(&w, 0);
+		assert_int_equal(rec_decode_dirent(w.data, w.len, &out), -OFS_ECORRUPT);
+		wbuf_free(&w);
+	}
+}
+
+static void test_dirent_rejects_bad_type(void **state)
+{
+	static const uint8_t bad[] = { OFS_OBJ_NONE, OFS_OBJ_DFILE, OFS_OBJ_DIRDATA, 9, 0xff };
+	struct ofs_dirent d, out;
+
+	(void)state;
+	memset(&d, 0, sizeof(d));
+	d.type = OFS_OBJ_METAFILE;
+	d.handle.oid = mk_oid(0x21);
+	d.handle.nsids = 1;
+	d.handle.sids[0] = mk_sid(0x22);
+	for (size_t i = 0; i < sizeof(bad); i++) {
+		struct wbuf w;
+
+		wbuf_init(&w);
+		assert_int_equal(rec_encode_dirent(&w, &d), 0);
+		w.data[0] = bad[i];
+		assert_int_equal(rec_decode_dirent(w.data, w.len, &out), -OFS_ECORRUPT);
+		wbuf_free(&w);
+	}
+}
+
+static void test_dirent_rejects_nsids_over_max(void **state)
+{
+	struct ofs_dirent d, out;
+	struct wbuf w;
+
+	(void)state;
+	memset(&d, 0, sizeof(d));
+	d.type = OFS_OBJ_DIRECTORY;
+	d.handle.oid = mk_oid(0x21);
+	d.handle.nsids = 1;
+	d.handle.sids[0] = mk_sid(0x22);
+	wbuf_init(&w);
+	assert_int_equal(rec_encode_dirent(&w, &d), 0);
+	/* type u8, oid 16 bytes, then the count. */
+	assert_int_equal(w.data[1 + OFS_OID_LEN], 1);
+	w.data[1 + OFS_OID_LEN] = OFS_MAX_REPLICAS + 1;
+	assert_int_equal(rec_decode_dirent(w.data, w.len, &out), -OFS_ECORRUPT);
+	wbuf_free(&w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_object_record_round_trips_every_field),
+		cmocka_unit_test(test_object_record_round_trips_every_type),
+		cmocka_unit_test(test_object_record_rejects_every_truncation),
+		cmocka_unit_test(test_object_record_rejects_trailing_byte),
+		cmocka_unit_test(test_object_record_unknown_format_is_eversion),
+		cmocka_unit_test(test_object_record_invalid_type_is_ecorrupt),
+		cmocka_unit_test(test_object_record_rejects_bad_backref_name),
+		cmocka_unit_test(test_chunk_key_round_trips_index),
+		cmocka_unit_test(test_chunk_key_sorts_by_index_in_memcmp_order),
+		cmocka_unit_test(test_chunk_key_index_rejects_wrong_length),
+		cmocka_unit_test(test_digest_decode_requires_exact_length),
+		cmocka_unit_test(test_kv_key_is_oid_then_key),
+		cmocka_unit_test(test_dirent_round_trips),
+		cmocka_unit_test(test_dirent_rejects_bad_type),
+		cmocka_unit_test(test_dirent_rejects_nsids_over_max),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
