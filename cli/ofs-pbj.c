@@ -275,7 +275,7 @@ static int cmd_server_set(const char *const *cluster, size_t ncluster, int argc,
 	if (rc) {
 		fprintf(stderr, "ofs-pbj: %s: %s\n", sidarg,
 			rc == -EEXIST ? "prefix matches several servers" : "no such server");
-		return EXIT_FAIL;
+		return EXIT_USAGE;
 	}
 	rc = call_server(via, &q, &b, &bn, 10000);
 	if (!rc) {
@@ -287,7 +287,7 @@ static int cmd_server_set(const char *const *cluster, size_t ncluster, int argc,
 	free(b);
 	if (rc == -ENOENT) {
 		fprintf(stderr, "ofs-pbj: %s: no such server\n", sidarg);
-		return EXIT_FAIL;
+		return EXIT_USAGE;
 	}
 	if (rc) {
 		fprintf(stderr, "ofs-pbj: server set %s: %s\n", sidarg, ofs_strerror(rc));

@@ -185,8 +185,8 @@ static size_t try_order(struct ofs_client *c, const struct ofs_handle *h, struct
  * Send q about object h to its primary, or, when that server does not
  * answer, to the next copy (which then acts as primary and forwards the
  * change to the rest). Reads fail over the same way, and also past a copy
- * whose checksums do not verify; skipped copies are reported to the server
- * that answered. -OFS_EUNREACHABLE when no copy answered.
+ * whose checksums do not verify, that lacks the object or that knows it
+ * missed changes; skipped copies are reported to the server that answered. -OFS_EUNREACHABLE when no copy answered.
  */
 static int call(struct ofs_client *c, const struct ofs_handle *h, const struct ofs_req *q,
 		uint8_t **body, size_t *blen)
@@ -217,7 +217,22 @@ static int call(struct ofs_client *c, const struct ofs_handle *h, const struct o
 			why[nskipped++] = "checksum mismatch on read";
 			continue;
 		}
-		if (q->op == OFS_OP_READ || q->op == OFS_OP_GETATTR)
+		if (rc == -OFS_EBEHIND && i + 1 < n) {
+			skipped[nskipped] = order[i];
+			why[nskipped++] = "copy behind";
+			continue;
+		}
+		/* A handle names this object, so a copy without it missed its
+		 * creation (it was down): ask the next one. */
+		if (rc == -ENOENT && (q->op == OFS_OP_READ || q->op == OFS_OP_GETATTR) &&
+		    i + 1 < n) {
+			skipped[nskipped] = order[i];
+			why[nskipped++] = "copy missing";
+			continue;
+		}
+		if (q->op == OFS_OP_READ || q->op == OFS_OP_GETATTR ||
+		    q->op == OFS_OP_DIRENT_LOOKUP || q->op == OFS_OP_DIRENT_LIST ||
+		    q->op == OFS_OP_KV_GET || q->op == OFS_OP_KV_LIST)
 			for (size_t k = 0; k < nskipped; k++)
 				report(c, order[i], q->oid, skipped[k], why[k]);
 		return rc;
@@ -1022,9 +1037,12 @@ static int dfile_io(struct ofs_client *c, const struct ofs_handle *h, bool write
 			rc = -OFS_EUNREACHABLE;
 			badsid[bad] = order[i];
 			badwhy[bad++] = "unreachable";
-		} else if (!write && (rc == -OFS_ECHECKSUM || rc == -EIO)) {
+		} else if (!write && (rc == -OFS_ECHECKSUM || rc == -EIO ||
+				      ((rc == -ENOENT || rc == -OFS_EBEHIND) && i + 1 < norder))) {
 			badsid[bad] = order[i];
-			badwhy[bad++] = rc == -EIO ? "short read" : "checksum mismatch on read";
+			badwhy[bad++] = rc == -EIO ? "short read" :
+					rc == -ENOENT ? "copy missing" :
+					rc == -OFS_EBEHIND ? "copy behind" : "checksum mismatch on read";
 		} else {
 			if (!rc)
 				for (size_t k = 0; k < bad; k++)

@@ -19,6 +19,7 @@ const char *ofs_strerror(int err)
 	case OFS_EVERSION: return "unsupported version";
 	case OFS_EUNREACHABLE: return "no server could be reached";
 	case OFS_ENOSERVERS: return "not enough servers in service for the copies asked";
+	case OFS_EBEHIND: return "this copy missed changes and is not served until repaired";
 	case OFS_EQUORUM: return "fewer copies could be written than the write confidence requires";
 	default: break;
 	}

@@ -23,6 +23,7 @@ enum {
 	OFS_EUNREACHABLE, /* no server could be reached */
 	OFS_EQUORUM,      /* fewer copies durable than the write confidence */
 	OFS_ENOSERVERS,   /* not enough servers in service for the copies asked */
+	OFS_EBEHIND,      /* this copy missed changes: read another */
 	OFS_ELAST
 };
 

@@ -55,7 +55,8 @@ const char *ofs_op_name(uint16_t op)
 		[OFS_OP_COMMIT] = "commit",
 		[OFS_OP_SERVERS] = "servers", [OFS_OP_SERVER_SET] = "server_set",
 		[OFS_OP_STATS] = "stats", [OFS_OP_REPORT] = "report",
-		[OFS_OP_SET_ROOT] = "set_root",
+		[OFS_OP_SET_ROOT] = "set_root", [OFS_OP_BEHIND] = "behind",
+		[OFS_OP_STALE_FOR] = "stale_for",
 	};
 	op &= (uint16_t)~(OFS_OP_RESPONSE | OFS_OP_FORWARDED);
 	if (op >= OFS_OP_PING && op < OFS_OP_MAX)
@@ -236,6 +237,8 @@ int proto_encode_req(struct wbuf *w, const struct ofs_req *q)
 	case OFS_OP_STATS:
 		break;
 	case OFS_OP_REPORT:
+	case OFS_OP_BEHIND:
+	case OFS_OP_STALE_FOR:
 		proto_encode_report(w, q->oid, q->sid, q->reason);
 		break;
 	case OFS_OP_SET_ROOT:
@@ -379,6 +382,8 @@ int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_re
 	case OFS_OP_STATS:
 		break;
 	case OFS_OP_REPORT:
+	case OFS_OP_BEHIND:
+	case OFS_OP_STALE_FOR:
 		return proto_decode_report(body, len, &q->oid, &q->sid, q->reason);
 	case OFS_OP_SET_ROOT:
 		return proto_decode_root(body, len, &q->root, &q->birth_ns);
@@ -841,5 +846,51 @@ int proto_decode_root(const uint8_t *b, size_t n, struct ofs_handle *h, int64_t 
 		return -OFS_ECORRUPT;
 	*h = t;
 	*birth_ns = birth;
+	return 0;
+}
+
+void proto_encode_stale_list(struct wbuf *w, const struct ofs_oid *oids,
+			     char (*reasons)[256], uint32_t n, bool more)
+{
+	wbuf_u32(w, n);
+	for (uint32_t i = 0; i < n; i++) {
+		wbuf_oid(w, oids[i]);
+		wbuf_str(w, reasons[i]);
+	}
+	wbuf_u8(w, more ? 1 : 0);
+}
+
+int proto_decode_stale_list(const uint8_t *b, size_t len,
+			    int (*fn)(struct ofs_oid oid, const char *reason, void *arg),
+			    void *arg, bool *more)
+{
+	struct rbuf r;
+	char reason[256];
+	uint32_t n;
+	uint8_t m;
+	int rc;
+
+	/* Pass 1: check everything; pass 2: deliver. */
+	for (int pass = 0; pass < 2; pass++) {
+		rbuf_init(&r, b, len);
+		n = rbuf_u32(&r);
+		if (!rbuf_error(&r) && n > OFS_MAX_STALE_LIST)
+			return -OFS_ETOOBIG;
+		for (uint32_t i = 0; i < n && !rbuf_error(&r); i++) {
+			struct ofs_oid oid = rbuf_oid(&r);
+			rbuf_str(&r, reason, sizeof(reason));
+			for (const char *c = reason; !rbuf_error(&r) && *c; c++)
+				if ((unsigned char)*c < 0x20 || *c == 0x7f)
+					return -OFS_ECORRUPT;   /* it goes into logs */
+			if (pass == 1 && !rbuf_error(&r) && (rc = fn(oid, reason, arg)) != 0)
+				return rc;
+		}
+		m = rbuf_u8(&r);
+		if (rbuf_done(&r))
+			return rbuf_done(&r);
+		if (m > 1)
+			return -OFS_ECORRUPT;
+	}
+	*more = m == 1;
 	return 0;
 }

@@ -49,6 +49,10 @@ enum ofs_op {
 	OFS_OP_STATS,           /* -> objects and bytes stored */
 	OFS_OP_REPORT,          /* oid, SID, reason -> (logged by the server) */
 	OFS_OP_SET_ROOT,        /* root handle, birth -> the root the server uses */
+	OFS_OP_BEHIND,          /* oid, SID of the teller, reason -> (the
+	                           receiver's copy of oid is marked behind) */
+	OFS_OP_STALE_FOR,       /* after-oid, SID -> the stale records naming
+	                           SID: oids and reasons, more */
 	OFS_OP_MAX
 };
 
@@ -305,6 +309,18 @@ int proto_decode_stats(const uint8_t *b, size_t n, struct ofs_stats *s);
 void proto_encode_report(struct wbuf *w, struct ofs_oid oid, struct ofs_sid sid, const char *reason);
 int proto_decode_report(const uint8_t *b, size_t n, struct ofs_oid *oid, struct ofs_sid *sid,
 			char reason[256]);
+
+/*
+ * STALE_FOR reply: n records (oid, reason) and whether more follow. The
+ * decoder checks the whole body first, then calls fn for each record
+ * (fn returning non-zero stops it with that value).
+ */
+#define OFS_MAX_STALE_LIST 1024
+void proto_encode_stale_list(struct wbuf *w, const struct ofs_oid *oids,
+			     char (*reasons)[256], uint32_t n, bool more);
+int proto_decode_stale_list(const uint8_t *b, size_t len,
+			    int (*fn)(struct ofs_oid oid, const char *reason, void *arg),
+			    void *arg, bool *more);
 
 /* SET_ROOT reply: the root in use and its birth. */
 void proto_encode_root(struct wbuf *w, const struct ofs_handle *h, int64_t birth_ns);

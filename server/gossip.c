@@ -22,6 +22,8 @@ struct gossip {
 	char **seeds;              /* "HOST:PORT", owned */
 	size_t nseeds;
 	bool seeded;               /* a seed has answered once */
+	gossip_contact_fn contact;
+	void *contact_arg;
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -66,6 +68,8 @@ static int exchange(struct gossip *g, const char *addr)
 			log_info("gossip: learned %d server table change(s) from %s", rc, addr);
 		rc = rc < 0 ? rc : 0;
 		sidtab_seen(g->t, who);
+		if (g->contact)
+			g->contact(who, g->contact_arg);
 	}
 out:
 	conn_close(c);
@@ -132,13 +136,16 @@ static void *gossip_main(void *arg)
 	return NULL;
 }
 
-int gossip_start(struct sidtab *t, const char *const *seeds, size_t nseeds, struct gossip **out)
+int gossip_start(struct sidtab *t, const char *const *seeds, size_t nseeds,
+		 gossip_contact_fn contact, void *contact_arg, struct gossip **out)
 {
 	struct gossip *g = calloc(1, sizeof(*g));
 
 	if (!g)
 		return -ENOMEM;
 	g->t = t;
+	g->contact = contact;
+	g->contact_arg = contact_arg;
 	g->seeds = calloc(nseeds ? nseeds : 1, sizeof(*g->seeds));
 	if (!g->seeds) {
 		free(g);

@@ -20,9 +20,15 @@
 
 struct gossip;
 
-/* Start gossiping for t; seeds are "HOST:PORT" strings (copied). Returns
- * 0, -ENOMEM or -EAGAIN (no thread). */
-int gossip_start(struct sidtab *t, const char *const *seeds, size_t nseeds, struct gossip **out);
+/* Called from the gossip thread after each successful exchange, with the
+ * SID of the peer that answered. */
+typedef void (*gossip_contact_fn)(struct ofs_sid peer, void *arg);
+
+/* Start gossiping for t; seeds are "HOST:PORT" strings (copied); contact
+ * (may be NULL) hears of every peer that answered. Returns 0, -ENOMEM or
+ * -EAGAIN (no thread). */
+int gossip_start(struct sidtab *t, const char *const *seeds, size_t nseeds,
+		 gossip_contact_fn contact, void *contact_arg, struct gossip **out);
 /* Stop the thread and free everything; gossip_stop(NULL) is a no-op. */
 void gossip_stop(struct gossip *g);
 

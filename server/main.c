@@ -12,6 +12,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "behind.h"
 #include "gossip.h"
 #include "inspect.h"
 #include "listener.h"
@@ -48,6 +49,8 @@ enum { OPT_DATA = 1, OPT_ATTR, OPT_CHUNK, OPT_LISTEN, OPT_LOG, OPT_MAXCONNS, OPT
        OPT_PEER, OPT_HELP };
 
 #define MAX_PEERS 16
+/* How long a start waits for each peer's list of our stale copies. */
+#define CATCH_UP_TIMEOUT_MS 2000
 
 static const struct option long_opts[] = {
 	{ "data", required_argument, NULL, OPT_DATA },
@@ -180,6 +183,18 @@ static int cmd_init(int argc, char **argv)
 	return 0;
 }
 
+/* Gossip reached a peer: tell it which of its copies fell behind. */
+static void on_contact(struct ofs_sid peer, void *arg)
+{
+	int rc = behind_tell(arg, peer);
+
+	if (rc > 0) {
+		char hex[OFS_OID_HEX];
+		sid_to_hex(peer, hex);
+		log_info("told %s that %d of its copies missed changes", hex, rc);
+	}
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	struct args a;
@@ -188,6 +203,7 @@ static int cmd_run(int argc, char **argv)
 	struct sidtab *tab = NULL;
 	struct gossip *g = NULL;
 	struct replicator *rep = NULL;
+	struct behind *bh = NULL;
 	struct service sv;
 	bool sv_ready = false;
 	char sidhex[OFS_OID_HEX], where[OFS_ADDR_MAX];
@@ -250,14 +266,29 @@ static int cmd_run(int argc, char **argv)
 		rc = fail("server table", rc);
 		goto out;
 	}
-	rc = gossip_start(tab, a.peers, a.npeers, &g);
-	if (rc) {
-		rc = fail("gossip", rc);
-		goto out;
-	}
 	rc = replica_open(tab, &rep);
 	if (rc) {
 		rc = fail("replication", rc);
+		goto out;
+	}
+	rc = behind_open(s, rep, &bh);
+	if (rc) {
+		rc = fail("replication", rc);
+		goto out;
+	}
+	/* Before serving: which of our copies did peers see fall behind
+	 * while we were away? */
+	rc = behind_catch_up(s, tab, CATCH_UP_TIMEOUT_MS);
+	if (rc < 0) {
+		rc = fail("catching up with peers", rc);
+		goto out;
+	}
+	if (rc > 0)
+		log_warn("%d copies here missed changes while this server was away; "
+			 "they are not served until repaired", rc);
+	rc = gossip_start(tab, a.peers, a.npeers, on_contact, bh, &g);
+	if (rc) {
+		rc = fail("gossip", rc);
 		goto out;
 	}
 	service_init(&sv, s, tab, rep);
@@ -276,6 +307,7 @@ out:
 	gossip_stop(g);
 	if (sv_ready)
 		service_fini(&sv);
+	behind_close(bh);
 	replica_close(rep);
 	if (lfd >= 0)
 		close(lfd);

@@ -78,6 +78,41 @@ static int do_servers(struct service *sv, const struct ofs_req *q, struct wbuf *
 	return rc;
 }
 
+/* One STALE_FOR reply's records. */
+struct stale_page {
+	struct ofs_oid oids[OFS_MAX_STALE_LIST];
+	char reasons[OFS_MAX_STALE_LIST][256];
+	uint32_t n;
+};
+
+static int stale_page_add(struct ofs_oid oid, const char *reason, void *arg)
+{
+	struct stale_page *pg = arg;
+
+	if (pg->n == OFS_MAX_STALE_LIST)
+		return -OFS_ETOOBIG;
+	pg->oids[pg->n] = oid;
+	snprintf(pg->reasons[pg->n], sizeof(pg->reasons[pg->n]), "%s", reason);
+	pg->n++;
+	return 0;
+}
+
+/* Client reads that a copy marked behind must not answer. */
+static bool is_read(uint16_t op)
+{
+	switch (op) {
+	case OFS_OP_GETATTR:
+	case OFS_OP_READ:
+	case OFS_OP_KV_GET:
+	case OFS_OP_KV_LIST:
+	case OFS_OP_DIRENT_LOOKUP:
+	case OFS_OP_DIRENT_LIST:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static int handle(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 {
 	struct store *s = sv->store;
@@ -94,13 +129,6 @@ static int handle(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 		p.sid = store_sid(s);
 		strncpy(p.version, OFS_VERSION, sizeof(p.version) - 1);
 		proto_encode_ping(reply, &p);
-		break;
-	}
-	case OFS_OP_GET_ROOT: {
-		struct ofs_handle h;
-		rc = store_root(s, &h);
-		if (!rc)
-			proto_encode_handle_reply(reply, &h);
 		break;
 	}
 	case OFS_OP_CREATE: {
@@ -222,6 +250,31 @@ static int handle(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 		rc = store_stats(s, &st);
 		if (!rc)
 			proto_encode_stats(reply, &st);
+		break;
+	}
+	case OFS_OP_BEHIND: {
+		char oh[OFS_OID_HEX], sh[OFS_OID_HEX], why[256];
+		oid_to_hex(q->oid, oh);
+		sid_to_hex(q->sid, sh);
+		snprintf(why, sizeof(why), "behind per %.32s: %.200s", sh, q->reason);
+		rc = store_behind_mark(s, q->oid, why);
+		if (!rc)
+			log_warn("copy of %s here missed changes (told by %s: %s); "
+				 "not served until repaired", oh, sh, q->reason);
+		break;
+	}
+	case OFS_OP_STALE_FOR: {
+		struct stale_page *pg = calloc(1, sizeof(*pg));
+		bool later = false;
+		if (!pg) {
+			rc = -ENOMEM;
+			break;
+		}
+		rc = store_stale_for(s, q->sid, oid_is_zero(q->oid) ? NULL : &q->oid,
+				     OFS_MAX_STALE_LIST, stale_page_add, pg, &later);
+		if (!rc)
+			proto_encode_stale_list(reply, pg->oids, pg->reasons, pg->n, later);
+		free(pg);
 		break;
 	}
 	case OFS_OP_REPORT: {
@@ -381,6 +434,73 @@ out_free:
 	return rc;
 }
 
+/* At most this many peers are asked for the root at once. */
+#define ROOT_ASK_MAX 16
+
+/*
+ * GET_ROOT. A server without a root asks its peers before it answers
+ * "none": a client that gets ENOENT makes a new root, and the one another
+ * client made a moment ago through another server may not have reached
+ * us by gossip yet. Peers answer a forwarded GET_ROOT with the root and
+ * its birth time, from their own store only (no further asking). The
+ * oldest answer is adopted as if gossip had brought it.
+ */
+static int get_root(struct service *sv, bool forwarded, struct wbuf *reply)
+{
+	struct ofs_handle h;
+	int64_t birth = 0;
+	int rc = store_root_info(sv->store, &h, &birth);
+
+	if (rc == -ENOENT && !forwarded && sv->rep) {
+		struct ofs_server *e = NULL;
+		struct ofs_sid ask[ROOT_ASK_MAX], self = sidtab_self(sv->tab);
+		struct replica_result *res = NULL;
+		size_t n = 0, nask = 0;
+		struct ofs_handle best;
+		int64_t best_birth = 0;
+		bool found = false;
+
+		if (sidtab_snapshot(sv->tab, &e, &n))
+			return rc;
+		for (size_t i = 0; i < n && nask < ROOT_ASK_MAX; i++)
+			if (!sid_eq(e[i].sid, self))
+				ask[nask++] = e[i].sid;
+		free(e);
+		res = calloc(nask ? nask : 1, sizeof(*res));
+		if (!res)
+			return -ENOMEM;
+		if (nask && replica_forward(sv->rep, OFS_OP_GET_ROOT, NULL, 0, ask, nask, res) == 0) {
+			for (size_t i = 0; i < nask; i++) {
+				struct ofs_handle ph;
+				int64_t pb;
+				if (!res[i].rc && !proto_decode_root(res[i].body, res[i].len, &ph, &pb) &&
+				    !oid_is_zero(ph.oid) &&
+				    (!found || pb < best_birth ||
+				     (pb == best_birth && oid_cmp(ph.oid, best.oid) < 0))) {
+					best = ph;
+					best_birth = pb;
+					found = true;
+				}
+			}
+		}
+		for (size_t i = 0; i < nask; i++)
+			free(res[i].body);
+		free(res);
+		if (!found)
+			return -ENOENT;
+		rc = sidtab_offer_root(sv->tab, &best, best_birth, &h, &birth);
+		if (rc)
+			return rc;
+	}
+	if (rc)
+		return rc;
+	if (forwarded)
+		proto_encode_root(reply, &h, birth);
+	else
+		proto_encode_handle_reply(reply, &h);
+	return 0;
+}
+
 int service_handle(struct service *sv, uint16_t op, const uint8_t *body, size_t len,
 		   struct wbuf *reply)
 {
@@ -395,6 +515,11 @@ int service_handle(struct service *sv, uint16_t op, const uint8_t *body, size_t 
 	rc = proto_decode_req(op, body, len, q);
 	if (rc) {
 		log_debug("rejected %s request: %s", ofs_op_name(op), ofs_strerror(rc));
+	} else if (!forwarded && is_read(op) && (rc = store_behind(sv->store, q->oid)) != 0) {
+		if (rc > 0)
+			rc = -OFS_EBEHIND;
+	} else if (op == OFS_OP_GET_ROOT) {
+		rc = get_root(sv, forwarded, reply);
 	} else if (!forwarded && sv->rep && is_change(op)) {
 		rc = handle_replicated(sv, q, body, len, reply);
 	} else {

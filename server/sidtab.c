@@ -262,6 +262,11 @@ int sidtab_offer_root(struct sidtab *t, const struct ofs_handle *h, int64_t birt
 	pthread_mutex_unlock(&t->mu);
 	*used = *h;
 	*used_birth = birth_ns;
+	{
+		char hex[OFS_OID_HEX];
+		oid_to_hex(h->oid, hex);
+		log_info("took the namespace root a client made: %s", hex);
+	}
 	return store_server_put(t->s, &me);
 }
 
@@ -282,6 +287,29 @@ int sidtab_merge(struct sidtab *t, const struct ofs_server *e, size_t n)
 			take = in.version > cur->version;
 		else
 			take = cmp_encoding(&in, cur) > 0;
+		if (take && cur && sid_eq(in.sid, t->self)) {
+			/*
+			 * Our own entry, changed elsewhere (an operator's
+			 * server set): take its state, weight and attributes,
+			 * but where we are and which root we serve only we
+			 * know. If the peer's copy had those wrong, ours goes
+			 * out again with a newer version.
+			 */
+			if (strcmp(in.address, cur->address) != 0 ||
+			    !oid_eq(in.root.oid, cur->root.oid) ||
+			    in.root_birth_ns != cur->root_birth_ns) {
+				memcpy(in.address, cur->address, sizeof(in.address));
+				in.root = cur->root;
+				in.root_birth_ns = cur->root_birth_ns;
+				in.version = next_version(in.version);
+			}
+		} else if (take && cur &&
+			   older(&cur->root, cur->root_birth_ns, &in.root, in.root_birth_ns)) {
+			/* A root once seen stays known (an older entry
+			 * version may carry it, a newer one not yet). */
+			in.root = cur->root;
+			in.root_birth_ns = cur->root_birth_ns;
+		}
 		if (take) {
 			if (cur) {
 				int64_t seen = cur->last_seen_ns;

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,7 @@ struct store {
 	pthread_rwlock_t locks[STORE_NLOCKS];
 	pthread_mutex_t pend_mu;            /* guards which pend[] are in use */
 	struct pending *pend;               /* STORE_MAX_PENDING slots */
+	atomic_bool behind_any;             /* some copy here is marked behind */
 };
 
 /*
@@ -297,6 +299,25 @@ static int load_meta(struct kv_txn *t, void *arg)
 	return rbuf_done(&r) ? -OFS_ECORRUPT : 0;
 }
 
+static int any_behind_scan(const void *k, size_t kn, const void *v, size_t vn, void *arg)
+{
+	struct store *s = arg;
+
+	(void)v; (void)vn;
+	if (kn == OFS_OID_LEN * 2 && memcmp((const uint8_t *)k + OFS_OID_LEN, s->sid.b, OFS_OID_LEN) == 0) {
+		atomic_store(&s->behind_any, true);
+		return 1;
+	}
+	return 0;
+}
+
+/* Whether any copy here is marked behind (a full scan of KV_STALE, which
+ * holds only the few copies that missed a change). */
+static int find_behind_txn(struct kv_txn *t, void *arg)
+{
+	return kv_scan(t, KV_STALE, NULL, 0, NULL, 0, any_behind_scan, arg);
+}
+
 int store_open(const char *datadir, bool read_only, struct store **out)
 {
 	char path[BSTREAM_PATH_MAX], fmt[64];
@@ -354,6 +375,11 @@ int store_open(const char *datadir, bool read_only, struct store **out)
 	if (rc)
 		goto fail;
 	rc = kv_view(s->kv, load_meta, s);
+	if (rc)
+		goto fail;
+	rc = kv_view(s->kv, find_behind_txn, s);
+	if (rc == -ENOENT || rc == -EINVAL)
+		rc = 0;   /* (a read-only open of an old data dir: no KV_STALE) */
 	if (rc)
 		goto fail;
 	*out = s;
@@ -1973,4 +1999,127 @@ int store_stale_list(struct store *s, struct ofs_oid oid, store_stale_fn fn, voi
 	struct stale_list_args sl = { .oid = oid, .fn = fn, .arg = arg };
 
 	return kv_view(s->kv, stale_list_txn, &sl);
+}
+
+/* ---- copies known to be behind -------------------------------------------- */
+
+struct behind_args {
+	struct ofs_oid oid;
+	struct ofs_sid self;
+	const char *reason;
+};
+
+static int behind_mark_txn(struct kv_txn *t, void *arg)
+{
+	struct behind_args *ba = arg;
+	uint8_t key[OFS_OID_LEN * 2];
+	const void *v;
+	size_t vn;
+
+	memcpy(key, ba->oid.b, OFS_OID_LEN);
+	memcpy(key + OFS_OID_LEN, ba->self.b, OFS_OID_LEN);
+	if (kv_get(t, KV_STALE, key, sizeof(key), &v, &vn) == 0)
+		return 0;   /* already marked: the first reason stays */
+	return kv_put(t, KV_STALE, key, sizeof(key), ba->reason, strlen(ba->reason));
+}
+
+int store_behind_mark(struct store *s, struct ofs_oid oid, const char *reason)
+{
+	struct behind_args ba = { .oid = oid, .self = s->sid, .reason = reason };
+	int rc;
+
+	if (s->read_only)
+		return -EROFS;
+	rc = kv_update(s->kv, behind_mark_txn, &ba);
+	if (!rc)
+		atomic_store(&s->behind_any, true);
+	return rc;
+}
+
+static int behind_get_txn(struct kv_txn *t, void *arg)
+{
+	struct behind_args *ba = arg;
+	uint8_t key[OFS_OID_LEN * 2];
+	const void *v;
+	size_t vn;
+
+	memcpy(key, ba->oid.b, OFS_OID_LEN);
+	memcpy(key + OFS_OID_LEN, ba->self.b, OFS_OID_LEN);
+	return kv_get(t, KV_STALE, key, sizeof(key), &v, &vn);
+}
+
+int store_behind(struct store *s, struct ofs_oid oid)
+{
+	struct behind_args ba = { .oid = oid, .self = s->sid };
+	int rc;
+
+	if (!atomic_load(&s->behind_any))
+		return 0;
+	rc = kv_view(s->kv, behind_get_txn, &ba);
+	if (rc == -ENOENT)
+		return 0;
+	return rc ? rc : 1;
+}
+
+struct stale_for_args {
+	struct ofs_sid sid;
+	const struct ofs_oid *after;
+	uint32_t max, n;
+	store_stale_for_fn fn;
+	void *arg;
+	bool more;
+};
+
+static int stale_for_scan(const void *k, size_t kn, const void *v, size_t vn, void *arg)
+{
+	struct stale_for_args *sf = arg;
+	struct ofs_oid oid;
+	char reason[256];
+	int rc;
+
+	if (kn != OFS_OID_LEN * 2)
+		return -OFS_ECORRUPT;
+	if (memcmp((const uint8_t *)k + OFS_OID_LEN, sf->sid.b, OFS_OID_LEN) != 0)
+		return 0;
+	memcpy(oid.b, k, OFS_OID_LEN);
+	if (sf->after && memcmp(oid.b, sf->after->b, OFS_OID_LEN) <= 0)
+		return 0;
+	if (sf->n == sf->max) {
+		sf->more = true;
+		return 1;
+	}
+	snprintf(reason, sizeof(reason), "%.*s", (int)(vn < 255 ? vn : 255), (const char *)v);
+	rc = sf->fn(oid, reason, sf->arg);
+	if (rc)
+		return rc;
+	sf->n++;
+	return 0;
+}
+
+static int stale_for_txn(struct kv_txn *t, void *arg)
+{
+	struct stale_for_args *sf = arg;
+	uint8_t after[OFS_OID_LEN * 2];
+
+	sf->n = 0;
+	sf->more = false;
+	if (!sf->after)
+		return kv_scan(t, KV_STALE, NULL, 0, NULL, 0, stale_for_scan, sf);
+	memcpy(after, sf->after->b, OFS_OID_LEN);
+	memset(after + OFS_OID_LEN, 0xff, OFS_OID_LEN);
+	return kv_scan(t, KV_STALE, NULL, 0, after, sizeof(after), stale_for_scan, sf);
+}
+
+int store_stale_for(struct store *s, struct ofs_sid sid, const struct ofs_oid *after,
+		    uint32_t max, store_stale_for_fn fn, void *arg, bool *more)
+{
+	struct stale_for_args sf = { .sid = sid, .after = after, .max = max, .fn = fn, .arg = arg };
+	int rc;
+
+	if (max == 0)
+		return -EINVAL;
+	rc = kv_view(s->kv, stale_for_txn, &sf);
+	if (!rc && more)
+		*more = sf.more;
+	return rc;
 }

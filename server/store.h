@@ -164,6 +164,27 @@ int store_stale_add(struct store *s, struct ofs_oid oid, struct ofs_sid sid, con
 typedef int (*store_stale_fn)(struct ofs_sid sid, const char *reason, void *arg);
 int store_stale_list(struct store *s, struct ofs_oid oid, store_stale_fn fn, void *arg);
 
+/*
+ * Copies known to be behind. A copy here that missed changes (its primary
+ * could not reach this server, and said so later: OFS_OP_BEHIND) is marked
+ * under KV_STALE with this server's own SID, with why; the object need not
+ * exist here (a copy that missed its creation). A marked copy is not
+ * served to clients until repair replaces it; removing the object clears
+ * the mark. store_behind_mark keeps the first reason.
+ * store_behind: 1 marked, 0 not, or a store error.
+ */
+int store_behind_mark(struct store *s, struct ofs_oid oid, const char *reason);
+int store_behind(struct store *s, struct ofs_oid oid);
+
+/*
+ * The stale records naming sid (copies on sid that this server, as
+ * primary, saw fall behind), in OID order after *after (NULL: from the
+ * start), at most max (>= 1) of them; *more says whether others follow.
+ */
+typedef int (*store_stale_for_fn)(struct ofs_oid oid, const char *reason, void *arg);
+int store_stale_for(struct store *s, struct ofs_sid sid, const struct ofs_oid *after,
+		    uint32_t max, store_stale_for_fn fn, void *arg, bool *more);
+
 /* The server table as persisted (sidtab.h keeps it in memory). */
 int store_server_put(struct store *s, const struct ofs_server *e);
 typedef int (*store_server_fn)(const struct ofs_server *e, void *arg);

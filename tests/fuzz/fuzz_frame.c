@@ -45,6 +45,25 @@ static void check_same(struct wbuf *w, const uint8_t *b, size_t n)
 	wbuf_free(w);
 }
 
+/* The records of a stale list, as decoded. */
+struct stale_fuzz {
+	struct ofs_oid oids[OFS_MAX_STALE_LIST];
+	char reasons[OFS_MAX_STALE_LIST][256];
+	uint32_t n;
+};
+
+static int stale_collect(struct ofs_oid oid, const char *reason, void *arg)
+{
+	struct stale_fuzz *sf = arg;
+
+	if (sf->n == OFS_MAX_STALE_LIST)
+		return -OFS_ETOOBIG;
+	sf->oids[sf->n] = oid;
+	snprintf(sf->reasons[sf->n], sizeof(sf->reasons[sf->n]), "%s", reason);
+	sf->n++;
+	return 0;
+}
+
 /* A failing decoder returns one of the codes proto.h lists. */
 static void check_code(int rc)
 {
@@ -176,6 +195,22 @@ static void fuzz_replies(const uint8_t *b, size_t n)
 		CHECK(lw.count == count);
 		proto_list_end(&lw, more);
 		check_same(&w, b, n);
+	}
+
+	{
+		static struct stale_fuzz sfbuf;   /* (too big to allocate per input) */
+		struct stale_fuzz *sf = &sfbuf;
+		bool more = false;
+
+		sf->n = 0;
+		rc = proto_decode_stale_list(b, n, stale_collect, sf, &more);
+		check_code(rc);
+		if (rc == 0) {
+			CHECK(sf->n <= OFS_MAX_STALE_LIST);
+			wbuf_init(&w);
+			proto_encode_stale_list(&w, sf->oids, sf->reasons, sf->n, more);
+			check_same(&w, b, n);
+		}
 	}
 
 	rc = proto_list_open_dirent(&lr, b, n);

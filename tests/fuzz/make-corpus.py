@@ -13,7 +13,8 @@ MAGIC = 0x4F465331
 RESPONSE = 0x8000
 (PING, GET_ROOT, CREATE, REMOVE, GETATTR, SETATTR, READ, WRITE, KV_GET,
  KV_PUT, KV_DEL, KV_LIST, DIRENT_CREATE, DIRENT_REMOVE, DIRENT_LOOKUP,
- DIRENT_LIST, COMMIT) = range(1, 18)
+ DIRENT_LIST, COMMIT, SERVERS, SERVER_SET, STATS, REPORT, SET_ROOT, BEHIND,
+ STALE_FOR) = range(1, 25)
 METAFILE, DFILE, DIRECTORY, DIRDATA = 1, 2, 3, 4
 
 
@@ -70,6 +71,11 @@ REQUESTS = {
     "req-dirent-remove": (DIRENT_REMOVE, oid(7) + string(b"notes.md")),
     "req-dirent-lookup": (DIRENT_LOOKUP, oid(7) + string(b"notes.md")),
     "req-dirent-list": (DIRENT_LIST, oid(7) + string(b"") + u32(1000)),
+    "req-stats": (STATS, b""),
+    "req-report": (REPORT, oid(20) + oid(21) + string(b"checksum mismatch on read")),
+    "req-set-root": (SET_ROOT, handle(22, 3) + i64(1700000000 * 10**9)),
+    "req-behind": (BEHIND, oid(23) + oid(24) + string(b"write not applied: timeout")),
+    "req-stale-for": (STALE_FOR, oid(0) + oid(25) + string(b"")),
 }
 
 REPLIES = {
@@ -82,6 +88,8 @@ REPLIES = {
     "rep-dirent-absent": (DIRENT_REMOVE, u8(0)),
     "rep-kv-list": (KV_LIST, u32(2) + blob(b"a") + blob(b"1") + blob(b"bb")
                     + blob(b"") + u8(1)),
+    "rep-stale-list": (STALE_FOR, u32(2) + oid(26) + string(b"create not applied")
+                       + oid(27) + string(b"") + u8(1)),
     "rep-dirent-list": (DIRENT_LIST, u32(2) + string(b"docs") + dirent(DIRECTORY, 13, 1)
                         + string(b"readme") + dirent(METAFILE, 14, 4) + u8(0)),
 }

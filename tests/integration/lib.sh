@@ -13,6 +13,11 @@
 #   stop_server NAME      SIGTERM, bounded wait, assert exit status 0
 #   kill_server NAME      SIGKILL, reap
 #   restart_server NAME   stop (if running) and start on the same data dir
+#   restart_same_port NAME   the same, listening where it did before
+#   start_cluster NAME:RACK...   start servers joined through the first and
+#                         wait until each lists all of them as up
+#   sees_up NAME COUNT, sees_sid NAME SID, srv_by_sid SID, rack_of SID,
+#   inspect_json NAME OID, ofs_pbj ARGS...   cluster helpers
 #   use_server NAME       point OFS_CLUSTER at NAME
 #   srv_addr / srv_sid / srv_data / srv_pid NAME
 #   ofs ARGS...           the real bin/ofs
@@ -219,10 +224,10 @@ start_server() {
 }
 
 _run_server() {
-	local name=$1 data=${SRV_DATA[$1]} out=$T/$1.out pid line
+	local name=$1 data=${SRV_DATA[$1]} out=$T/$1.out pid line listen=${LISTEN:-127.0.0.1:0}
 	shift
 	: >"$out"
-	"$OFS_SERVER" run --data "$data" --listen 127.0.0.1:0 --log "$T/$name.log" "$@" \
+	"$OFS_SERVER" run --data "$data" --listen "$listen" --log "$T/$name.log" "$@" \
 		>"$out" 2>>"$T/$name.err" &
 	pid=$!
 	SRV_PID[$name]=$pid
@@ -302,6 +307,15 @@ restart_server() {
 	_run_server "$name" ${SRV_RUNARGS[$name]} "$@"
 }
 
+# restart_same_port NAME : restart NAME on the address it had (peers that
+# all restart at once can only find each other where they were).
+restart_same_port() {
+	local name=$1
+	[ -z "${SRV_PID[$name]:-}" ] || stop_server "$name"
+	# shellcheck disable=SC2086
+	LISTEN=${SRV_ADDR[$name]} _run_server "$name" ${SRV_RUNARGS[$name]}
+}
+
 server_alive() { ! _proc_done "${SRV_PID[$1]}"; }
 
 # bg CMD... : start CMD in the background; it is killed on exit. Sets BG.
@@ -322,3 +336,60 @@ assert_json() {
 
 # json FILE FILTER : jq -r FILTER on FILE (call assert_json first).
 json() { jq -r "$2" "$1"; }
+
+# ---- clusters -----------------------------------------------------------
+
+OFS_PBJ=$OFS_BIN/ofs-pbj
+ofs_pbj() { "$OFS_PBJ" "$@"; }
+
+# start_cluster NAME:RACK... : start one server per argument, the first on
+# its own and every other one with --peer to the first, then wait (bounded)
+# until every one of them lists all of them as up. OFS_CLUSTER ends up
+# pointing at the first.
+start_cluster() {
+	local first="" spec name rack
+	for spec in "$@"; do
+		name=${spec%%:*}
+		rack=${spec#*:}
+		if [ -z "$first" ]; then
+			start_server "$name" --attr "rack=$rack"
+			first=$name
+		else
+			start_server "$name" --attr "rack=$rack" --peer "$(srv_addr "$first")"
+		fi
+	done
+	for spec in "$@"; do
+		wait_until 30 "${spec%%:*} to list all $# servers as up" sees_up "${spec%%:*}" $#
+	done
+	use_server "$first"
+}
+
+# sees_up NAME COUNT : NAME's server table (through ofs-pbj) lists exactly
+# COUNT servers, all up.
+sees_up() {
+	"$OFS_PBJ" --cluster "$(srv_addr "$1")" servers --json 2>/dev/null |
+		jq -e --argjson n "$2" '(.servers | length) == $n and ([.servers[] | select(.up)] | length) == $n' >/dev/null
+}
+
+# sees_sid NAME SID : NAME's server table lists SID.
+sees_sid() {
+	"$OFS_PBJ" --cluster "$(srv_addr "$1")" servers --json 2>/dev/null |
+		jq -e --arg s "$2" 'any(.servers[]; .sid == $s)' >/dev/null
+}
+
+# srv_by_sid SID : the name of the test's server with that SID.
+srv_by_sid() {
+	local n
+	for n in "${!SRV_SID[@]}"; do
+		[ "${SRV_SID[$n]}" = "$1" ] && { echo "$n"; return 0; }
+	done
+	return 1
+}
+
+# rack_of SID : the rack attribute the cluster's table gives SID.
+rack_of() {
+	"$OFS_PBJ" servers --json | jq -r --arg s "$1" '.servers[] | select(.sid == $s) | .attrs.rack'
+}
+
+# inspect_json NAME OID : ofs-server inspect --json of OID on NAME's data dir.
+inspect_json() { "$OFS_SERVER" inspect --data "$(srv_data "$1")" "$2" --json; }

@@ -4,6 +4,7 @@
  * rejected with the code proto.h promises (truncation at every length,
  * trailing bytes, bad names, counts, types, flags and limits).
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -185,6 +186,8 @@ static void mk_req(struct ofs_req *q, uint16_t op)
 		q->birth_ns = 1234567;
 		break;
 	case OFS_OP_REPORT:
+	case OFS_OP_BEHIND:
+	case OFS_OP_STALE_FOR:
 		q->oid = mk_oid(9);
 		memset(q->sid.b, 0x42, sizeof(q->sid.b));
 		snprintf(q->reason, sizeof(q->reason), "checksum mismatch at chunk 3");
@@ -1817,6 +1820,145 @@ static void test_list_open_leaves_reader_untouched_on_failure(void **state)
 	wbuf_free(&w);
 }
 
+/* ---- BEHIND, STALE_FOR and the stale list --------------------------------- */
+
+struct stale_got {
+	struct ofs_oid oids[4];
+	char reasons[4][256];
+	uint32_t n;
+	int stop_at;          /* fn returns -EINTR at this record (-1: never) */
+};
+
+static int stale_got_add(struct ofs_oid oid, const char *reason, void *arg)
+{
+	struct stale_got *g = arg;
+
+	if ((int)g->n == g->stop_at)
+		return -EINTR;
+	if (g->n == 4)
+		return -E2BIG;
+	g->oids[g->n] = oid;
+	snprintf(g->reasons[g->n], sizeof(g->reasons[g->n]), "%s", reason);
+	g->n++;
+	return 0;
+}
+
+static void test_behind_and_stale_for_requests_round_trip(void **state)
+{
+	static const uint16_t ops[] = { OFS_OP_BEHIND, OFS_OP_STALE_FOR };
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		struct ofs_req q = { .op = ops[i], .oid = mk_oid(3), .sid = mk_sid(4) }, back;
+		struct wbuf w;
+		strcpy(q.reason, "write not applied: Connection refused");
+		wbuf_init(&w);
+		assert_int_equal(proto_encode_req(&w, &q), 0);
+		memset(&back, 0, sizeof(back));
+		assert_int_equal(proto_decode_req(ops[i], w.data, w.len, &back), 0);
+		assert_memory_equal(back.oid.b, q.oid.b, OFS_OID_LEN);
+		assert_memory_equal(back.sid.b, q.sid.b, OFS_OID_LEN);
+		assert_string_equal(back.reason, q.reason);
+		wbuf_free(&w);
+	}
+	assert_string_equal(ofs_op_name(OFS_OP_BEHIND), "behind");
+	assert_string_equal(ofs_op_name(OFS_OP_STALE_FOR | OFS_OP_FORWARDED), "stale_for");
+}
+
+static void test_behind_rejects_control_characters_in_reason(void **state)
+{
+	struct ofs_req q = { .op = OFS_OP_BEHIND, .oid = mk_oid(3), .sid = mk_sid(4) }, back;
+	struct wbuf w;
+
+	(void)state;
+	strcpy(q.reason, "line one\nforged log line");
+	wbuf_init(&w);
+	assert_int_equal(proto_encode_req(&w, &q), 0);
+	assert_int_equal(proto_decode_req(OFS_OP_BEHIND, w.data, w.len, &back), -OFS_ECORRUPT);
+	wbuf_free(&w);
+}
+
+static void test_stale_list_round_trips(void **state)
+{
+	struct ofs_oid oids[3] = { mk_oid(1), mk_oid(2), mk_oid(3) };
+	char reasons[3][256] = { "create not applied: Connection refused", "", "x" };
+	struct stale_got g = { .stop_at = -1 };
+	bool more = false;
+	struct wbuf w;
+
+	(void)state;
+	wbuf_init(&w);
+	proto_encode_stale_list(&w, oids, reasons, 3, true);
+	assert_int_equal(wbuf_error(&w), 0);
+	assert_int_equal(proto_decode_stale_list(w.data, w.len, stale_got_add, &g, &more), 0);
+	assert_int_equal(g.n, 3);
+	assert_true(more);
+	for (int i = 0; i < 3; i++) {
+		assert_memory_equal(g.oids[i].b, oids[i].b, OFS_OID_LEN);
+		assert_string_equal(g.reasons[i], reasons[i]);
+	}
+	wbuf_free(&w);
+
+	/* An empty list, nothing after it. */
+	g.n = 0;
+	wbuf_init(&w);
+	proto_encode_stale_list(&w, NULL, NULL, 0, false);
+	assert_int_equal(proto_decode_stale_list(w.data, w.len, stale_got_add, &g, &more), 0);
+	assert_int_equal(g.n, 0);
+	assert_false(more);
+	wbuf_free(&w);
+}
+
+static void test_stale_list_checks_whole_body_before_delivering(void **state)
+{
+	struct ofs_oid oids[2] = { mk_oid(1), mk_oid(2) };
+	char reasons[2][256] = { "a", "b" };
+	struct stale_got g = { .stop_at = -1 };
+	bool more = false;
+	struct wbuf w;
+
+	(void)state;
+	wbuf_init(&w);
+	proto_encode_stale_list(&w, oids, reasons, 2, false);
+	/* Every truncation fails, and no record reaches fn. */
+	for (size_t cut = 0; cut < w.len; cut++) {
+		g.n = 0;
+		assert_int_not_equal(proto_decode_stale_list(w.data, cut, stale_got_add, &g, &more), 0);
+		assert_int_equal(g.n, 0);
+	}
+	/* A more flag other than 0 or 1 is corrupt. */
+	w.data[w.len - 1] = 2;
+	g.n = 0;
+	assert_int_equal(proto_decode_stale_list(w.data, w.len, stale_got_add, &g, &more),
+			 -OFS_ECORRUPT);
+	assert_int_equal(g.n, 0);
+	w.data[w.len - 1] = 0;
+	/* A reason with a control character is corrupt. */
+	w.data[4 + 16 + 2] = '\n';
+	assert_int_equal(proto_decode_stale_list(w.data, w.len, stale_got_add, &g, &more),
+			 -OFS_ECORRUPT);
+	assert_int_equal(g.n, 0);
+	wbuf_free(&w);
+}
+
+static void test_stale_list_rejects_count_over_max_and_stops_on_fn_error(void **state)
+{
+	struct ofs_oid oids[2] = { mk_oid(1), mk_oid(2) };
+	char reasons[2][256] = { "a", "b" };
+	struct stale_got g = { .stop_at = 1 };
+	bool more = false;
+	uint8_t big[5] = { 0, 0, 0x04, 0x01, 0 };   /* 1025 records, none present */
+	struct wbuf w;
+
+	(void)state;
+	assert_int_equal(proto_decode_stale_list(big, sizeof(big), stale_got_add, &g, &more),
+			 -OFS_ETOOBIG);
+	wbuf_init(&w);
+	proto_encode_stale_list(&w, oids, reasons, 2, false);
+	assert_int_equal(proto_decode_stale_list(w.data, w.len, stale_got_add, &g, &more), -EINTR);
+	assert_int_equal(g.n, 1);
+	wbuf_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1885,6 +2027,11 @@ int main(void)
 		cmocka_unit_test(test_dirent_list_rejects_bad_entry_name),
 		cmocka_unit_test(test_dirent_list_rejects_bad_entry_type),
 		cmocka_unit_test(test_list_open_leaves_reader_untouched_on_failure),
+		cmocka_unit_test(test_behind_and_stale_for_requests_round_trip),
+		cmocka_unit_test(test_behind_rejects_control_characters_in_reason),
+		cmocka_unit_test(test_stale_list_round_trips),
+		cmocka_unit_test(test_stale_list_checks_whole_body_before_delivering),
+		cmocka_unit_test(test_stale_list_rejects_count_over_max_and_stops_on_fn_error),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1923,11 +1923,116 @@ static void test_stream_folder_entry_is_synced_after_a_failed_folder_sync(void *
 	assert_true(synced_top);
 }
 
+/* ---- copies behind, and stale records by server ---------------------------- */
+
+struct stale_seen {
+	struct ofs_oid oids[8];
+	char reasons[8][256];
+	int n;
+};
+
+static int stale_seen_add(struct ofs_oid oid, const char *reason, void *arg)
+{
+	struct stale_seen *ss = arg;
+
+	assert_true(ss->n < 8);
+	ss->oids[ss->n] = oid;
+	snprintf(ss->reasons[ss->n], sizeof(ss->reasons[ss->n]), "%s", reason);
+	ss->n++;
+	return 0;
+}
+
+static void test_behind_mark_is_durable_keeps_first_reason_and_needs_no_object(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *s = open_new(fx);
+	struct ofs_oid have = create_dfile(s), missing = mk_oid(77);
+
+	assert_int_equal(store_behind(s, have), 0);
+	assert_int_equal(store_behind(s, missing), 0);
+	assert_int_equal(store_behind_mark(s, have, "write not applied"), 0);
+	assert_int_equal(store_behind_mark(s, have, "a later reason"), 0);
+	assert_int_equal(store_behind_mark(s, missing, "create not applied"), 0);
+	reopen(fx);
+	s = fx->s;
+	assert_int_equal(store_behind(s, have), 1);
+	assert_int_equal(store_behind(s, missing), 1);
+	assert_int_equal(store_behind(s, mk_oid(78)), 0);
+	{
+		/* The mark is a stale record naming this server itself. */
+		struct ofs_sid self = store_sid(s);
+		struct stale_seen ss = { 0 };
+		bool more = true;
+		assert_int_equal(store_stale_for(s, self, NULL, 8, stale_seen_add, &ss, &more), 0);
+		assert_int_equal(ss.n, 2);
+		assert_false(more);
+		for (int i = 0; i < 2; i++)
+			if (memcmp(ss.oids[i].b, have.b, OFS_OID_LEN) == 0)
+				assert_string_equal(ss.reasons[i], "write not applied");
+	}
+	/* Removing the object clears its mark. */
+	assert_int_equal(store_remove(s, have), 0);
+	assert_int_equal(store_behind(s, have), 0);
+}
+
+static void test_stale_for_lists_only_that_server_in_pages(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *s = open_new(fx);
+	struct ofs_sid x, y;
+	struct ofs_oid o[5];
+	struct stale_seen ss = { 0 };
+	bool more = false;
+
+	memset(x.b, 0x11, sizeof(x.b));
+	memset(y.b, 0x22, sizeof(y.b));
+	for (int i = 0; i < 5; i++) {
+		o[i] = create_dfile(s);
+		assert_int_equal(store_stale_add(s, o[i], x, "x missed it"), 0);
+		if (i % 2 == 0)
+			assert_int_equal(store_stale_add(s, o[i], y, "y missed it"), 0);
+	}
+	/* y: three records, all at once. */
+	assert_int_equal(store_stale_for(s, y, NULL, 8, stale_seen_add, &ss, &more), 0);
+	assert_int_equal(ss.n, 3);
+	assert_false(more);
+	for (int i = 0; i < 3; i++)
+		assert_string_equal(ss.reasons[i], "y missed it");
+	/* x: five records, two per page, each page after the last OID of
+	 * the one before, in OID order with none twice. */
+	{
+		struct ofs_oid seen[5];
+		int total = 0, pages = 0;
+		const struct ofs_oid *after = NULL;
+		struct ofs_oid cursor;
+		do {
+			ss.n = 0;
+			assert_int_equal(store_stale_for(s, x, after, 2, stale_seen_add, &ss, &more), 0);
+			assert_true(ss.n <= 2);
+			for (int i = 0; i < ss.n; i++) {
+				if (total)
+					assert_true(memcmp(seen[total - 1].b, ss.oids[i].b, OFS_OID_LEN) < 0);
+				seen[total++] = ss.oids[i];
+			}
+			if (ss.n) {
+				cursor = ss.oids[ss.n - 1];
+				after = &cursor;
+			}
+			pages++;
+		} while (more && pages < 10);
+		assert_int_equal(total, 5);
+		assert_int_equal(pages, 3);
+	}
+	assert_int_equal(store_stale_for(s, x, NULL, 0, stale_seen_add, &ss, &more), -EINVAL);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_init_returns_sid_and_open_reports_it),
+		T(test_behind_mark_is_durable_keeps_first_reason_and_needs_no_object),
+		T(test_stale_for_lists_only_that_server_in_pages),
 		T(test_init_accepts_existing_empty_dir),
 		T(test_init_refuses_non_empty_dir),
 		T(test_init_refuses_bad_chunk_sizes),
