@@ -110,20 +110,26 @@ static struct peer *find_peer(struct ofs_client *c, struct ofs_sid sid)
 	return NULL;
 }
 
-/* Resolution: a SID not in our table is asked of a server we know. */
+/* Resolution: a SID not in our table is asked of up to RESOLVE_ASK
+ * servers we know, until one knows it. */
+#define RESOLVE_ASK 3
 static struct peer *peer_for(struct ofs_client *c, struct ofs_sid sid)
 {
 	struct peer *p = find_peer(c, sid);
+	size_t asked = 0;
 
-	for (size_t i = 0; !p && i < c->npeers; i++) {
+	for (size_t i = 0; !p && i < c->npeers && asked < RESOLVE_ASK; i++) {
 		struct peer *k = &c->peers[i];
 		if (k->down)
 			continue;
-		if (!k->conn && conn_open(k->e.address, &k->conn))
+		if (!k->conn && conn_open(k->e.address, &k->conn)) {
+			k->down = true;
 			continue;
+		}
+		asked++;
+		/* (fetch_table may move c->peers: k is not used after it) */
 		if (fetch_table(c, c->peers[i].conn) == 0)
 			p = find_peer(c, sid);
-		break;
 	}
 	return p;
 }

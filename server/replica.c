@@ -12,10 +12,14 @@
 #include <string.h>
 
 #include "conn.h"
+#include "log.h"
 #include "ofs_error.h"
+#include "proto.h"
 #include "replica.h"
 
 #define POOL_MAX 64            /* idle connections kept in all */
+#define RESOLVE_ASK 3          /* peers asked about an unknown SID */
+#define RESOLVE_TIMEOUT_MS 2000
 
 struct idle {
 	struct ofs_sid sid;
@@ -51,6 +55,50 @@ void replica_close(struct replicator *r)
 	free(r);
 }
 
+/*
+ * Resolution: a SID not in our table (a handle names a server we have not
+ * heard of yet) is asked of up to RESOLVE_ASK servers we know, by one
+ * table exchange each, until one knows it. 0 once the table has it.
+ */
+static int resolve(struct replicator *r, struct ofs_sid sid, struct ofs_server *e)
+{
+	struct ofs_server *mine = NULL;
+	struct ofs_sid self = sidtab_self(r->t);
+	size_t n = 0, asked = 0;
+	int rc = sidtab_snapshot(r->t, &mine, &n);
+
+	if (rc)
+		return rc;
+	rc = -ENOENT;
+	for (size_t i = 0; i < n && asked < RESOLVE_ASK && rc; i++) {
+		struct ofs_req q = { .op = OFS_OP_SERVERS, .servers = mine, .nservers = n };
+		struct ofs_server *theirs = NULL;
+		struct ofs_sid who;
+		struct conn *c = NULL;
+		uint8_t *b = NULL;
+		size_t bn = 0, nt = 0;
+
+		if (sid_eq(mine[i].sid, self) || conn_open(mine[i].address, &c))
+			continue;
+		asked++;
+		conn_set_timeout(c, RESOLVE_TIMEOUT_MS);
+		if (conn_call(c, &q, &b, &bn) == 0 &&
+		    proto_decode_servers(b, bn, true, &who, &theirs, &nt) == 0 &&
+		    sidtab_merge(r->t, theirs, nt) >= 0)
+			rc = sidtab_get(r->t, sid, e);
+		free(theirs);
+		free(b);
+		conn_close(c);
+	}
+	free(mine);
+	if (!rc) {
+		char hex[OFS_OID_HEX];
+		sid_to_hex(sid, hex);
+		log_info("resolved server %s at %s", hex, e->address);
+	}
+	return rc;
+}
+
 static int take(struct replicator *r, struct ofs_sid sid, struct conn **c)
 {
 	struct ofs_server e;
@@ -67,8 +115,10 @@ static int take(struct replicator *r, struct ofs_sid sid, struct conn **c)
 	}
 	pthread_mutex_unlock(&r->mu);
 	rc = sidtab_get(r->t, sid, &e);
+	if (rc == -ENOENT)
+		rc = resolve(r, sid, &e);
 	if (rc)
-		return -OFS_EUNREACHABLE;     /* a server we know nothing of */
+		return -OFS_EUNREACHABLE;     /* a server nobody we asked knows */
 	rc = conn_open(e.address, c);
 	if (rc)
 		return rc;
