@@ -1,7 +1,7 @@
 /*
  * smallobj.c - small-object rate benchmark for bench/run.
  *
- *   smallobj ADDR THREADS COUNT
+ *   smallobj [--replicas N] ADDR THREADS COUNT
  *   smallobj --baseline-fsync DIR COUNT
  *
  * DESIGN. The first form measures how many 1 KiB files a cluster stores and
@@ -16,7 +16,8 @@
  *
  * With one thread every put waits for its own commit; with many, a server
  * that commits in groups answers several puts per disk sync, so the ratio
- * of the two rates shows group commit at work.
+ * of the two rates shows group commit at work. --replicas N stores every
+ * file (metafile and dfile) with N copies, write confidence N.
  *
  * The second form is the disk's baseline: one thread writes 1 KiB to COUNT
  * new files in DIR, each followed by fdatasync, and prints
@@ -46,7 +47,7 @@
 #define MAX_COUNT 10000000L
 
 static const char usage_text[] =
-	"usage: smallobj ADDR THREADS COUNT\n"
+	"usage: smallobj [--replicas N] ADDR THREADS COUNT\n"
 	"       smallobj --baseline-fsync DIR COUNT\n";
 
 struct worker {
@@ -56,6 +57,7 @@ struct worker {
 	const char *addr;            /* cluster address */
 	const char *base;            /* run's top directory in OFS */
 	pthread_barrier_t *barrier;  /* shared start line of each phase */
+	const struct ofs_put_opts *opts;   /* copies of each file */
 	int rc;                      /* first error, 0 if none */
 	char what[200];              /* the operation that failed */
 };
@@ -121,7 +123,7 @@ static void *work(void *arg)
 	for (long i = 0; !rc && i < w->count; i++) {
 		snprintf(path, sizeof(path), "%s/t%d/f%ld", w->base, w->index, i);
 		fill(want, w->index, i);
-		rc = ofs_put_buf(c, want, sizeof(want), path, NULL);
+		rc = ofs_put_buf(c, want, sizeof(want), path, w->opts);
 		if (rc)
 			snprintf(w->what, sizeof(w->what), "put %s", path);
 	}
@@ -148,7 +150,8 @@ static void *work(void *arg)
 	return NULL;
 }
 
-static int run_objects(const char *addr, long threads, long count)
+static int run_objects(const char *addr, long threads, long count,
+		       const struct ofs_put_opts *opts)
 {
 	struct worker *ws = NULL;
 	struct ofs_client *c = NULL;
@@ -190,6 +193,7 @@ static int run_objects(const char *addr, long threads, long count)
 		w->addr = addr;
 		w->base = base;
 		w->barrier = &barrier;
+		w->opts = opts;
 		rc = pthread_create(&w->tid, NULL, work, w);
 		if (rc) {
 			fprintf(stderr, "smallobj: pthread_create: %s\n", strerror(rc));
@@ -283,7 +287,8 @@ static int run_fsync(const char *dir, long count)
 
 int main(int argc, char **argv)
 {
-	long threads, count;
+	struct ofs_put_opts opts = { 0 };
+	long threads, count, replicas;
 
 	if (argc == 4 && !strcmp(argv[1], "--baseline-fsync")) {
 		if (parse_long(argv[3], 1, MAX_COUNT, &count)) {
@@ -291,6 +296,15 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		return run_fsync(argv[2], count);
+	}
+	if (argc == 6 && !strcmp(argv[1], "--replicas")) {
+		if (parse_long(argv[2], 1, 4, &replicas)) {
+			fprintf(stderr, "smallobj: --replicas must be 1 to 4\n%s", usage_text);
+			return EXIT_USAGE;
+		}
+		opts.replicas = (uint8_t)replicas;
+		argv += 2;
+		argc -= 2;
 	}
 	if (argc != 4 || argv[1][0] == '-') {
 		fputs(usage_text, stderr);
@@ -302,5 +316,5 @@ int main(int argc, char **argv)
 			MAX_THREADS, usage_text);
 		return EXIT_USAGE;
 	}
-	return run_objects(argv[1], threads, count);
+	return run_objects(argv[1], threads, count, &opts);
 }

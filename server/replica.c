@@ -139,35 +139,50 @@ static void give_back(struct replicator *r, struct ofs_sid sid, struct conn *c)
 	conn_close(c);
 }
 
+void replica_send(struct replicator *r, uint16_t op, const uint8_t *body, size_t len,
+		  const struct ofs_sid *sids, size_t n, struct replica_sent *sent,
+		  struct replica_result *res)
+{
+	memset(sent, 0, sizeof(*sent));
+	memset(res, 0, n * sizeof(*res));
+	sent->n = n;
+	for (size_t i = 0; i < n; i++) {
+		sent->sids[i] = sids[i];
+		res[i].rc = take(r, sids[i], &sent->c[i]);
+		if (!res[i].rc)
+			res[i].rc = conn_send_raw(sent->c[i], (uint16_t)(op | OFS_OP_FORWARDED),
+						  body, len, &sent->id[i]);
+		if (res[i].rc && sent->c[i]) {
+			conn_close(sent->c[i]);
+			sent->c[i] = NULL;
+		}
+	}
+}
+
+void replica_collect(struct replicator *r, struct replica_sent *sent, struct replica_result *res)
+{
+	for (size_t i = 0; i < sent->n; i++) {
+		struct conn *c = sent->c[i];
+		if (!c)
+			continue;
+		res[i].rc = conn_recv(c, sent->id[i], &res[i].body, &res[i].len);
+		if (conn_is_transport_error(res[i].rc))
+			conn_close(c);
+		else
+			give_back(r, sent->sids[i], c);
+		sent->c[i] = NULL;
+	}
+}
+
 int replica_forward(struct replicator *r, uint16_t op, const uint8_t *body, size_t len,
 		    const struct ofs_sid *sids, size_t n, struct replica_result *res)
 {
-	struct conn *c[OFS_MAX_REPLICAS] = { NULL };
-	uint64_t id[OFS_MAX_REPLICAS];
+	struct replica_sent sent;
 
 	if (n > OFS_MAX_REPLICAS)
 		return -EINVAL;
-	memset(res, 0, n * sizeof(*res));
-	/* Send to all first, so the copies work in parallel... */
-	for (size_t i = 0; i < n; i++) {
-		res[i].rc = take(r, sids[i], &c[i]);
-		if (!res[i].rc)
-			res[i].rc = conn_send_raw(c[i], (uint16_t)(op | OFS_OP_FORWARDED), body, len,
-						  &id[i]);
-		if (res[i].rc && c[i]) {
-			conn_close(c[i]);
-			c[i] = NULL;
-		}
-	}
-	/* ...then collect every answer. */
-	for (size_t i = 0; i < n; i++) {
-		if (!c[i])
-			continue;
-		res[i].rc = conn_recv(c[i], id[i], &res[i].body, &res[i].len);
-		if (conn_is_transport_error(res[i].rc))
-			conn_close(c[i]);
-		else
-			give_back(r, sids[i], c[i]);
-	}
+	/* Send to all first, so the copies work in parallel, then collect. */
+	replica_send(r, op, body, len, sids, n, &sent, res);
+	replica_collect(r, &sent, res);
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto.h"
 #include "sidtab.h"
 
 #define REPLICA_TIMEOUT_MS 30000
@@ -36,10 +37,27 @@ struct replica_result {
 /*
  * Send op (without OFS_OP_FORWARDED: it is added) with body to each of the
  * n servers in sids, in parallel, and fill res[i] for each. Returns 0; the
- * per-copy results say what happened. -ENOMEM only when nothing could be
- * tried.
+ * per-copy results say what happened. -EINVAL when n > OFS_MAX_REPLICAS.
  */
 int replica_forward(struct replicator *r, uint16_t op, const uint8_t *body, size_t len,
 		    const struct ofs_sid *sids, size_t n, struct replica_result *res);
+
+/*
+ * replica_forward in two halves, so the caller can work (apply the change
+ * locally) while the copies apply it: replica_send sends to each of
+ * n <= OFS_MAX_REPLICAS servers (res[i].rc set for those it could not
+ * send to), replica_collect waits for the answers of the others. Every
+ * replica_send must be followed by one replica_collect.
+ */
+struct replica_sent {
+	struct conn *c[OFS_MAX_REPLICAS];
+	uint64_t id[OFS_MAX_REPLICAS];
+	struct ofs_sid sids[OFS_MAX_REPLICAS];
+	size_t n;
+};
+void replica_send(struct replicator *r, uint16_t op, const uint8_t *body, size_t len,
+		  const struct ofs_sid *sids, size_t n, struct replica_sent *sent,
+		  struct replica_result *res);
+void replica_collect(struct replicator *r, struct replica_sent *sent, struct replica_result *res);
 
 #endif

@@ -329,6 +329,17 @@ static uint64_t reply_size(const uint8_t *b, size_t n)
 }
 
 /*
+ * Changes the primary may apply while its copies apply them: unstable
+ * writes (new bytes past the recorded end, not visible until COMMIT) and
+ * COMMIT itself (three fsyncs at once instead of one then two).
+ */
+static bool overlaps(const struct ofs_req *q)
+{
+	return (q->op == OFS_OP_WRITE && (q->flags & OFS_WRITE_UNSTABLE)) ||
+	       q->op == OFS_OP_COMMIT;
+}
+
+/*
  * A change to an object with other copies: apply it here, forward it to
  * the others, count, and record the copies left behind.
  */
@@ -381,15 +392,31 @@ static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_
 	}
 	l = &sv->locks[oid_hash(q->oid) % SERVICE_NLOCKS];
 	pthread_mutex_lock(l);
-	rc = handle(sv, q, reply);
-	if (rc) {
-		pthread_mutex_unlock(l);
-		goto out_free;
-	}
-	rc = replica_forward(sv->rep, q->op, body, len, others, nothers, res);
-	if (rc) {
-		pthread_mutex_unlock(l);
-		goto out_free;
+	if (overlaps(q)) {
+		/* Nothing this changes is visible before its COMMIT, and a put
+		 * whose COMMIT fails is undone: the copies may work while we
+		 * do. */
+		struct replica_sent sent;
+		replica_send(sv->rep, q->op, body, len, others, nothers, &sent, res);
+		rc = handle(sv, q, reply);
+		replica_collect(sv->rep, &sent, res);
+		if (rc) {
+			for (size_t i = 0; i < nothers; i++)
+				free(res[i].body);
+			pthread_mutex_unlock(l);
+			goto out_free;
+		}
+	} else {
+		rc = handle(sv, q, reply);
+		if (rc) {
+			pthread_mutex_unlock(l);
+			goto out_free;
+		}
+		rc = replica_forward(sv->rep, q->op, body, len, others, nothers, res);
+		if (rc) {
+			pthread_mutex_unlock(l);
+			goto out_free;
+		}
 	}
 	for (size_t i = 0; i < nothers; i++) {
 		char why[200], hex[OFS_OID_HEX], shex[OFS_OID_HEX];
@@ -469,7 +496,11 @@ static int get_root(struct service *sv, bool forwarded, struct wbuf *reply)
 		res = calloc(nask ? nask : 1, sizeof(*res));
 		if (!res)
 			return -ENOMEM;
-		if (nask && replica_forward(sv->rep, OFS_OP_GET_ROOT, NULL, 0, ask, nask, res) == 0) {
+		for (size_t k = 0; k < nask; k += OFS_MAX_REPLICAS)
+			replica_forward(sv->rep, OFS_OP_GET_ROOT, NULL, 0, ask + k,
+					nask - k < OFS_MAX_REPLICAS ? nask - k : OFS_MAX_REPLICAS,
+					res + k);
+		{
 			for (size_t i = 0; i < nask; i++) {
 				struct ofs_handle ph;
 				int64_t pb;
