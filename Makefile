@@ -31,18 +31,20 @@ endif
 WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -DOFS_VERSION='"$(VERSION)"' $(WARN) \
-	$(CFLAGS) $(SANFLAGS) -pthread -Ilib -Iserver -Iclient -Irebalancer -MMD -MP
-LDLIBS := -llmdb -lxxhash -ljansson -lpthread -lm
+	$(CFLAGS) $(SANFLAGS) -pthread -Ilib -Iserver -Iclient -Irebalancer -Ipbj -Iscrubber -Icli -MMD -MP
+LDLIBS := -llmdb -lxxhash -ljansson -lsqlite3 -lpthread -lm
 ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) -pthread
 
 LIB_SRCS := lib/error.c lib/oid.c lib/wire.c lib/frame.c lib/proto.c \
 	lib/checksum.c lib/log.c lib/net.c lib/path.c lib/parse.c lib/timefmt.c
 SERVER_SRCS := server/kv.c server/records.c server/bstream.c server/store.c \
 	server/service.c server/listener.c server/inspect.c \
-	server/sidtab.c server/gossip.c server/replica.c server/behind.c
+	server/sidtab.c server/gossip.c server/replica.c server/behind.c server/tool.c
 REBALANCER_SRCS := rebalancer/placement.c
+PBJ_SRCS := $(wildcard pbj/*.c)
+SCRUBBER_SRCS := scrubber/scrub.c
 CLIENT_SRCS := client/conn.c client/ofs.c
-CORE_SRCS := $(LIB_SRCS) $(SERVER_SRCS) $(REBALANCER_SRCS) $(CLIENT_SRCS)
+CORE_SRCS := $(LIB_SRCS) $(SERVER_SRCS) $(REBALANCER_SRCS) $(CLIENT_SRCS) $(PBJ_SRCS) $(SCRUBBER_SRCS)
 CORE_OBJS := $(CORE_SRCS:%.c=$(O)/%.o)
 CORE_LIB := $(O)/libofscore.a
 
@@ -75,7 +77,7 @@ $(BINDIR)/ofs: $(O)/cli/ofs.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BINDIR)/ofs-pbj: $(O)/cli/ofs-pbj.o $(CORE_LIB)
+$(BINDIR)/ofs-pbj: $(O)/cli/ofs-pbj.o $(O)/cli/pbj-jobs.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -135,9 +137,9 @@ build/fuzz/fuzz_frame: tests/fuzz/fuzz_frame.c $(FUZZ_SRCS)
 
 cppcheck:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
-		--std=c11 -Ilib -Iserver -Iclient -Irebalancer --suppress=missingIncludeSystem \
+		--std=c11 -Ilib -Iserver -Iclient -Irebalancer -Ipbj -Iscrubber --suppress=missingIncludeSystem \
 		--library=scripts/jansson.cfg --inline-suppr \
-		lib server client cli rebalancer
+		lib server client cli rebalancer $(wildcard pbj scrubber)
 
 bench: deps all $(BENCH_BINS)
 	OFS_BIN=$(abspath $(BINDIR)) OFS_BENCH_BIN=$(abspath $(O)/bench) bench/run

@@ -14,6 +14,7 @@
 
 #include "conn.h"
 #include "ofs_error.h"
+#include "pbj-jobs.h"
 #include "proto.h"
 #include "timefmt.h"
 
@@ -23,10 +24,19 @@
 #define STATS_TIMEOUT_MS 2000
 
 static const char usage_text[] =
-	"usage: ofs-pbj [--cluster HOST:PORT]... COMMAND [ARGS]\n"
+	"usage: ofs-pbj [--cluster HOST:PORT]... [--db FILE] COMMAND [ARGS]\n"
+	"  submit scrub [--server SID]... [--rate BYTES/s] [--priority N] [--dry-run]\n"
+	"               [--wait] [--json]\n"
+	"  serve                         run the scheduler in the foreground\n"
+	"  list [--state STATE] [--json]\n"
+	"  status JOB [--json]\n"
+	"  report JOB [--json]           findings\n"
+	"  pause JOB | resume JOB | cancel JOB\n"
 	"  servers [--json]\n"
 	"  server set SID --state in|draining|out | --attr KEY=VALUE | --weight W\n"
-	"The cluster is --cluster or OFS_CLUSTER=HOST:PORT[,HOST:PORT...].\n";
+	"The cluster is --cluster or OFS_CLUSTER=HOST:PORT[,HOST:PORT...]; the job\n"
+	"database is --db or OFS_PBJ_DB (default ./pbj.db). Exit status: 0 success\n"
+	"(a job finished clean), 1 findings left, 2 bad usage, 3 failure.\n";
 
 static int usage(const char *fmt, const char *arg)
 {
@@ -310,6 +320,7 @@ int main(int argc, char **argv)
 	const char *cluster[MAX_CLUSTER];
 	char **rest = calloc((size_t)argc + 1, sizeof(*rest));
 	char *env = NULL;
+	const char *db = NULL;
 	size_t ncluster = 0;
 	int nrest = 0, rc;
 	bool json = false;
@@ -328,6 +339,16 @@ int main(int argc, char **argv)
 			v = argv[i] + 10;
 		} else if (!strcmp(argv[i], "--json")) {
 			json = true;
+			continue;
+		} else if (!strcmp(argv[i], "--db") || !strncmp(argv[i], "--db=", 5)) {
+			if (argv[i][4] == '=') {
+				db = argv[i] + 5;
+			} else if (i + 1 >= argc) {
+				free(rest);
+				return usage("--db needs FILE%s", "");
+			} else {
+				db = argv[++i];
+			}
 			continue;
 		}
 		if (v) {
@@ -354,9 +375,25 @@ int main(int argc, char **argv)
 		free(rest);
 		return 0;
 	}
+	{
+		static const char *const jobcmds[] = { "submit", "serve", "list", "status", "report",
+						       "pause", "resume", "cancel", NULL };
+		for (int k = 0; jobcmds[k]; k++) {
+			if (strcmp(rest[1], jobcmds[k]) != 0)
+				continue;
+			if (ncluster == 0 && getenv("OFS_CLUSTER") && *getenv("OFS_CLUSTER")) {
+				env = strdup(getenv("OFS_CLUSTER"));
+				for (char *tok = env ? strtok(env, ",") : NULL; tok && ncluster < MAX_CLUSTER;
+				     tok = strtok(NULL, ","))
+					cluster[ncluster++] = tok;
+			}
+			rc = pbj_jobs_main(nrest - 1, rest + 1, db, cluster, ncluster, json);
+			goto out;
+		}
+	}
 	if (strcmp(rest[1], "servers") && !(nrest >= 3 && !strcmp(rest[1], "server") &&
 					    !strcmp(rest[2], "set"))) {
-		rc = usage("unknown command '%s' (this release has servers and server set)", rest[1]);
+		rc = usage("unknown command '%s'", rest[1]);
 		goto out;
 	}
 	if (ncluster == 0) {

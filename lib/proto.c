@@ -56,7 +56,9 @@ const char *ofs_op_name(uint16_t op)
 		[OFS_OP_SERVERS] = "servers", [OFS_OP_SERVER_SET] = "server_set",
 		[OFS_OP_STATS] = "stats", [OFS_OP_REPORT] = "report",
 		[OFS_OP_SET_ROOT] = "set_root", [OFS_OP_BEHIND] = "behind",
-		[OFS_OP_STALE_FOR] = "stale_for",
+		[OFS_OP_STALE_FOR] = "stale_for", [OFS_OP_SUMMARY] = "summary",
+		[OFS_OP_TASK_START] = "task_start", [OFS_OP_TASK_POLL] = "task_poll",
+		[OFS_OP_TASK_CTL] = "task_ctl",
 	};
 	op &= (uint16_t)~(OFS_OP_RESPONSE | OFS_OP_FORWARDED);
 	if (op >= OFS_OP_PING && op < OFS_OP_MAX)
@@ -244,6 +246,24 @@ int proto_encode_req(struct wbuf *w, const struct ofs_req *q)
 	case OFS_OP_SET_ROOT:
 		proto_encode_root(w, &q->root, q->birth_ns);
 		break;
+	case OFS_OP_SUMMARY:
+		wbuf_oid(w, q->oid);
+		break;
+	case OFS_OP_TASK_START:
+		wbuf_u64(w, q->task.job);
+		wbuf_u8(w, q->task.kind);
+		wbuf_u32(w, q->task.flags);
+		wbuf_u64(w, q->task.rate);
+		wbuf_oid(w, q->task.cursor);
+		break;
+	case OFS_OP_TASK_POLL:
+		wbuf_u64(w, q->task.job);
+		wbuf_u64(w, q->task.ack);
+		break;
+	case OFS_OP_TASK_CTL:
+		wbuf_u64(w, q->task.job);
+		wbuf_u8(w, q->task.action);
+		break;
 	default:
 		return -OFS_EUNKNOWNOP;
 	}
@@ -387,6 +407,28 @@ int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_re
 		return proto_decode_report(body, len, &q->oid, &q->sid, q->reason);
 	case OFS_OP_SET_ROOT:
 		return proto_decode_root(body, len, &q->root, &q->birth_ns);
+	case OFS_OP_SUMMARY:
+		q->oid = rbuf_oid(&r);
+		break;
+	case OFS_OP_TASK_START:
+		q->task.job = rbuf_u64(&r);
+		q->task.kind = rbuf_u8(&r);
+		q->task.flags = rbuf_u32(&r);
+		q->task.rate = rbuf_u64(&r);
+		q->task.cursor = rbuf_oid(&r);
+		if (!rbuf_error(&r) && (q->task.kind != OFS_TASK_SCRUB || q->task.flags != 0))
+			return -OFS_ECORRUPT;
+		break;
+	case OFS_OP_TASK_POLL:
+		q->task.job = rbuf_u64(&r);
+		q->task.ack = rbuf_u64(&r);
+		break;
+	case OFS_OP_TASK_CTL:
+		q->task.job = rbuf_u64(&r);
+		q->task.action = rbuf_u8(&r);
+		if (!rbuf_error(&r) && (q->task.action < OFS_TASK_PAUSE || q->task.action > OFS_TASK_FORGET))
+			return -OFS_ECORRUPT;
+		break;
 	default:
 		return -OFS_EUNKNOWNOP;
 	}
@@ -892,5 +934,118 @@ int proto_decode_stale_list(const uint8_t *b, size_t len,
 			return -OFS_ECORRUPT;
 	}
 	*more = m == 1;
+	return 0;
+}
+
+/* A string that goes into logs and reports: no control characters. */
+static bool printable(const char *t)
+{
+	for (; *t; t++)
+		if ((unsigned char)*t < 0x20 || *t == 0x7f)
+			return false;
+	return true;
+}
+
+void proto_encode_task_status(struct wbuf *w, const struct ofs_task_status *st,
+			      const struct ofs_task_finding *f, uint32_t n)
+{
+	wbuf_u8(w, st->state);
+	wbuf_u64(w, st->objects_done);
+	wbuf_u64(w, st->objects_total);
+	wbuf_u64(w, st->bytes_done);
+	wbuf_u64(w, st->bytes_total);
+	wbuf_oid(w, st->cursor);
+	wbuf_str(w, st->reason);
+	wbuf_u32(w, n);
+	for (uint32_t i = 0; i < n; i++) {
+		wbuf_u64(w, f[i].seq);
+		wbuf_sid(w, f[i].server);
+		wbuf_oid(w, f[i].oid);
+		wbuf_str(w, f[i].kind);
+		wbuf_str(w, f[i].detail);
+	}
+}
+
+int proto_decode_task_status(const uint8_t *b, size_t len, struct ofs_task_status *st,
+			     int (*fn)(const struct ofs_task_finding *f, void *arg), void *arg)
+{
+	struct ofs_task_finding *f = malloc(sizeof(*f));
+	struct ofs_task_status t;
+	struct rbuf r;
+	int rc = 0;
+
+	if (!f)
+		return -ENOMEM;
+	for (int pass = 0; pass < 2 && !rc; pass++) {
+		uint32_t n;
+		rbuf_init(&r, b, len);
+		t.state = rbuf_u8(&r);
+		t.objects_done = rbuf_u64(&r);
+		t.objects_total = rbuf_u64(&r);
+		t.bytes_done = rbuf_u64(&r);
+		t.bytes_total = rbuf_u64(&r);
+		t.cursor = rbuf_oid(&r);
+		rbuf_str(&r, t.reason, sizeof(t.reason));
+		n = rbuf_u32(&r);
+		if (!rbuf_error(&r) && (t.state < OFS_TASK_RUNNING || t.state > OFS_TASK_CANCELLED ||
+					!printable(t.reason))) {
+			rc = -OFS_ECORRUPT;
+			break;
+		}
+		if (!rbuf_error(&r) && n > OFS_MAX_TASK_FINDINGS) {
+			rc = -OFS_ETOOBIG;
+			break;
+		}
+		for (uint32_t i = 0; i < n && !rbuf_error(&r) && !rc; i++) {
+			f->seq = rbuf_u64(&r);
+			f->server = rbuf_sid(&r);
+			f->oid = rbuf_oid(&r);
+			rbuf_str(&r, f->kind, sizeof(f->kind));
+			rbuf_str(&r, f->detail, sizeof(f->detail));
+			if (rbuf_error(&r))
+				break;
+			if (!printable(f->kind) || !printable(f->detail) || f->kind[0] == '\0')
+				rc = -OFS_ECORRUPT;
+			else if (pass == 1 && fn)
+				rc = fn(f, arg);
+		}
+		if (!rc)
+			rc = rbuf_done(&r);
+	}
+	free(f);
+	if (!rc)
+		*st = t;
+	return rc;
+}
+
+void proto_encode_summary(struct wbuf *w, const struct ofs_summary *s)
+{
+	wbuf_u8(w, (uint8_t)((s->present ? 1 : 0) | (s->behind ? 2 : 0) | (s->corrupt ? 4 : 0)));
+	wbuf_u64(w, s->version);
+	wbuf_u64(w, s->size);
+	wbuf_bytes(w, s->digest.b, sizeof(s->digest.b));
+}
+
+int proto_decode_summary(const uint8_t *b, size_t len, struct ofs_summary *s)
+{
+	struct rbuf r;
+	struct ofs_summary t;
+	const uint8_t *d;
+	uint8_t fl;
+
+	rbuf_init(&r, b, len);
+	fl = rbuf_u8(&r);
+	t.version = rbuf_u64(&r);
+	t.size = rbuf_u64(&r);
+	d = rbuf_bytes(&r, sizeof(t.digest.b));
+	if (rbuf_done(&r))
+		return rbuf_done(&r);
+	if (fl > 7)
+		return -OFS_ECORRUPT;
+	t.present = fl & 1;
+	t.behind = (fl & 2) != 0;
+	t.corrupt = (fl & 4) != 0;
+	memcpy(t.digest.b, d, sizeof(t.digest.b));
+	*s = t;
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "checksum.h"
 #include "oid.h"
 #include "wire.h"
 
@@ -53,6 +54,12 @@ enum ofs_op {
 	                           receiver's copy of oid is marked behind) */
 	OFS_OP_STALE_FOR,       /* after-oid, SID -> the stale records naming
 	                           SID: oids and reasons, more */
+	OFS_OP_SUMMARY,         /* oid -> present, version, size, content digest,
+	                           behind (for comparing sibling copies) */
+	OFS_OP_TASK_START,      /* job, kind, flags, rate, cursor -> (started) */
+	OFS_OP_TASK_POLL,       /* job, findings acknowledged -> task status and
+	                           the findings not yet acknowledged */
+	OFS_OP_TASK_CTL,        /* job, action (pause, resume, cancel, forget) */
 	OFS_OP_MAX
 };
 
@@ -182,6 +189,50 @@ struct ofs_stats {
 	uint64_t bytes;                        /* byte-stream bytes stored */
 };
 
+/* Background tasks (DESIGN.md section 8) run inside a server. */
+enum ofs_task_kind { OFS_TASK_SCRUB = 1 };
+enum ofs_task_state {
+	OFS_TASK_RUNNING = 1, OFS_TASK_PAUSED, OFS_TASK_DONE, OFS_TASK_FAILED,
+	OFS_TASK_CANCELLED
+};
+enum ofs_task_action { OFS_TASK_PAUSE = 1, OFS_TASK_RESUME, OFS_TASK_CANCEL, OFS_TASK_FORGET };
+#define OFS_TASK_KIND_LEN 32
+#define OFS_TASK_DETAIL_LEN 512
+#define OFS_MAX_TASK_FINDINGS 1024    /* findings held for one poll at most */
+
+struct ofs_task_req {
+	uint64_t job;
+	uint8_t kind;                  /* START: enum ofs_task_kind */
+	uint32_t flags;                /* START: reserved, 0 */
+	uint64_t rate;                 /* START: bytes/s read, 0 = server default */
+	struct ofs_oid cursor;         /* START: resume after this OID (zero: start) */
+	uint64_t ack;                  /* POLL: findings up to this seq are stored */
+	uint8_t action;                /* CTL: enum ofs_task_action */
+};
+
+struct ofs_task_status {
+	uint8_t state;                 /* enum ofs_task_state */
+	uint64_t objects_done, objects_total, bytes_done, bytes_total;
+	struct ofs_oid cursor;         /* last OID done (findings up to it included) */
+	char reason[256];              /* why it failed */
+};
+
+struct ofs_task_finding {
+	uint64_t seq;                  /* per task, from 1 */
+	struct ofs_sid server;         /* the server holding the copy at fault */
+	struct ofs_oid oid;
+	char kind[OFS_TASK_KIND_LEN];
+	char detail[OFS_TASK_DETAIL_LEN];
+};
+
+struct ofs_summary {
+	bool present;                  /* this server holds the object */
+	bool behind;                   /* ... and knows its copy missed changes */
+	bool corrupt;                  /* ... and a record of it does not decode */
+	uint64_t version, size;
+	struct ofs_digest digest;
+};
+
 /* A decoded request body. Pointers refer into the decoded body. */
 struct ofs_req {
 	uint16_t op;                   /* enum ofs_op */
@@ -205,6 +256,7 @@ struct ofs_req {
 	struct ofs_server_set set;     /* SERVER_SET */
 	struct ofs_sid sid;            /* REPORT: the copy reported */
 	char reason[256];              /* REPORT: what went wrong */
+	struct ofs_task_req task;      /* TASK_*: the task */
 	struct ofs_handle root;        /* SET_ROOT: a root made by a client */
 	int64_t birth_ns;              /* SET_ROOT: when it was made */
 };
@@ -321,6 +373,15 @@ void proto_encode_stale_list(struct wbuf *w, const struct ofs_oid *oids,
 int proto_decode_stale_list(const uint8_t *b, size_t len,
 			    int (*fn)(struct ofs_oid oid, const char *reason, void *arg),
 			    void *arg, bool *more);
+
+/* TASK_POLL reply: the status, then findings; the decoder checks the
+ * whole body, then calls fn for each finding. */
+void proto_encode_task_status(struct wbuf *w, const struct ofs_task_status *st,
+			      const struct ofs_task_finding *f, uint32_t n);
+int proto_decode_task_status(const uint8_t *b, size_t len, struct ofs_task_status *st,
+			     int (*fn)(const struct ofs_task_finding *f, void *arg), void *arg);
+void proto_encode_summary(struct wbuf *w, const struct ofs_summary *s);
+int proto_decode_summary(const uint8_t *b, size_t len, struct ofs_summary *s);
 
 /* SET_ROOT reply: the root in use and its birth. */
 void proto_encode_root(struct wbuf *w, const struct ofs_handle *h, int64_t birth_ns);

@@ -14,6 +14,8 @@
 
 #include "behind.h"
 #include "gossip.h"
+#include "scrub.h"
+#include "tool.h"
 #include "inspect.h"
 #include "listener.h"
 #include "log.h"
@@ -28,8 +30,9 @@
 static const char usage_text[] =
 	"usage: ofs-server init --data DIR [--attr KEY=VALUE]... [--chunk-size BYTES]\n"
 	"       ofs-server run --data DIR --listen HOST:PORT [--peer HOST:PORT]... [--log FILE]\n"
-	"                  [--max-conns N]\n"
+	"                  [--max-conns N] [--scrub-rate BYTES/s]\n"
 	"       ofs-server inspect --data DIR OID [--json]\n"
+	"       ofs-server tool --data DIR list|keys|get-key|set-key|rm-key|set-version|remove ...\n"
 	"       ofs-server --help | --version\n";
 
 static void usage_error(const char *fmt, const char *arg)
@@ -46,7 +49,7 @@ static int fail(const char *what, int rc)
 }
 
 enum { OPT_DATA = 1, OPT_ATTR, OPT_CHUNK, OPT_LISTEN, OPT_LOG, OPT_MAXCONNS, OPT_JSON,
-       OPT_PEER, OPT_HELP };
+       OPT_PEER, OPT_SCRUB_RATE, OPT_HELP };
 
 #define MAX_PEERS 16
 /* How long a start waits for each peer's list of our stale copies. */
@@ -61,6 +64,7 @@ static const struct option long_opts[] = {
 	{ "max-conns", required_argument, NULL, OPT_MAXCONNS },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "peer", required_argument, NULL, OPT_PEER },
+	{ "scrub-rate", required_argument, NULL, OPT_SCRUB_RATE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -71,7 +75,7 @@ struct args {
 	size_t nattrs;
 	const char *peers[MAX_PEERS];
 	size_t npeers;
-	uint64_t chunk, max_conns;
+	uint64_t chunk, max_conns, scrub_rate;
 	bool json;
 	const char *operand;
 };
@@ -84,6 +88,7 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 	memset(a, 0, sizeof(*a));
 	a->chunk = 1u << 20;
 	a->max_conns = LISTENER_DEFAULT_MAX_CONNS;
+	a->scrub_rate = SCRUB_DEFAULT_RATE;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", long_opts, &idx)) != -1) {
@@ -128,6 +133,13 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 			if (parse_size(optarg, &a->chunk) || a->chunk < STORE_MIN_CHUNK ||
 			    a->chunk > STORE_MAX_CHUNK || (a->chunk & (a->chunk - 1))) {
 				usage_error("--chunk-size %s: must be a power of two from 4K to 16M", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_SCRUB_RATE:
+			if (parse_size(optarg, &a->scrub_rate) || a->scrub_rate < 4096) {
+				usage_error("--scrub-rate %s: bytes per second, at least 4K (suffixes K, M, G)",
+					    optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -204,12 +216,13 @@ static int cmd_run(int argc, char **argv)
 	struct gossip *g = NULL;
 	struct replicator *rep = NULL;
 	struct behind *bh = NULL;
+	struct scrubber *scrub = NULL;
 	struct service sv;
 	bool sv_ready = false;
 	char sidhex[OFS_OID_HEX], where[OFS_ADDR_MAX];
 	sigset_t mask;
 	int lfd = -1, sfd = -1, logfd = -1;
-	int rc = parse(argc, argv, "run", "4568", &a);
+	int rc = parse(argc, argv, "run", "45689", &a);
 
 	if (rc)
 		return rc;
@@ -291,7 +304,12 @@ static int cmd_run(int argc, char **argv)
 		rc = fail("gossip", rc);
 		goto out;
 	}
-	service_init(&sv, s, tab, rep);
+	rc = scrubber_open(s, tab, rep, a.scrub_rate, &scrub);
+	if (rc) {
+		rc = fail("scrubber", rc);
+		goto out;
+	}
+	service_init(&sv, s, tab, rep, scrub);
 	sv_ready = true;
 	log_info("serving %s on %s (data %s)", sidhex, where, a.data);
 	printf("ready %s %s\n", sidhex, where);
@@ -305,6 +323,7 @@ static int cmd_run(int argc, char **argv)
 	rc = 0;
 out:
 	gossip_stop(g);
+	scrubber_close(scrub);
 	if (sv_ready)
 		service_fini(&sv);
 	behind_close(bh);
@@ -351,6 +370,40 @@ static int cmd_inspect(int argc, char **argv)
 	return 0;
 }
 
+/* tool --data DIR [--json] COMMAND ARGS: options first, then the command. */
+static int cmd_tool(int argc, char **argv)
+{
+	const char *data = NULL;
+	bool json = false;
+	char **rest = calloc((size_t)argc + 1, sizeof(*rest));
+	int nrest = 0, rc;
+
+	if (!rest)
+		return EXIT_FAIL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--data") && i + 1 < argc)
+			data = argv[++i];
+		else if (!strncmp(argv[i], "--data=", 7))
+			data = argv[i] + 7;
+		else if (!strcmp(argv[i], "--json"))
+			json = true;
+		else if (!strcmp(argv[i], "--help")) {
+			free(rest);
+			tool_help();
+			return 0;
+		} else
+			rest[nrest++] = argv[i];
+	}
+	if (!data) {
+		free(rest);
+		usage_error("%s needs --data DIR", "tool");
+		return EXIT_USAGE;
+	}
+	rc = tool_main(data, nrest, rest, json);
+	free(rest);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -371,6 +424,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "inspect"))
 		return cmd_inspect(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "tool"))
+		return cmd_tool(argc - 1, argv + 1);
 	usage_error("unknown command '%s'", argv[1]);
 	return EXIT_USAGE;
 }

@@ -7,6 +7,7 @@
 #include "log.h"
 #include "ofs_error.h"
 #include "proto.h"
+#include "scrub.h"
 #include "service.h"
 
 struct list_ctx {
@@ -252,6 +253,33 @@ static int handle(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 			proto_encode_stats(reply, &st);
 		break;
 	}
+	case OFS_OP_SUMMARY: {
+		struct ofs_summary sm;
+		memset(&sm, 0, sizeof(sm));
+		rc = store_summary(s, q->oid, &sm.version, &sm.size, &sm.digest, &sm.corrupt);
+		if (rc == -ENOENT) {
+			rc = 0;               /* "not here" is the answer, not an error */
+		} else if (!rc) {
+			sm.present = true;
+			rc = store_behind(s, q->oid);
+			sm.behind = rc == 1;
+			rc = rc < 0 ? rc : 0;
+		}
+		if (!rc)
+			proto_encode_summary(reply, &sm);
+		break;
+	}
+	case OFS_OP_TASK_START:
+		rc = sv->scrub ? scrubber_start(sv->scrub, &q->task) : -OFS_EUNKNOWNOP;
+		break;
+	case OFS_OP_TASK_POLL:
+		rc = sv->scrub ? scrubber_poll(sv->scrub, q->task.job, q->task.ack, reply)
+			       : -OFS_EUNKNOWNOP;
+		break;
+	case OFS_OP_TASK_CTL:
+		rc = sv->scrub ? scrubber_ctl(sv->scrub, q->task.job, q->task.action)
+			       : -OFS_EUNKNOWNOP;
+		break;
 	case OFS_OP_BEHIND: {
 		char oh[OFS_OID_HEX], sh[OFS_OID_HEX], why[256];
 		oid_to_hex(q->oid, oh);
@@ -293,11 +321,13 @@ static int handle(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 	return rc;
 }
 
-void service_init(struct service *sv, struct store *s, struct sidtab *t, struct replicator *r)
+void service_init(struct service *sv, struct store *s, struct sidtab *t, struct replicator *r,
+		  struct scrubber *scrub)
 {
 	sv->store = s;
 	sv->tab = t;
 	sv->rep = r;
+	sv->scrub = scrub;
 	for (int i = 0; i < SERVICE_NLOCKS; i++)
 		pthread_mutex_init(&sv->locks[i], NULL);
 }

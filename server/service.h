@@ -22,17 +22,21 @@
 
 /* What the handlers act on. The store, table and replicator are the
  * caller's; service_init/service_fini pair around the locks. */
+struct scrubber;
+
 struct service {
 	struct store *store;
 	struct sidtab *tab;
 	struct replicator *rep;            /* NULL: no forwarding */
+	struct scrubber *scrub;            /* background tasks; NULL: none */
 	/* A change to a replicated object holds its lock from the local
 	 * apply to the last copy's answer, so every copy sees the changes to
 	 * one object in the same order. */
 	pthread_mutex_t locks[SERVICE_NLOCKS];
 };
 
-void service_init(struct service *sv, struct store *s, struct sidtab *t, struct replicator *r);
+void service_init(struct service *sv, struct store *s, struct sidtab *t, struct replicator *r,
+		  struct scrubber *scrub);
 void service_fini(struct service *sv);
 
 /*

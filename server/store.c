@@ -2123,3 +2123,358 @@ int store_stale_for(struct store *s, struct ofs_sid sid, const struct ofs_oid *a
 		*more = sf.more;
 	return rc;
 }
+
+/* ---- scrub support ------------------------------------------------------- */
+
+struct walk_args {
+	const struct ofs_oid *after;
+	uint32_t max, n;
+	store_walk_fn fn;
+	void *arg;
+	bool more;
+	struct ofs_attr *a;
+};
+
+static int walk_scan(const void *k, size_t kn, const void *v, size_t vn, void *arg)
+{
+	struct walk_args *wa = arg;
+	struct ofs_oid oid;
+	int rc;
+
+	if (kn != OFS_OID_LEN)
+		return 0;             /* not an object key: not ours to judge here */
+	memcpy(oid.b, k, OFS_OID_LEN);
+	if (wa->n == wa->max) {
+		wa->more = true;
+		return 1;
+	}
+	rc = rec_decode_object(v, vn, wa->a);
+	rc = wa->fn(oid, rc ? NULL : wa->a, rc, wa->arg);
+	if (rc)
+		return rc;
+	wa->n++;
+	return 0;
+}
+
+static int walk_txn(struct kv_txn *t, void *arg)
+{
+	struct walk_args *wa = arg;
+
+	wa->n = 0;
+	wa->more = false;
+	return kv_scan(t, KV_OBJECTS, NULL, 0, wa->after ? wa->after->b : NULL,
+		       wa->after ? OFS_OID_LEN : 0, walk_scan, wa);
+}
+
+int store_walk(struct store *s, const struct ofs_oid *after, uint32_t max,
+	       store_walk_fn fn, void *arg, bool *more)
+{
+	struct walk_args wa = { .after = after, .max = max, .fn = fn, .arg = arg };
+	int rc;
+
+	if (max == 0)
+		return -EINVAL;
+	wa.a = malloc(sizeof(*wa.a));
+	if (!wa.a)
+		return -ENOMEM;
+	rc = kv_view(s->kv, walk_txn, &wa);
+	free(wa.a);
+	if (!rc && more)
+		*more = wa.more;
+	return rc;
+}
+
+/* The attributes and the digests of chunks [first, last] of one dfile. */
+struct piece_args {
+	struct ofs_oid oid;
+	uint64_t first, last;
+	struct ofs_digest *d;
+	struct ofs_attr *a;
+	bool missing_digest;         /* some chunk of the range has none */
+};
+
+static int piece_txn(struct kv_txn *t, void *arg)
+{
+	struct piece_args *pa = arg;
+	int rc = get_object(t, pa->oid, pa->a);
+
+	if (rc)
+		return rc;
+	pa->missing_digest = false;
+	for (uint64_t i = pa->first; i <= pa->last; i++) {
+		uint8_t key[REC_CHUNK_KEY];
+		const void *v;
+		size_t vn;
+
+		rec_chunk_key(pa->oid, i, key);
+		rc = kv_get(t, KV_CHUNKS, key, sizeof(key), &v, &vn);
+		if (rc == -ENOENT) {
+			memset(&pa->d[i - pa->first], 0, sizeof(pa->d[0]));
+			pa->missing_digest = true;
+			continue;
+		}
+		if (rc || (rc = rec_decode_digest(v, vn, &pa->d[i - pa->first])) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+#define SCRUB_PIECE_CHUNKS_BYTES (1u << 20)   /* read about this much at once */
+
+int store_scrub_dfile(struct store *s, struct ofs_oid oid, store_scrub_finding_fn found,
+		      store_scrub_throttle_fn throttle, void *arg, uint64_t *bytes_read)
+{
+	struct piece_args pa = { .oid = oid };
+	pthread_rwlock_t *l = obj_lock(s, oid);
+	uint8_t *buf = NULL;
+	uint64_t size, next = 0;
+	uint32_t cs, per;
+	char detail[256];
+	struct stat st;
+	bool stop = false;
+	int fd = -1, rc;
+
+	*bytes_read = 0;
+	pa.a = malloc(sizeof(*pa.a));
+	if (!pa.a)
+		return -ENOMEM;
+	pthread_rwlock_rdlock(l);
+	pa.first = 1;
+	pa.last = 0;                 /* no digests: the record alone */
+	rc = kv_view(s->kv, piece_txn, &pa);
+	if (rc == 0 && pa.a->type != OFS_OBJ_DFILE)
+		rc = -OFS_ETYPE;
+	if (rc == 0 && pa.a->chunk_size == 0)
+		rc = -OFS_ECORRUPT;
+	if (rc == 0) {
+		rc = bstream_open(s->datadir, oid, 0, &fd);
+		if (rc == -ENOENT) {
+			rc = found("missing_replica", "the byte stream file is missing", arg);
+			goto out_locked;
+		}
+		if (rc) {
+			snprintf(detail, sizeof(detail), "cannot open the byte stream: %s",
+				 ofs_strerror(rc));
+			rc = found("unreadable", detail, arg);
+			goto out_locked;
+		}
+		if (fstat(fd, &st) == 0 && (uint64_t)st.st_size < pa.a->size) {
+			snprintf(detail, sizeof(detail), "byte stream holds %llu bytes, record says %llu",
+				 (unsigned long long)st.st_size, (unsigned long long)pa.a->size);
+			rc = found("size_mismatch", detail, arg);
+			stop = true;      /* (the chunks past its end would say it again) */
+			goto out_locked;
+		}
+	}
+out_locked:
+	pthread_rwlock_unlock(l);
+	if (rc || fd < 0 || stop)
+		goto out;
+	size = pa.a->size;
+	cs = pa.a->chunk_size;
+	per = cs >= SCRUB_PIECE_CHUNKS_BYTES ? 1 : SCRUB_PIECE_CHUNKS_BYTES / cs;
+	buf = malloc((size_t)per * cs);
+	pa.d = calloc(per, sizeof(*pa.d));
+	if (!buf || !pa.d) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	/* Piece by piece, each under the object's read lock (a writer waits
+	 * for one piece, not for the whole object). */
+	while (next * (uint64_t)cs < size && !rc) {
+		uint64_t off = next * (uint64_t)cs, len, got64;
+		size_t got = 0;
+
+		pa.first = next;
+		pa.last = next + per - 1;
+		if ((pa.last + 1) * (uint64_t)cs > size)
+			pa.last = (size - 1) / cs;
+		len = (pa.last + 1) * (uint64_t)cs > size ? size - off : (pa.last - pa.first + 1) * (uint64_t)cs;
+		if (throttle && (rc = throttle(len, arg)) != 0)
+			break;
+		pthread_rwlock_rdlock(l);
+		rc = kv_view(s->kv, piece_txn, &pa);
+		if (!rc && pa.a->size < size)
+			size = pa.a->size;    /* (shrunk meanwhile: check what is left) */
+		if (!rc)
+			rc = bstream_pread(fd, buf, (size_t)len, off, &got);
+		pthread_rwlock_unlock(l);
+		if (rc) {
+			snprintf(detail, sizeof(detail), "read error at offset %llu: %s",
+				 (unsigned long long)off, ofs_strerror(rc));
+			rc = found("unreadable", detail, arg);
+			break;
+		}
+		got64 = got;
+		*bytes_read += got64;
+		for (uint64_t i = pa.first; i <= pa.last; i++) {
+			uint64_t c0 = (i - pa.first) * cs, c1 = c0 + cs;
+			if (c1 > len)
+				c1 = len;
+			if (c1 > got64) {
+				snprintf(detail, sizeof(detail), "chunk %llu: byte stream ends at %llu",
+					 (unsigned long long)i, (unsigned long long)(off + got64));
+				rc = found("size_mismatch", detail, arg);
+				break;
+			}
+			if (!digest_eq(checksum_buf(buf + c0, (size_t)(c1 - c0)), pa.d[i - pa.first])) {
+				snprintf(detail, sizeof(detail), "chunk %llu (bytes %llu-%llu) does not match its checksum",
+					 (unsigned long long)i, (unsigned long long)(off + c0),
+					 (unsigned long long)(off + c1 - 1));
+				rc = found("checksum_mismatch", detail, arg);
+				if (rc)
+					break;
+			}
+		}
+		if (got64 < len)
+			break;
+		next = pa.last + 1;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	free(pa.d);
+	free(pa.a);
+	return rc;
+}
+
+/* Digest of an object's content as recorded: its chunk digests (dfile) and
+ * its key-value part, in key order. */
+struct summary_args {
+	struct ofs_oid oid;
+	struct ofs_attr *a;
+	struct checksum_stream *cs;
+	bool dirdata, corrupt;
+};
+
+static int sum_chunk(const void *k, size_t kn, const void *v, size_t vn, void *arg)
+{
+	struct summary_args *sa = arg;
+	struct ofs_dirent d;
+
+	checksum_stream_update(sa->cs, k, kn);
+	checksum_stream_update(sa->cs, v, vn);
+	if (sa->dirdata && rec_decode_dirent(v, vn, &d) != 0)
+		sa->corrupt = true;
+	return 0;
+}
+
+static int summary_txn(struct kv_txn *t, void *arg)
+{
+	struct summary_args *sa = arg;
+	int rc = get_object(t, sa->oid, sa->a);
+	uint8_t sz[8];
+
+	if (rc)
+		return rc;
+	for (int i = 0; i < 8; i++)
+		sz[i] = (uint8_t)(sa->a->size >> (56 - 8 * i));
+	checksum_stream_update(sa->cs, sz, sizeof(sz));
+	sa->dirdata = false;
+	rc = kv_scan(t, KV_CHUNKS, sa->oid.b, OFS_OID_LEN, NULL, 0, sum_chunk, sa);
+	sa->dirdata = sa->a->type == OFS_OBJ_DIRDATA;
+	if (!rc)
+		rc = kv_scan(t, KV_KEYVAL, sa->oid.b, OFS_OID_LEN, NULL, 0, sum_chunk, sa);
+	return rc;
+}
+
+int store_summary(struct store *s, struct ofs_oid oid, uint64_t *version, uint64_t *size,
+		  struct ofs_digest *digest, bool *corrupt)
+{
+	struct summary_args sa = { .oid = oid };
+	int rc;
+
+	sa.a = malloc(sizeof(*sa.a));
+	sa.cs = checksum_stream_new();
+	if (!sa.a || !sa.cs) {
+		free(sa.a);
+		checksum_stream_free(sa.cs);
+		return -ENOMEM;
+	}
+	pthread_rwlock_rdlock(obj_lock(s, oid));
+	rc = kv_view(s->kv, summary_txn, &sa);
+	pthread_rwlock_unlock(obj_lock(s, oid));
+	if (!rc) {
+		*version = sa.a->version;
+		*size = sa.a->size;
+		*digest = checksum_stream_final(sa.cs);
+		*corrupt = sa.corrupt;
+	}
+	checksum_stream_free(sa.cs);
+	free(sa.a);
+	return rc;
+}
+
+/* ---- expert tools (ofs-server tool): fault injection and surgery ---------- */
+
+struct tool_args {
+	struct ofs_oid oid;
+	const void *k, *v;
+	size_t kn, vn;
+	uint64_t version;
+	struct ofs_attr *a;
+};
+
+static int tool_setkey_txn(struct kv_txn *t, void *arg)
+{
+	struct tool_args *ta = arg;
+	uint8_t key[REC_KV_KEY_MAX];
+	size_t kn = rec_kv_key(ta->oid, ta->k, ta->kn, key);
+	const void *v;
+	size_t vn;
+	int rc = kv_get(t, KV_OBJECTS, ta->oid.b, OFS_OID_LEN, &v, &vn);
+
+	if (rc)
+		return rc;
+	return ta->v ? kv_put(t, KV_KEYVAL, key, kn, ta->v, ta->vn) : kv_del(t, KV_KEYVAL, key, kn);
+}
+
+int store_tool_set_key(struct store *s, struct ofs_oid oid, const void *k, size_t kn,
+		       const void *v, size_t vn)
+{
+	struct tool_args ta = { .oid = oid, .k = k, .kn = kn, .v = v ? v : "", .vn = vn };
+
+	if (s->read_only)
+		return -EROFS;
+	if (kn == 0 || kn > OFS_MAX_KEY || vn > OFS_MAX_VALUE)
+		return -EINVAL;
+	return kv_update(s->kv, tool_setkey_txn, &ta);
+}
+
+int store_tool_rm_key(struct store *s, struct ofs_oid oid, const void *k, size_t kn)
+{
+	struct tool_args ta = { .oid = oid, .k = k, .kn = kn };
+
+	if (s->read_only)
+		return -EROFS;
+	if (kn == 0 || kn > OFS_MAX_KEY)
+		return -EINVAL;
+	return kv_update(s->kv, tool_setkey_txn, &ta);
+}
+
+static int tool_version_txn(struct kv_txn *t, void *arg)
+{
+	struct tool_args *ta = arg;
+	int rc = get_object(t, ta->oid, ta->a);
+
+	if (rc)
+		return rc;
+	ta->a->version = ta->version;
+	return put_object(t, ta->oid, ta->a);
+}
+
+int store_tool_set_version(struct store *s, struct ofs_oid oid, uint64_t version)
+{
+	struct tool_args ta = { .oid = oid, .version = version };
+	int rc;
+
+	if (s->read_only)
+		return -EROFS;
+	ta.a = malloc(sizeof(*ta.a));
+	if (!ta.a)
+		return -ENOMEM;
+	rc = kv_update(s->kv, tool_version_txn, &ta);
+	free(ta.a);
+	return rc;
+}

@@ -198,4 +198,51 @@ int store_stats(struct store *s, struct ofs_stats *st);
 typedef int (*store_chunk_fn)(uint64_t idx, struct ofs_digest d, void *arg);
 int store_chunks(struct store *s, struct ofs_oid oid, store_chunk_fn fn, void *arg);
 
+/* ---- scrub support -------------------------------------------------------- */
+
+/*
+ * Visit up to max objects in OID order after *after (NULL: from the
+ * first): fn gets the OID and its attributes, or NULL and the decode
+ * error when the record does not decode (record_corrupt). *more says
+ * whether objects follow.
+ */
+typedef int (*store_walk_fn)(struct ofs_oid oid, const struct ofs_attr *a, int decode_rc,
+			     void *arg);
+int store_walk(struct store *s, const struct ofs_oid *after, uint32_t max,
+	       store_walk_fn fn, void *arg, bool *more);
+
+/*
+ * Scrub one dfile copy: re-read every chunk and compare it with its stored
+ * digest, and the stream's length with the recorded size. Each problem is
+ * passed to found(kind, detail, arg) - kinds "checksum_mismatch" (per
+ * chunk), "size_mismatch", "missing_replica" (the byte-stream file is
+ * gone), "unreadable" (I/O error) - and found's non-zero return stops it.
+ * throttle(bytes, arg), if not NULL, is called before each read of about
+ * 1 MiB and may sleep; non-zero stops the scrub with that value. Reads
+ * take the object's lock one piece at a time. *bytes_read counts the bytes
+ * read.
+ */
+typedef int (*store_scrub_finding_fn)(const char *kind, const char *detail, void *arg);
+typedef int (*store_scrub_throttle_fn)(uint64_t bytes, void *arg);
+int store_scrub_dfile(struct store *s, struct ofs_oid oid, store_scrub_finding_fn found,
+		      store_scrub_throttle_fn throttle, void *arg, uint64_t *bytes_read);
+
+/* A copy's summary for comparing siblings: version, size and a digest of
+ * its recorded content (chunk digests and key-value part); *corrupt when
+ * a directory entry of it does not decode (it reports that itself). */
+int store_summary(struct store *s, struct ofs_oid oid, uint64_t *version, uint64_t *size,
+		  struct ofs_digest *digest, bool *corrupt);
+
+/*
+ * Expert tools (ofs-server tool), for surgery and fault injection on a
+ * stopped server: change the key-value part without the checks and the
+ * version bump of store_kv_put (any object type, dirdata included; the
+ * value is stored as given, even if it does not decode), and set an
+ * object's version. -ENOENT when the object does not exist.
+ */
+int store_tool_set_key(struct store *s, struct ofs_oid oid, const void *k, size_t kn,
+		       const void *v, size_t vn);
+int store_tool_rm_key(struct store *s, struct ofs_oid oid, const void *k, size_t kn);
+int store_tool_set_version(struct store *s, struct ofs_oid oid, uint64_t version);
+
 #endif

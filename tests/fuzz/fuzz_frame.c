@@ -64,6 +64,22 @@ static int stale_collect(struct ofs_oid oid, const char *reason, void *arg)
 	return 0;
 }
 
+/* The findings of a task status, as decoded. */
+struct tf_fuzz {
+	struct ofs_task_finding *f;
+	uint32_t n;
+};
+
+static int tf_collect(const struct ofs_task_finding *f, void *arg)
+{
+	struct tf_fuzz *t = arg;
+
+	if (t->n == OFS_MAX_TASK_FINDINGS)
+		return -OFS_ETOOBIG;
+	t->f[t->n++] = *f;
+	return 0;
+}
+
 /* A failing decoder returns one of the codes proto.h lists. */
 static void check_code(int rc)
 {
@@ -209,6 +225,28 @@ static void fuzz_replies(const uint8_t *b, size_t n)
 			CHECK(sf->n <= OFS_MAX_STALE_LIST);
 			wbuf_init(&w);
 			proto_encode_stale_list(&w, sf->oids, sf->reasons, sf->n, more);
+			check_same(&w, b, n);
+		}
+	}
+
+	{
+		static struct ofs_task_finding tfs[OFS_MAX_TASK_FINDINGS];
+		struct tf_fuzz tf = { .f = tfs };
+		struct ofs_task_status tst;
+		struct ofs_summary sm;
+
+		rc = proto_decode_task_status(b, n, &tst, tf_collect, &tf);
+		check_code(rc);
+		if (rc == 0) {
+			wbuf_init(&w);
+			proto_encode_task_status(&w, &tst, tfs, tf.n);
+			check_same(&w, b, n);
+		}
+		rc = proto_decode_summary(b, n, &sm);
+		check_code(rc);
+		if (rc == 0) {
+			wbuf_init(&w);
+			proto_encode_summary(&w, &sm);
 			check_same(&w, b, n);
 		}
 	}

@@ -185,6 +185,23 @@ static void mk_req(struct ofs_req *q, uint16_t op)
 		memset(q->root.sids[0].b, 0x43, sizeof(q->root.sids[0].b));
 		q->birth_ns = 1234567;
 		break;
+	case OFS_OP_SUMMARY:
+		q->oid = mk_oid(12);
+		break;
+	case OFS_OP_TASK_START:
+		q->task.job = 77;
+		q->task.kind = OFS_TASK_SCRUB;
+		q->task.rate = 50u << 20;
+		q->task.cursor = mk_oid(13);
+		break;
+	case OFS_OP_TASK_POLL:
+		q->task.job = 78;
+		q->task.ack = 12345;
+		break;
+	case OFS_OP_TASK_CTL:
+		q->task.job = 79;
+		q->task.action = OFS_TASK_PAUSE;
+		break;
 	case OFS_OP_REPORT:
 	case OFS_OP_BEHIND:
 	case OFS_OP_STALE_FOR:
@@ -1959,6 +1976,106 @@ static void test_stale_list_rejects_count_over_max_and_stops_on_fn_error(void **
 	wbuf_free(&w);
 }
 
+/* ---- task status and summaries ------------------------------------------- */
+
+struct tf_got {
+	struct ofs_task_finding f[4];
+	int n;
+};
+
+static int tf_add(const struct ofs_task_finding *f, void *arg)
+{
+	struct tf_got *g = arg;
+
+	if (g->n == 4)
+		return -E2BIG;
+	g->f[g->n++] = *f;
+	return 0;
+}
+
+static void test_task_status_round_trips_and_checks_before_delivering(void **state)
+{
+	struct ofs_task_status st = { .state = OFS_TASK_RUNNING, .objects_done = 3,
+				      .objects_total = 9, .bytes_done = 1 << 20,
+				      .bytes_total = 5 << 20 }, back;
+	struct ofs_task_finding f[2];
+	struct tf_got g = { .n = 0 };
+	struct wbuf w;
+
+	(void)state;
+	st.cursor = mk_oid(4);
+	memset(f, 0, sizeof(f));
+	for (int i = 0; i < 2; i++) {
+		f[i].seq = (uint64_t)i + 1;
+		f[i].server = mk_sid((uint8_t)(5 + i));
+		f[i].oid = mk_oid((uint8_t)(7 + i));
+		strcpy(f[i].kind, "checksum_mismatch");
+		strcpy(f[i].detail, "chunk 3 (bytes 3145728-4194303) does not match its checksum");
+	}
+	wbuf_init(&w);
+	proto_encode_task_status(&w, &st, f, 2);
+	assert_int_equal(proto_decode_task_status(w.data, w.len, &back, tf_add, &g), 0);
+	assert_int_equal(g.n, 2);
+	assert_int_equal(back.objects_total, 9);
+	assert_memory_equal(back.cursor.b, st.cursor.b, OFS_OID_LEN);
+	assert_string_equal(g.f[1].detail, f[1].detail);
+	assert_int_equal(g.f[1].seq, 2);
+	for (size_t cut = 0; cut < w.len; cut++) {
+		g.n = 0;
+		assert_int_not_equal(proto_decode_task_status(w.data, cut, &back, tf_add, &g), 0);
+		assert_int_equal(g.n, 0);
+	}
+	/* A bad state, and a control character in a detail, are corrupt. */
+	w.data[0] = 9;
+	g.n = 0;
+	assert_int_equal(proto_decode_task_status(w.data, w.len, &back, tf_add, &g), -OFS_ECORRUPT);
+	w.data[0] = OFS_TASK_RUNNING;
+	w.data[w.len - 3] = '\n';
+	assert_int_equal(proto_decode_task_status(w.data, w.len, &back, tf_add, &g), -OFS_ECORRUPT);
+	assert_int_equal(g.n, 0);
+	wbuf_free(&w);
+}
+
+static void test_summary_round_trips_and_rejects_unknown_flags(void **state)
+{
+	struct ofs_summary s = { .present = true, .behind = false, .corrupt = true,
+				 .version = 7, .size = 4096 }, back;
+	struct wbuf w;
+
+	(void)state;
+	memset(s.digest.b, 0xab, sizeof(s.digest.b));
+	wbuf_init(&w);
+	proto_encode_summary(&w, &s);
+	assert_int_equal(proto_decode_summary(w.data, w.len, &back), 0);
+	assert_true(back.present && back.corrupt && !back.behind);
+	assert_int_equal(back.version, 7);
+	assert_memory_equal(back.digest.b, s.digest.b, sizeof(s.digest.b));
+	w.data[0] = 8;
+	assert_int_equal(proto_decode_summary(w.data, w.len, &back), -OFS_ECORRUPT);
+	assert_int_not_equal(proto_decode_summary(w.data, w.len - 1, &back), 0);
+	wbuf_free(&w);
+}
+
+static void test_task_requests_reject_unknown_kind_and_action(void **state)
+{
+	struct ofs_req q = { .op = OFS_OP_TASK_START }, back;
+	struct wbuf w;
+
+	(void)state;
+	q.task.job = 1;
+	q.task.kind = 9;
+	wbuf_init(&w);
+	assert_int_equal(proto_encode_req(&w, &q), 0);
+	assert_int_equal(proto_decode_req(OFS_OP_TASK_START, w.data, w.len, &back), -OFS_ECORRUPT);
+	wbuf_free(&w);
+	q.op = OFS_OP_TASK_CTL;
+	q.task.action = 0;
+	wbuf_init(&w);
+	assert_int_equal(proto_encode_req(&w, &q), 0);
+	assert_int_equal(proto_decode_req(OFS_OP_TASK_CTL, w.data, w.len, &back), -OFS_ECORRUPT);
+	wbuf_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2028,6 +2145,9 @@ int main(void)
 		cmocka_unit_test(test_dirent_list_rejects_bad_entry_type),
 		cmocka_unit_test(test_list_open_leaves_reader_untouched_on_failure),
 		cmocka_unit_test(test_behind_and_stale_for_requests_round_trip),
+		cmocka_unit_test(test_task_status_round_trips_and_checks_before_delivering),
+		cmocka_unit_test(test_summary_round_trips_and_rejects_unknown_flags),
+		cmocka_unit_test(test_task_requests_reject_unknown_kind_and_action),
 		cmocka_unit_test(test_behind_rejects_control_characters_in_reason),
 		cmocka_unit_test(test_stale_list_round_trips),
 		cmocka_unit_test(test_stale_list_checks_whole_body_before_delivering),

@@ -1,0 +1,724 @@
+/*
+ * pbj-jobs.c - the job commands of ofs-pbj: submit, status, report, list,
+ * pause, resume, cancel, serve (CLI.md). The job store is pbj/jobstore,
+ * the running of a job pbj/runner.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jobstore.h"
+#include "ofs_error.h"
+#include "parse.h"
+#include "pbj-jobs.h"
+#include "runner.h"
+#include "timefmt.h"
+
+#define EXIT_FINDINGS 1
+#define EXIT_USAGE 2
+#define EXIT_FAIL 3
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static int usage_err(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "ofs-pbj: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n(see ofs-pbj --help)\n");
+	return EXIT_USAGE;
+}
+
+static int store_err(struct pbj_db *db, const char *what, int rc)
+{
+	fprintf(stderr, "ofs-pbj: %s: %s%s%s\n", what, ofs_strerror(rc),
+		db && pbj_errmsg(db)[0] ? ": " : "", db ? pbj_errmsg(db) : "");
+	return EXIT_FAIL;
+}
+
+static const char *db_path(const char *given)
+{
+	const char *e = getenv("OFS_PBJ_DB");
+
+	if (given)
+		return given;
+	return e && *e ? e : "./pbj.db";
+}
+
+static int open_db(const char *path, struct pbj_db **db)
+{
+	int rc = pbj_open(path, db);
+
+	if (rc == -OFS_ECORRUPT) {
+		fprintf(stderr, "ofs-pbj: %s: not an ofs-pbj job database, or damaged; "
+			"it was left as it is (give another --db)\n", path);
+		return EXIT_FAIL;
+	}
+	if (rc == -OFS_EVERSION) {
+		fprintf(stderr, "ofs-pbj: %s: made by a newer ofs-pbj; it was left as it is\n", path);
+		return EXIT_FAIL;
+	}
+	if (rc) {
+		fprintf(stderr, "ofs-pbj: %s: %s\n", path, ofs_strerror(rc));
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+static int parse_job_id(const char *s, int64_t *id)
+{
+	uint64_t v;
+
+	if (parse_uint(s, 1, INT64_MAX, &v))
+		return -EINVAL;
+	*id = (int64_t)v;
+	return 0;
+}
+
+/* ---- status and report ---------------------------------------------------- */
+
+struct tasks_json {
+	json_t *arr;
+};
+
+static int task_json(const struct pbj_task *t, void *arg)
+{
+	json_t *o = json_object();
+	char hex[OFS_OID_HEX];
+
+	sid_to_hex(t->server, hex);
+	json_object_set_new(o, "server", json_string(hex));
+	json_object_set_new(o, "state", json_string(pbj_state_name(t->state)));
+	json_object_set_new(o, "objects_done", json_integer((json_int_t)t->objects_done));
+	json_object_set_new(o, "bytes_done", json_integer((json_int_t)t->bytes_done));
+	oid_to_hex(t->cursor, hex);
+	json_object_set_new(o, "cursor", oid_is_zero(t->cursor) ? json_null() : json_string(hex));
+	json_object_set_new(o, "retries", json_integer(t->retries));
+	json_object_set_new(o, "reason", t->reason[0] ? json_string(t->reason) : json_null());
+	json_array_append_new(((struct tasks_json *)arg)->arr, o);
+	return 0;
+}
+
+struct kinds {
+	json_t *by_kind;
+	int64_t total, repaired;
+};
+
+static int count_kind(const struct pbj_finding *f, void *arg)
+{
+	struct kinds *k = arg;
+	json_t *v = json_object_get(k->by_kind, f->kind);
+
+	json_object_set_new(k->by_kind, f->kind,
+			    json_integer(v ? json_integer_value(v) + 1 : 1));
+	k->total++;
+	k->repaired += f->repaired;
+	return 0;
+}
+
+static json_t *time_json(int64_t ns)
+{
+	char t[OFS_TIME_LEN];
+
+	if (!ns)
+		return json_null();
+	time_format(ns, t);
+	return json_string(t);
+}
+
+/* The status document of CLI.md. */
+static int status_json(struct pbj_db *db, const struct pbj_job *j, json_t **out)
+{
+	json_t *o = json_object(), *p = json_object(), *fo = json_object();
+	struct tasks_json tj = { .arr = json_array() };
+	struct kinds k = { .by_kind = json_object() };
+	struct pbj_sum sum;
+	double secs, rate = 0;
+	int rc = pbj_summarize(db, j->id, &sum);
+
+	if (!rc)
+		rc = pbj_task_list(db, j->id, task_json, &tj);
+	if (!rc)
+		rc = pbj_finding_list(db, j->id, NULL, NULL, NULL, count_kind, &k);
+	json_object_set_new(o, "id", json_integer(j->id));
+	json_object_set_new(o, "type", json_string(j->type));
+	json_object_set_new(o, "state", json_string(pbj_state_name(j->state)));
+	json_object_set_new(o, "priority", json_integer(j->priority));
+	json_object_set_new(o, "submitted", time_json(j->submitted_ns));
+	json_object_set_new(o, "started", time_json(j->started_ns));
+	json_object_set_new(o, "finished", time_json(j->finished_ns));
+	if (j->reason[0])
+		json_object_set_new(o, "reason", json_string(j->reason));
+	json_object_set_new(p, "objects_done", json_integer((json_int_t)sum.objects_done));
+	json_object_set_new(p, "objects_total", json_integer((json_int_t)sum.objects_total));
+	json_object_set_new(p, "bytes_done", json_integer((json_int_t)sum.bytes_done));
+	json_object_set_new(p, "bytes_total", json_integer((json_int_t)sum.bytes_total));
+	if (j->started_ns) {
+		int64_t end = j->finished_ns;
+		if (!end) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			end = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+		}
+		secs = (double)(end - j->started_ns) / 1e9;
+		if (secs > 0)
+			rate = (double)sum.bytes_done / secs;
+	}
+	json_object_set_new(p, "rate_bytes_per_s", json_integer((json_int_t)rate));
+	if (rate > 0 && sum.bytes_total > sum.bytes_done && !pbj_state_final(j->state))
+		json_object_set_new(p, "eta_s",
+				    json_integer((json_int_t)((double)(sum.bytes_total - sum.bytes_done) / rate)));
+	else
+		json_object_set_new(p, "eta_s", pbj_state_final(j->state) ? json_integer(0) : json_null());
+	json_object_set_new(o, "progress", p);
+	json_object_set_new(o, "tasks", tj.arr);
+	json_object_set_new(fo, "total", json_integer(k.total));
+	json_object_set_new(fo, "repaired", json_integer(k.repaired));
+	json_object_set_new(fo, "by_kind", k.by_kind);
+	json_object_set_new(o, "findings", fo);
+	if (rc) {
+		json_decref(o);
+		return rc;
+	}
+	*out = o;
+	return 0;
+}
+
+static void print_json(json_t *o)
+{
+	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', stdout);
+}
+
+static void print_status_text(const json_t *o)
+{
+	const json_t *p = json_object_get(o, "progress"), *f = json_object_get(o, "findings");
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	printf("job %lld: %s %s", (long long)json_integer_value(json_object_get(o, "id")),
+	       json_string_value(json_object_get(o, "type")),
+	       json_string_value(json_object_get(o, "state")));
+	if (json_object_get(o, "reason"))
+		printf(" (%s)", json_string_value(json_object_get(o, "reason")));
+	printf("\n  objects %lld of %lld, bytes %lld of %lld, %.1f MB/s",
+	       (long long)json_integer_value(json_object_get(p, "objects_done")),
+	       (long long)json_integer_value(json_object_get(p, "objects_total")),
+	       (long long)json_integer_value(json_object_get(p, "bytes_done")),
+	       (long long)json_integer_value(json_object_get(p, "bytes_total")),
+	       (double)json_integer_value(json_object_get(p, "rate_bytes_per_s")) / 1e6);
+	if (json_is_integer(json_object_get(p, "eta_s")) &&
+	    strcmp(json_string_value(json_object_get(o, "state")), "running") == 0)
+		printf(", ETA %llds", (long long)json_integer_value(json_object_get(p, "eta_s")));
+	printf("\n  findings %lld", (long long)json_integer_value(json_object_get(f, "total")));
+	json_object_foreach((json_t *)json_object_get(f, "by_kind"), key, v)
+		printf(", %s %lld", key, (long long)json_integer_value(v));
+	printf("\n");
+	json_array_foreach(json_object_get(o, "tasks"), i, v) {
+		printf("  task on %s: %s, %lld objects", json_string_value(json_object_get(v, "server")),
+		       json_string_value(json_object_get(v, "state")),
+		       (long long)json_integer_value(json_object_get(v, "objects_done")));
+		if (json_is_string(json_object_get(v, "reason")))
+			printf(" (%s)", json_string_value(json_object_get(v, "reason")));
+		printf("\n");
+	}
+}
+
+/* Exit status for a finished job (CLI.md). */
+static int job_exit(const json_t *st)
+{
+	const char *state = json_string_value(json_object_get(st, "state"));
+	const json_t *f = json_object_get(st, "findings");
+
+	if (strcmp(state, "succeeded") != 0)
+		return EXIT_FAIL;
+	return json_integer_value(json_object_get(f, "total")) >
+	       json_integer_value(json_object_get(f, "repaired")) ? EXIT_FINDINGS : 0;
+}
+
+static int cmd_status(struct pbj_db *db, int64_t id, bool json)
+{
+	struct pbj_job *j = malloc(sizeof(*j));
+	json_t *o = NULL;
+	int rc;
+
+	if (!j)
+		return EXIT_FAIL;
+	rc = pbj_job_get(db, id, j);
+	if (rc == -ENOENT) {
+		free(j);
+		fprintf(stderr, "ofs-pbj: no job %lld\n", (long long)id);
+		return EXIT_USAGE;
+	}
+	if (!rc)
+		rc = status_json(db, j, &o);
+	free(j);
+	if (rc)
+		return store_err(db, "status", rc);
+	if (json)
+		print_json(o);
+	else
+		print_status_text(o);
+	json_decref(o);
+	return 0;
+}
+
+struct report_ctx {
+	json_t *arr;
+	bool json;
+};
+
+static int report_one(const struct pbj_finding *f, void *arg)
+{
+	struct report_ctx *r = arg;
+	char sh[OFS_OID_HEX], oh[OFS_OID_HEX];
+
+	sid_to_hex(f->server, sh);
+	oid_to_hex(f->oid, oh);
+	if (!r->json) {
+		printf("%-18s %s on %s: %s%s%s\n", f->kind, oh, sh, f->detail,
+		       f->repaired ? "; repaired: " : "", f->repaired ? f->repair : "");
+		return 0;
+	}
+	json_t *o = json_object();
+	json_object_set_new(o, "server", json_string(sh));
+	json_object_set_new(o, "oid", json_string(oh));
+	json_object_set_new(o, "kind", json_string(f->kind));
+	json_object_set_new(o, "detail", json_string(f->detail));
+	json_object_set_new(o, "repaired", json_boolean(f->repaired));
+	if (f->repaired)
+		json_object_set_new(o, "repair", json_string(f->repair));
+	json_array_append_new(r->arr, o);
+	return 0;
+}
+
+static int cmd_report(struct pbj_db *db, int64_t id, bool json)
+{
+	struct pbj_job *j = malloc(sizeof(*j));
+	struct report_ctx r = { .json = json };
+	int rc;
+
+	if (!j)
+		return EXIT_FAIL;
+	rc = pbj_job_get(db, id, j);
+	free(j);
+	if (rc == -ENOENT) {
+		fprintf(stderr, "ofs-pbj: no job %lld\n", (long long)id);
+		return EXIT_USAGE;
+	}
+	if (json)
+		r.arr = json_array();
+	if (!rc)
+		rc = pbj_finding_list(db, id, NULL, NULL, NULL, report_one, &r);
+	if (rc) {
+		json_decref(r.arr);
+		return store_err(db, "report", rc);
+	}
+	if (json) {
+		json_t *o = json_object();
+		json_object_set_new(o, "job", json_integer(id));
+		json_object_set_new(o, "findings", r.arr);
+		print_json(o);
+		json_decref(o);
+	}
+	return 0;
+}
+
+struct list_ctx {
+	json_t *arr;
+	bool json;
+};
+
+static int list_one(const struct pbj_job *j, void *arg)
+{
+	struct list_ctx *l = arg;
+	char t[OFS_TIME_LEN];
+
+	time_format(j->submitted_ns, t);
+	if (!l->json) {
+		printf("%6lld  %-9s %-9s %4d  %s\n", (long long)j->id, j->type,
+		       pbj_state_name(j->state), j->priority, t);
+		return 0;
+	}
+	json_t *o = json_object();
+	json_object_set_new(o, "id", json_integer(j->id));
+	json_object_set_new(o, "type", json_string(j->type));
+	json_object_set_new(o, "state", json_string(pbj_state_name(j->state)));
+	json_object_set_new(o, "priority", json_integer(j->priority));
+	json_object_set_new(o, "submitted", json_string(t));
+	json_array_append_new(l->arr, o);
+	return 0;
+}
+
+/* ---- running ----------------------------------------------------------------- */
+
+struct tty_ctx {
+	bool tty;
+	int64_t t0_ns;
+};
+
+static void progress_line(const struct pbj_job *j, const struct pbj_sum *s, void *arg)
+{
+	struct tty_ctx *t = arg;
+	struct timespec ts;
+	double secs, rate, pct;
+
+	if (!t->tty)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	secs = ((double)ts.tv_sec * 1e9 + ts.tv_nsec - (double)t->t0_ns) / 1e9;
+	rate = secs > 0 ? (double)s->bytes_done / secs : 0;
+	pct = s->bytes_total ? 100.0 * (double)s->bytes_done / (double)s->bytes_total :
+	      s->objects_total ? 100.0 * (double)s->objects_done / (double)s->objects_total : 0;
+	if (pct > 100)
+		pct = 100;
+	fprintf(stderr, "\r%s job %lld: %5.1f%%  %7.1f MB/s  ", j->type, (long long)j->id, pct,
+		rate / 1e6);
+	if (rate > 0 && s->bytes_total > s->bytes_done)
+		fprintf(stderr, "ETA %5.0fs  ", (double)(s->bytes_total - s->bytes_done) / rate);
+	else
+		fprintf(stderr, "           ");
+	fprintf(stderr, "%llu finding%s  %s", (unsigned long long)s->findings,
+		s->findings == 1 ? "" : "s", pbj_state_name(j->state));
+	fflush(stderr);
+}
+
+static void holder_name(char *buf, size_t n, const char *what)
+{
+	char host[64] = "?";
+
+	gethostname(host, sizeof(host) - 1);
+	snprintf(buf, n, "%s %s pid %ld", what, host, (long)getpid());
+}
+
+/* Wait for job id to end: run it here when no scheduler holds the lease,
+ * else follow the store while the scheduler runs it. */
+static int wait_job(struct pbj_db *db, int64_t id, const char *const *cluster, size_t ncluster,
+		    bool json)
+{
+	struct tty_ctx tc = { .tty = isatty(2) == 1 };
+	struct pbj_runner_opts o = { .cluster = cluster, .ncluster = ncluster,
+				     .progress = progress_line, .arg = &tc, .stop = &stop_flag };
+	struct pbj_job *j = malloc(sizeof(*j));
+	char holder[PBJ_REASON_LEN], who[PBJ_REASON_LEN];
+	struct timespec ts;
+	json_t *st = NULL;
+	bool got = false;
+	int rc;
+
+	if (!j)
+		return EXIT_FAIL;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	tc.t0_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	holder_name(holder, sizeof(holder), "submit --wait");
+	rc = pbj_lease_take(db, holder, 10000, &got, who);
+	if (!rc && got) {
+		o.lease_holder = holder;
+		if (ncluster == 0) {
+			rc = -OFS_EUNREACHABLE;
+			fprintf(stderr, "ofs-pbj: no scheduler runs and no cluster is given "
+				"(--cluster or OFS_CLUSTER) to run the job here\n");
+		} else {
+			rc = pbj_run(db, id, &o);
+		}
+		pbj_lease_drop(db, holder);
+	} else if (!rc) {
+		/* A scheduler runs it: follow. */
+		while (!rc && !stop_flag) {
+			struct pbj_sum sum;
+			rc = pbj_job_get(db, id, j);
+			if (rc || pbj_state_final(j->state))
+				break;
+			if (pbj_summarize(db, id, &sum) == 0)
+				progress_line(j, &sum, &tc);
+			struct timespec nap = { .tv_sec = 0, .tv_nsec = 500000000 };
+			nanosleep(&nap, NULL);
+		}
+		if (stop_flag)
+			rc = -EINTR;
+	}
+	if (tc.tty)
+		fputc('\n', stderr);
+	if (rc == -EINTR) {
+		fprintf(stderr, "ofs-pbj: interrupted; job %lld continues when a scheduler runs "
+			"(ofs-pbj serve) or resumes with submit --wait\n", (long long)id);
+		free(j);
+		return EXIT_FAIL;
+	}
+	if (!rc)
+		rc = pbj_job_get(db, id, j);
+	if (!rc)
+		rc = status_json(db, j, &st);
+	free(j);
+	if (rc) {
+		if (rc == -OFS_EUNREACHABLE)
+			return EXIT_FAIL;
+		return store_err(db, "running the job", rc);
+	}
+	if (json)
+		print_json(st);
+	else
+		print_status_text(st);
+	rc = job_exit(st);
+	json_decref(st);
+	return rc;
+}
+
+static int cmd_submit(struct pbj_db *db, int argc, char **argv, const char *const *cluster,
+		      size_t ncluster, bool json)
+{
+	struct pbj_job *j = calloc(1, sizeof(*j));
+	json_t *args = json_object(), *servers = json_array();
+	bool wait = false;
+	int64_t id;
+	char *text;
+	int rc;
+
+	if (!j)
+		return EXIT_FAIL;
+	if (argc < 1) {
+		rc = usage_err("submit needs a job type%s", "");
+		goto out;
+	}
+	if (strcmp(argv[0], "scrub") != 0) {
+		rc = usage_err("submit %s: this release runs scrub jobs only (repair, rebalance "
+			       "and drain are coming)", argv[0]);
+		goto out;
+	}
+	snprintf(j->type, sizeof(j->type), "%s", argv[0]);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		uint64_t n;
+		struct ofs_sid sid;
+		if (!strcmp(a, "--wait")) {
+			wait = true;
+		} else if (!strcmp(a, "--dry-run")) {
+			j->flags |= PBJ_DRY_RUN;      /* a scrub never changes data */
+		} else if (!strcmp(a, "--rate") && v) {
+			if (parse_size(v, &n) || n < 4096) {
+				rc = usage_err("--rate %s: bytes per second, at least 4K (K, M, G)", v);
+				goto out;
+			}
+			j->rate = n;
+			i++;
+		} else if (!strcmp(a, "--priority") && v) {
+			int64_t p;
+			char *end;
+			p = strtoll(v, &end, 10);
+			if (*v == '\0' || *end || p < -1000 || p > 1000) {
+				rc = usage_err("--priority %s: an integer from -1000 to 1000", v);
+				goto out;
+			}
+			j->priority = (int)p;
+			i++;
+		} else if (!strcmp(a, "--server") && v) {
+			if (sid_from_hex(v, &sid)) {
+				rc = usage_err("--server %s: not a SID (32 hex digits)", v);
+				goto out;
+			}
+			json_array_append_new(servers, json_string(v));
+			i++;
+		} else if ((!strcmp(a, "--repair") || !strcmp(a, "--path"))) {
+			rc = usage_err("%s comes with the repair issue; this release scrubs whole servers", a);
+			goto out;
+		} else {
+			rc = usage_err("submit scrub: unknown or incomplete option '%s'", a);
+			goto out;
+		}
+	}
+	if (json_array_size(servers))
+		json_object_set(args, "servers", servers);
+	text = json_dumps(args, JSON_COMPACT);
+	snprintf(j->args, sizeof(j->args), "%s", text && strcmp(text, "{}") ? text : "");
+	free(text);
+	rc = pbj_submit(db, j, &id);
+	if (rc) {
+		rc = store_err(db, "submit", rc);
+		goto out;
+	}
+	if (wait) {
+		rc = wait_job(db, id, cluster, ncluster, json);
+	} else {
+		if (json)
+			printf("{\"id\": %lld}\n", (long long)id);
+		else
+			printf("%lld\n", (long long)id);
+		rc = 0;
+	}
+out:
+	json_decref(servers);
+	json_decref(args);
+	free(j);
+	return rc;
+}
+
+static int pick_oldest(const struct pbj_job *j, void *arg)
+{
+	int64_t *id = arg;
+
+	if (!*id || j->id < *id)
+		*id = j->id;
+	return 0;
+}
+
+/* serve: run jobs, one at a time, while holding the lease. */
+static int cmd_serve(struct pbj_db *db, const char *const *cluster, size_t ncluster)
+{
+	struct pbj_runner_opts o = { .cluster = cluster, .ncluster = ncluster, .stop = &stop_flag };
+	char holder[PBJ_REASON_LEN], who[PBJ_REASON_LEN];
+	struct pbj_job *j = malloc(sizeof(*j));
+	bool got = false;
+	int rc;
+
+	if (!j)
+		return EXIT_FAIL;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	holder_name(holder, sizeof(holder), "serve");
+	rc = pbj_lease_take(db, holder, 10000, &got, who);
+	if (rc) {
+		free(j);
+		return store_err(db, "taking the scheduler lease", rc);
+	}
+	if (!got) {
+		fprintf(stderr, "ofs-pbj: another scheduler runs (%s); not starting\n", who);
+		free(j);
+		return EXIT_FAIL;
+	}
+	fprintf(stderr, "ofs-pbj: scheduler running (%s)\n", holder);
+	o.lease_holder = holder;
+	while (!stop_flag) {
+		int64_t next = 0;
+		/* Jobs a dead scheduler left running or paused first (they go
+		 * on from their cursors), then the queue. */
+		rc = pbj_job_list(db, PBJ_RUNNING, pick_oldest, &next);
+		if (!rc && !next)
+			rc = pbj_job_list(db, PBJ_PAUSED, pick_oldest, &next);
+		if (!rc && !next) {
+			rc = pbj_job_next(db, j);
+			if (rc == 0)
+				next = j->id;
+			else if (rc == -ENOENT)
+				rc = 0;
+		}
+		if (rc)
+			break;
+		if (next) {
+			rc = pbj_run(db, next, &o);
+			if (rc == -EINTR || rc == -EBUSY)
+				break;
+			if (rc)
+				fprintf(stderr, "ofs-pbj: job %lld: %s\n", (long long)next, ofs_strerror(rc));
+			rc = 0;
+			continue;
+		}
+		bool still = false;
+		rc = pbj_lease_take(db, holder, 10000, &still, who);
+		if (rc || !still)
+			break;
+		struct timespec nap = { .tv_sec = 0, .tv_nsec = 500000000 };
+		nanosleep(&nap, NULL);
+	}
+	pbj_lease_drop(db, holder);
+	free(j);
+	if (rc == -EBUSY) {
+		fprintf(stderr, "ofs-pbj: another scheduler took over; stopping\n");
+		return EXIT_FAIL;
+	}
+	if (rc && rc != -EINTR && rc != -ENOENT)
+		return store_err(db, "serve", rc);
+	return 0;
+}
+
+int pbj_jobs_main(int argc, char **argv, const char *db_arg, const char *const *cluster,
+		  size_t ncluster, bool json)
+{
+	struct pbj_db *db = NULL;
+	const char *cmd = argv[0];
+	int64_t id = 0;
+	int rc;
+
+	if ((!strcmp(cmd, "status") || !strcmp(cmd, "report") || !strcmp(cmd, "pause") ||
+	     !strcmp(cmd, "resume") || !strcmp(cmd, "cancel"))) {
+		if (argc != 2)
+			return usage_err("%s takes one job id", cmd);
+		if (parse_job_id(argv[1], &id))
+			return usage_err("'%s' is not a job id", argv[1]);
+	}
+	rc = open_db(db_path(db_arg), &db);
+	if (rc)
+		return rc;
+	if (!strcmp(cmd, "submit")) {
+		rc = cmd_submit(db, argc - 1, argv + 1, cluster, ncluster, json);
+	} else if (!strcmp(cmd, "status")) {
+		rc = cmd_status(db, id, json);
+	} else if (!strcmp(cmd, "report")) {
+		rc = cmd_report(db, id, json);
+	} else if (!strcmp(cmd, "list")) {
+		struct list_ctx l = { .json = json };
+		int state = -1;
+		if (argc == 3 && !strcmp(argv[1], "--state")) {
+			if (pbj_state_parse(argv[2], &state)) {
+				rc = usage_err("--state %s: queued, running, paused, succeeded, failed "
+					       "or cancelled", argv[2]);
+				goto out;
+			}
+		} else if (argc != 1) {
+			rc = usage_err("list takes only --state STATE%s", "");
+			goto out;
+		}
+		if (json)
+			l.arr = json_array();
+		rc = pbj_job_list(db, state, list_one, &l);
+		if (rc) {
+			json_decref(l.arr);
+			rc = store_err(db, "list", rc);
+			goto out;
+		}
+		if (json) {
+			json_t *o = json_object();
+			json_object_set_new(o, "jobs", l.arr);
+			print_json(o);
+			json_decref(o);
+		}
+	} else if (!strcmp(cmd, "pause") || !strcmp(cmd, "resume") || !strcmp(cmd, "cancel")) {
+		int to = !strcmp(cmd, "pause") ? PBJ_PAUSED :
+			 !strcmp(cmd, "resume") ? PBJ_RUNNING : PBJ_CANCELLED;
+		unsigned from = !strcmp(cmd, "pause") ? (1u << PBJ_RUNNING) | (1u << PBJ_QUEUED) :
+				!strcmp(cmd, "resume") ? (1u << PBJ_PAUSED) :
+				(1u << PBJ_RUNNING) | (1u << PBJ_QUEUED) | (1u << PBJ_PAUSED);
+		rc = pbj_job_set_state(db, id, to, from, !strcmp(cmd, "cancel") ? "cancelled by the operator" : NULL);
+		if (rc == -ENOENT) {
+			fprintf(stderr, "ofs-pbj: no job %lld\n", (long long)id);
+			rc = EXIT_USAGE;
+		} else if (rc == -EAGAIN) {
+			struct pbj_job j;
+			pbj_job_get(db, id, &j);
+			fprintf(stderr, "ofs-pbj: job %lld is %s: cannot %s it\n", (long long)id,
+				pbj_state_name(j.state), cmd);
+			rc = EXIT_USAGE;
+		} else if (rc) {
+			rc = store_err(db, cmd, rc);
+		}
+	} else if (!strcmp(cmd, "serve")) {
+		rc = argc == 1 ? cmd_serve(db, cluster, ncluster) : usage_err("serve takes no arguments%s", "");
+	} else {
+		rc = usage_err("unknown command '%s'", cmd);
+	}
+out:
+	pbj_close(db);
+	return rc;
+}

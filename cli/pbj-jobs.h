@@ -1,0 +1,16 @@
+/* pbj-jobs.h - the job commands of ofs-pbj (pbj-jobs.c). */
+#ifndef OFS_PBJ_JOBS_H
+#define OFS_PBJ_JOBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * Run the job command argv[0] (submit, status, report, list, pause,
+ * resume, cancel, serve) with its arguments; db_arg is --db (NULL: the
+ * OFS_PBJ_DB environment variable, else ./pbj.db). Returns the exit status.
+ */
+int pbj_jobs_main(int argc, char **argv, const char *db_arg, const char *const *cluster,
+		  size_t ncluster, bool json);
+
+#endif

@@ -1,0 +1,56 @@
+/*
+ * runner.h - running one job to its end (DESIGN.md section 8).
+ *
+ * The runner is what the scheduler (`ofs-pbj serve`) does for each job,
+ * and what `ofs-pbj submit --wait` does in its own process when no
+ * scheduler runs. It splits the job into one task per server (the servers
+ * in service that the job names, or all), starts each task on its server
+ * from the task's stored cursor, and polls every task twice a second:
+ * progress, cursor and findings go to the job store in one transaction,
+ * and only then are the findings acknowledged to the server, so a crash
+ * of either side loses none and repeats at most the objects after the
+ * last stored cursor. It follows the job's state in the store, so pause,
+ * resume and cancel given by any ofs-pbj process reach every server
+ * within a poll. A task whose server does not answer is started again
+ * from its cursor when the server is back; after PBJ_MAX_RETRIES failed
+ * attempts the task, and the job, end failed with the reason.
+ */
+#ifndef OFS_PBJ_RUNNER_H
+#define OFS_PBJ_RUNNER_H
+
+#include <signal.h>
+#include <stddef.h>
+
+#include "jobstore.h"
+
+#define PBJ_POLL_MS 500
+#define PBJ_MAX_RETRIES 20           /* about a minute of a server being away */
+
+/* Totals over a job's tasks, for progress lines. */
+struct pbj_sum {
+	uint64_t objects_done, objects_total, bytes_done, bytes_total;
+	uint64_t findings;
+	int tasks, tasks_done;
+};
+
+struct pbj_runner_opts {
+	const char *const *cluster;      /* addresses to learn the server table from */
+	size_t ncluster;
+	/* Called after each poll round (may be NULL). */
+	void (*progress)(const struct pbj_job *j, const struct pbj_sum *sum, void *arg);
+	void *arg;
+	volatile sig_atomic_t *stop;     /* set by a signal: leave the job as it is */
+	const char *lease_holder;        /* renew this scheduler lease each round (NULL: none) */
+};
+
+/*
+ * Run job id until it ends (succeeded, failed, cancelled) or *stop is
+ * set. Returns 0 (read the job for its outcome), -EINTR when stopped, or a
+ * negative error of the store or of the cluster (unreachable at start).
+ */
+int pbj_run(struct pbj_db *db, int64_t id, const struct pbj_runner_opts *o);
+
+/* Sum a job's tasks and count its findings. */
+int pbj_summarize(struct pbj_db *db, int64_t id, struct pbj_sum *sum);
+
+#endif

@@ -1,0 +1,601 @@
+/* scrub.c - scrub tasks inside ofs-server (see scrub.h). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "records.h"
+#include "ofs_error.h"
+#include "scrub.h"
+
+#define TASKS_KEPT 64            /* finished tasks remembered for their poll */
+#define WALK_BATCH 64            /* objects read from the index at once */
+
+struct walked {
+	struct ofs_oid oid;
+	struct ofs_attr a;
+	int decode_rc;
+};
+
+struct task {
+	bool used;
+	uint64_t job;
+	uint64_t rate;
+	struct ofs_oid start;            /* cursor it started from */
+	pthread_t thread;
+	bool joined;
+	struct scrubber *sc;
+	/* guarded by scrubber.mu */
+	uint8_t state;                   /* enum ofs_task_state */
+	bool pause, cancel;
+	struct ofs_task_status st;
+	struct ofs_task_finding *f;      /* unacknowledged, in seq order */
+	uint32_t nf;
+	uint64_t next_seq;
+	/* the reading thread's own */
+	struct walked *batch;
+	double pace_t0;                  /* pacing: start of the current run */
+	uint64_t pace_bytes;             /* bytes read since pace_t0 */
+	struct ofs_oid cur;              /* object being scrubbed */
+};
+
+struct scrubber {
+	struct store *s;
+	struct sidtab *t;
+	struct replicator *r;
+	uint64_t default_rate;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;               /* state, pause, cancel, acks changed */
+	struct task tasks[TASKS_KEPT];
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int scrubber_open(struct store *s, struct sidtab *t, struct replicator *r,
+		  uint64_t default_rate, struct scrubber **out)
+{
+	struct scrubber *sc = calloc(1, sizeof(*sc));
+
+	if (!sc)
+		return -ENOMEM;
+	sc->s = s;
+	sc->t = t;
+	sc->r = r;
+	sc->default_rate = default_rate ? default_rate : SCRUB_DEFAULT_RATE;
+	pthread_mutex_init(&sc->mu, NULL);
+	pthread_cond_init(&sc->cv, NULL);
+	*out = sc;
+	return 0;
+}
+
+static void task_free(struct task *k)
+{
+	free(k->f);
+	free(k->batch);
+	memset(k, 0, sizeof(*k));
+}
+
+void scrubber_close(struct scrubber *sc)
+{
+	if (!sc)
+		return;
+	pthread_mutex_lock(&sc->mu);
+	for (int i = 0; i < TASKS_KEPT; i++)
+		sc->tasks[i].cancel = true;
+	pthread_cond_broadcast(&sc->cv);
+	pthread_mutex_unlock(&sc->mu);
+	for (int i = 0; i < TASKS_KEPT; i++) {
+		struct task *k = &sc->tasks[i];
+		if (k->used && !k->joined)
+			pthread_join(k->thread, NULL);
+		if (k->used)
+			task_free(k);
+	}
+	pthread_cond_destroy(&sc->cv);
+	pthread_mutex_destroy(&sc->mu);
+	free(sc);
+}
+
+/* ---- inside the task thread ------------------------------------------- */
+
+/*
+ * Wait while paused or while the findings queue is full; true when the
+ * task must stop (cancelled). Caller holds mu.
+ */
+static bool hold(struct task *k)
+{
+	struct scrubber *sc = k->sc;
+
+	while (!k->cancel && (k->pause || k->nf >= OFS_MAX_TASK_FINDINGS)) {
+		if (k->pause && k->state == OFS_TASK_RUNNING)
+			k->state = OFS_TASK_PAUSED;
+		pthread_cond_wait(&sc->cv, &sc->mu);
+	}
+	if (k->state == OFS_TASK_PAUSED && !k->cancel) {
+		k->state = OFS_TASK_RUNNING;
+		k->pace_t0 = now_s();        /* a pause does not earn a burst */
+		k->pace_bytes = 0;
+	}
+	return k->cancel;
+}
+
+static int add_finding(struct task *k, struct ofs_sid server, struct ofs_oid oid,
+		       const char *kind, const char *detail)
+{
+	struct scrubber *sc = k->sc;
+	struct ofs_task_finding *f;
+	int rc = 0;
+
+	pthread_mutex_lock(&sc->mu);
+	if (hold(k)) {
+		rc = -ECANCELED;
+	} else {
+		f = &k->f[k->nf++];
+		memset(f, 0, sizeof(*f));
+		f->seq = k->next_seq++;
+		f->server = server;
+		f->oid = oid;
+		snprintf(f->kind, sizeof(f->kind), "%s", kind);
+		snprintf(f->detail, sizeof(f->detail), "%s", detail);
+	}
+	pthread_mutex_unlock(&sc->mu);
+	return rc;
+}
+
+static int local_finding(const char *kind, const char *detail, void *arg)
+{
+	struct task *k = arg;
+
+	return add_finding(k, store_sid(k->sc->s), k->cur, kind, detail);
+}
+
+/* Pace reads to k->rate; -ECANCELED when cancelled meanwhile. */
+static int throttle(uint64_t bytes, void *arg)
+{
+	struct task *k = arg;
+	struct scrubber *sc = k->sc;
+	bool stop;
+
+	for (;;) {
+		double due = k->pace_t0 + (double)k->pace_bytes / (double)k->rate;
+		double wait = due - now_s();
+		pthread_mutex_lock(&sc->mu);
+		stop = hold(k);
+		pthread_mutex_unlock(&sc->mu);
+		if (stop)
+			return -ECANCELED;
+		if (wait <= 0)
+			break;
+		if (wait > 0.1)
+			wait = 0.1;          /* look at pause and cancel often */
+		struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)(wait * 1e9) };
+		nanosleep(&ts, NULL);
+	}
+	k->pace_bytes += bytes;
+	return 0;
+}
+
+struct batch_ctx {
+	struct walked *w;
+	size_t n;
+};
+
+static int batch_add(struct ofs_oid oid, const struct ofs_attr *a, int decode_rc, void *arg)
+{
+	struct batch_ctx *b = arg;
+	struct walked *w = &b->w[b->n++];
+
+	w->oid = oid;
+	w->decode_rc = decode_rc;
+	if (a)
+		w->a = *a;
+	return 0;
+}
+
+/* Is me the copy that reports a problem between copies: the first SID in
+ * the handle that is neither the copy at fault nor one that did not
+ * answer? */
+static bool reporter(const struct ofs_attr *a, struct ofs_sid me, const struct ofs_sid *skip,
+		     size_t nskip)
+{
+	for (uint8_t i = 0; i < a->nsids; i++) {
+		bool skipped = false;
+		for (size_t j = 0; j < nskip; j++)
+			skipped |= sid_eq(a->sids[i], skip[j]);
+		if (!skipped)
+			return sid_eq(a->sids[i], me);
+	}
+	return false;
+}
+
+static int compare_siblings(struct task *k, const struct walked *w)
+{
+	struct scrubber *sc = k->sc;
+	struct ofs_sid me = store_sid(sc->s), others[OFS_MAX_REPLICAS], quiet[OFS_MAX_REPLICAS];
+	struct replica_result res[OFS_MAX_REPLICAS];
+	struct ofs_summary mine, theirs[OFS_MAX_REPLICAS];
+	bool ok[OFS_MAX_REPLICAS] = { false };
+	size_t n = 0, nquiet = 0;
+	char detail[OFS_TASK_DETAIL_LEN], hex[OFS_OID_HEX];
+	struct wbuf body;
+	int rc;
+
+	for (uint8_t i = 0; i < w->a.nsids && n < OFS_MAX_REPLICAS; i++)
+		if (!sid_eq(w->a.sids[i], me))
+			others[n++] = w->a.sids[i];
+	if (n == 0)
+		return 0;
+	memset(&mine, 0, sizeof(mine));
+	rc = store_summary(sc->s, w->oid, &mine.version, &mine.size, &mine.digest, &mine.corrupt);
+	if (rc == -ENOENT)
+		return 0;                    /* removed meanwhile */
+	if (rc)
+		return rc;
+	wbuf_init(&body);
+	wbuf_oid(&body, w->oid);
+	rc = wbuf_error(&body);
+	if (!rc)
+		rc = replica_forward(sc->r, OFS_OP_SUMMARY, body.data, body.len, others, n, res);
+	wbuf_free(&body);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		if (!res[i].rc && proto_decode_summary(res[i].body, res[i].len, &theirs[i]) == 0 &&
+		    !theirs[i].corrupt && !theirs[i].behind)
+			ok[i] = true;
+		else
+			quiet[nquiet++] = others[i];     /* no answer, or it reports itself */
+		free(res[i].body);
+	}
+	/* This copy behind a sibling: it says so itself. */
+	for (size_t i = 0; i < n; i++) {
+		if (ok[i] && theirs[i].present && theirs[i].version > mine.version) {
+			sid_to_hex(others[i], hex);
+			snprintf(detail, sizeof(detail), "version %llu here, %llu on %s",
+				 (unsigned long long)mine.version,
+				 (unsigned long long)theirs[i].version, hex);
+			return add_finding(k, me, w->oid, "stale_replica", detail);
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct ofs_sid skip[OFS_MAX_REPLICAS * 2];
+		size_t ns = 0;
+		if (!ok[i])
+			continue;
+		memcpy(skip, quiet, nquiet * sizeof(quiet[0]));
+		ns = nquiet;
+		skip[ns++] = others[i];
+		sid_to_hex(others[i], hex);
+		if (!theirs[i].present) {
+			if (!reporter(&w->a, me, skip, ns))
+				continue;
+			snprintf(detail, sizeof(detail), "the handle names %s, which does not hold it", hex);
+			rc = add_finding(k, others[i], w->oid, "missing_replica", detail);
+		} else if (theirs[i].version == mine.version &&
+			   (theirs[i].size != mine.size || !digest_eq(theirs[i].digest, mine.digest))) {
+			if (!reporter(&w->a, me, skip, ns))
+				continue;
+			snprintf(detail, sizeof(detail),
+				 "version %llu on both, recorded contents differ from %s",
+				 (unsigned long long)mine.version, hex);
+			rc = add_finding(k, me, w->oid, "replica_conflict", detail);
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+struct dirent_check {
+	struct task *k;
+	char bad[OFS_NAME_MAX + 1];
+	int nbad;
+	uint8_t last[OFS_MAX_KEY];
+	size_t lastn;
+};
+
+static int check_dirent(const void *key, size_t kn, const void *v, size_t vn, void *arg)
+{
+	struct dirent_check *dc = arg;
+	struct ofs_dirent d;
+
+	memcpy(dc->last, key, kn);
+	dc->lastn = kn;
+	if (rec_decode_dirent(v, vn, &d) != 0) {
+		if (dc->nbad++ == 0)
+			snprintf(dc->bad, sizeof(dc->bad), "%.*s", (int)kn, (const char *)key);
+	}
+	return 0;
+}
+
+/* A dirdata's entries must decode: record_corrupt otherwise (one finding
+ * per object, naming the first bad entry and the count). */
+static int check_dirdata(struct task *k, const struct walked *w, bool *bad)
+{
+	struct dirent_check dc = { .k = k };
+	char detail[OFS_TASK_DETAIL_LEN];
+	bool more = true;
+	int rc = 0;
+
+	*bad = false;
+	while (more && !rc)
+		rc = store_kv_list(k->sc->s, w->oid, dc.lastn ? dc.last : NULL, dc.lastn,
+				   OFS_MAX_LIST, check_dirent, &dc, &more);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc)
+		return rc;
+	if (dc.nbad) {
+		*bad = true;
+		snprintf(detail, sizeof(detail), "directory entry '%s' does not decode (%d bad entr%s)",
+			 dc.bad, dc.nbad, dc.nbad == 1 ? "y" : "ies");
+		return local_finding("record_corrupt", detail, k);
+	}
+	return 0;
+}
+
+static int scrub_one(struct task *k, const struct walked *w, uint64_t *bytes)
+{
+	struct scrubber *sc = k->sc;
+	char detail[OFS_TASK_DETAIL_LEN];
+	int rc;
+
+	*bytes = 0;
+	k->cur = w->oid;
+	if (w->decode_rc) {
+		snprintf(detail, sizeof(detail), "the object's record does not decode: %s",
+			 ofs_strerror(w->decode_rc));
+		return local_finding("record_corrupt", detail, k);
+	}
+	rc = store_behind(sc->s, w->oid);
+	if (rc < 0)
+		return rc;
+	if (rc == 1)
+		return local_finding("stale_replica", "this copy missed changes while its server "
+				     "was away (known since then)", k);
+	if (w->a.type == OFS_OBJ_DFILE) {
+		rc = store_scrub_dfile(sc->s, w->oid, local_finding, throttle, k, bytes);
+		if (rc == -ENOENT)
+			return 0;            /* removed meanwhile */
+		if (rc)
+			return rc;
+	} else if (w->a.type == OFS_OBJ_DIRDATA) {
+		bool bad;
+		rc = check_dirdata(k, w, &bad);
+		if (rc || bad)
+			return rc;           /* (a corrupt copy differs from its siblings: said once) */
+	}
+	return compare_siblings(k, w);
+}
+
+static void finish(struct task *k, uint8_t state, const char *reason)
+{
+	struct scrubber *sc = k->sc;
+
+	pthread_mutex_lock(&sc->mu);
+	k->state = state;
+	k->st.state = state;
+	if (reason)
+		snprintf(k->st.reason, sizeof(k->st.reason), "%s", reason);
+	pthread_cond_broadcast(&sc->cv);
+	pthread_mutex_unlock(&sc->mu);
+}
+
+static void *task_main(void *arg)
+{
+	struct task *k = arg;
+	struct scrubber *sc = k->sc;
+	struct ofs_oid cursor = k->start;
+	bool started = !oid_is_zero(cursor), more = true;
+	struct ofs_stats stats;
+	int rc = 0;
+
+	if (store_stats(sc->s, &stats) == 0) {
+		pthread_mutex_lock(&sc->mu);
+		k->st.objects_total = stats.objects;
+		k->st.bytes_total = stats.bytes;
+		pthread_mutex_unlock(&sc->mu);
+	}
+	k->pace_t0 = now_s();
+	while (more && !rc) {
+		struct batch_ctx b = { .w = k->batch };
+		rc = store_walk(sc->s, started ? &cursor : NULL, WALK_BATCH, batch_add, &b, &more);
+		for (size_t i = 0; i < b.n && !rc; i++) {
+			uint64_t bytes = 0;
+			pthread_mutex_lock(&sc->mu);
+			if (hold(k))
+				rc = -ECANCELED;     /* (pause and cancel between objects too) */
+			pthread_mutex_unlock(&sc->mu);
+			if (!rc)
+				rc = scrub_one(k, &b.w[i], &bytes);
+			if (rc)
+				break;
+			cursor = b.w[i].oid;
+			started = true;
+			pthread_mutex_lock(&sc->mu);
+			k->st.objects_done++;
+			k->st.bytes_done += bytes;
+			k->st.cursor = cursor;
+			if (k->st.objects_done > k->st.objects_total)
+				k->st.objects_total = k->st.objects_done;
+			pthread_mutex_unlock(&sc->mu);
+		}
+		if (b.n == 0)
+			break;
+	}
+	if (rc == -ECANCELED) {
+		finish(k, OFS_TASK_CANCELLED, "cancelled");
+	} else if (rc) {
+		char why[200], hex[OFS_OID_HEX];
+		oid_to_hex(k->cur, hex);
+		snprintf(why, sizeof(why), "scrub stopped at %s: %s", hex, ofs_strerror(rc));
+		log_error("job %llu: %s", (unsigned long long)k->job, why);
+		finish(k, OFS_TASK_FAILED, why);
+	} else {
+		log_info("job %llu: scrub done, %llu objects, %llu bytes read",
+			 (unsigned long long)k->job, (unsigned long long)k->st.objects_done,
+			 (unsigned long long)k->st.bytes_done);
+		finish(k, OFS_TASK_DONE, NULL);
+	}
+	return NULL;
+}
+
+/* ---- the registry --------------------------------------------------------- */
+
+static struct task *find(struct scrubber *sc, uint64_t job)
+{
+	for (int i = 0; i < TASKS_KEPT; i++)
+		if (sc->tasks[i].used && sc->tasks[i].job == job)
+			return &sc->tasks[i];
+	return NULL;
+}
+
+static bool active(const struct task *k)
+{
+	return k->used && (k->state == OFS_TASK_RUNNING || k->state == OFS_TASK_PAUSED);
+}
+
+/* A slot for a new task: a free one, or the oldest finished one. Caller
+ * holds mu. */
+static struct task *slot(struct scrubber *sc)
+{
+	struct task *best = NULL;
+
+	for (int i = 0; i < TASKS_KEPT; i++) {
+		struct task *k = &sc->tasks[i];
+		if (!k->used)
+			return k;
+		if (!active(k) && (!best || k->job < best->job))
+			best = k;
+	}
+	return best;
+}
+
+int scrubber_start(struct scrubber *sc, const struct ofs_task_req *q)
+{
+	struct task *k;
+	int running = 0, rc = 0;
+
+	pthread_mutex_lock(&sc->mu);
+	k = find(sc, q->job);
+	if (k && (active(k) || k->state == OFS_TASK_DONE)) {
+		pthread_mutex_unlock(&sc->mu);
+		return 0;                    /* already running, or done: poll it */
+	}
+	for (int i = 0; i < TASKS_KEPT; i++)
+		running += active(&sc->tasks[i]);
+	if (running >= SCRUB_MAX_TASKS) {
+		pthread_mutex_unlock(&sc->mu);
+		return -EBUSY;
+	}
+	if (!k)
+		k = slot(sc);
+	if (!k) {
+		pthread_mutex_unlock(&sc->mu);
+		return -EBUSY;
+	}
+	if (k->used) {
+		if (!k->joined)
+			pthread_join(k->thread, NULL);   /* finished: returns at once */
+		task_free(k);
+	}
+	k->used = true;
+	k->sc = sc;
+	k->job = q->job;
+	k->rate = q->rate ? q->rate : sc->default_rate;
+	k->start = q->cursor;
+	k->state = OFS_TASK_RUNNING;
+	k->st.state = OFS_TASK_RUNNING;
+	k->st.cursor = q->cursor;
+	k->next_seq = 1;
+	k->f = calloc(OFS_MAX_TASK_FINDINGS, sizeof(*k->f));
+	k->batch = calloc(WALK_BATCH, sizeof(*k->batch));
+	if (!k->f || !k->batch) {
+		task_free(k);
+		rc = -ENOMEM;
+	} else if (pthread_create(&k->thread, NULL, task_main, k) != 0) {
+		task_free(k);
+		rc = -EAGAIN;
+	}
+	pthread_mutex_unlock(&sc->mu);
+	if (!rc)
+		log_info("job %llu: scrub task started, %llu bytes/s", (unsigned long long)q->job,
+			 (unsigned long long)(q->rate ? q->rate : sc->default_rate));
+	return rc;
+}
+
+int scrubber_poll(struct scrubber *sc, uint64_t job, uint64_t ack, struct wbuf *reply)
+{
+	struct task *k;
+	uint32_t drop = 0;
+
+	pthread_mutex_lock(&sc->mu);
+	k = find(sc, job);
+	if (!k) {
+		pthread_mutex_unlock(&sc->mu);
+		return -ENOENT;
+	}
+	while (drop < k->nf && k->f[drop].seq <= ack)
+		drop++;
+	if (drop) {
+		memmove(k->f, k->f + drop, (k->nf - drop) * sizeof(*k->f));
+		k->nf -= drop;
+		pthread_cond_broadcast(&sc->cv);
+	}
+	k->st.state = k->state;
+	proto_encode_task_status(reply, &k->st, k->f, k->nf);
+	pthread_mutex_unlock(&sc->mu);
+	return wbuf_error(reply);
+}
+
+int scrubber_ctl(struct scrubber *sc, uint64_t job, uint8_t action)
+{
+	struct task *k;
+
+	pthread_mutex_lock(&sc->mu);
+	k = find(sc, job);
+	if (!k) {
+		pthread_mutex_unlock(&sc->mu);
+		return -ENOENT;
+	}
+	switch (action) {
+	case OFS_TASK_PAUSE:
+		k->pause = true;
+		if (k->state == OFS_TASK_RUNNING)
+			k->state = OFS_TASK_PAUSED;
+		break;
+	case OFS_TASK_RESUME:
+		k->pause = false;
+		break;
+	case OFS_TASK_CANCEL:
+	case OFS_TASK_FORGET:
+		k->cancel = true;
+		break;
+	default:
+		pthread_mutex_unlock(&sc->mu);
+		return -EINVAL;
+	}
+	pthread_cond_broadcast(&sc->cv);
+	if (action == OFS_TASK_FORGET) {
+		pthread_t th = k->thread;
+		bool join = !k->joined;
+		k->joined = true;
+		pthread_mutex_unlock(&sc->mu);
+		if (join)
+			pthread_join(th, NULL);
+		pthread_mutex_lock(&sc->mu);
+		task_free(k);
+	}
+	pthread_mutex_unlock(&sc->mu);
+	return 0;
+}

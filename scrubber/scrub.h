@@ -1,0 +1,60 @@
+/*
+ * scrub.h - background tasks inside ofs-server: scrub (DESIGN.md section 8).
+ *
+ * The job scheduler (ofs-pbj) starts a task on every server that holds
+ * copies (TASK_START), polls it for progress and findings (TASK_POLL) and
+ * pauses, resumes or cancels it (TASK_CTL). A scrub task walks this
+ * server's objects in OID order from a cursor and, for each:
+ *   - a record that does not decode: record_corrupt;
+ *   - a copy known to have missed changes (store_behind): stale_replica;
+ *   - a dfile: every chunk re-read and checked against its digest
+ *     (checksum_mismatch, naming the chunk), the stream's length against
+ *     the recorded size (size_mismatch), a missing byte-stream file
+ *     (missing_replica), an I/O error (unreadable);
+ *   - with sibling copies: their summaries (version, size, digest of the
+ *     recorded content; a few dozen bytes each, OFS_OP_SUMMARY): a sibling
+ *     with a newer version makes this copy stale_replica; a sibling that
+ *     does not hold the object is missing_replica; same version, different
+ *     content is replica_conflict. A problem between copies is reported by
+ *     one server only: the copy at fault reports itself when it can see
+ *     it (stale), otherwise the first copy in the handle that answers.
+ * Reads are paced to the task's rate (bytes per second; the server's
+ * default when the job gives none).
+ *
+ * Findings wait in the task until the scheduler acknowledges them (it
+ * stores them, then acks their sequence numbers); the task stops reading
+ * while OFS_MAX_TASK_FINDINGS are unacknowledged, so none is lost and the
+ * cursor a poll reports never runs ahead of the findings it returned.
+ */
+#ifndef OFS_SCRUB_H
+#define OFS_SCRUB_H
+
+#include <stdint.h>
+
+#include "proto.h"
+#include "replica.h"
+#include "sidtab.h"
+#include "store.h"
+#include "wire.h"
+
+#define SCRUB_DEFAULT_RATE ((uint64_t)64 << 20)   /* bytes/s per server */
+#define SCRUB_MAX_TASKS 2                        /* tasks running at once */
+
+struct scrubber;
+
+int scrubber_open(struct store *s, struct sidtab *t, struct replicator *r,
+		  uint64_t default_rate, struct scrubber **out);
+/* Cancel every task, wait for them, free everything. NULL: no-op. */
+void scrubber_close(struct scrubber *sc);
+
+/* Start (or, when it failed or was cancelled, restart) the task of a job.
+ * 0 when it runs (also when it already did); -EBUSY when SCRUB_MAX_TASKS
+ * run already (try later). */
+int scrubber_start(struct scrubber *sc, const struct ofs_task_req *q);
+/* The task's status and its unacknowledged findings (those up to ack are
+ * dropped first), encoded as a TASK_POLL reply. -ENOENT: no such task. */
+int scrubber_poll(struct scrubber *sc, uint64_t job, uint64_t ack, struct wbuf *reply);
+/* Pause, resume, cancel, or forget (cancel and drop) a task. -ENOENT. */
+int scrubber_ctl(struct scrubber *sc, uint64_t job, uint8_t action);
+
+#endif

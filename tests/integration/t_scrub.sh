@@ -1,0 +1,178 @@
+#!/bin/bash
+# t_scrub: `ofs-pbj submit scrub --wait` on four servers (racks r1 r1 r2
+# r3) holding 3 copies of files, some striped; each case in a fresh
+# cluster, the exact findings asserted from `report --json`:
+#  - a clean cluster: exit 0, zero findings, every object of every server
+#    visited (status --json progress);
+#  - a flipped byte in one copy: exit 1, one checksum_mismatch naming that
+#    server, that dfile and that chunk;
+#  - a truncated byte stream: one size_mismatch;
+#  - a deleted byte-stream file: one missing_replica (defined so: the
+#    record is there, its bytes are not; see ofs-pbj(8));
+#  - one copy's version rolled back (ofs-server tool set-version): one
+#    stale_replica, from that copy;
+#  - a garbled directory entry on one copy (tool set-key): one
+#    record_corrupt, not also a replica_conflict from its siblings;
+# and the job's status and report documents have CLI.md's shape.
+. "$(dirname "$0")/lib.sh"
+
+KiB=1024 MiB=$((1024 * 1024))
+NFILES=${OFS_SCRUB_FILES:-24}
+
+# cluster N : a fresh four-server cluster under $T/cN with files on it.
+cluster() {
+	local c=$1 i
+	start_cluster "${c}a:r1" "${c}b:r1" "${c}c:r2" "${c}d:r3"
+	export OFS_PBJ_DB=$T/$c.db
+	ok ofs mkdir /f
+	for i in $(seq 1 "$NFILES"); do
+		if [ $((i % 4)) = 0 ]; then
+			mkrand "$T/$c.src$i" $((MiB + i * 1000))
+			ok ofs put --replicas 3 --stripes 3 --strip-size 64K "$T/$c.src$i" "/f/s$i"
+		else
+			mkrand "$T/$c.src$i" $((i * 3 * KiB + 1))
+			ok ofs put --replicas 3 "$T/$c.src$i" "/f/p$i"
+		fi
+	done
+}
+
+stop_cluster() {
+	local n
+	for n in a b c d; do stop_server "$1$n"; done
+}
+
+# scrub EXPECTED_EXIT : run a scrub to its end; job id in $JOB.
+scrub() {
+	assert_exit "$1" ofs_pbj submit scrub --wait --json
+	assert_json "$T/last.out"
+	JOB=$(json "$T/last.out" .id)
+	cp "$T/last.out" "$T/status.json"
+	assert_eq succeeded "$(json "$T/status.json" .state)" "job state"
+	ok ofs_pbj report "$JOB" --json
+	assert_json "$T/last.out"
+	cp "$T/last.out" "$T/report.json"
+}
+
+# a dfile copy to damage: the second file's dfile, its copy on its
+# second server. Sets DF (oid), VICTIM (server name), VSID, VPATH.
+pick_copy() {
+	local path=$1 j
+	j=$(ofs stat --json "$path") || fail "stat $path"
+	DF=$(jq -r '.dfiles[0].oid' <<<"$j")
+	VSID=$(jq -r '.dfiles[0].sids[1]' <<<"$j")
+	VICTIM=$(srv_by_sid "$VSID") || fail "no server with SID $VSID"
+	VPATH=$(inspect_json "$VICTIM" "$DF" | jq -r .path)
+	[ -f "$VPATH" ] || fail "no byte stream at $VPATH"
+}
+
+# only_finding KIND : the report has exactly one finding, of KIND, on the
+# damaged copy.
+only_finding() {
+	assert_eq 1 "$(json "$T/report.json" '.findings | length')" "number of findings ($(cat "$T/report.json"))"
+	assert_eq "$1" "$(json "$T/report.json" '.findings[0].kind')" "finding kind"
+	assert_eq "$VSID" "$(json "$T/report.json" '.findings[0].server')" "finding server"
+	assert_eq "$DF" "$(json "$T/report.json" '.findings[0].oid')" "finding oid"
+	assert_eq false "$(json "$T/report.json" '.findings[0].repaired')" "finding repaired"
+	assert_eq 1 "$(json "$T/status.json" ".findings.by_kind.$1")" "status by_kind.$1"
+}
+
+log "a clean cluster: no findings"
+cluster c1
+scrub 0
+assert_eq 0 "$(json "$T/report.json" '.findings | length')" "findings on a clean cluster"
+assert_eq "$JOB" "$(json "$T/report.json" .job)" "report's job"
+assert_eq 0 "$(json "$T/status.json" .findings.total)" "status findings.total"
+assert_eq 4 "$(json "$T/status.json" '.tasks | length')" "one task per server"
+for k in id type state priority submitted started finished progress tasks findings; do
+	jq -e "has(\"$k\")" "$T/status.json" >/dev/null || fail "status --json lacks \"$k\""
+done
+for k in objects_done objects_total bytes_done bytes_total rate_bytes_per_s eta_s; do
+	jq -e ".progress | has(\"$k\")" "$T/status.json" >/dev/null || fail "status progress lacks \"$k\""
+done
+assert_eq scrub "$(json "$T/status.json" .type)" "job type"
+[ "$(json "$T/status.json" '[.tasks[] | select(.state == "succeeded")] | length')" = 4 ] ||
+	fail "not every task succeeded: $(cat "$T/status.json")"
+# Every object on every server was visited: the sum of the servers' object
+# counts (ofs-pbj servers) is what the tasks did.
+objs=$(ofs_pbj servers --json | jq '[.servers[].objects] | add')
+assert_eq "$objs" "$(json "$T/status.json" .progress.objects_done)" "objects scrubbed"
+[ "$(json "$T/status.json" .progress.bytes_done)" -gt $((NFILES / 4 * MiB * 3)) ] ||
+	fail "too few bytes read: $(json "$T/status.json" .progress.bytes_done)"
+ok ofs_pbj list --json
+assert_eq "$JOB" "$(json "$T/last.out" '.jobs[0].id')" "list shows the job"
+stop_cluster c1
+
+log "a flipped byte in one copy: checksum_mismatch on that chunk"
+cluster c2
+pick_copy /f/s4
+# chunk 0 is bytes 0..1 MiB-1 (the default chunk size): flip byte 5000.
+printf '\xff' | dd of="$VPATH" bs=1 seek=5000 conv=notrunc status=none
+scrub 1
+only_finding checksum_mismatch
+assert_match 'chunk 0 ' "$(json "$T/report.json" '.findings[0].detail')" "detail names the chunk"
+ok ofs_pbj report "$JOB"
+assert_contains "$(cat "$T/last.out")" "checksum_mismatch" "text report"
+stop_cluster c2
+
+log "a truncated byte stream: size_mismatch"
+cluster c3
+pick_copy /f/s8
+truncate -s 1000 "$VPATH"
+scrub 1
+only_finding size_mismatch
+stop_cluster c3
+
+log "a deleted byte-stream file: missing_replica"
+cluster c4
+pick_copy /f/p5
+rm -f "$VPATH"
+scrub 1
+only_finding missing_replica
+stop_cluster c4
+
+log "one copy's version rolled back: stale_replica, reported by that copy"
+cluster c5
+pick_copy /f/p6
+stop_server "$VICTIM"
+v=$(inspect_json "$VICTIM" "$DF" | jq -r .version)
+ok ofs_server tool --data "$(srv_data "$VICTIM")" set-version "$DF" $((v - 1))
+restart_same_port "$VICTIM"
+use_server c5a
+for n in a b c d; do wait_until 30 "c5$n to see all four up" sees_up "c5$n" 4; done
+scrub 1
+only_finding stale_replica
+assert_match "version $((v - 1)) here, $v on " "$(json "$T/report.json" '.findings[0].detail')" "stale detail"
+stop_cluster c5
+
+log "a garbled directory entry on one copy: record_corrupt, reported once"
+cluster c6
+j=$(ofs stat --json /f)
+DF=$(jq -r '.dirdata[0].oid' <<<"$j")
+VSID=$(jq -r '.dirdata[0].sids[1]' <<<"$j")
+VICTIM=$(srv_by_sid "$VSID")
+stop_server "$VICTIM"
+printf 'not a dirent' | ofs_server tool --data "$(srv_data "$VICTIM")" set-key "$DF" p5 ||
+	fail "tool set-key"
+ok ofs_server tool --data "$(srv_data "$VICTIM")" keys "$DF" --json
+assert_contains "$(cat "$T/last.out")" '"p5"' "tool keys lists the entry"
+restart_same_port "$VICTIM"
+use_server c6a
+for n in a b c d; do wait_until 30 "c6$n to see all four up" sees_up "c6$n" 4; done
+scrub 1
+only_finding record_corrupt
+assert_contains "$(json "$T/report.json" '.findings[0].detail')" "'p5'" "record_corrupt names the entry"
+stop_cluster c6
+
+log "bad input"
+assert_exit 2 ofs_pbj submit scrub --rate 0
+assert_exit 2 ofs_pbj submit scrub --server nothex
+assert_exit 2 ofs_pbj submit frobnicate
+assert_exit 2 ofs_pbj status 999999
+assert_exit 2 ofs_pbj status notanumber
+head -c 4096 /dev/urandom >"$T/foreign.db"
+cp "$T/foreign.db" "$T/foreign.copy"
+assert_exit 3 ofs_pbj --db "$T/foreign.db" list
+assert_contains "$(cat "$T/last.err")" "not an ofs-pbj job database" "foreign database message"
+cmp -s "$T/foreign.db" "$T/foreign.copy" || fail "a foreign database file was changed"
+
+finish

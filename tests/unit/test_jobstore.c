@@ -1,0 +1,364 @@
+/*
+ * test_jobstore.c - the ofs-pbj job store (pbj/jobstore.c) on real SQLite
+ * files: persistence, queue order, state moves, tasks, progress batches,
+ * findings filters, schedules, the lease, and refusing foreign files.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "jobstore.h"
+#include "ofs_error.h"
+
+struct fixture {
+	char dir[64];
+	char path[96];
+	struct pbj_db *db;
+};
+
+static int setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+
+	if (!fx)
+		return -1;
+	strcpy(fx->dir, "/tmp/ofs-test-jobstore-XXXXXX");
+	if (!mkdtemp(fx->dir))
+		return -1;
+	snprintf(fx->path, sizeof(fx->path), "%s/pbj.db", fx->dir);
+	if (pbj_open(fx->path, &fx->db))
+		return -1;
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+	char cmd[128];
+
+	pbj_close(fx->db);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
+	if (system(cmd) != 0)
+		return -1;
+	free(fx);
+	return 0;
+}
+
+static int64_t submit(struct pbj_db *db, int priority)
+{
+	struct pbj_job j;
+	int64_t id = 0;
+
+	memset(&j, 0, sizeof(j));
+	strcpy(j.type, "scrub");
+	j.priority = priority;
+	j.rate = 1 << 20;
+	assert_int_equal(pbj_submit(db, &j, &id), 0);
+	return id;
+}
+
+static void test_submit_grows_ids_and_survives_reopen(void **state)
+{
+	struct fixture *fx = *state;
+	struct pbj_job j;
+	int64_t a = submit(fx->db, 0), b = submit(fx->db, 0);
+
+	assert_true(b > a);
+	pbj_close(fx->db);
+	assert_int_equal(pbj_open(fx->path, &fx->db), 0);
+	assert_int_equal(pbj_job_get(fx->db, b, &j), 0);
+	assert_string_equal(j.type, "scrub");
+	assert_int_equal(j.state, PBJ_QUEUED);
+	assert_int_equal(j.rate, 1 << 20);
+	assert_true(j.submitted_ns > 0);
+	assert_int_equal(j.started_ns, 0);
+	assert_int_equal(pbj_job_get(fx->db, b + 100, &j), -ENOENT);
+}
+
+static void test_next_job_by_priority_then_age(void **state)
+{
+	struct fixture *fx = *state;
+	struct pbj_job j;
+	int64_t low = submit(fx->db, 0), high1 = submit(fx->db, 5), high2 = submit(fx->db, 5);
+
+	(void)high2;
+	assert_int_equal(pbj_job_next(fx->db, &j), 0);
+	assert_int_equal(j.id, high1);
+	assert_int_equal(pbj_job_set_state(fx->db, high1, PBJ_RUNNING, 1u << PBJ_QUEUED, NULL), 0);
+	assert_int_equal(pbj_job_next(fx->db, &j), 0);
+	assert_int_equal(j.id, high2);
+	assert_int_equal(pbj_job_set_state(fx->db, high2, PBJ_CANCELLED, 0, "test"), 0);
+	assert_int_equal(pbj_job_next(fx->db, &j), 0);
+	assert_int_equal(j.id, low);
+	assert_int_equal(pbj_job_set_state(fx->db, low, PBJ_RUNNING, 0, NULL), 0);
+	assert_int_equal(pbj_job_next(fx->db, &j), -ENOENT);
+}
+
+static void test_set_state_checks_from_and_stamps_times(void **state)
+{
+	struct fixture *fx = *state;
+	struct pbj_job j;
+	int64_t id = submit(fx->db, 0);
+
+	assert_int_equal(pbj_job_set_state(fx->db, id, PBJ_PAUSED, 1u << PBJ_RUNNING, NULL), -EAGAIN);
+	assert_int_equal(pbj_job_set_state(fx->db, id, PBJ_RUNNING, 1u << PBJ_QUEUED, NULL), 0);
+	assert_int_equal(pbj_job_get(fx->db, id, &j), 0);
+	assert_true(j.started_ns > 0);
+	assert_int_equal(j.finished_ns, 0);
+	assert_int_equal(pbj_job_set_state(fx->db, id, PBJ_FAILED, 1u << PBJ_RUNNING, "server gone"), 0);
+	assert_int_equal(pbj_job_get(fx->db, id, &j), 0);
+	assert_int_equal(j.state, PBJ_FAILED);
+	assert_true(j.finished_ns >= j.started_ns);
+	assert_string_equal(j.reason, "server gone");
+	assert_int_equal(pbj_job_set_state(fx->db, id + 50, PBJ_RUNNING, 0, NULL), -ENOENT);
+	assert_int_equal(pbj_job_set_state(fx->db, id, 42, 0, NULL), -EINVAL);
+}
+
+struct seen {
+	int n;
+	char kinds[8][PBJ_KIND_LEN];
+	struct pbj_task t[4];
+};
+
+static int see_finding(const struct pbj_finding *f, void *arg)
+{
+	struct seen *s = arg;
+
+	if (s->n < 8)
+		strcpy(s->kinds[s->n], f->kind);
+	s->n++;
+	return 0;
+}
+
+static int see_task(const struct pbj_task *t, void *arg)
+{
+	struct seen *s = arg;
+
+	if (s->n < 4)
+		s->t[s->n] = *t;
+	s->n++;
+	return 0;
+}
+
+static void test_progress_batch_stores_tasks_and_findings_filterable(void **state)
+{
+	struct fixture *fx = *state;
+	int64_t id = submit(fx->db, 0);
+	struct pbj_task t[2];
+	struct pbj_finding f[3];
+	struct seen s = { 0 };
+
+	memset(t, 0, sizeof(t));
+	memset(f, 0, sizeof(f));
+	for (int i = 0; i < 2; i++) {
+		t[i].job = id;
+		memset(t[i].server.b, 0x10 + i, OFS_OID_LEN);
+		t[i].state = PBJ_RUNNING;
+		t[i].objects_done = 10u * (unsigned)(i + 1);
+		memset(t[i].cursor.b, 0x20 + i, OFS_OID_LEN);
+	}
+	for (int i = 0; i < 3; i++) {
+		f[i].job = id;
+		f[i].server = t[i % 2].server;
+		memset(f[i].oid.b, 0x30 + i, OFS_OID_LEN);
+		strcpy(f[i].kind, i == 2 ? "size_mismatch" : "checksum_mismatch");
+		strcpy(f[i].detail, "detail");
+	}
+	assert_int_equal(pbj_progress(fx->db, t, 2, f, 3), 0);
+	assert_int_equal(pbj_task_list(fx->db, id, see_task, &s), 0);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.t[1].objects_done, 20);
+	assert_memory_equal(s.t[1].cursor.b, t[1].cursor.b, OFS_OID_LEN);
+	/* The task row is replaced, not added. */
+	t[0].objects_done = 99;
+	assert_int_equal(pbj_task_put(fx->db, &t[0]), 0);
+	s.n = 0;
+	assert_int_equal(pbj_task_list(fx->db, id, see_task, &s), 0);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.t[0].objects_done, 99);
+	/* Findings by job, server, kind, oid. */
+	s.n = 0;
+	assert_int_equal(pbj_finding_list(fx->db, id, NULL, NULL, NULL, see_finding, &s), 0);
+	assert_int_equal(s.n, 3);
+	s.n = 0;
+	assert_int_equal(pbj_finding_list(fx->db, id, &t[0].server, NULL, NULL, see_finding, &s), 0);
+	assert_int_equal(s.n, 2);
+	s.n = 0;
+	assert_int_equal(pbj_finding_list(fx->db, id, NULL, "size_mismatch", NULL, see_finding, &s), 0);
+	assert_int_equal(s.n, 1);
+	s.n = 0;
+	assert_int_equal(pbj_finding_list(fx->db, id, NULL, NULL, &f[1].oid, see_finding, &s), 0);
+	assert_int_equal(s.n, 1);
+	s.n = 0;
+	assert_int_equal(pbj_finding_list(fx->db, id + 1, NULL, NULL, NULL, see_finding, &s), 0);
+	assert_int_equal(s.n, 0);
+	assert_int_equal(pbj_finding_repaired(fx->db, 1, "from copy X"), 0);
+	assert_int_equal(pbj_finding_repaired(fx->db, 999, "x"), -ENOENT);
+}
+
+static int count_sched(const struct pbj_schedule *sc, void *arg)
+{
+	(void)sc;
+	(*(int *)arg)++;
+	return 0;
+}
+
+static void test_schedules_add_list_fire_remove(void **state)
+{
+	struct fixture *fx = *state;
+	struct pbj_schedule sc;
+	int n = 0;
+
+	memset(&sc, 0, sizeof(sc));
+	strcpy(sc.name, "nightly");
+	strcpy(sc.cron, "30 2 * * *");
+	strcpy(sc.args, "[\"scrub\"]");
+	assert_int_equal(pbj_schedule_add(fx->db, &sc), 0);
+	assert_int_equal(pbj_schedule_add(fx->db, &sc), -EEXIST);
+	assert_int_equal(pbj_schedule_list(fx->db, count_sched, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(pbj_schedule_fired(fx->db, "nightly", 5, 7), 0);
+	assert_int_equal(pbj_schedule_fired(fx->db, "weekly", 5, 7), -ENOENT);
+	assert_int_equal(pbj_schedule_rm(fx->db, "nightly"), 0);
+	assert_int_equal(pbj_schedule_rm(fx->db, "nightly"), -ENOENT);
+}
+
+static void test_lease_one_holder_renewal_expiry_drop(void **state)
+{
+	struct fixture *fx = *state;
+	struct pbj_db *other;
+	char who[PBJ_REASON_LEN] = "";
+	bool got = false;
+
+	assert_int_equal(pbj_open(fx->path, &other), 0);
+	assert_int_equal(pbj_lease_take(fx->db, "A", 60000, &got, who), 0);
+	assert_true(got);
+	assert_int_equal(pbj_lease_take(other, "B", 60000, &got, who), 0);
+	assert_false(got);
+	assert_string_equal(who, "A");
+	assert_int_equal(pbj_lease_take(fx->db, "A", 1, &got, NULL), 0);   /* renewal, 1 ms */
+	assert_true(got);
+	usleep(20000);
+	assert_int_equal(pbj_lease_take(other, "B", 60000, &got, who), 0);  /* expired */
+	assert_true(got);
+	assert_int_equal(pbj_lease_drop(fx->db, "A"), 0);                  /* not A's: no-op */
+	assert_int_equal(pbj_lease_take(fx->db, "A", 60000, &got, who), 0);
+	assert_false(got);
+	assert_int_equal(pbj_lease_drop(other, "B"), 0);
+	assert_int_equal(pbj_lease_take(fx->db, "A", 60000, &got, who), 0);
+	assert_true(got);
+	pbj_close(other);
+}
+
+static void test_two_handles_see_each_others_jobs(void **state)
+{
+	struct fixture *fx = *state;
+	struct pbj_db *other;
+	struct pbj_job j;
+	int64_t id;
+
+	assert_int_equal(pbj_open(fx->path, &other), 0);
+	id = submit(other, 3);
+	assert_int_equal(pbj_job_get(fx->db, id, &j), 0);
+	assert_int_equal(j.priority, 3);
+	pbj_close(other);
+}
+
+/* Bytes of a file, for checking it was not touched. */
+static size_t slurp(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "rb");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, cap, f);
+	fclose(f);
+	return n;
+}
+
+static void test_foreign_damaged_and_newer_files_are_refused_untouched(void **state)
+{
+	struct fixture *fx = *state;
+	char path[128], before[8192], after[8192];
+	struct pbj_db *db = NULL;
+	sqlite3 *raw;
+	size_t n;
+	FILE *f;
+
+	/* Random bytes. */
+	snprintf(path, sizeof(path), "%s/random.db", fx->dir);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	for (int i = 0; i < 4096; i++)
+		fputc((i * 7919 + 13) & 0xff, f);
+	fclose(f);
+	n = slurp(path, before, sizeof(before));
+	assert_int_equal(pbj_open(path, &db), -OFS_ECORRUPT);
+	assert_int_equal(slurp(path, after, sizeof(after)), n);
+	assert_memory_equal(before, after, n);
+
+	/* Another application's SQLite file. */
+	snprintf(path, sizeof(path), "%s/other.db", fx->dir);
+	assert_int_equal(sqlite3_open(path, &raw), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(raw, "CREATE TABLE mine (x); INSERT INTO mine VALUES (1)",
+				      NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(raw);
+	n = slurp(path, before, sizeof(before));
+	assert_int_equal(pbj_open(path, &db), -OFS_ECORRUPT);
+	assert_int_equal(slurp(path, after, sizeof(after)), n);
+	assert_memory_equal(before, after, n);
+
+	/* Ours, from a newer ofs-pbj. */
+	pbj_close(fx->db);
+	fx->db = NULL;
+	assert_int_equal(sqlite3_open(fx->path, &raw), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(raw, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(raw);
+	assert_int_equal(pbj_open(fx->path, &db), -OFS_EVERSION);
+	assert_int_equal(sqlite3_open(fx->path, &raw), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(raw, "PRAGMA user_version = 1", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(raw);
+	assert_int_equal(pbj_open(fx->path, &fx->db), 0);
+}
+
+static void test_state_names_round_trip(void **state)
+{
+	int s;
+
+	(void)state;
+	for (int i = PBJ_QUEUED; i <= PBJ_CANCELLED; i++) {
+		assert_int_equal(pbj_state_parse(pbj_state_name(i), &s), 0);
+		assert_int_equal(s, i);
+	}
+	assert_null(pbj_state_name(17));
+	assert_int_equal(pbj_state_parse("sleeping", &s), -EINVAL);
+	assert_true(pbj_state_final(PBJ_CANCELLED));
+	assert_false(pbj_state_final(PBJ_PAUSED));
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_submit_grows_ids_and_survives_reopen),
+		T(test_next_job_by_priority_then_age),
+		T(test_set_state_checks_from_and_stamps_times),
+		T(test_progress_batch_stores_tasks_and_findings_filterable),
+		T(test_schedules_add_list_fire_remove),
+		T(test_lease_one_holder_renewal_expiry_drop),
+		T(test_two_handles_see_each_others_jobs),
+		T(test_foreign_damaged_and_newer_files_are_refused_untouched),
+		cmocka_unit_test(test_state_names_round_trip),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
