@@ -394,6 +394,26 @@ static void progress_line(const struct pbj_job *j, const struct pbj_sum *s, void
 	fflush(stderr);
 }
 
+/* A lease holder named "WHAT HOST pid N" on this host whose process is
+ * gone. */
+static bool holder_dead(const char *who)
+{
+	char host[64] = "?", theirs[64];
+	const char *p = strstr(who, " pid ");
+	long pid;
+
+	gethostname(host, sizeof(host) - 1);
+	if (!p || sscanf(who, "%*s %63s", theirs) != 1)
+		return false;
+	/* (the holder's first word may be "submit --wait": host is after it) */
+	if (!strncmp(who, "submit --wait ", 14) && sscanf(who + 14, "%63s", theirs) != 1)
+		return false;
+	if (strcmp(theirs, host) != 0)
+		return false;
+	pid = strtol(p + 5, NULL, 10);
+	return pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
 static void holder_name(char *buf, size_t n, const char *what)
 {
 	char host[64] = "?";
@@ -592,6 +612,17 @@ static int cmd_serve(struct pbj_db *db, const char *const *cluster, size_t nclus
 	if (rc) {
 		free(j);
 		return store_err(db, "taking the scheduler lease", rc);
+	}
+	if (!got && holder_dead(who)) {
+		/* Its process is gone (SIGKILL, a crash): no need to wait for
+		 * the lease to expire. */
+		fprintf(stderr, "ofs-pbj: the last scheduler (%s) is gone; taking over\n", who);
+		pbj_lease_drop(db, who);
+		rc = pbj_lease_take(db, holder, 10000, &got, who);
+		if (rc) {
+			free(j);
+			return store_err(db, "taking the scheduler lease", rc);
+		}
 	}
 	if (!got) {
 		fprintf(stderr, "ofs-pbj: another scheduler runs (%s); not starting\n", who);

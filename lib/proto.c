@@ -255,6 +255,8 @@ int proto_encode_req(struct wbuf *w, const struct ofs_req *q)
 		wbuf_u32(w, q->task.flags);
 		wbuf_u64(w, q->task.rate);
 		wbuf_oid(w, q->task.cursor);
+		wbuf_u64(w, q->task.objects_base);
+		wbuf_u64(w, q->task.bytes_base);
 		break;
 	case OFS_OP_TASK_POLL:
 		wbuf_u64(w, q->task.job);
@@ -416,6 +418,8 @@ int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_re
 		q->task.flags = rbuf_u32(&r);
 		q->task.rate = rbuf_u64(&r);
 		q->task.cursor = rbuf_oid(&r);
+		q->task.objects_base = rbuf_u64(&r);
+		q->task.bytes_base = rbuf_u64(&r);
 		if (!rbuf_error(&r) && (q->task.kind != OFS_TASK_SCRUB || q->task.flags != 0))
 			return -OFS_ECORRUPT;
 		break;

@@ -206,6 +206,8 @@ struct ofs_task_req {
 	uint32_t flags;                /* START: reserved, 0 */
 	uint64_t rate;                 /* START: bytes/s read, 0 = server default */
 	struct ofs_oid cursor;         /* START: resume after this OID (zero: start) */
+	uint64_t objects_base, bytes_base;   /* START: done before the cursor (the
+	                                        task's counts go on from there) */
 	uint64_t ack;                  /* POLL: findings up to this seq are stored */
 	uint8_t action;                /* CTL: enum ofs_task_action */
 };

@@ -177,6 +177,15 @@ static int call(struct live *l, struct ofs_req *q, uint8_t **b, size_t *bn)
 	return rc;
 }
 
+/* PBJ_MAX_RETRIES, or OFS_PBJ_MAX_RETRIES from the environment (tests). */
+static int max_retries(void)
+{
+	const char *e = getenv("OFS_PBJ_MAX_RETRIES");
+	long v = e ? strtol(e, NULL, 10) : 0;
+
+	return v > 0 && v < 1000 ? (int)v : PBJ_MAX_RETRIES;
+}
+
 /* A failed attempt: try again later, or give up. */
 static void attempt_failed(struct live *l, const char *what, int rc)
 {
@@ -185,7 +194,7 @@ static void attempt_failed(struct live *l, const char *what, int rc)
 	sid_to_hex(l->t.server, hex);
 	l->t.retries++;
 	snprintf(l->t.reason, sizeof(l->t.reason), "%s on %.32s: %s", what, hex, ofs_strerror(rc));
-	if (l->t.retries >= PBJ_MAX_RETRIES)
+	if (l->t.retries >= max_retries())
 		l->t.state = PBJ_FAILED;
 	l->retry_at_ns = now_ns() + (int64_t)(l->t.retries < 6 ? 1 << l->t.retries : 32) * 100000000;
 	drop_conn(l);
@@ -235,6 +244,8 @@ static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
 		q.task.kind = OFS_TASK_SCRUB;
 		q.task.rate = j->rate;
 		q.task.cursor = l->t.cursor;
+		q.task.objects_base = oid_is_zero(l->t.cursor) ? 0 : l->t.objects_done;
+		q.task.bytes_base = oid_is_zero(l->t.cursor) ? 0 : l->t.bytes_done;
 		rc = call(l, &q, NULL, NULL);
 		if (rc == -EBUSY)
 			return 0;            /* the server runs enough tasks: later */
@@ -294,7 +305,7 @@ static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
 			snprintf(l->t.reason, sizeof(l->t.reason), "%s", st.reason);
 			l->t.retries++;
 			l->started = false;       /* try again from the cursor... */
-			if (l->t.retries >= PBJ_MAX_RETRIES)
+			if (l->t.retries >= max_retries())
 				l->t.state = PBJ_FAILED;   /* ...a bounded number of times */
 			break;
 		case OFS_TASK_CANCELLED:

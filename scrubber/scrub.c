@@ -517,6 +517,8 @@ int scrubber_start(struct scrubber *sc, const struct ofs_task_req *q)
 	k->state = OFS_TASK_RUNNING;
 	k->st.state = OFS_TASK_RUNNING;
 	k->st.cursor = q->cursor;
+	k->st.objects_done = q->objects_base;   /* counts go on from the cursor */
+	k->st.bytes_done = q->bytes_base;
 	k->next_seq = 1;
 	k->f = calloc(OFS_MAX_TASK_FINDINGS, sizeof(*k->f));
 	k->batch = calloc(WALK_BATCH, sizeof(*k->batch));

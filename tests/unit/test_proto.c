@@ -193,6 +193,8 @@ static void mk_req(struct ofs_req *q, uint16_t op)
 		q->task.kind = OFS_TASK_SCRUB;
 		q->task.rate = 50u << 20;
 		q->task.cursor = mk_oid(13);
+		q->task.objects_base = 40;
+		q->task.bytes_base = 1 << 20;
 		break;
 	case OFS_OP_TASK_POLL:
 		q->task.job = 78;
