@@ -32,6 +32,8 @@ static const char usage_text[] =
 	"  status JOB [--json]\n"
 	"  report JOB [--json]           findings\n"
 	"  pause JOB | resume JOB | cancel JOB\n"
+	"  schedule add NAME --cron \"MIN HOUR DOM MON DOW\" -- scrub [options]\n"
+	"  schedule list [--json] | schedule rm NAME\n"
 	"  servers [--json]\n"
 	"  server set SID --state in|draining|out | --attr KEY=VALUE | --weight W\n"
 	"The cluster is --cluster or OFS_CLUSTER=HOST:PORT[,HOST:PORT...]; the job\n"
@@ -377,7 +379,7 @@ int main(int argc, char **argv)
 	}
 	{
 		static const char *const jobcmds[] = { "submit", "serve", "list", "status", "report",
-						       "pause", "resume", "cancel", NULL };
+						       "pause", "resume", "cancel", "schedule", NULL };
 		for (int k = 0; jobcmds[k]; k++) {
 			if (strcmp(rest[1], jobcmds[k]) != 0)
 				continue;

@@ -159,6 +159,8 @@ static int status_json(struct pbj_db *db, const struct pbj_job *j, json_t **out)
 	json_object_set_new(o, "finished", time_json(j->finished_ns));
 	if (j->reason[0])
 		json_object_set_new(o, "reason", json_string(j->reason));
+	if (j->schedule[0])
+		json_object_set_new(o, "schedule", json_string(j->schedule));
 	json_object_set_new(p, "objects_done", json_integer((json_int_t)sum.objects_done));
 	json_object_set_new(p, "objects_total", json_integer((json_int_t)sum.objects_total));
 	json_object_set_new(p, "bytes_done", json_integer((json_int_t)sum.bytes_done));
@@ -497,18 +499,18 @@ static int wait_job(struct pbj_db *db, int64_t id, const char *const *cluster, s
 	return rc;
 }
 
-static int cmd_submit(struct pbj_db *db, int argc, char **argv, const char *const *cluster,
-		      size_t ncluster, bool json)
+/*
+ * Parse "TYPE [options]" of a submit into *j (args JSON filled in); *wait
+ * for --wait. 0, or the exit status of a usage error (printed).
+ */
+static int parse_submit(int argc, char **argv, struct pbj_job *j, bool *wait)
 {
-	struct pbj_job *j = calloc(1, sizeof(*j));
 	json_t *args = json_object(), *servers = json_array();
-	bool wait = false;
-	int64_t id;
 	char *text;
-	int rc;
+	int rc = 0;
 
-	if (!j)
-		return EXIT_FAIL;
+	memset(j, 0, sizeof(*j));
+	*wait = false;
 	if (argc < 1) {
 		rc = usage_err("submit needs a job type%s", "");
 		goto out;
@@ -524,7 +526,7 @@ static int cmd_submit(struct pbj_db *db, int argc, char **argv, const char *cons
 		uint64_t n;
 		struct ofs_sid sid;
 		if (!strcmp(a, "--wait")) {
-			wait = true;
+			*wait = true;
 		} else if (!strcmp(a, "--dry-run")) {
 			j->flags |= PBJ_DRY_RUN;      /* a scrub never changes data */
 		} else if (!strcmp(a, "--rate") && v) {
@@ -564,6 +566,25 @@ static int cmd_submit(struct pbj_db *db, int argc, char **argv, const char *cons
 	text = json_dumps(args, JSON_COMPACT);
 	snprintf(j->args, sizeof(j->args), "%s", text && strcmp(text, "{}") ? text : "");
 	free(text);
+out:
+	json_decref(servers);
+	json_decref(args);
+	return rc;
+}
+
+static int cmd_submit(struct pbj_db *db, int argc, char **argv, const char *const *cluster,
+		      size_t ncluster, bool json)
+{
+	struct pbj_job *j = calloc(1, sizeof(*j));
+	bool wait = false;
+	int64_t id;
+	int rc;
+
+	if (!j)
+		return EXIT_FAIL;
+	rc = parse_submit(argc, argv, j, &wait);
+	if (rc)
+		goto out;
 	rc = pbj_submit(db, j, &id);
 	if (rc) {
 		rc = store_err(db, "submit", rc);
@@ -579,10 +600,319 @@ static int cmd_submit(struct pbj_db *db, int argc, char **argv, const char *cons
 		rc = 0;
 	}
 out:
-	json_decref(servers);
-	json_decref(args);
 	free(j);
 	return rc;
+}
+
+/* ---- schedules --------------------------------------------------------------- */
+
+/* Seconds in a cron "minute": 60, or OFS_PBJ_CRON_UNIT_S (tests). */
+static int64_t cron_unit_s(void)
+{
+	const char *e = getenv("OFS_PBJ_CRON_UNIT_S");
+	long v = e ? strtol(e, NULL, 10) : 0;
+
+	return v > 0 && v <= 60 ? v : 60;
+}
+
+/* Does one cron field ("*", "N", "A-B", "*\/S", "A-B/S", lists of those)
+ * match value v in [lo, hi]? -1 when the field is malformed. */
+static int cron_field(const char *f, int v, int lo, int hi)
+{
+	char buf[PBJ_CRON_LEN], *save = NULL;
+	int match = 0;
+
+	snprintf(buf, sizeof(buf), "%s", f);
+	for (char *part = strtok_r(buf, ",", &save); part; part = strtok_r(NULL, ",", &save)) {
+		long a = lo, b = hi, step = 1;
+		char *slash = strchr(part, '/'), *end;
+		if (slash) {
+			*slash = '\0';
+			step = strtol(slash + 1, &end, 10);
+			if (*end || step < 1 || step > hi)
+				return -1;
+		}
+		if (strcmp(part, "*") != 0) {
+			a = strtol(part, &end, 10);
+			if (end == part)
+				return -1;
+			b = a;
+			if (*end == '-') {
+				char *e2;
+				b = strtol(end + 1, &e2, 10);
+				if (e2 == end + 1 || *e2)
+					return -1;
+			} else if (*end) {
+				return -1;
+			} else if (slash) {
+				b = hi;              /* "N/S": from N on */
+			}
+			if (a < lo || b > hi || a > b)
+				return -1;
+		}
+		if (v >= a && v <= b && (v - a) % step == 0)
+			match = 1;
+	}
+	return match;
+}
+
+/* Does "MIN HOUR DOM MON DOW" match tm? -1 when malformed. */
+static int cron_match(const char *cron, const struct tm *tm)
+{
+	char f[5][PBJ_CRON_LEN];
+	static const int lo[5] = { 0, 0, 1, 1, 0 }, hi[5] = { 59, 23, 31, 12, 7 };
+	int vals[5], r[5];
+
+	if (sscanf(cron, "%127s %127s %127s %127s %127s", f[0], f[1], f[2], f[3], f[4]) != 5)
+		return -1;
+	{
+		char extra[8];
+		if (sscanf(cron, "%*s %*s %*s %*s %*s %7s", extra) == 1)
+			return -1;
+	}
+	vals[0] = tm->tm_min;
+	vals[1] = tm->tm_hour;
+	vals[2] = tm->tm_mday;
+	vals[3] = tm->tm_mon + 1;
+	vals[4] = tm->tm_wday;
+	for (int i = 0; i < 5; i++) {
+		r[i] = cron_field(f[i], vals[i], lo[i], hi[i]);
+		if (r[i] < 0)
+			return -1;
+	}
+	if (!r[4] && tm->tm_wday == 0)
+		r[4] = cron_field(f[4], 7, lo[4], hi[4]) == 1;   /* 7 is Sunday too */
+	/* As cron: when both day fields are restricted, either may match. */
+	if (strcmp(f[2], "*") && strcmp(f[4], "*"))
+		return r[0] && r[1] && r[3] && (r[2] || r[4]);
+	return r[0] && r[1] && r[2] && r[3] && r[4];
+}
+
+/* Is there a cron time in (after, upto]? Times are unit-long "minutes". */
+static bool cron_due(const char *cron, int64_t after_s, int64_t upto_s)
+{
+	int64_t unit = cron_unit_s(), t = (after_s / unit + 1) * unit;
+
+	if (upto_s - t > 31LL * 24 * 3600)
+		t = upto_s - 31LL * 24 * 3600;       /* (a month away: look back a month) */
+	for (; t <= upto_s; t += unit) {
+		struct tm tm;
+		time_t m = unit == 60 ? (time_t)t : (time_t)(t / unit * 60);  /* test unit: seconds act as minutes */
+		gmtime_r(&m, &tm);
+		if (cron_match(cron, &tm) == 1)
+			return true;
+	}
+	return false;
+}
+
+struct sched_ctx {
+	struct pbj_db *db;
+	int64_t now_ns;
+};
+
+static int fire_one(const struct pbj_schedule *sc, void *arg)
+{
+	struct sched_ctx *c = arg;
+	struct pbj_job *j;
+	json_t *a = json_loads(sc->args, 0, NULL);
+	char *argv[64];
+	int argc = 0;
+	bool wait;
+	int64_t id = 0;
+	size_t i;
+	json_t *v;
+	int rc;
+
+	if (!a)
+		return 0;
+	if (!cron_due(sc->cron, sc->last_fired_ns / 1000000000, c->now_ns / 1000000000)) {
+		json_decref(a);
+		return 0;
+	}
+	json_array_foreach(a, i, v)
+		if (argc < 63 && json_is_string(v))
+			argv[argc++] = (char *)json_string_value(v);
+	j = malloc(sizeof(*j));
+	if (j && sc->last_job) {
+		/* Not again while the last one from this schedule has not ended. */
+		if (pbj_job_get(c->db, sc->last_job, j) == 0 && !pbj_state_final(j->state)) {
+			pbj_schedule_fired(c->db, sc->name, c->now_ns, sc->last_job);
+			fprintf(stderr, "ofs-pbj: schedule %s: job %lld still runs; not submitting again\n",
+				sc->name, (long long)sc->last_job);
+			free(j);
+			json_decref(a);
+			return 0;
+		}
+	}
+	if (j && parse_submit(argc, argv, j, &wait) == 0) {
+		snprintf(j->schedule, sizeof(j->schedule), "%s", sc->name);
+		rc = pbj_submit(c->db, j, &id);
+		if (!rc)
+			fprintf(stderr, "ofs-pbj: schedule %s: submitted job %lld\n", sc->name, (long long)id);
+	}
+	pbj_schedule_fired(c->db, sc->name, c->now_ns, id ? id : sc->last_job);
+	free(j);
+	json_decref(a);
+	return 0;
+}
+
+/* Submit the jobs whose schedules are due (serve calls this often). */
+static void fire_schedules(struct pbj_db *db)
+{
+	struct timespec ts;
+	struct sched_ctx c = { .db = db };
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	c.now_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	pbj_schedule_list(db, fire_one, &c);
+}
+
+static void serve_progress(const struct pbj_job *j, const struct pbj_sum *s, void *arg)
+{
+	(void)j;
+	(void)s;
+	fire_schedules(arg);
+}
+
+struct sched_print {
+	json_t *arr;
+	bool json;
+};
+
+static int print_schedule(const struct pbj_schedule *sc, void *arg)
+{
+	struct sched_print *p = arg;
+	char t[OFS_TIME_LEN];
+	json_t *a = json_loads(sc->args, 0, NULL), *v;
+	size_t i;
+
+	time_format(sc->last_fired_ns, t);
+	if (p->json) {
+		json_t *o = json_object();
+		json_object_set_new(o, "name", json_string(sc->name));
+		json_object_set_new(o, "cron", json_string(sc->cron));
+		json_object_set_new(o, "args", a ? a : json_array());
+		json_object_set_new(o, "last_checked", json_string(t));
+		json_object_set_new(o, "last_job", sc->last_job ? json_integer(sc->last_job) : json_null());
+		json_array_append_new(p->arr, o);
+		return 0;
+	}
+	printf("%-16s %-20s", sc->name, sc->cron);
+	json_array_foreach(a, i, v)
+		printf(" %s", json_string_value(v));
+	if (sc->last_job)
+		printf("   (last job %lld)", (long long)sc->last_job);
+	printf("\n");
+	json_decref(a);
+	return 0;
+}
+
+static int cmd_schedule(struct pbj_db *db, int argc, char **argv, bool json)
+{
+	if (argc >= 1 && !strcmp(argv[0], "list")) {
+		struct sched_print p = { .json = json };
+		int rc;
+		if (argc != 1)
+			return usage_err("schedule list takes no arguments%s", "");
+		if (json)
+			p.arr = json_array();
+		rc = pbj_schedule_list(db, print_schedule, &p);
+		if (rc) {
+			json_decref(p.arr);
+			return store_err(db, "schedule list", rc);
+		}
+		if (json) {
+			json_t *o = json_object();
+			json_object_set_new(o, "schedules", p.arr);
+			print_json(o);
+			json_decref(o);
+		}
+		return 0;
+	}
+	if (argc >= 1 && !strcmp(argv[0], "rm")) {
+		int rc;
+		if (argc != 2)
+			return usage_err("schedule rm takes one NAME%s", "");
+		rc = pbj_schedule_rm(db, argv[1]);
+		if (rc == -ENOENT) {
+			fprintf(stderr, "ofs-pbj: no schedule %s\n", argv[1]);
+			return EXIT_USAGE;
+		}
+		return rc ? store_err(db, "schedule rm", rc) : 0;
+	}
+	if (argc >= 1 && !strcmp(argv[0], "add")) {
+		struct pbj_schedule sc;
+		struct pbj_job *j = malloc(sizeof(*j));
+		const char *cron = NULL;
+		json_t *a = json_array();
+		struct tm tm;
+		time_t now = time(NULL);
+		bool wait;
+		int sep = -1, rc;
+		char *text;
+
+		if (!j || !a) {
+			free(j);
+			json_decref(a);
+			return EXIT_FAIL;
+		}
+		for (int i = 2; i < argc; i++) {
+			if (!strcmp(argv[i], "--cron") && i + 1 < argc && !cron) {
+				cron = argv[++i];
+			} else if (!strcmp(argv[i], "--")) {
+				sep = i;
+				break;
+			} else {
+				free(j);
+				json_decref(a);
+				return usage_err("schedule add: unexpected '%s' (NAME --cron \"...\" -- "
+						 "scrub ...)", argv[i]);
+			}
+		}
+		gmtime_r(&now, &tm);
+		if (argc < 2 || !cron || sep < 0 || sep + 1 >= argc) {
+			rc = usage_err("usage: schedule add NAME --cron \"MIN HOUR DOM MON DOW\" -- "
+				       "scrub [options]%s", "");
+		} else if (strlen(argv[1]) >= PBJ_NAME_LEN || !argv[1][0]) {
+			rc = usage_err("schedule name '%s': 1 to 63 bytes", argv[1]);
+		} else if (strlen(cron) >= PBJ_CRON_LEN || cron_match(cron, &tm) < 0) {
+			rc = usage_err("--cron '%s': five fields MIN HOUR DOM MON DOW, each *, N, "
+				       "A-B, */S or a list of those", cron);
+		} else if ((rc = parse_submit(argc - sep - 1, argv + sep + 1, j, &wait)) == 0) {
+			if (wait)
+				rc = usage_err("a schedule's job cannot --wait%s", "");
+		}
+		for (int i = sep + 1; !rc && i < argc; i++)
+			json_array_append_new(a, json_string(argv[i]));
+		if (!rc) {
+			struct timespec ts;
+			memset(&sc, 0, sizeof(sc));
+			snprintf(sc.name, sizeof(sc.name), "%s", argv[1]);
+			snprintf(sc.cron, sizeof(sc.cron), "%s", cron);
+			text = json_dumps(a, JSON_COMPACT);
+			if (!text || strlen(text) >= sizeof(sc.args)) {
+				rc = usage_err("the job's arguments are too long%s", "");
+			} else {
+				snprintf(sc.args, sizeof(sc.args), "%s", text);
+				rc = pbj_schedule_add(db, &sc);
+				clock_gettime(CLOCK_REALTIME, &ts);
+				if (!rc)        /* due times count from now */
+					rc = pbj_schedule_fired(db, sc.name,
+								(int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, 0);
+				if (rc == -EEXIST) {
+					fprintf(stderr, "ofs-pbj: schedule %s exists (rm it first)\n", sc.name);
+					rc = EXIT_USAGE;
+				} else if (rc) {
+					rc = store_err(db, "schedule add", rc);
+				}
+			}
+			free(text);
+		}
+		free(j);
+		json_decref(a);
+		return rc;
+	}
+	return usage_err("schedule add|list|rm%s", "");
 }
 
 static int pick_oldest(const struct pbj_job *j, void *arg)
@@ -597,7 +927,8 @@ static int pick_oldest(const struct pbj_job *j, void *arg)
 /* serve: run jobs, one at a time, while holding the lease. */
 static int cmd_serve(struct pbj_db *db, const char *const *cluster, size_t ncluster)
 {
-	struct pbj_runner_opts o = { .cluster = cluster, .ncluster = ncluster, .stop = &stop_flag };
+	struct pbj_runner_opts o = { .cluster = cluster, .ncluster = ncluster, .stop = &stop_flag,
+				     .progress = serve_progress, .arg = db };
 	char holder[PBJ_REASON_LEN], who[PBJ_REASON_LEN];
 	struct pbj_job *j = malloc(sizeof(*j));
 	bool got = false;
@@ -633,6 +964,7 @@ static int cmd_serve(struct pbj_db *db, const char *const *cluster, size_t nclus
 	o.lease_holder = holder;
 	while (!stop_flag) {
 		int64_t next = 0;
+		fire_schedules(db);
 		/* Jobs a dead scheduler left running or paused first (they go
 		 * on from their cursors), then the queue. */
 		rc = pbj_job_list(db, PBJ_RUNNING, pick_oldest, &next);
@@ -744,6 +1076,8 @@ int pbj_jobs_main(int argc, char **argv, const char *db_arg, const char *const *
 		} else if (rc) {
 			rc = store_err(db, cmd, rc);
 		}
+	} else if (!strcmp(cmd, "schedule")) {
+		rc = cmd_schedule(db, argc - 1, argv + 1, json);
 	} else if (!strcmp(cmd, "serve")) {
 		rc = argc == 1 ? cmd_serve(db, cluster, ncluster) : usage_err("serve takes no arguments%s", "");
 	} else {
