@@ -1,7 +1,7 @@
 /*
  * smallobj.c - small-object rate benchmark for bench/run.
  *
- *   smallobj [--replicas N] ADDR THREADS COUNT
+ *   smallobj [--size BYTES] [--replicas N] ADDR THREADS COUNT
  *   smallobj --baseline-fsync DIR COUNT
  *
  * DESIGN. The first form measures how many 1 KiB files a cluster stores and
@@ -42,12 +42,14 @@
 
 #define EXIT_USAGE 2
 #define EXIT_FAIL 3
-#define OBJ_SIZE 1024
+#define OBJ_SIZE 1024          /* default object size, and the fsync baseline's */
+#define OBJ_MAX 65536
+static size_t obj_size = OBJ_SIZE;   /* --size */
 #define MAX_THREADS 256
 #define MAX_COUNT 10000000L
 
 static const char usage_text[] =
-	"usage: smallobj [--replicas N] ADDR THREADS COUNT\n"
+	"usage: smallobj [--size BYTES] [--replicas N] ADDR THREADS COUNT\n"
 	"       smallobj --baseline-fsync DIR COUNT\n";
 
 struct worker {
@@ -76,7 +78,7 @@ static void fill(unsigned char *buf, int t, long i)
 {
 	uint64_t x = ((uint64_t)(unsigned)t << 40) ^ (uint64_t)i ^ 0x9e3779b97f4a7c15ull;
 
-	for (size_t k = 0; k < OBJ_SIZE; k++) {
+	for (size_t k = 0; k < OBJ_MAX; k++) {
 		x ^= x << 13;
 		x ^= x >> 7;
 		x ^= x << 17;
@@ -104,7 +106,7 @@ static void *work(void *arg)
 	struct worker *w = arg;
 	struct ofs_client *c = NULL;
 	const char *addrs[1] = { w->addr };
-	unsigned char want[OBJ_SIZE];
+	unsigned char want[OBJ_MAX];
 	char path[128];
 	void *got;
 	size_t len;
@@ -123,7 +125,7 @@ static void *work(void *arg)
 	for (long i = 0; !rc && i < w->count; i++) {
 		snprintf(path, sizeof(path), "%s/t%d/f%ld", w->base, w->index, i);
 		fill(want, w->index, i);
-		rc = ofs_put_buf(c, want, sizeof(want), path, w->opts);
+		rc = ofs_put_buf(c, want, obj_size, path, w->opts);
 		if (rc)
 			snprintf(w->what, sizeof(w->what), "put %s", path);
 	}
@@ -137,7 +139,7 @@ static void *work(void *arg)
 			break;
 		}
 		fill(want, w->index, i);
-		if (len != sizeof(want) || memcmp(got, want, len)) {
+		if (len != obj_size || memcmp(got, want, len)) {
 			snprintf(w->what, sizeof(w->what), "get %s: %zu bytes, not the ones put",
 				 path, len);
 			rc = -EIO;
@@ -253,7 +255,7 @@ static int write_synced(const char *dir, long i, const unsigned char *buf, char 
 
 static int run_fsync(const char *dir, long count)
 {
-	unsigned char buf[OBJ_SIZE];
+	unsigned char buf[OBJ_MAX];
 	char path[4096 + 32];
 	double t0, t1;
 	long done = 0;
@@ -296,6 +298,16 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		return run_fsync(argv[2], count);
+	}
+	if (argc >= 6 && !strcmp(argv[1], "--size")) {
+		long sz;
+		if (parse_long(argv[2], 1, OBJ_MAX, &sz)) {
+			fprintf(stderr, "smallobj: --size must be 1 to %d\n%s", OBJ_MAX, usage_text);
+			return EXIT_USAGE;
+		}
+		obj_size = (size_t)sz;
+		argv += 2;
+		argc -= 2;
 	}
 	if (argc == 6 && !strcmp(argv[1], "--replicas")) {
 		if (parse_long(argv[2], 1, 4, &replicas)) {

@@ -5,7 +5,7 @@
  * and what `ofs-pbj submit --wait` does in its own process when no
  * scheduler runs. It splits the job into one task per server (the servers
  * in service that the job names, or all), starts each task on its server
- * from the task's stored cursor, and polls every task twice a second:
+ * from the task's stored cursor, and polls every task five times a second:
  * progress, cursor and findings go to the job store in one transaction,
  * and only then are the findings acknowledged to the server, so a crash
  * of either side loses none and repeats at most the objects after the
@@ -23,7 +23,7 @@
 
 #include "jobstore.h"
 
-#define PBJ_POLL_MS 500
+#define PBJ_POLL_MS 200
 #define PBJ_MAX_RETRIES 20           /* about a minute of a server being away */
 
 /* Totals over a job's tasks, for progress lines. */

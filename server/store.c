@@ -2299,6 +2299,9 @@ out_locked:
 		if (!rc)
 			rc = bstream_pread(fd, buf, (size_t)len, off, &got);
 		pthread_rwlock_unlock(l);
+		/* The disk reads the next piece while this one is hashed. */
+		if (!rc && off + len < size)
+			bstream_prefetch(fd, off + len, 2 * len);
 		if (rc) {
 			snprintf(detail, sizeof(detail), "read error at offset %llu: %s",
 				 (unsigned long long)off, ofs_strerror(rc));
