@@ -58,7 +58,7 @@ const char *ofs_op_name(uint16_t op)
 		[OFS_OP_SET_ROOT] = "set_root", [OFS_OP_BEHIND] = "behind",
 		[OFS_OP_STALE_FOR] = "stale_for", [OFS_OP_SUMMARY] = "summary",
 		[OFS_OP_TASK_START] = "task_start", [OFS_OP_TASK_POLL] = "task_poll",
-		[OFS_OP_TASK_CTL] = "task_ctl",
+		[OFS_OP_TASK_CTL] = "task_ctl", [OFS_OP_POINTS] = "points",
 	};
 	op &= (uint16_t)~(OFS_OP_RESPONSE | OFS_OP_FORWARDED);
 	if (op >= OFS_OP_PING && op < OFS_OP_MAX)
@@ -266,6 +266,12 @@ int proto_encode_req(struct wbuf *w, const struct ofs_req *q)
 		wbuf_u64(w, q->task.job);
 		wbuf_u8(w, q->task.action);
 		break;
+	case OFS_OP_POINTS:
+		wbuf_oid(w, q->oid);
+		wbuf_oid(w, q->child);
+		wbuf_u32(w, (uint32_t)q->offset);
+		wbuf_str(w, q->name);
+		break;
 	default:
 		return -OFS_EUNKNOWNOP;
 	}
@@ -426,6 +432,12 @@ int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_re
 	case OFS_OP_TASK_POLL:
 		q->task.job = rbuf_u64(&r);
 		q->task.ack = rbuf_u64(&r);
+		break;
+	case OFS_OP_POINTS:
+		q->oid = rbuf_oid(&r);
+		q->child = rbuf_oid(&r);
+		q->offset = rbuf_u32(&r);
+		decode_name(&r, q->name, true);
 		break;
 	case OFS_OP_TASK_CTL:
 		q->task.job = rbuf_u64(&r);
@@ -1028,6 +1040,10 @@ void proto_encode_summary(struct wbuf *w, const struct ofs_summary *s)
 	wbuf_u64(w, s->version);
 	wbuf_u64(w, s->size);
 	wbuf_bytes(w, s->digest.b, sizeof(s->digest.b));
+	wbuf_u8(w, s->type);
+	wbuf_oid(w, s->backref.owner);
+	wbuf_u32(w, s->backref.stripe);
+	wbuf_str(w, s->backref.name);
 }
 
 int proto_decode_summary(const uint8_t *b, size_t len, struct ofs_summary *s)
@@ -1042,8 +1058,15 @@ int proto_decode_summary(const uint8_t *b, size_t len, struct ofs_summary *s)
 	t.version = rbuf_u64(&r);
 	t.size = rbuf_u64(&r);
 	d = rbuf_bytes(&r, sizeof(t.digest.b));
+	memset(&t.backref, 0, sizeof(t.backref));
+	t.type = rbuf_u8(&r);
+	t.backref.owner = rbuf_oid(&r);
+	t.backref.stripe = rbuf_u32(&r);
+	decode_name(&r, t.backref.name, true);
 	if (rbuf_done(&r))
 		return rbuf_done(&r);
+	if (t.type != 0 && !ofs_type_valid(t.type))
+		return -OFS_ECORRUPT;
 	if (fl > 7)
 		return -OFS_ECORRUPT;
 	t.present = fl & 1;

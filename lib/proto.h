@@ -60,6 +60,8 @@ enum ofs_op {
 	OFS_OP_TASK_POLL,       /* job, findings acknowledged -> task status and
 	                           the findings not yet acknowledged */
 	OFS_OP_TASK_CTL,        /* job, action (pause, resume, cancel, forget) */
+	OFS_OP_POINTS,          /* owner oid, child oid, stripe, name -> whether
+	                           the owner's forward pointer names the child */
 	OFS_OP_MAX
 };
 
@@ -231,6 +233,8 @@ struct ofs_summary {
 	bool present;                  /* this server holds the object */
 	bool behind;                   /* ... and knows its copy missed changes */
 	bool corrupt;                  /* ... and a record of it does not decode */
+	uint8_t type;                  /* the object's type */
+	struct ofs_backref backref;    /* its back reference */
 	uint64_t version, size;
 	struct ofs_digest digest;
 };
@@ -258,7 +262,11 @@ struct ofs_req {
 	struct ofs_server_set set;     /* SERVER_SET */
 	struct ofs_sid sid;            /* REPORT: the copy reported */
 	char reason[256];              /* REPORT: what went wrong */
+	bool forwarded;                /* not on the wire: the server sets it when the
+	                                  op carried OFS_OP_FORWARDED */
 	struct ofs_task_req task;      /* TASK_*: the task */
+	struct ofs_oid child;          /* POINTS: the object pointed at (oid: the
+	                                  owner; name; offset: the stripe) */
 	struct ofs_handle root;        /* SET_ROOT: a root made by a client */
 	int64_t birth_ns;              /* SET_ROOT: when it was made */
 };

@@ -235,8 +235,7 @@ static int compare_siblings(struct task *k, const struct walked *w)
 			others[n++] = w->a.sids[i];
 	if (n == 0)
 		return 0;
-	memset(&mine, 0, sizeof(mine));
-	rc = store_summary(sc->s, w->oid, &mine.version, &mine.size, &mine.digest, &mine.corrupt);
+	rc = store_summary(sc->s, w->oid, &mine);
 	if (rc == -ENOENT)
 		return 0;                    /* removed meanwhile */
 	if (rc)
@@ -344,6 +343,211 @@ static int check_dirdata(struct task *k, const struct walked *w, bool *bad)
 	return 0;
 }
 
+/* ---- back references (the object's primary checks them) ------------------ */
+
+enum { WHERE_NOWHERE, WHERE_FOUND, WHERE_UNKNOWN };
+
+/* The summary of the object h names, from the first of its servers that
+ * holds it; WHERE_NOWHERE only when every one of them answered "not here". */
+static int locate(struct task *k, const struct ofs_handle *h, struct ofs_summary *sm,
+		  struct ofs_sid *where, int *state)
+{
+	struct replica_result res[OFS_MAX_REPLICAS];
+	size_t n = h->nsids < OFS_MAX_REPLICAS ? h->nsids : OFS_MAX_REPLICAS;
+	bool quiet = false;
+	struct wbuf body;
+	int rc;
+
+	*state = WHERE_UNKNOWN;
+	if (n == 0)
+		return 0;
+	wbuf_init(&body);
+	wbuf_oid(&body, h->oid);
+	rc = wbuf_error(&body);
+	if (!rc)
+		rc = replica_forward(k->sc->r, OFS_OP_SUMMARY, body.data, body.len, h->sids, n, res);
+	wbuf_free(&body);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		struct ofs_summary t;
+		if (!res[i].rc && proto_decode_summary(res[i].body, res[i].len, &t) == 0) {
+			if (t.present && *state != WHERE_FOUND) {
+				*sm = t;
+				*where = h->sids[i];
+				*state = WHERE_FOUND;
+			}
+		} else {
+			quiet = true;
+		}
+		free(res[i].body);
+	}
+	if (*state != WHERE_FOUND && !quiet)
+		*state = WHERE_NOWHERE;
+	return 0;
+}
+
+/* Check one forward pointer of this owner: the child exists somewhere and
+ * its back reference names this owner (and stripe, or entry name). */
+static int check_pointer(struct task *k, const struct walked *w, const struct ofs_handle *child,
+			 const char *what, struct ofs_oid want_owner, long want_stripe,
+			 const char *want_name)
+{
+	struct ofs_summary sm;
+	struct ofs_sid where;
+	char detail[OFS_TASK_DETAIL_LEN], ch[OFS_OID_HEX], oh[OFS_OID_HEX];
+	int state, rc = locate(k, child, &sm, &where, &state);
+
+	if (rc || state == WHERE_UNKNOWN)
+		return rc;
+	oid_to_hex(child->oid, ch);
+	if (state == WHERE_NOWHERE) {
+		snprintf(detail, sizeof(detail), "%s names %s, which none of its servers holds",
+			 what, ch);
+		return add_finding(k, store_sid(k->sc->s), w->oid, "dangling_pointer", detail);
+	}
+	if (!oid_eq(sm.backref.owner, want_owner) ||
+	    (want_stripe >= 0 && sm.backref.stripe != (uint32_t)want_stripe) ||
+	    (want_name && strcmp(sm.backref.name, want_name) != 0)) {
+		oid_to_hex(sm.backref.owner, oh);
+		snprintf(detail, sizeof(detail),
+			 "its back reference says owner %s stripe %u name '%s'; %s points at it",
+			 oh, sm.backref.stripe, sm.backref.name, what);
+		return add_finding(k, where, child->oid, "backref_mismatch", detail);
+	}
+	return 0;
+}
+
+struct entries_ctx {
+	struct task *k;
+	const struct walked *w;
+	uint8_t last[OFS_MAX_KEY];
+	size_t lastn;
+	int rc;
+};
+
+static int check_entry(const void *key, size_t kn, const void *v, size_t vn, void *arg)
+{
+	struct entries_ctx *ec = arg;
+	struct ofs_dirent d;
+	char name[OFS_NAME_MAX + 1], what[OFS_NAME_MAX + 32];
+
+	memcpy(ec->last, key, kn);
+	ec->lastn = kn;
+	if (rec_decode_dirent(v, vn, &d) != 0)
+		return 0;                    /* record_corrupt, said elsewhere */
+	snprintf(name, sizeof(name), "%.*s", (int)kn, (const char *)key);
+	snprintf(what, sizeof(what), "entry '%s'", name);
+	ec->rc = check_pointer(ec->k, ec->w, &d.handle, what, ec->w->a.backref.owner, -1, name);
+	return ec->rc;
+}
+
+/* Does an owner point back at this object? Ask this server, then the
+ * object's siblings' servers, then every other one, until one holds the
+ * owner. */
+static int check_owner(struct task *k, const struct walked *w)
+{
+	struct scrubber *sc = k->sc;
+	struct ofs_server *e = NULL;
+	struct ofs_sid order[OFS_MAX_SERVERS + OFS_MAX_REPLICAS + 1];
+	size_t n = 0, ne = 0;
+	struct ofs_req q;
+	struct wbuf body;
+	bool quiet = false, held = false;
+	int rc;
+	char detail[OFS_TASK_DETAIL_LEN], oh[OFS_OID_HEX];
+
+	if (oid_is_zero(w->a.backref.owner))
+		return 0;                    /* the root */
+	rc = sidtab_snapshot(sc->t, &e, &ne);
+	if (rc)
+		return rc;
+	order[n++] = store_sid(sc->s);
+	for (uint8_t i = 0; i < w->a.nsids; i++)
+		if (!sid_eq(w->a.sids[i], order[0]))
+			order[n++] = w->a.sids[i];
+	for (size_t i = 0; i < ne; i++) {
+		bool dup = false;
+		for (size_t j = 0; j < n; j++)
+			dup |= sid_eq(order[j], e[i].sid);
+		if (!dup && e[i].state != OFS_SERVER_OUT && n < sizeof(order) / sizeof(order[0]))
+			order[n++] = e[i].sid;
+	}
+	free(e);
+	memset(&q, 0, sizeof(q));
+	q.op = OFS_OP_POINTS;
+	q.oid = w->a.backref.owner;
+	q.child = w->oid;
+	q.offset = w->a.backref.stripe;
+	snprintf(q.name, sizeof(q.name), "%s", w->a.backref.name);
+	wbuf_init(&body);
+	rc = proto_encode_req(&body, &q);
+	for (size_t at = 0; !rc && at < n && !held; at += OFS_MAX_REPLICAS) {
+		struct replica_result res[OFS_MAX_REPLICAS];
+		size_t m = n - at < OFS_MAX_REPLICAS ? n - at : OFS_MAX_REPLICAS;
+		rc = replica_forward(sc->r, OFS_OP_POINTS, body.data, body.len, order + at, m, res);
+		for (size_t i = 0; !rc && i < m; i++) {
+			if (!res[i].rc && res[i].len == 1) {
+				held = true;
+				if (res[i].body[0] != 0) {     /* points back (or elsewhere: */
+					free(res[i].body);     /* the owner reports that) */
+					for (size_t j = i + 1; j < m; j++)
+						free(res[j].body);
+					wbuf_free(&body);
+					return 0;
+				}
+			} else if (res[i].rc != -ENOENT) {
+				quiet = true;
+			}
+			free(res[i].body);
+		}
+	}
+	wbuf_free(&body);
+	if (rc)
+		return rc;
+	oid_to_hex(w->a.backref.owner, oh);
+	if (held) {
+		snprintf(detail, sizeof(detail), "its owner %s (stripe %u, name '%s') does not point at it",
+			 oh, w->a.backref.stripe, w->a.backref.name);
+	} else if (!quiet) {
+		snprintf(detail, sizeof(detail), "its owner %s (name '%s') exists nowhere",
+			 oh, w->a.backref.name);
+	} else {
+		return 0;                    /* some server did not answer: no verdict */
+	}
+	return add_finding(k, store_sid(sc->s), w->oid, "orphan", detail);
+}
+
+static int check_structure(struct task *k, const struct walked *w)
+{
+	char what[64];
+	int rc = 0;
+
+	if (w->a.nsids == 0 || !sid_eq(w->a.sids[0], store_sid(k->sc->s)))
+		return 0;                    /* the primary checks, once */
+	if (w->a.type == OFS_OBJ_METAFILE || w->a.type == OFS_OBJ_DIRECTORY) {
+		for (uint16_t i = 0; i < w->a.nparts && !rc; i++) {
+			snprintf(what, sizeof(what), "%s %u",
+				 w->a.type == OFS_OBJ_METAFILE ? "stripe" : "dirdata", (unsigned)i);
+			rc = check_pointer(k, w, &w->a.parts[i], what, w->oid,
+					   w->a.type == OFS_OBJ_METAFILE ? (long)i : -1, NULL);
+		}
+	} else if (w->a.type == OFS_OBJ_DIRDATA) {
+		struct entries_ctx ec = { .k = k, .w = w };
+		bool more = true;
+		while (more && !rc && !ec.rc)
+			rc = store_kv_list(k->sc->s, w->oid, ec.lastn ? ec.last : NULL, ec.lastn,
+					   OFS_MAX_LIST, check_entry, &ec, &more);
+		if (rc == -ENOENT)
+			rc = 0;
+		if (!rc)
+			rc = ec.rc;
+	}
+	if (!rc)
+		rc = check_owner(k, w);
+	return rc;
+}
+
 static int scrub_one(struct task *k, const struct walked *w, uint64_t *bytes)
 {
 	struct scrubber *sc = k->sc;
@@ -375,7 +579,10 @@ static int scrub_one(struct task *k, const struct walked *w, uint64_t *bytes)
 		if (rc || bad)
 			return rc;           /* (a corrupt copy differs from its siblings: said once) */
 	}
-	return compare_siblings(k, w);
+	rc = compare_siblings(k, w);
+	if (!rc)
+		rc = check_structure(k, w);
+	return rc;
 }
 
 static void finish(struct task *k, uint8_t state, const char *reason)

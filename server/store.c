@@ -2382,8 +2382,7 @@ static int summary_txn(struct kv_txn *t, void *arg)
 	return rc;
 }
 
-int store_summary(struct store *s, struct ofs_oid oid, uint64_t *version, uint64_t *size,
-		  struct ofs_digest *digest, bool *corrupt)
+int store_summary(struct store *s, struct ofs_oid oid, struct ofs_summary *sm)
 {
 	struct summary_args sa = { .oid = oid };
 	int rc;
@@ -2399,10 +2398,14 @@ int store_summary(struct store *s, struct ofs_oid oid, uint64_t *version, uint64
 	rc = kv_view(s->kv, summary_txn, &sa);
 	pthread_rwlock_unlock(obj_lock(s, oid));
 	if (!rc) {
-		*version = sa.a->version;
-		*size = sa.a->size;
-		*digest = checksum_stream_final(sa.cs);
-		*corrupt = sa.corrupt;
+		memset(sm, 0, sizeof(*sm));
+		sm->present = true;
+		sm->version = sa.a->version;
+		sm->size = sa.a->size;
+		sm->digest = checksum_stream_final(sa.cs);
+		sm->corrupt = sa.corrupt;
+		sm->type = sa.a->type;
+		sm->backref = sa.a->backref;
 	}
 	checksum_stream_free(sa.cs);
 	free(sa.a);
@@ -2465,6 +2468,35 @@ static int tool_version_txn(struct kv_txn *t, void *arg)
 		return rc;
 	ta->a->version = ta->version;
 	return put_object(t, ta->oid, ta->a);
+}
+
+static int tool_backref_txn(struct kv_txn *t, void *arg)
+{
+	struct tool_args *ta = arg;
+	const struct ofs_backref *br = ta->v;
+	int rc = get_object(t, ta->oid, ta->a);
+
+	if (rc)
+		return rc;
+	ta->a->backref = *br;
+	return put_object(t, ta->oid, ta->a);
+}
+
+int store_tool_set_backref(struct store *s, struct ofs_oid oid, const struct ofs_backref *br)
+{
+	struct tool_args ta = { .oid = oid, .v = br };
+	int rc;
+
+	if (s->read_only)
+		return -EROFS;
+	if (br->name[0] && !ofs_name_valid(br->name))
+		return -OFS_ENAME;
+	ta.a = malloc(sizeof(*ta.a));
+	if (!ta.a)
+		return -ENOMEM;
+	rc = kv_update(s->kv, tool_backref_txn, &ta);
+	free(ta.a);
+	return rc;
 }
 
 int store_tool_set_version(struct store *s, struct ofs_oid oid, uint64_t version)

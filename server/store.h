@@ -227,11 +227,11 @@ typedef int (*store_scrub_throttle_fn)(uint64_t bytes, void *arg);
 int store_scrub_dfile(struct store *s, struct ofs_oid oid, store_scrub_finding_fn found,
 		      store_scrub_throttle_fn throttle, void *arg, uint64_t *bytes_read);
 
-/* A copy's summary for comparing siblings: version, size and a digest of
- * its recorded content (chunk digests and key-value part); *corrupt when
- * a directory entry of it does not decode (it reports that itself). */
-int store_summary(struct store *s, struct ofs_oid oid, uint64_t *version, uint64_t *size,
-		  struct ofs_digest *digest, bool *corrupt);
+/* A copy's summary for comparing siblings: version, size, a digest of its
+ * recorded content (chunk digests and key-value part), type and back
+ * reference; corrupt when a directory entry of it does not decode (it
+ * reports that itself). behind is left false (see store_behind). */
+int store_summary(struct store *s, struct ofs_oid oid, struct ofs_summary *sm);
 
 /*
  * Expert tools (ofs-server tool), for surgery and fault injection on a
@@ -244,5 +244,6 @@ int store_tool_set_key(struct store *s, struct ofs_oid oid, const void *k, size_
 		       const void *v, size_t vn);
 int store_tool_rm_key(struct store *s, struct ofs_oid oid, const void *k, size_t kn);
 int store_tool_set_version(struct store *s, struct ofs_oid oid, uint64_t version);
+int store_tool_set_backref(struct store *s, struct ofs_oid oid, const struct ofs_backref *br);
 
 #endif

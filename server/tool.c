@@ -27,6 +27,7 @@ static const char tool_usage[] =
 	"       ofs-server tool --data DIR set-key OID KEY      (value from stdin)\n"
 	"       ofs-server tool --data DIR rm-key OID KEY\n"
 	"       ofs-server tool --data DIR set-version OID N\n"
+	"       ofs-server tool --data DIR set-backref OID OWNER STRIPE [NAME]\n"
 	"       ofs-server tool --data DIR remove OID\n";
 
 static int tusage(const char *fmt, const char *arg)
@@ -184,6 +185,8 @@ int tool_main(const char *data, int argc, char **argv, bool json)
 	ro = !strcmp(cmd, "list") || !strcmp(cmd, "keys") || !strcmp(cmd, "get-key");
 	if (strcmp(cmd, "list") && (argc < 2 || oid_from_hex(argv[1], &oid)))
 		return tusage("%s needs an OID (32 hex digits)", cmd);
+	if (!strcmp(cmd, "set-backref") && argc != 4 && argc != 5)
+		return tusage("set-backref OID OWNER STRIPE [NAME]%s", "");
 	if ((!strcmp(cmd, "list") && argc != 1) ||
 	    ((!strcmp(cmd, "keys") || !strcmp(cmd, "remove")) && argc != 2) ||
 	    ((!strcmp(cmd, "get-key") || !strcmp(cmd, "set-key") || !strcmp(cmd, "rm-key") ||
@@ -191,7 +194,7 @@ int tool_main(const char *data, int argc, char **argv, bool json)
 		return tusage("wrong number of arguments for %s", cmd);
 	if (strcmp(cmd, "list") && strcmp(cmd, "keys") && strcmp(cmd, "get-key") &&
 	    strcmp(cmd, "set-key") && strcmp(cmd, "rm-key") && strcmp(cmd, "set-version") &&
-	    strcmp(cmd, "remove"))
+	    strcmp(cmd, "remove") && strcmp(cmd, "set-backref"))
 		return tusage("unknown command '%s'", cmd);
 	rc = store_open(data, ro, &s);
 	if (rc)
@@ -267,6 +270,21 @@ int tool_main(const char *data, int argc, char **argv, bool json)
 			ret = tusage("set-version %s: not a version number", argv[2]);
 		else if ((rc = store_tool_set_version(s, oid, n)) != 0)
 			ret = tfail(argv[1], rc);
+	} else if (!strcmp(cmd, "set-backref")) {
+		struct ofs_backref br;
+		uint64_t stripe;
+		memset(&br, 0, sizeof(br));
+		if (oid_from_hex(argv[2], &br.owner) || parse_uint(argv[3], 0, UINT32_MAX, &stripe) ||
+		    (argc == 5 && strlen(argv[4]) > OFS_NAME_MAX)) {
+			ret = tusage("set-backref OID OWNER STRIPE [NAME]: bad OWNER, STRIPE or NAME%s", "");
+		} else {
+			br.stripe = (uint32_t)stripe;
+			if (argc == 5)
+				snprintf(br.name, sizeof(br.name), "%s", argv[4]);
+			rc = store_tool_set_backref(s, oid, &br);
+			if (rc)
+				ret = tfail(argv[1], rc);
+		}
 	} else {
 		rc = store_remove(s, oid);
 		if (rc == -ENOTEMPTY)

@@ -14,7 +14,7 @@ RESPONSE = 0x8000
 (PING, GET_ROOT, CREATE, REMOVE, GETATTR, SETATTR, READ, WRITE, KV_GET,
  KV_PUT, KV_DEL, KV_LIST, DIRENT_CREATE, DIRENT_REMOVE, DIRENT_LOOKUP,
  DIRENT_LIST, COMMIT, SERVERS, SERVER_SET, STATS, REPORT, SET_ROOT, BEHIND,
- STALE_FOR, SUMMARY, TASK_START, TASK_POLL, TASK_CTL) = range(1, 29)
+ STALE_FOR, SUMMARY, TASK_START, TASK_POLL, TASK_CTL, POINTS) = range(1, 30)
 METAFILE, DFILE, DIRECTORY, DIRDATA = 1, 2, 3, 4
 
 
@@ -80,6 +80,7 @@ REQUESTS = {
     "req-task-start": (TASK_START, u64(7) + u8(1) + u32(0) + u64(50 << 20) + oid(31) + u64(10) + u64(4096)),
     "req-task-poll": (TASK_POLL, u64(7) + u64(3)),
     "req-task-ctl": (TASK_CTL, u64(7) + u8(1)),
+    "req-points": (POINTS, oid(37) + oid(38) + u32(0) + string(b"notes.md")),
 }
 
 REPLIES = {
@@ -92,7 +93,8 @@ REPLIES = {
     "rep-dirent-absent": (DIRENT_REMOVE, u8(0)),
     "rep-kv-list": (KV_LIST, u32(2) + blob(b"a") + blob(b"1") + blob(b"bb")
                     + blob(b"") + u8(1)),
-    "rep-summary": (SUMMARY, u8(1) + u64(4) + u64(4096) + oid(32)),
+    "rep-summary": (SUMMARY, u8(1) + u64(4) + u64(4096) + oid(32) + u8(3) + oid(36)
+                    + u32(1) + string(b"")),
     "rep-task-status": (TASK_POLL, u8(1) + u64(3) + u64(9) + u64(1 << 20) + u64(5 << 20)
                         + oid(33) + string(b"") + u32(1) + u64(1) + oid(34) + oid(35)
                         + string(b"checksum_mismatch") + string(b"chunk 3 does not match")),

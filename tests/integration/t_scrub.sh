@@ -13,6 +13,12 @@
 #    stale_replica, from that copy;
 #  - a garbled directory entry on one copy (tool set-key): one
 #    record_corrupt, not also a replica_conflict from its siblings;
+#  - an entry removed from every copy of its directory: one orphan (the
+#    metafile), reported by the metafile's primary;
+#  - a metafile removed from every server: a dangling_pointer from its
+#    directory, and its dfile an orphan whose owner exists nowhere;
+#  - a dfile's back reference rewritten to the wrong stripe (tool
+#    set-backref): one backref_mismatch on that copy;
 # and the job's status and report documents have CLI.md's shape.
 . "$(dirname "$0")/lib.sh"
 
@@ -162,6 +168,82 @@ scrub 1
 only_finding record_corrupt
 assert_contains "$(json "$T/report.json" '.findings[0].detail')" "'p5'" "record_corrupt names the entry"
 stop_cluster c6
+
+# on_all_copies "SIDS" CMD... : stop each server of SIDS, run CMD with
+# $DATA set to its data dir, start it again where it was.
+on_all_copies() {
+	local sids=$1 s n
+	shift
+	for s in $sids; do
+		n=$(srv_by_sid "$s")
+		stop_server "$n"
+		DATA=$(srv_data "$n") "$@" || fail "$* on $n"
+		restart_same_port "$n"
+	done
+}
+all_up() {
+	local c=$1 n
+	for n in a b c d; do wait_until 30 "$c$n to see all four up" sees_up "$c$n" 4; done
+}
+# findings_are "KIND KIND..." : the report's kinds, sorted, are exactly these.
+findings_are() {
+	assert_eq "$1" "$(json "$T/report.json" '[.findings[].kind] | sort | join(" ")')" \
+		"finding kinds ($(cat "$T/report.json"))"
+}
+
+log "an entry removed from every copy of its directory: orphan"
+cluster c7
+j=$(ofs stat --json /f)
+DD=$(jq -r '.dirdata[0].oid' <<<"$j")
+MF=$(ofs stat --json /f/p5 | jq -r .oid)
+MPRI=$(ofs stat --json /f/p5 | jq -r '.sids[0]')
+on_all_copies "$(jq -r '.dirdata[0].sids[]' <<<"$j")" \
+	bash -c 'exec "$0" tool --data "$DATA" rm-key "$1" p5' "$OFS_SERVER" "$DD"
+use_server c7a
+all_up c7
+scrub 1
+findings_are "orphan"
+assert_eq "$MF" "$(json "$T/report.json" '.findings[0].oid')" "orphan oid"
+assert_eq "$MPRI" "$(json "$T/report.json" '.findings[0].server')" "reported by the metafile's primary"
+assert_contains "$(json "$T/report.json" '.findings[0].detail')" "does not point at it" "orphan detail"
+stop_cluster c7
+
+log "a metafile removed from every server: dangling_pointer (and its dfile orphaned)"
+cluster c8
+j=$(ofs stat --json /f/p6)
+MF=$(jq -r .oid <<<"$j")
+DF=$(jq -r '.dfiles[0].oid' <<<"$j")
+on_all_copies "$(jq -r '.sids[]' <<<"$j")" \
+	bash -c 'exec "$0" tool --data "$DATA" remove "$1"' "$OFS_SERVER" "$MF"
+use_server c8a
+all_up c8
+scrub 1
+findings_are "dangling_pointer orphan"
+assert_eq "$(ofs stat --json /f | jq -r '.dirdata[0].oid')" \
+	"$(json "$T/report.json" '.findings[] | select(.kind == "dangling_pointer") | .oid')" "dangling owner"
+assert_contains "$(json "$T/report.json" '.findings[] | select(.kind == "dangling_pointer") | .detail')" \
+	"$MF" "dangling detail names the metafile"
+assert_eq "$DF" "$(json "$T/report.json" '.findings[] | select(.kind == "orphan") | .oid')" "orphaned dfile"
+assert_contains "$(json "$T/report.json" '.findings[] | select(.kind == "orphan") | .detail')" \
+	"exists nowhere" "orphan detail"
+stop_cluster c8
+
+log "a back reference rewritten to the wrong stripe: backref_mismatch"
+cluster c9
+j=$(ofs stat --json /f/s8)
+MF=$(jq -r .oid <<<"$j")
+DF=$(jq -r '.dfiles[1].oid' <<<"$j")
+VSID=$(jq -r '.dfiles[1].sids[0]' <<<"$j")
+on_all_copies "$VSID" \
+	bash -c 'exec "$0" tool --data "$DATA" set-backref "$1" "$2" 2' "$OFS_SERVER" "$DF" "$MF"
+use_server c9a
+all_up c9
+scrub 1
+findings_are "backref_mismatch"
+assert_eq "$DF" "$(json "$T/report.json" '.findings[0].oid')" "mismatched dfile"
+assert_eq "$VSID" "$(json "$T/report.json" '.findings[0].server')" "the copy with the wrong back reference"
+assert_contains "$(json "$T/report.json" '.findings[0].detail')" "stripe 2" "detail"
+stop_cluster c9
 
 log "bad input"
 assert_exit 2 ofs_pbj submit scrub --rate 0

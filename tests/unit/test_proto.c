@@ -188,6 +188,12 @@ static void mk_req(struct ofs_req *q, uint16_t op)
 	case OFS_OP_SUMMARY:
 		q->oid = mk_oid(12);
 		break;
+	case OFS_OP_POINTS:
+		q->oid = mk_oid(14);
+		q->child = mk_oid(15);
+		q->offset = 2;
+		strcpy(q->name, "notes.md");
+		break;
 	case OFS_OP_TASK_START:
 		q->task.job = 77;
 		q->task.kind = OFS_TASK_SCRUB;
@@ -2041,14 +2047,19 @@ static void test_task_status_round_trips_and_checks_before_delivering(void **sta
 static void test_summary_round_trips_and_rejects_unknown_flags(void **state)
 {
 	struct ofs_summary s = { .present = true, .behind = false, .corrupt = true,
-				 .version = 7, .size = 4096 }, back;
+				 .version = 7, .size = 4096, .type = OFS_OBJ_DFILE }, back;
 	struct wbuf w;
 
 	(void)state;
 	memset(s.digest.b, 0xab, sizeof(s.digest.b));
+	s.backref.owner = mk_oid(3);
+	s.backref.stripe = 5;
 	wbuf_init(&w);
 	proto_encode_summary(&w, &s);
 	assert_int_equal(proto_decode_summary(w.data, w.len, &back), 0);
+	assert_int_equal(back.type, OFS_OBJ_DFILE);
+	assert_int_equal(back.backref.stripe, 5);
+	assert_memory_equal(back.backref.owner.b, s.backref.owner.b, OFS_OID_LEN);
 	assert_true(back.present && back.corrupt && !back.behind);
 	assert_int_equal(back.version, 7);
 	assert_memory_equal(back.digest.b, s.digest.b, sizeof(s.digest.b));
