@@ -25,8 +25,8 @@
 
 static const char usage_text[] =
 	"usage: ofs-pbj [--cluster HOST:PORT]... [--db FILE] COMMAND [ARGS]\n"
-	"  submit scrub [--server SID]... [--rate BYTES/s] [--priority N] [--dry-run]\n"
-	"               [--wait] [--json]\n"
+	"  submit scrub [--server SID]... [--path PATH]... [--rate BYTES/s] [--priority N]\n"
+	"               [--dry-run] [--wait] [--json]\n"
 	"  serve                         run the scheduler in the foreground\n"
 	"  list [--state STATE] [--json]\n"
 	"  status JOB [--json]\n"

@@ -505,7 +505,7 @@ static int wait_job(struct pbj_db *db, int64_t id, const char *const *cluster, s
  */
 static int parse_submit(int argc, char **argv, struct pbj_job *j, bool *wait)
 {
-	json_t *args = json_object(), *servers = json_array();
+	json_t *args = json_object(), *servers = json_array(), *paths = json_array();
 	char *text;
 	int rc = 0;
 
@@ -553,8 +553,15 @@ static int parse_submit(int argc, char **argv, struct pbj_job *j, bool *wait)
 			}
 			json_array_append_new(servers, json_string(v));
 			i++;
-		} else if ((!strcmp(a, "--repair") || !strcmp(a, "--path"))) {
-			rc = usage_err("%s comes with the repair issue; this release scrubs whole servers", a);
+		} else if (!strcmp(a, "--path") && v) {
+			if (v[0] != '/' || strlen(v) > 4096) {
+				rc = usage_err("--path %s: an absolute path in the cluster", v);
+				goto out;
+			}
+			json_array_append_new(paths, json_string(v));
+			i++;
+		} else if (!strcmp(a, "--repair")) {
+			rc = usage_err("%s comes with the repair issue", a);
 			goto out;
 		} else {
 			rc = usage_err("submit scrub: unknown or incomplete option '%s'", a);
@@ -563,10 +570,16 @@ static int parse_submit(int argc, char **argv, struct pbj_job *j, bool *wait)
 	}
 	if (json_array_size(servers))
 		json_object_set(args, "servers", servers);
+	if (json_array_size(paths))
+		json_object_set(args, "paths", paths);
 	text = json_dumps(args, JSON_COMPACT);
-	snprintf(j->args, sizeof(j->args), "%s", text && strcmp(text, "{}") ? text : "");
+	if (text && strlen(text) >= sizeof(j->args))
+		rc = usage_err("too many --server or --path arguments (%s)", "1 KiB at most");
+	else
+		snprintf(j->args, sizeof(j->args), "%s", text && strcmp(text, "{}") ? text : "");
 	free(text);
 out:
+	json_decref(paths);
 	json_decref(servers);
 	json_decref(args);
 	return rc;

@@ -257,6 +257,9 @@ int proto_encode_req(struct wbuf *w, const struct ofs_req *q)
 		wbuf_oid(w, q->task.cursor);
 		wbuf_u64(w, q->task.objects_base);
 		wbuf_u64(w, q->task.bytes_base);
+		wbuf_u32(w, q->task.noids);
+		if (q->task.noids)
+			wbuf_bytes(w, q->task.oids, (size_t)q->task.noids * OFS_OID_LEN);
 		break;
 	case OFS_OP_TASK_POLL:
 		wbuf_u64(w, q->task.job);
@@ -426,6 +429,10 @@ int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_re
 		q->task.cursor = rbuf_oid(&r);
 		q->task.objects_base = rbuf_u64(&r);
 		q->task.bytes_base = rbuf_u64(&r);
+		q->task.noids = rbuf_u32(&r);
+		if (!rbuf_error(&r) && q->task.noids > OFS_MAX_TASK_OIDS)
+			return -OFS_ETOOBIG;
+		q->task.oids = q->task.noids ? rbuf_bytes(&r, (size_t)q->task.noids * OFS_OID_LEN) : NULL;
 		if (!rbuf_error(&r) && (q->task.kind != OFS_TASK_SCRUB || q->task.flags != 0))
 			return -OFS_ECORRUPT;
 		break;

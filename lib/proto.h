@@ -201,6 +201,7 @@ enum ofs_task_action { OFS_TASK_PAUSE = 1, OFS_TASK_RESUME, OFS_TASK_CANCEL, OFS
 #define OFS_TASK_KIND_LEN 32
 #define OFS_TASK_DETAIL_LEN 512
 #define OFS_MAX_TASK_FINDINGS 1024    /* findings held for one poll at most */
+#define OFS_MAX_TASK_OIDS 65536       /* objects a TASK_START may name */
 
 struct ofs_task_req {
 	uint64_t job;
@@ -210,6 +211,9 @@ struct ofs_task_req {
 	struct ofs_oid cursor;         /* START: resume after this OID (zero: start) */
 	uint64_t objects_base, bytes_base;   /* START: done before the cursor (the
 	                                        task's counts go on from there) */
+	uint32_t noids;                /* START: only these objects (0: all) */
+	const uint8_t *oids;           /* START: noids OIDs, 16 bytes each, into
+	                                  the body when decoded */
 	uint64_t ack;                  /* POLL: findings up to this seq are stored */
 	uint8_t action;                /* CTL: enum ofs_task_action */
 };

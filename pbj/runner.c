@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "conn.h"
+#include "ofs.h"
 #include "ofs_error.h"
 #include "proto.h"
 #include "runner.h"
@@ -23,6 +24,8 @@ struct live {
 	uint64_t acked;                  /* findings stored up to this seq */
 	int64_t retry_at_ns;             /* do not try before */
 	uint8_t sent_ctl;                /* last pause/resume sent */
+	struct ofs_oid *only;            /* --path: the objects on this server */
+	uint32_t nonly;
 };
 
 static int64_t now_ns(void)
@@ -85,6 +88,139 @@ static int job_servers(const struct pbj_job *j, struct ofs_sid *out, size_t max,
 	return 0;
 }
 
+/* ---- --path: the objects of some files and directories ---------------------- */
+
+struct objset {
+	struct live *l;                  /* one per server, as make_tasks builds them */
+	size_t n;
+	int rc;
+};
+
+static void objset_add(struct objset *os, const struct ofs_handle *h)
+{
+	for (uint8_t i = 0; i < h->nsids && i < OFS_MAX_REPLICAS && !os->rc; i++) {
+		for (size_t k = 0; k < os->n; k++) {
+			struct live *l = &os->l[k];
+			struct ofs_oid *p;
+			if (!sid_eq(l->t.server, h->sids[i]))
+				continue;
+			if (l->nonly == OFS_MAX_TASK_OIDS) {
+				os->rc = -OFS_ETOOBIG;
+				return;
+			}
+			p = realloc(l->only, ((size_t)l->nonly + 1) * sizeof(*p));
+			if (!p) {
+				os->rc = -ENOMEM;
+				return;
+			}
+			l->only = p;
+			l->only[l->nonly++] = h->oid;
+		}
+	}
+}
+
+struct walk_ctx {
+	struct ofs_client *c;
+	struct objset *os;
+	const char *dir;
+	int depth;
+};
+
+static int collect(struct ofs_client *c, const char *path, struct objset *os, int depth);
+
+static int collect_entry(const char *name, const struct ofs_dirent *d, void *arg)
+{
+	struct walk_ctx *wc = arg;
+	char *child;
+	int rc;
+
+	(void)d;
+	if (asprintf(&child, "%s%s%s", wc->dir, strcmp(wc->dir, "/") ? "/" : "", name) < 0)
+		return -ENOMEM;
+	rc = collect(wc->c, child, wc->os, wc->depth + 1);
+	free(child);
+	return rc == -ENOENT ? 0 : rc;       /* (removed meanwhile) */
+}
+
+/* The objects of path: a file's metafile and dfiles; a directory, its
+ * dirdata and, recursively, everything under it. */
+static int collect(struct ofs_client *c, const char *path, struct objset *os, int depth)
+{
+	struct ofs_attr *a = malloc(sizeof(*a));
+	struct ofs_handle h;
+	int rc;
+
+	if (!a)
+		return -ENOMEM;
+	if (depth > 256) {
+		free(a);
+		return -ELOOP;
+	}
+	rc = ofs_stat(c, path, a, &h);
+	if (!rc) {
+		objset_add(os, &h);
+		for (uint16_t i = 0; i < a->nparts; i++)
+			objset_add(os, &a->parts[i]);
+		rc = os->rc;
+	}
+	if (!rc && a->type == OFS_OBJ_DIRECTORY) {
+		struct walk_ctx wc = { .c = c, .os = os, .dir = path, .depth = depth };
+		rc = ofs_readdir(c, path, collect_entry, &wc);
+	}
+	free(a);
+	return rc;
+}
+
+/* Limit the tasks to the objects of the job's "paths"; tasks of servers
+ * that hold none of them are dropped. No paths: nothing to do. */
+static int apply_paths(struct pbj_db *db, const struct pbj_job *j,
+		       const struct pbj_runner_opts *o, struct live *l, size_t *n)
+{
+	json_t *root, *paths, *v;
+	struct ofs_client *c = NULL;
+	struct objset os = { .l = l, .n = *n };
+	size_t i, kept = 0;
+	int rc = 0;
+
+	if (!j->args[0])
+		return 0;
+	root = json_loads(j->args, 0, NULL);
+	if (!root)
+		return -OFS_ECORRUPT;
+	paths = json_object_get(root, "paths");
+	if (!json_array_size(paths)) {
+		json_decref(root);
+		return 0;
+	}
+	rc = ofs_client_open(o->cluster, o->ncluster, &c);
+	json_array_foreach(paths, i, v) {
+		if (rc)
+			break;
+		if (json_is_string(v))
+			rc = collect(c, json_string_value(v), &os, 0);
+	}
+	ofs_client_close(c);
+	json_decref(root);
+	if (rc)
+		return rc;
+	/* A server that holds none of the objects has nothing to do: its
+	 * task ends at once (stored, so that status shows it). */
+	for (i = 0; i < *n && !rc; i++) {
+		if (l[i].nonly) {
+			l[kept++] = l[i];
+			continue;
+		}
+		if (!pbj_state_final(l[i].t.state)) {
+			l[i].t.state = PBJ_SUCCEEDED;
+			snprintf(l[i].t.reason, sizeof(l[i].t.reason),
+				 "holds none of the objects of the paths");
+			rc = pbj_task_put(db, &l[i].t);
+		}
+	}
+	*n = kept;
+	return rc;
+}
+
 struct load_ctx {
 	struct live *l;
 	size_t n, cap;
@@ -143,6 +279,8 @@ static int make_tasks(struct pbj_db *db, const struct pbj_job *j, const struct p
 			if (sid_eq(e[i].sid, lc.l[k].t.server))
 				snprintf(lc.l[k].address, sizeof(lc.l[k].address), "%s", e[i].address);
 	free(e);
+	if (!rc)
+		rc = apply_paths(db, j, o, lc.l, &lc.n);
 	if (rc) {
 		free(lc.l);
 		return rc;
@@ -246,6 +384,8 @@ static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
 		q.task.cursor = l->t.cursor;
 		q.task.objects_base = oid_is_zero(l->t.cursor) ? 0 : l->t.objects_done;
 		q.task.bytes_base = oid_is_zero(l->t.cursor) ? 0 : l->t.bytes_done;
+		q.task.noids = l->nonly;
+		q.task.oids = (const uint8_t *)l->only;
 		rc = call(l, &q, NULL, NULL);
 		if (rc == -EBUSY)
 			return 0;            /* the server runs enough tasks: later */
@@ -421,8 +561,10 @@ int pbj_run(struct pbj_db *db, int64_t id, const struct pbj_runner_opts *o)
 		sleep_ms(PBJ_POLL_MS);
 	}
 out:
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		conn_close(l[i].c);
+		free(l[i].only);
+	}
 	free(l);
 	free(fbuf);
 	free(j);

@@ -26,6 +26,8 @@ struct task {
 	uint64_t job;
 	uint64_t rate;
 	struct ofs_oid start;            /* cursor it started from */
+	struct ofs_oid *only;            /* sorted: scrub only these (--path) */
+	uint32_t nonly;
 	pthread_t thread;
 	bool joined;
 	struct scrubber *sc;
@@ -80,6 +82,7 @@ int scrubber_open(struct store *s, struct sidtab *t, struct replicator *r,
 
 static void task_free(struct task *k)
 {
+	free(k->only);
 	free(k->f);
 	free(k->batch);
 	memset(k, 0, sizeof(*k));
@@ -598,6 +601,36 @@ static void finish(struct task *k, uint8_t state, const char *reason)
 	pthread_mutex_unlock(&sc->mu);
 }
 
+static int cmp_oid(const void *a, const void *b)
+{
+	return memcmp(a, b, OFS_OID_LEN);
+}
+
+/* The next batch of the task's own list (--path) after cursor: the
+ * objects of it this server holds. */
+static int walk_list(struct task *k, const struct ofs_oid *after, struct batch_ctx *b, bool *more)
+{
+	uint32_t i = 0;
+
+	if (after) {
+		while (i < k->nonly && memcmp(k->only[i].b, after->b, OFS_OID_LEN) <= 0)
+			i++;
+	}
+	for (; i < k->nonly && b->n < WALK_BATCH; i++) {
+		struct walked *w = &b->w[b->n];
+		int rc = store_getattr(k->sc->s, k->only[i], &w->a);
+		if (rc == -ENOENT)
+			continue;            /* not one of this server's copies */
+		if (rc && rc != -OFS_ECORRUPT)
+			return rc;
+		w->oid = k->only[i];
+		w->decode_rc = rc;
+		b->n++;
+	}
+	*more = i < k->nonly;
+	return 0;
+}
+
 static void *task_main(void *arg)
 {
 	struct task *k = arg;
@@ -607,7 +640,11 @@ static void *task_main(void *arg)
 	struct ofs_stats stats;
 	int rc = 0;
 
-	if (store_stats(sc->s, &stats) == 0) {
+	if (k->nonly) {
+		pthread_mutex_lock(&sc->mu);
+		k->st.objects_total = k->nonly;     /* (at most: some are elsewhere) */
+		pthread_mutex_unlock(&sc->mu);
+	} else if (store_stats(sc->s, &stats) == 0) {
 		pthread_mutex_lock(&sc->mu);
 		k->st.objects_total = stats.objects;
 		k->st.bytes_total = stats.bytes;
@@ -616,7 +653,10 @@ static void *task_main(void *arg)
 	k->pace_t0 = now_s();
 	while (more && !rc) {
 		struct batch_ctx b = { .w = k->batch };
-		rc = store_walk(sc->s, started ? &cursor : NULL, WALK_BATCH, batch_add, &b, &more);
+		if (k->nonly)
+			rc = walk_list(k, started ? &cursor : NULL, &b, &more);
+		else
+			rc = store_walk(sc->s, started ? &cursor : NULL, WALK_BATCH, batch_add, &b, &more);
 		for (size_t i = 0; i < b.n && !rc; i++) {
 			uint64_t bytes = 0;
 			pthread_mutex_lock(&sc->mu);
@@ -637,7 +677,9 @@ static void *task_main(void *arg)
 				k->st.objects_total = k->st.objects_done;
 			pthread_mutex_unlock(&sc->mu);
 		}
-		if (b.n == 0)
+		if (b.n == 0 && !k->nonly)
+			break;
+		if (b.n == 0 && k->nonly && !more)
 			break;
 	}
 	if (rc == -ECANCELED) {
@@ -729,7 +771,15 @@ int scrubber_start(struct scrubber *sc, const struct ofs_task_req *q)
 	k->next_seq = 1;
 	k->f = calloc(OFS_MAX_TASK_FINDINGS, sizeof(*k->f));
 	k->batch = calloc(WALK_BATCH, sizeof(*k->batch));
-	if (!k->f || !k->batch) {
+	if (q->noids && k->f && k->batch) {
+		k->only = malloc((size_t)q->noids * sizeof(*k->only));
+		if (k->only) {
+			memcpy(k->only, q->oids, (size_t)q->noids * OFS_OID_LEN);
+			qsort(k->only, q->noids, sizeof(*k->only), cmp_oid);
+			k->nonly = q->noids;
+		}
+	}
+	if (!k->f || !k->batch || (q->noids && !k->only)) {
 		task_free(k);
 		rc = -ENOMEM;
 	} else if (pthread_create(&k->thread, NULL, task_main, k) != 0) {

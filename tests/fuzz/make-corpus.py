@@ -77,7 +77,8 @@ REQUESTS = {
     "req-behind": (BEHIND, oid(23) + oid(24) + string(b"write not applied: timeout")),
     "req-stale-for": (STALE_FOR, oid(0) + oid(25) + string(b"")),
     "req-summary": (SUMMARY, oid(30)),
-    "req-task-start": (TASK_START, u64(7) + u8(1) + u32(0) + u64(50 << 20) + oid(31) + u64(10) + u64(4096)),
+    "req-task-start": (TASK_START, u64(7) + u8(1) + u32(0) + u64(50 << 20) + oid(31) + u64(10) + u64(4096)
+                    + u32(2) + oid(39) + oid(40)),
     "req-task-poll": (TASK_POLL, u64(7) + u64(3)),
     "req-task-ctl": (TASK_CTL, u64(7) + u8(1)),
     "req-points": (POINTS, oid(37) + oid(38) + u32(0) + string(b"notes.md")),

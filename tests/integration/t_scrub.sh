@@ -5,7 +5,8 @@
 #  - a clean cluster: exit 0, zero findings, every object of every server
 #    visited (status --json progress);
 #  - a flipped byte in one copy: exit 1, one checksum_mismatch naming that
-#    server, that dfile and that chunk;
+#    server, that dfile and that chunk; --path limited to that file, or to
+#    its directory, finds it, limited to another file does not;
 #  - a truncated byte stream: one size_mismatch;
 #  - a deleted byte-stream file: one missing_replica (defined so: the
 #    record is there, its bytes are not; see ofs-pbj(8));
@@ -23,7 +24,7 @@
 . "$(dirname "$0")/lib.sh"
 
 KiB=1024 MiB=$((1024 * 1024))
-NFILES=${OFS_SCRUB_FILES:-24}
+NFILES=${OFS_SCRUB_FILES:-200}
 
 # cluster N : a fresh four-server cluster under $T/cN with files on it.
 cluster() {
@@ -31,15 +32,19 @@ cluster() {
 	start_cluster "${c}a:r1" "${c}b:r1" "${c}c:r2" "${c}d:r3"
 	export OFS_PBJ_DB=$T/$c.db
 	ok ofs mkdir /f
+	: >"$T/$c.list"
 	for i in $(seq 1 "$NFILES"); do
 		if [ $((i % 4)) = 0 ]; then
-			mkrand "$T/$c.src$i" $((MiB + i * 1000))
-			ok ofs put --replicas 3 --stripes 3 --strip-size 64K "$T/$c.src$i" "/f/s$i"
+			mkrand "$T/$c.src$i" $((MiB / 4 + i * 1000))
+			echo "$T/$c.src$i /f/s$i 3 3 65536" >>"$T/$c.list"
 		else
 			mkrand "$T/$c.src$i" $((i * 3 * KiB + 1))
-			ok ofs put --replicas 3 "$T/$c.src$i" "/f/p$i"
+			echo "$T/$c.src$i /f/p$i 3 1 1048576" >>"$T/$c.list"
 		fi
 	done
+	# (one client for all the puts: a process start per file under the
+	# sanitizers would dominate the test)
+	"$OFS_ITEST_BIN/putmany" "$OFS_CLUSTER" <"$T/$c.list" || fail "putmany"
 }
 
 stop_cluster() {
@@ -102,7 +107,7 @@ assert_eq scrub "$(json "$T/status.json" .type)" "job type"
 # counts (ofs-pbj servers) is what the tasks did.
 objs=$(ofs_pbj servers --json | jq '[.servers[].objects] | add')
 assert_eq "$objs" "$(json "$T/status.json" .progress.objects_done)" "objects scrubbed"
-[ "$(json "$T/status.json" .progress.bytes_done)" -gt $((NFILES / 4 * MiB * 3)) ] ||
+[ "$(json "$T/status.json" .progress.bytes_done)" -gt $((NFILES / 4 * MiB / 4 * 3)) ] ||
 	fail "too few bytes read: $(json "$T/status.json" .progress.bytes_done)"
 ok ofs_pbj list --json
 assert_eq "$JOB" "$(json "$T/last.out" '.jobs[0].id')" "list shows the job"
@@ -118,6 +123,18 @@ only_finding checksum_mismatch
 assert_match 'chunk 0 ' "$(json "$T/report.json" '.findings[0].detail')" "detail names the chunk"
 ok ofs_pbj report "$JOB"
 assert_contains "$(cat "$T/last.out")" "checksum_mismatch" "text report"
+# --path: only the objects of a suspect file (or of a directory, all
+# that is under it).
+assert_exit 1 ofs_pbj submit scrub --path /f/s4 --wait --json
+assert_eq 1 "$(json "$T/last.out" .findings.by_kind.checksum_mismatch)" "--path on the damaged file"
+# 3 copies of its metafile and of each of its 3 dfiles.
+assert_eq 12 "$(json "$T/last.out" .progress.objects_done)" "objects scrubbed for one striped file"
+assert_exit 0 ofs_pbj submit scrub --path /f/p1 --wait --json
+assert_eq 6 "$(json "$T/last.out" .progress.objects_done)" "objects scrubbed for one plain file"
+assert_exit 1 ofs_pbj submit scrub --path /f --wait --json
+assert_eq 1 "$(json "$T/last.out" .findings.total)" "--path on the directory"
+assert_exit 3 ofs_pbj submit scrub --path /nothing/here --wait
+assert_exit 2 ofs_pbj submit scrub --path relative/path
 stop_cluster c2
 
 log "a truncated byte stream: size_mismatch"

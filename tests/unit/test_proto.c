@@ -126,6 +126,8 @@ static void assert_attr_equal(const struct ofs_attr *a, const struct ofs_attr *b
 
 static const uint8_t sample_key[] = "user.color";
 static const uint8_t sample_value[] = { 0, 1, 2, 0xff, 0 };
+static const uint8_t sample_oids[2 * OFS_OID_LEN] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+							 13, 14, 15, 16, 17, 18, 19, 20 };
 static const uint8_t sample_data[] = "hello, object store";
 
 /* A valid request for op, with only the fields op uses set. */
@@ -201,6 +203,8 @@ static void mk_req(struct ofs_req *q, uint16_t op)
 		q->task.cursor = mk_oid(13);
 		q->task.objects_base = 40;
 		q->task.bytes_base = 1 << 20;
+		q->task.noids = 2;
+		q->task.oids = sample_oids;
 		break;
 	case OFS_OP_TASK_POLL:
 		q->task.job = 78;
