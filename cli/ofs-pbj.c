@@ -30,7 +30,7 @@ static const char usage_text[] =
 	"  serve                         run the scheduler in the foreground\n"
 	"  list [--state STATE] [--json]\n"
 	"  status JOB [--json]\n"
-	"  report JOB [--json]           findings\n"
+	"  report JOB [--kind KIND] [--server SID] [--oid OID] [--json]   findings\n"
 	"  pause JOB | resume JOB | cancel JOB\n"
 	"  schedule add NAME --cron \"MIN HOUR DOM MON DOW\" -- scrub [options]\n"
 	"  schedule list [--json] | schedule rm NAME\n"

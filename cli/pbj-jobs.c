@@ -305,12 +305,36 @@ static int report_one(const struct pbj_finding *f, void *arg)
 	return 0;
 }
 
-static int cmd_report(struct pbj_db *db, int64_t id, bool json)
+/* report JOB [--kind KIND] [--server SID] [--oid OID]: the findings of a
+ * job, filtered. */
+static int cmd_report(struct pbj_db *db, int64_t id, int argc, char **argv, bool json)
 {
-	struct pbj_job *j = malloc(sizeof(*j));
+	struct pbj_job *j;
 	struct report_ctx r = { .json = json };
+	struct ofs_sid server;
+	struct ofs_oid oid;
+	const char *kind = NULL;
+	bool by_server = false, by_oid = false;
 	int rc;
 
+	for (int i = 0; i < argc; i++) {
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(argv[i], "--kind") && v) {
+			kind = v;
+		} else if (!strcmp(argv[i], "--server") && v) {
+			if (sid_from_hex(v, &server))
+				return usage_err("--server %s: not a SID (32 hex digits)", v);
+			by_server = true;
+		} else if (!strcmp(argv[i], "--oid") && v) {
+			if (oid_from_hex(v, &oid))
+				return usage_err("--oid %s: not an OID (32 hex digits)", v);
+			by_oid = true;
+		} else {
+			return usage_err("report: unknown or incomplete option '%s'", argv[i]);
+		}
+		i++;
+	}
+	j = malloc(sizeof(*j));
 	if (!j)
 		return EXIT_FAIL;
 	rc = pbj_job_get(db, id, j);
@@ -322,7 +346,8 @@ static int cmd_report(struct pbj_db *db, int64_t id, bool json)
 	if (json)
 		r.arr = json_array();
 	if (!rc)
-		rc = pbj_finding_list(db, id, NULL, NULL, NULL, report_one, &r);
+		rc = pbj_finding_list(db, id, by_server ? &server : NULL, kind,
+				      by_oid ? &oid : NULL, report_one, &r);
 	if (rc) {
 		json_decref(r.arr);
 		return store_err(db, "report", rc);
@@ -1029,7 +1054,7 @@ int pbj_jobs_main(int argc, char **argv, const char *db_arg, const char *const *
 
 	if ((!strcmp(cmd, "status") || !strcmp(cmd, "report") || !strcmp(cmd, "pause") ||
 	     !strcmp(cmd, "resume") || !strcmp(cmd, "cancel"))) {
-		if (argc != 2)
+		if (argc != 2 && !(argc > 2 && !strcmp(cmd, "report")))
 			return usage_err("%s takes one job id", cmd);
 		if (parse_job_id(argv[1], &id))
 			return usage_err("'%s' is not a job id", argv[1]);
@@ -1042,7 +1067,7 @@ int pbj_jobs_main(int argc, char **argv, const char *db_arg, const char *const *
 	} else if (!strcmp(cmd, "status")) {
 		rc = cmd_status(db, id, json);
 	} else if (!strcmp(cmd, "report")) {
-		rc = cmd_report(db, id, json);
+		rc = cmd_report(db, id, argc - 2, argv + 2, json);
 	} else if (!strcmp(cmd, "list")) {
 		struct list_ctx l = { .json = json };
 		int state = -1;

@@ -236,6 +236,13 @@ use_server c8a
 all_up c8
 scrub 1
 findings_are "dangling_pointer orphan"
+ok ofs_pbj report "$JOB" --kind orphan --json
+assert_eq "orphan" "$(json "$T/last.out" '[.findings[].kind] | join(" ")')" "report --kind"
+ok ofs_pbj report "$JOB" --oid "$DF" --json
+assert_eq 1 "$(json "$T/last.out" '.findings | length')" "report --oid"
+ok ofs_pbj report "$JOB" --server ffffffffffffffffffffffffffffffff --json
+assert_eq 0 "$(json "$T/last.out" '.findings | length')" "report --server of no finding"
+assert_exit 2 ofs_pbj report "$JOB" --kind
 assert_eq "$(ofs stat --json /f | jq -r '.dirdata[0].oid')" \
 	"$(json "$T/report.json" '.findings[] | select(.kind == "dangling_pointer") | .oid')" "dangling owner"
 assert_contains "$(json "$T/report.json" '.findings[] | select(.kind == "dangling_pointer") | .detail')" \
