@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "points.h"
 #include "records.h"
 #include "ofs_error.h"
 #include "scrub.h"
@@ -483,6 +484,13 @@ static int check_owner(struct task *k, const struct walked *w)
 	q.child = w->oid;
 	q.offset = w->a.backref.stripe;
 	snprintf(q.name, sizeof(q.name), "%s", w->a.backref.name);
+	{
+		/* The owner here and pointing back: the common case, no round
+		 * trip. Anything else is asked of every server below. */
+		uint8_t ans = POINTS_NO;
+		if (points_check(sc->s, sc->r, &q, false, &ans) == 0 && ans != POINTS_NO)
+			return 0;
+	}
 	wbuf_init(&body);
 	rc = proto_encode_req(&body, &q);
 	for (size_t at = 0; !rc && at < n && !held; at += OFS_MAX_REPLICAS) {
