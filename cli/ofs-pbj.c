@@ -25,13 +25,21 @@
 
 static const char usage_text[] =
 	"usage: ofs-pbj [--cluster HOST:PORT]... [--db FILE] COMMAND [ARGS]\n"
-	"  submit scrub [--server SID]... [--path PATH]... [--rate BYTES/s] [--priority N]\n"
-	"               [--dry-run] [--wait] [--json]\n"
+	"  submit scrub [--server SID]... [--path PATH]... [--repair | --no-repair]\n"
+	"               [--rate BYTES/s] [--priority N] [--max-repairs N]\n"
+	"  submit repair [--server SID]... [--path PATH]... [--job JOB] [--max-repairs N]\n"
+	"               [--rate BYTES/s] [--priority N]\n"
+	"      every submit: [--dry-run] [--wait] [--json]\n"
 	"  serve                         run the scheduler in the foreground\n"
 	"  list [--state STATE] [--json]\n"
 	"  status JOB [--json]\n"
 	"  report JOB [--kind KIND] [--server SID] [--oid OID] [--json]   findings\n"
 	"  pause JOB | resume JOB | cancel JOB\n"
+	"  wait JOB [--json]             wait for a job to end (runs it here when no\n"
+	"                                scheduler runs); exit status as submit --wait\n"
+	"  config list [--json] | config get NAME | config set NAME VALUE | config unset NAME\n"
+	"                                site settings: scrub.auto_repair (true|false),\n"
+	"                                repair.max_objects (N, 0: no cap; default 1000)\n"
 	"  schedule add NAME --cron \"MIN HOUR DOM MON DOW\" -- scrub [options]\n"
 	"  schedule list [--json] | schedule rm NAME\n"
 	"  servers [--json]\n"
@@ -379,7 +387,8 @@ int main(int argc, char **argv)
 	}
 	{
 		static const char *const jobcmds[] = { "submit", "serve", "list", "status", "report",
-						       "pause", "resume", "cancel", "schedule", NULL };
+						       "pause", "resume", "cancel", "schedule", "wait",
+						       "config", NULL };
 		for (int k = 0; jobcmds[k]; k++) {
 			if (strcmp(rest[1], jobcmds[k]) != 0)
 				continue;

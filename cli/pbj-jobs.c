@@ -14,6 +14,7 @@
 
 #include "jobstore.h"
 #include "ofs_error.h"
+#include "proto.h"
 #include "parse.h"
 #include "pbj-jobs.h"
 #include "runner.h"
@@ -243,6 +244,10 @@ static int job_exit(const json_t *st)
 	const char *state = json_string_value(json_object_get(st, "state"));
 	const json_t *f = json_object_get(st, "findings");
 
+	if (!strcmp(state, "paused") && json_is_string(json_object_get(st, "reason")) &&
+	    !strncmp(json_string_value(json_object_get(st, "reason")), PBJ_CAP_REASON,
+		     strlen(PBJ_CAP_REASON)))
+		return EXIT_FINDINGS;        /* stopped at its repair cap: a human decides */
 	if (strcmp(state, "succeeded") != 0)
 		return EXIT_FAIL;
 	return json_integer_value(json_object_get(f, "total")) >
@@ -289,8 +294,10 @@ static int report_one(const struct pbj_finding *f, void *arg)
 	sid_to_hex(f->server, sh);
 	oid_to_hex(f->oid, oh);
 	if (!r->json) {
+		static const char *const how[] = { "", "; repaired: ", "; would: ", "; repair failed: ",
+						   "; not repaired: " };
 		printf("%-18s %s on %s: %s%s%s\n", f->kind, oh, sh, f->detail,
-		       f->repaired ? "; repaired: " : "", f->repaired ? f->repair : "");
+		       f->repair[0] ? how[f->repair_state] : "", f->repair[0] ? f->repair : "");
 		return 0;
 	}
 	json_t *o = json_object();
@@ -299,8 +306,16 @@ static int report_one(const struct pbj_finding *f, void *arg)
 	json_object_set_new(o, "kind", json_string(f->kind));
 	json_object_set_new(o, "detail", json_string(f->detail));
 	json_object_set_new(o, "repaired", json_boolean(f->repaired));
-	if (f->repaired)
+	if (f->repair_state != OFS_REPAIR_NONE) {
+		static const char *const names[] = { "none", "repaired", "would", "failed", "left" };
+		json_object_set_new(o, "repair_state", json_string(names[f->repair_state]));
 		json_object_set_new(o, "repair", json_string(f->repair));
+		if (!sid_is_zero(f->source)) {
+			char src[OFS_OID_HEX];
+			sid_to_hex(f->source, src);
+			json_object_set_new(o, "source", json_string(src));
+		}
+	}
 	json_array_append_new(r->arr, o);
 	return 0;
 }
@@ -456,7 +471,8 @@ static int wait_job(struct pbj_db *db, int64_t id, const char *const *cluster, s
 {
 	struct tty_ctx tc = { .tty = isatty(2) == 1 };
 	struct pbj_runner_opts o = { .cluster = cluster, .ncluster = ncluster,
-				     .progress = progress_line, .arg = &tc, .stop = &stop_flag };
+				     .progress = progress_line, .arg = &tc, .stop = &stop_flag,
+				     .return_on_cap = true };
 	struct pbj_job *j = malloc(sizeof(*j));
 	char holder[PBJ_REASON_LEN], who[PBJ_REASON_LEN];
 	struct timespec ts;
@@ -489,6 +505,9 @@ static int wait_job(struct pbj_db *db, int64_t id, const char *const *cluster, s
 			rc = pbj_job_get(db, id, j);
 			if (rc || pbj_state_final(j->state))
 				break;
+			if (j->state == PBJ_PAUSED &&
+			    !strncmp(j->reason, PBJ_CAP_REASON, strlen(PBJ_CAP_REASON)))
+				break;               /* stopped at its repair cap */
 			if (pbj_summarize(db, id, &sum) == 0)
 				progress_line(j, &sum, &tc);
 			struct timespec nap = { .tv_sec = 0, .tv_nsec = 500000000 };
@@ -524,13 +543,44 @@ static int wait_job(struct pbj_db *db, int64_t id, const char *const *cluster, s
 	return rc;
 }
 
+#define DEFAULT_MAX_REPAIRS 1000      /* repair.max_objects when not set */
+
+/* A site setting that is a boolean: 1, 0, or -1 when not set (or bad). */
+static int setting_bool(struct pbj_db *db, const char *name)
+{
+	char v[32];
+
+	if (!db || pbj_setting_get(db, name, v, sizeof(v)) != 0)
+		return -1;
+	if (!strcmp(v, "true") || !strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "yes"))
+		return 1;
+	if (!strcmp(v, "false") || !strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "no"))
+		return 0;
+	return -1;
+}
+
+static int64_t setting_int(struct pbj_db *db, const char *name, int64_t dflt)
+{
+	char v[32], *end;
+	long long n;
+
+	if (!db || pbj_setting_get(db, name, v, sizeof(v)) != 0)
+		return dflt;
+	n = strtoll(v, &end, 10);
+	return *v && !*end && n >= 0 ? n : dflt;
+}
+
 /*
  * Parse "TYPE [options]" of a submit into *j (args JSON filled in); *wait
- * for --wait. 0, or the exit status of a usage error (printed).
+ * for --wait. Site settings (db, may be NULL) give the defaults of
+ * --repair and --max-repairs. 0, or the exit status of a usage error
+ * (printed).
  */
-static int parse_submit(int argc, char **argv, struct pbj_job *j, bool *wait)
+static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job *j, bool *wait)
 {
 	json_t *args = json_object(), *servers = json_array(), *paths = json_array();
+	int64_t from_job = 0, max_repairs = -1;
+	int repair = -1;                  /* --repair / --no-repair; -1: the setting */
 	char *text;
 	int rc = 0;
 
@@ -540,8 +590,8 @@ static int parse_submit(int argc, char **argv, struct pbj_job *j, bool *wait)
 		rc = usage_err("submit needs a job type%s", "");
 		goto out;
 	}
-	if (strcmp(argv[0], "scrub") != 0) {
-		rc = usage_err("submit %s: this release runs scrub jobs only (repair, rebalance "
+	if (strcmp(argv[0], "scrub") != 0 && strcmp(argv[0], "repair") != 0) {
+		rc = usage_err("submit %s: this release runs scrub and repair jobs (rebalance "
 			       "and drain are coming)", argv[0]);
 		goto out;
 	}
@@ -553,7 +603,7 @@ static int parse_submit(int argc, char **argv, struct pbj_job *j, bool *wait)
 		if (!strcmp(a, "--wait")) {
 			*wait = true;
 		} else if (!strcmp(a, "--dry-run")) {
-			j->flags |= PBJ_DRY_RUN;      /* a scrub never changes data */
+			j->flags |= PBJ_DRY_RUN;
 		} else if (!strcmp(a, "--rate") && v) {
 			if (parse_size(v, &n) || n < 4096) {
 				rc = usage_err("--rate %s: bytes per second, at least 4K (K, M, G)", v);
@@ -585,19 +635,59 @@ static int parse_submit(int argc, char **argv, struct pbj_job *j, bool *wait)
 			}
 			json_array_append_new(paths, json_string(v));
 			i++;
-		} else if (!strcmp(a, "--repair")) {
-			rc = usage_err("%s comes with the repair issue", a);
-			goto out;
+		} else if (!strcmp(a, "--repair") && !strcmp(j->type, "scrub")) {
+			repair = 1;
+		} else if (!strcmp(a, "--no-repair") && !strcmp(j->type, "scrub")) {
+			repair = 0;
+		} else if (!strcmp(a, "--job") && v && !strcmp(j->type, "repair")) {
+			if (parse_job_id(v, &from_job)) {
+				rc = usage_err("--job %s: not a job id", v);
+				goto out;
+			}
+			i++;
+		} else if (!strcmp(a, "--max-repairs") && v) {
+			char *end;
+			long long m = strtoll(v, &end, 10);
+			if (!*v || *end || m < 0 || m > 1000000000) {
+				rc = usage_err("--max-repairs %s: a count of objects (0: no cap)", v);
+				goto out;
+			}
+			max_repairs = m;
+			i++;
 		} else {
-			rc = usage_err("submit scrub: unknown or incomplete option '%s'", a);
+			char what[64];
+			snprintf(what, sizeof(what), "submit %s: unknown or incomplete option", j->type);
+			fprintf(stderr, "ofs-pbj: %s '%s' (see ofs-pbj --help)\n", what, a);
+			rc = EXIT_USAGE;
 			goto out;
 		}
+	}
+	if (!strcmp(j->type, "repair"))
+		repair = 1;
+	else if (repair < 0)
+		repair = setting_bool(db, "scrub.auto_repair") == 1;
+	if (repair) {
+		j->flags |= PBJ_REPAIR;
+		if (max_repairs < 0)
+			max_repairs = setting_int(db, "repair.max_objects", DEFAULT_MAX_REPAIRS);
+		if (max_repairs > 0)
+			json_object_set_new(args, "max_repairs", json_integer(max_repairs));
+	} else if (max_repairs >= 0) {
+		rc = usage_err("--max-repairs%s: only with --repair (or submit repair)", "");
+		goto out;
+	}
+	if (from_job) {
+		if (json_array_size(paths)) {
+			rc = usage_err("--job%s: the job's findings name the objects; no --path", "");
+			goto out;
+		}
+		json_object_set_new(args, "from_job", json_integer(from_job));
 	}
 	if (json_array_size(servers))
 		json_object_set(args, "servers", servers);
 	if (json_array_size(paths))
 		json_object_set(args, "paths", paths);
-	text = json_dumps(args, JSON_COMPACT);
+	text = json_dumps(args, JSON_COMPACT | JSON_SORT_KEYS);
 	if (text && strlen(text) >= sizeof(j->args))
 		rc = usage_err("too many --server or --path arguments (%s)", "1 KiB at most");
 	else
@@ -620,9 +710,33 @@ static int cmd_submit(struct pbj_db *db, int argc, char **argv, const char *cons
 
 	if (!j)
 		return EXIT_FAIL;
-	rc = parse_submit(argc, argv, j, &wait);
+	rc = parse_submit(db, argc, argv, j, &wait);
 	if (rc)
 		goto out;
+	{
+		int64_t from = 0;
+		json_t *a = j->args[0] ? json_loads(j->args, 0, NULL) : NULL;
+		if (a && json_is_integer(json_object_get(a, "from_job")))
+			from = json_integer_value(json_object_get(a, "from_job"));
+		json_decref(a);
+		if (from) {
+			struct pbj_job *src = malloc(sizeof(*src));
+			rc = src ? pbj_job_get(db, from, src) : -ENOMEM;
+			if (rc == -ENOENT) {
+				fprintf(stderr, "ofs-pbj: --job %lld: no such job\n", (long long)from);
+				rc = EXIT_USAGE;
+			} else if (rc) {
+				rc = store_err(db, "submit", rc);
+			} else if (!pbj_state_final(src->state)) {
+				fprintf(stderr, "ofs-pbj: --job %lld: the job is %s; repair what it found "
+					"once it has ended\n", (long long)from, pbj_state_name(src->state));
+				rc = EXIT_USAGE;
+			}
+			free(src);
+			if (rc)
+				goto out;
+		}
+	}
 	rc = pbj_submit(db, j, &id);
 	if (rc) {
 		rc = store_err(db, "submit", rc);
@@ -782,7 +896,7 @@ static int fire_one(const struct pbj_schedule *sc, void *arg)
 			return 0;
 		}
 	}
-	if (j && parse_submit(argc, argv, j, &wait) == 0) {
+	if (j && parse_submit(c->db, argc, argv, j, &wait) == 0) {
 		snprintf(j->schedule, sizeof(j->schedule), "%s", sc->name);
 		rc = pbj_submit(c->db, j, &id);
 		if (!rc)
@@ -916,7 +1030,7 @@ static int cmd_schedule(struct pbj_db *db, int argc, char **argv, bool json)
 		} else if (strlen(cron) >= PBJ_CRON_LEN || cron_match(cron, &tm) < 0) {
 			rc = usage_err("--cron '%s': five fields MIN HOUR DOM MON DOW, each *, N, "
 				       "A-B, */S or a list of those", cron);
-		} else if ((rc = parse_submit(argc - sep - 1, argv + sep + 1, j, &wait)) == 0) {
+		} else if ((rc = parse_submit(NULL, argc - sep - 1, argv + sep + 1, j, &wait)) == 0) {
 			if (wait)
 				rc = usage_err("a schedule's job cannot --wait%s", "");
 		}
@@ -1044,6 +1158,92 @@ static int cmd_serve(struct pbj_db *db, const char *const *cluster, size_t nclus
 	return 0;
 }
 
+/* ---- site settings ------------------------------------------------------------ */
+
+static const char *const settings_known[] = { "scrub.auto_repair", "repair.max_objects", NULL };
+
+static int setting_valid(const char *name, const char *value)
+{
+	if (!strcmp(name, "scrub.auto_repair"))
+		return !strcmp(value, "true") || !strcmp(value, "false") || !strcmp(value, "on") ||
+		       !strcmp(value, "off") || !strcmp(value, "yes") || !strcmp(value, "no") ||
+		       !strcmp(value, "1") || !strcmp(value, "0");
+	if (!strcmp(name, "repair.max_objects")) {
+		char *end;
+		long long n = strtoll(value, &end, 10);
+		return *value && !*end && n >= 0 && n <= 1000000000;
+	}
+	return 0;
+}
+
+static int print_setting(const char *name, const char *value, void *arg)
+{
+	json_t *o = arg;
+
+	if (o)
+		json_object_set_new(o, name, json_string(value));
+	else
+		printf("%s = %s\n", name, value);
+	return 0;
+}
+
+static int cmd_config(struct pbj_db *db, int argc, char **argv, bool json)
+{
+	char v[PBJ_ARGS_LEN];
+	bool known = false;
+	int rc;
+
+	if (argc == 1 && !strcmp(argv[0], "list")) {
+		json_t *o = json ? json_object() : NULL;
+		rc = pbj_setting_list(db, print_setting, o);
+		if (rc) {
+			json_decref(o);
+			return store_err(db, "config list", rc);
+		}
+		if (o) {
+			json_t *w = json_object();
+			json_object_set_new(w, "settings", o);
+			print_json(w);
+			json_decref(w);
+		}
+		return 0;
+	}
+	if (argc < 2 || (strcmp(argv[0], "get") && strcmp(argv[0], "set") && strcmp(argv[0], "unset")) ||
+	    (!strcmp(argv[0], "set") ? argc != 3 : argc != 2))
+		return usage_err("usage: config list | get NAME | set NAME VALUE | unset NAME%s", "");
+	for (int i = 0; settings_known[i]; i++)
+		known |= !strcmp(argv[1], settings_known[i]);
+	if (!known)
+		return usage_err("config: unknown setting '%s' (scrub.auto_repair, repair.max_objects)",
+				 argv[1]);
+	if (!strcmp(argv[0], "get")) {
+		rc = pbj_setting_get(db, argv[1], v, sizeof(v));
+		if (rc == -ENOENT) {
+			fprintf(stderr, "ofs-pbj: %s is not set (the default applies)\n", argv[1]);
+			return EXIT_FINDINGS;
+		}
+		if (rc)
+			return store_err(db, "config get", rc);
+		if (json) {
+			json_t *o = json_object();
+			json_object_set_new(o, argv[1], json_string(v));
+			print_json(o);
+			json_decref(o);
+		} else {
+			printf("%s\n", v);
+		}
+		return 0;
+	}
+	if (!strcmp(argv[0], "set") && !setting_valid(argv[1], argv[2]))
+		return usage_err(!strcmp(argv[1], "scrub.auto_repair")
+				 ? "config set scrub.auto_repair %s: true or false"
+				 : "config set repair.max_objects %s: a count (0: no cap)", argv[2]);
+	rc = pbj_setting_set(db, argv[1], !strcmp(argv[0], "set") ? argv[2] : NULL);
+	if (rc == -ENOENT)
+		return 0;                    /* unset of what was not set */
+	return rc ? store_err(db, "config", rc) : 0;
+}
+
 int pbj_jobs_main(int argc, char **argv, const char *db_arg, const char *const *cluster,
 		  size_t ncluster, bool json)
 {
@@ -1053,7 +1253,7 @@ int pbj_jobs_main(int argc, char **argv, const char *db_arg, const char *const *
 	int rc;
 
 	if ((!strcmp(cmd, "status") || !strcmp(cmd, "report") || !strcmp(cmd, "pause") ||
-	     !strcmp(cmd, "resume") || !strcmp(cmd, "cancel"))) {
+	     !strcmp(cmd, "resume") || !strcmp(cmd, "cancel") || !strcmp(cmd, "wait"))) {
 		if (argc != 2 && !(argc > 2 && !strcmp(cmd, "report")))
 			return usage_err("%s takes one job id", cmd);
 		if (parse_job_id(argv[1], &id))
@@ -1101,7 +1301,8 @@ int pbj_jobs_main(int argc, char **argv, const char *db_arg, const char *const *
 		unsigned from = !strcmp(cmd, "pause") ? (1u << PBJ_RUNNING) | (1u << PBJ_QUEUED) :
 				!strcmp(cmd, "resume") ? (1u << PBJ_PAUSED) :
 				(1u << PBJ_RUNNING) | (1u << PBJ_QUEUED) | (1u << PBJ_PAUSED);
-		rc = pbj_job_set_state(db, id, to, from, !strcmp(cmd, "cancel") ? "cancelled by the operator" : NULL);
+		rc = pbj_job_set_state(db, id, to, from, !strcmp(cmd, "cancel") ? "cancelled by the operator"
+					: !strcmp(cmd, "resume") ? "" : NULL);
 		if (rc == -ENOENT) {
 			fprintf(stderr, "ofs-pbj: no job %lld\n", (long long)id);
 			rc = EXIT_USAGE;
@@ -1116,6 +1317,20 @@ int pbj_jobs_main(int argc, char **argv, const char *db_arg, const char *const *
 		}
 	} else if (!strcmp(cmd, "schedule")) {
 		rc = cmd_schedule(db, argc - 1, argv + 1, json);
+	} else if (!strcmp(cmd, "wait")) {
+		struct pbj_job *wj = malloc(sizeof(*wj));
+		rc = wj ? pbj_job_get(db, id, wj) : -ENOMEM;
+		free(wj);
+		if (rc == -ENOENT) {
+			fprintf(stderr, "ofs-pbj: no job %lld\n", (long long)id);
+			rc = EXIT_USAGE;
+		} else if (rc) {
+			rc = store_err(db, "wait", rc);
+		} else {
+			rc = wait_job(db, id, cluster, ncluster, json);
+		}
+	} else if (!strcmp(cmd, "config")) {
+		rc = cmd_config(db, argc - 1, argv + 1, json);
 	} else if (!strcmp(cmd, "serve")) {
 		rc = argc == 1 ? cmd_serve(db, cluster, ncluster) : usage_err("serve takes no arguments%s", "");
 	} else {

@@ -1597,3 +1597,111 @@ out:
 	free(a);
 	return rc;
 }
+
+/* ---- repair: giving objects without an owner a place ----------------------- */
+
+int ofs_link_object(struct ofs_client *c, const char *path, const struct ofs_handle *h,
+		    uint8_t type)
+{
+	struct resolved r;
+	struct ofs_handle dd;
+	struct ofs_attr *a = calloc(1, sizeof(*a));
+	struct ofs_dirent ent;
+	char name[OFS_NAME_MAX + 1];
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	if (!a)
+		return -ENOMEM;
+	if (type != OFS_OBJ_METAFILE && type != OFS_OBJ_DIRECTORY) {
+		free(a);
+		return -EINVAL;
+	}
+	rc = resolve_parent(c, path, &r, name, &dd);
+	if (rc == -EBUSY)
+		rc = -EEXIST;
+	if (!rc) {
+		/* The entry first (flags 0: an existing name is -EEXIST), then
+		 * the back reference that says where the object now lives. */
+		ent.type = type;
+		ent.handle = *h;
+		rc = dirent_call(c, OFS_OP_DIRENT_CREATE, &dd, name, &ent, 0, NULL, NULL);
+	}
+	if (!rc) {
+		a->backref.owner = r.ent.handle.oid;
+		snprintf(a->backref.name, sizeof(a->backref.name), "%s", name);
+		rc = obj_setattr(c, h, OFS_ATTR_BACKREF, a);
+	}
+	resolved_free(&r);
+	free(a);
+	return rc;
+}
+
+int ofs_adopt_part(struct ofs_client *c, const char *path, const struct ofs_handle *part,
+		   uint8_t type, uint64_t size)
+{
+	struct ofs_attr *a = calloc(1, sizeof(*a));
+	struct ofs_handle owner;
+	int rc;
+
+	if (!a)
+		return -ENOMEM;
+	if ((type != OFS_OBJ_DFILE && type != OFS_OBJ_DIRDATA) || part->nsids == 0) {
+		free(a);
+		return -EINVAL;
+	}
+	/* An owner around the part (one stripe, or one dirdata), with as many
+	 * copies as the part has; linked, then the part's back reference. */
+	a->type = type == OFS_OBJ_DFILE ? OFS_OBJ_METAFILE : OFS_OBJ_DIRECTORY;
+	a->mode = type == OFS_OBJ_DFILE ? 0644 : 0755;
+	a->uid = (uint32_t)getuid();
+	a->gid = (uint32_t)getgid();
+	if (type == OFS_OBJ_DFILE) {
+		snprintf(a->dist, sizeof(a->dist), "simple_stripe");
+		a->strip_size = 1u << 20;
+		a->replicas = part->nsids;
+		a->confidence = part->nsids;
+	} else {
+		dir_layout(c, a);
+	}
+	rc = obj_create(c, a, a->replicas ? a->replicas : part->nsids, NULL, &owner);
+	if (rc) {
+		free(a);
+		return rc;
+	}
+	a->nparts = 1;
+	a->parts[0] = *part;
+	a->size = type == OFS_OBJ_DFILE ? size : 0;
+	rc = obj_setattr(c, &owner, (type == OFS_OBJ_DFILE ? OFS_ATTR_SIZE : 0) | OFS_ATTR_LAYOUT, a);
+	if (!rc)
+		rc = ofs_link_object(c, path, &owner, a->type);
+	if (!rc) {
+		memset(&a->backref, 0, sizeof(a->backref));
+		a->backref.owner = owner.oid;
+		a->backref.stripe = 0;
+		rc = obj_setattr(c, part, OFS_ATTR_BACKREF, a);
+	} else {
+		obj_remove(c, &owner);
+	}
+	free(a);
+	return rc;
+}
+
+int ofs_unlink_entry(struct ofs_client *c, const struct ofs_handle *dirdata, const char *name,
+		     struct ofs_dirent *removed)
+{
+	return dirent_call(c, OFS_OP_DIRENT_REMOVE, dirdata, name, NULL, 0, NULL, removed);
+}
+
+int ofs_set_backref(struct ofs_client *c, const struct ofs_handle *h, const struct ofs_backref *br)
+{
+	struct ofs_attr *a = calloc(1, sizeof(*a));
+	int rc;
+
+	if (!a)
+		return -ENOMEM;
+	a->backref = *br;
+	rc = obj_setattr(c, h, OFS_ATTR_BACKREF, a);
+	free(a);
+	return rc;
+}

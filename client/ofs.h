@@ -74,4 +74,25 @@ int ofs_rmdir(struct ofs_client *c, const char *path);
  * An existing file at newpath is replaced. */
 int ofs_rename(struct ofs_client *c, const char *oldpath, const char *newpath);
 
+/*
+ * For repair (ofs-server's repair tasks use these; they change structure
+ * and are not for ordinary clients):
+ * ofs_link_object makes an entry at path (its directory must exist; an
+ *   existing name is -EEXIST) for an existing metafile or directory h,
+ *   then rewrites the object's back reference to name that entry;
+ * ofs_adopt_part gives a dfile (with size bytes) or a dirdata whose owner
+ *   is gone a new owner - a one-stripe metafile or a directory with that
+ *   one dirdata - linked at path, and rewrites the part's back reference;
+ * ofs_unlink_entry removes entry name from dirdata (the objects it named
+ *   stay), returning what it named;
+ * ofs_set_backref rewrites an object's back reference on every copy.
+ */
+int ofs_link_object(struct ofs_client *c, const char *path, const struct ofs_handle *h,
+		    uint8_t type);
+int ofs_adopt_part(struct ofs_client *c, const char *path, const struct ofs_handle *part,
+		   uint8_t type, uint64_t size);
+int ofs_unlink_entry(struct ofs_client *c, const struct ofs_handle *dirdata, const char *name,
+		     struct ofs_dirent *removed);
+int ofs_set_backref(struct ofs_client *c, const struct ofs_handle *h, const struct ofs_backref *br);
+
 #endif

@@ -59,6 +59,8 @@ const char *ofs_op_name(uint16_t op)
 		[OFS_OP_STALE_FOR] = "stale_for", [OFS_OP_SUMMARY] = "summary",
 		[OFS_OP_TASK_START] = "task_start", [OFS_OP_TASK_POLL] = "task_poll",
 		[OFS_OP_TASK_CTL] = "task_ctl", [OFS_OP_POINTS] = "points",
+		[OFS_OP_VERIFY] = "verify", [OFS_OP_REPAIR_FETCH] = "repair_fetch",
+		[OFS_OP_STALE_CLEAR] = "stale_clear",
 	};
 	op &= (uint16_t)~(OFS_OP_RESPONSE | OFS_OP_FORWARDED);
 	if (op >= OFS_OP_PING && op < OFS_OP_MAX)
@@ -247,7 +249,22 @@ int proto_encode_req(struct wbuf *w, const struct ofs_req *q)
 		proto_encode_root(w, &q->root, q->birth_ns);
 		break;
 	case OFS_OP_SUMMARY:
+	case OFS_OP_VERIFY:
 		wbuf_oid(w, q->oid);
+		break;
+	case OFS_OP_REPAIR_FETCH:
+		wbuf_oid(w, q->oid);
+		wbuf_u32(w, q->flags);
+		wbuf_u64(w, q->rate);
+		wbuf_u8(w, q->ncands);
+		for (uint8_t i = 0; i < q->ncands && i < OFS_MAX_REPLICAS; i++)
+			wbuf_sid(w, q->cands[i]);
+		wbuf_str(w, q->reason);
+		break;
+	case OFS_OP_STALE_CLEAR:
+		wbuf_oid(w, q->oid);
+		wbuf_sid(w, q->sid);
+		wbuf_u64(w, q->version);
 		break;
 	case OFS_OP_TASK_START:
 		wbuf_u64(w, q->task.job);
@@ -257,6 +274,7 @@ int proto_encode_req(struct wbuf *w, const struct ofs_req *q)
 		wbuf_oid(w, q->task.cursor);
 		wbuf_u64(w, q->task.objects_base);
 		wbuf_u64(w, q->task.bytes_base);
+		wbuf_u64(w, q->task.budget);
 		wbuf_u32(w, q->task.noids);
 		if (q->task.noids)
 			wbuf_bytes(w, q->task.oids, (size_t)q->task.noids * OFS_OID_LEN);
@@ -264,6 +282,7 @@ int proto_encode_req(struct wbuf *w, const struct ofs_req *q)
 	case OFS_OP_TASK_POLL:
 		wbuf_u64(w, q->task.job);
 		wbuf_u64(w, q->task.ack);
+		wbuf_u64(w, q->task.budget);
 		break;
 	case OFS_OP_TASK_CTL:
 		wbuf_u64(w, q->task.job);
@@ -279,6 +298,15 @@ int proto_encode_req(struct wbuf *w, const struct ofs_req *q)
 		return -OFS_EUNKNOWNOP;
 	}
 	return wbuf_error(w);
+}
+
+/* A string that goes into logs and reports: no control characters. */
+static bool printable(const char *t)
+{
+	for (; *t; t++)
+		if ((unsigned char)*t < 0x20 || *t == 0x7f)
+			return false;
+	return true;
 }
 
 static void decode_name(struct rbuf *r, char *name, bool allow_empty)
@@ -419,7 +447,26 @@ int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_re
 	case OFS_OP_SET_ROOT:
 		return proto_decode_root(body, len, &q->root, &q->birth_ns);
 	case OFS_OP_SUMMARY:
+	case OFS_OP_VERIFY:
 		q->oid = rbuf_oid(&r);
+		break;
+	case OFS_OP_REPAIR_FETCH:
+		q->oid = rbuf_oid(&r);
+		q->flags = rbuf_u32(&r);
+		q->rate = rbuf_u64(&r);
+		q->ncands = rbuf_u8(&r);
+		if (!rbuf_error(&r) && (q->ncands > OFS_MAX_REPLICAS || (q->flags & ~OFS_FETCH_DRYRUN)))
+			return -OFS_ECORRUPT;
+		for (uint8_t i = 0; i < q->ncands && !rbuf_error(&r); i++)
+			q->cands[i] = rbuf_sid(&r);
+		rbuf_str(&r, q->reason, sizeof(q->reason));
+		if (!rbuf_error(&r) && !printable(q->reason))
+			return -OFS_ECORRUPT;
+		break;
+	case OFS_OP_STALE_CLEAR:
+		q->oid = rbuf_oid(&r);
+		q->sid = rbuf_sid(&r);
+		q->version = rbuf_u64(&r);
 		break;
 	case OFS_OP_TASK_START:
 		q->task.job = rbuf_u64(&r);
@@ -429,16 +476,19 @@ int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_re
 		q->task.cursor = rbuf_oid(&r);
 		q->task.objects_base = rbuf_u64(&r);
 		q->task.bytes_base = rbuf_u64(&r);
+		q->task.budget = rbuf_u64(&r);
 		q->task.noids = rbuf_u32(&r);
 		if (!rbuf_error(&r) && q->task.noids > OFS_MAX_TASK_OIDS)
 			return -OFS_ETOOBIG;
 		q->task.oids = q->task.noids ? rbuf_bytes(&r, (size_t)q->task.noids * OFS_OID_LEN) : NULL;
-		if (!rbuf_error(&r) && (q->task.kind != OFS_TASK_SCRUB || q->task.flags != 0))
+		if (!rbuf_error(&r) && (q->task.kind != OFS_TASK_SCRUB || (q->task.flags & ~(uint32_t)OFS_TASK_F_ALL) ||
+				       (q->task.flags & OFS_TASK_F_DRYRUN && !(q->task.flags & OFS_TASK_F_REPAIR))))
 			return -OFS_ECORRUPT;
 		break;
 	case OFS_OP_TASK_POLL:
 		q->task.job = rbuf_u64(&r);
 		q->task.ack = rbuf_u64(&r);
+		q->task.budget = rbuf_u64(&r);
 		break;
 	case OFS_OP_POINTS:
 		q->oid = rbuf_oid(&r);
@@ -960,15 +1010,6 @@ int proto_decode_stale_list(const uint8_t *b, size_t len,
 	return 0;
 }
 
-/* A string that goes into logs and reports: no control characters. */
-static bool printable(const char *t)
-{
-	for (; *t; t++)
-		if ((unsigned char)*t < 0x20 || *t == 0x7f)
-			return false;
-	return true;
-}
-
 void proto_encode_task_status(struct wbuf *w, const struct ofs_task_status *st,
 			      const struct ofs_task_finding *f, uint32_t n)
 {
@@ -979,6 +1020,8 @@ void proto_encode_task_status(struct wbuf *w, const struct ofs_task_status *st,
 	wbuf_u64(w, st->bytes_total);
 	wbuf_oid(w, st->cursor);
 	wbuf_str(w, st->reason);
+	wbuf_u64(w, st->repairs);
+	wbuf_u8(w, st->starved ? 1 : 0);
 	wbuf_u32(w, n);
 	for (uint32_t i = 0; i < n; i++) {
 		wbuf_u64(w, f[i].seq);
@@ -986,6 +1029,9 @@ void proto_encode_task_status(struct wbuf *w, const struct ofs_task_status *st,
 		wbuf_oid(w, f[i].oid);
 		wbuf_str(w, f[i].kind);
 		wbuf_str(w, f[i].detail);
+		wbuf_u8(w, f[i].repair);
+		wbuf_sid(w, f[i].source);
+		wbuf_str(w, f[i].action);
 	}
 }
 
@@ -1009,9 +1055,12 @@ int proto_decode_task_status(const uint8_t *b, size_t len, struct ofs_task_statu
 		t.bytes_total = rbuf_u64(&r);
 		t.cursor = rbuf_oid(&r);
 		rbuf_str(&r, t.reason, sizeof(t.reason));
+		t.repairs = rbuf_u64(&r);
+		uint8_t starved = rbuf_u8(&r);
+		t.starved = starved != 0;
 		n = rbuf_u32(&r);
 		if (!rbuf_error(&r) && (t.state < OFS_TASK_RUNNING || t.state > OFS_TASK_CANCELLED ||
-					!printable(t.reason))) {
+					!printable(t.reason) || starved > 1)) {
 			rc = -OFS_ECORRUPT;
 			break;
 		}
@@ -1025,9 +1074,13 @@ int proto_decode_task_status(const uint8_t *b, size_t len, struct ofs_task_statu
 			f->oid = rbuf_oid(&r);
 			rbuf_str(&r, f->kind, sizeof(f->kind));
 			rbuf_str(&r, f->detail, sizeof(f->detail));
+			f->repair = rbuf_u8(&r);
+			f->source = rbuf_sid(&r);
+			rbuf_str(&r, f->action, sizeof(f->action));
 			if (rbuf_error(&r))
 				break;
-			if (!printable(f->kind) || !printable(f->detail) || f->kind[0] == '\0')
+			if (!printable(f->kind) || !printable(f->detail) || f->kind[0] == '\0' ||
+			    !printable(f->action) || f->repair > OFS_REPAIR_MAX)
 				rc = -OFS_ECORRUPT;
 			else if (pass == 1 && fn)
 				rc = fn(f, arg);
@@ -1043,7 +1096,8 @@ int proto_decode_task_status(const uint8_t *b, size_t len, struct ofs_task_statu
 
 void proto_encode_summary(struct wbuf *w, const struct ofs_summary *s)
 {
-	wbuf_u8(w, (uint8_t)((s->present ? 1 : 0) | (s->behind ? 2 : 0) | (s->corrupt ? 4 : 0)));
+	wbuf_u8(w, (uint8_t)((s->present ? 1 : 0) | (s->behind ? 2 : 0) | (s->corrupt ? 4 : 0) |
+			     (s->checked ? 8 : 0) | (s->bad ? 16 : 0)));
 	wbuf_u64(w, s->version);
 	wbuf_u64(w, s->size);
 	wbuf_bytes(w, s->digest.b, sizeof(s->digest.b));
@@ -1074,12 +1128,44 @@ int proto_decode_summary(const uint8_t *b, size_t len, struct ofs_summary *s)
 		return rbuf_done(&r);
 	if (t.type != 0 && !ofs_type_valid(t.type))
 		return -OFS_ECORRUPT;
-	if (fl > 7)
+	if (fl > 31 || ((fl & 16) && !(fl & 8)))
 		return -OFS_ECORRUPT;
+	t.checked = (fl & 8) != 0;
+	t.bad = (fl & 16) != 0;
 	t.present = fl & 1;
 	t.behind = (fl & 2) != 0;
 	t.corrupt = (fl & 4) != 0;
 	memcpy(t.digest.b, d, sizeof(t.digest.b));
 	*s = t;
+	return 0;
+}
+
+void proto_encode_fetch_reply(struct wbuf *w, const struct ofs_fetch_reply *f)
+{
+	wbuf_u8(w, f->outcome);
+	wbuf_sid(w, f->source);
+	wbuf_u64(w, f->version);
+	wbuf_u64(w, f->bytes);
+	wbuf_str(w, f->detail);
+}
+
+int proto_decode_fetch_reply(const uint8_t *b, size_t len, struct ofs_fetch_reply *f)
+{
+	struct ofs_fetch_reply t;
+	struct rbuf r;
+	int rc;
+
+	rbuf_init(&r, b, len);
+	t.outcome = rbuf_u8(&r);
+	t.source = rbuf_sid(&r);
+	t.version = rbuf_u64(&r);
+	t.bytes = rbuf_u64(&r);
+	rbuf_str(&r, t.detail, sizeof(t.detail));
+	rc = rbuf_done(&r);
+	if (rc)
+		return rc;
+	if (t.outcome < OFS_FETCH_DONE || t.outcome > OFS_FETCH_MAX || !printable(t.detail))
+		return -OFS_ECORRUPT;
+	*f = t;
 	return 0;
 }

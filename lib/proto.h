@@ -62,6 +62,12 @@ enum ofs_op {
 	OFS_OP_TASK_CTL,        /* job, action (pause, resume, cancel, forget) */
 	OFS_OP_POINTS,          /* owner oid, child oid, stripe, name -> whether
 	                           the owner's forward pointer names the child */
+	OFS_OP_VERIFY,          /* oid -> its summary after re-reading every
+	                           chunk of the copy (checked, bad) */
+	OFS_OP_REPAIR_FETCH,    /* oid, flags, rate, candidate SIDs, tag -> the
+	                           receiver fetches a good copy and swaps it in */
+	OFS_OP_STALE_CLEAR,     /* oid, SID, version -> the stale record of that
+	                           copy is dropped (it is current at version) */
 	OFS_OP_MAX
 };
 
@@ -193,6 +199,22 @@ struct ofs_stats {
 
 /* Background tasks (DESIGN.md section 8) run inside a server. */
 enum ofs_task_kind { OFS_TASK_SCRUB = 1 };
+/* TASK_START flags */
+enum {
+	OFS_TASK_F_REPAIR = 1u << 0,   /* repair what the scrub finds */
+	OFS_TASK_F_DRYRUN = 1u << 1,   /* ... only say what would be done */
+	OFS_TASK_F_ALL = (1u << 2) - 1,
+};
+/* What became of a finding (ofs_task_finding.repair). */
+enum ofs_repair_state {
+	OFS_REPAIR_NONE = 0,           /* not attempted (a plain scrub) */
+	OFS_REPAIR_DONE,               /* repaired: action says how */
+	OFS_REPAIR_WOULD,              /* dry run: action says what would be done */
+	OFS_REPAIR_FAILED,             /* attempted, failed: action says why */
+	OFS_REPAIR_LEFT,               /* left for a human: a conflict, no good
+	                                  copy, or the job's repair cap */
+	OFS_REPAIR_MAX = OFS_REPAIR_LEFT,
+};
 enum ofs_task_state {
 	OFS_TASK_RUNNING = 1, OFS_TASK_PAUSED, OFS_TASK_DONE, OFS_TASK_FAILED,
 	OFS_TASK_CANCELLED
@@ -215,6 +237,8 @@ struct ofs_task_req {
 	const uint8_t *oids;           /* START: noids OIDs, 16 bytes each, into
 	                                  the body when decoded */
 	uint64_t ack;                  /* POLL: findings up to this seq are stored */
+	uint64_t budget;               /* START: repairs the task may do (UINT64_MAX:
+	                                  any); POLL: this many more (0: none) */
 	uint8_t action;                /* CTL: enum ofs_task_action */
 };
 
@@ -223,6 +247,8 @@ struct ofs_task_status {
 	uint64_t objects_done, objects_total, bytes_done, bytes_total;
 	struct ofs_oid cursor;         /* last OID done (findings up to it included) */
 	char reason[256];              /* why it failed */
+	uint64_t repairs;              /* repairs done (counted against the budget) */
+	bool starved;                  /* waiting for more repair budget */
 };
 
 struct ofs_task_finding {
@@ -231,6 +257,9 @@ struct ofs_task_finding {
 	struct ofs_oid oid;
 	char kind[OFS_TASK_KIND_LEN];
 	char detail[OFS_TASK_DETAIL_LEN];
+	uint8_t repair;                /* enum ofs_repair_state */
+	struct ofs_sid source;         /* the copy repaired from (zero: none) */
+	char action[OFS_TASK_DETAIL_LEN];   /* how it was (or would be) repaired */
 };
 
 struct ofs_summary {
@@ -241,6 +270,25 @@ struct ofs_summary {
 	struct ofs_backref backref;    /* its back reference */
 	uint64_t version, size;
 	struct ofs_digest digest;
+	bool checked;                  /* VERIFY: every chunk was re-read ... */
+	bool bad;                      /* ... and some did not verify */
+};
+
+/* REPAIR_FETCH outcome */
+enum ofs_fetch_outcome {
+	OFS_FETCH_DONE = 1,            /* a good copy was fetched and swapped in */
+	OFS_FETCH_GOOD,                /* this copy is already good: nothing to do */
+	OFS_FETCH_WOULD,               /* dry run: would fetch from source */
+	OFS_FETCH_CONFLICT,            /* copies verify but differ: nothing changed */
+	OFS_FETCH_NONE,                /* no copy verifies: nothing changed */
+	OFS_FETCH_MAX = OFS_FETCH_NONE,
+};
+#define OFS_FETCH_DRYRUN 1u            /* REPAIR_FETCH flag */
+struct ofs_fetch_reply {
+	uint8_t outcome;               /* enum ofs_fetch_outcome */
+	struct ofs_sid source;
+	uint64_t version, bytes;
+	char detail[256];
 };
 
 /* A decoded request body. Pointers refer into the decoded body. */
@@ -273,6 +321,10 @@ struct ofs_req {
 	                                  owner; name; offset: the stripe) */
 	struct ofs_handle root;        /* SET_ROOT: a root made by a client */
 	int64_t birth_ns;              /* SET_ROOT: when it was made */
+	uint8_t ncands;                /* REPAIR_FETCH: copies to fetch from (0: ask */
+	struct ofs_sid cands[OFS_MAX_REPLICAS];   /* every server) */
+	uint64_t rate;                 /* REPAIR_FETCH: bytes/s (0: unpaced) */
+	uint64_t version;              /* STALE_CLEAR: the copy is current at this */
 };
 
 /* True when name is a valid entry name: 1..255 bytes, no '/', not "." or
@@ -395,6 +447,8 @@ void proto_encode_task_status(struct wbuf *w, const struct ofs_task_status *st,
 int proto_decode_task_status(const uint8_t *b, size_t len, struct ofs_task_status *st,
 			     int (*fn)(const struct ofs_task_finding *f, void *arg), void *arg);
 void proto_encode_summary(struct wbuf *w, const struct ofs_summary *s);
+void proto_encode_fetch_reply(struct wbuf *w, const struct ofs_fetch_reply *f);
+int proto_decode_fetch_reply(const uint8_t *b, size_t len, struct ofs_fetch_reply *f);
 int proto_decode_summary(const uint8_t *b, size_t len, struct ofs_summary *s);
 
 /* SET_ROOT reply: the root in use and its birth. */

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "jobstore.h"
+#include "proto.h"
 #include "ofs_error.h"
 
 #define PBJ_APP_ID 0x4F46534A        /* "OFSJ": marks the file as ours */
@@ -144,6 +145,11 @@ static const char *const steps[PBJ_SCHEMA_VERSION] = {
 	"CREATE TABLE lease ("
 	"  id INTEGER PRIMARY KEY CHECK (id = 1), holder TEXT NOT NULL,"
 	"  expires INTEGER NOT NULL);",
+	/* 2: repair outcomes per finding; site settings */
+	"ALTER TABLE findings ADD COLUMN repair_state INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE findings ADD COLUMN source BLOB;"
+	"UPDATE findings SET repair_state = 1 WHERE repaired != 0;"
+	"CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);",
 };
 
 static int migrate(struct pbj_db *d)
@@ -479,8 +485,8 @@ int pbj_task_list(struct pbj_db *d, int64_t job, pbj_task_fn fn, void *arg)
 static int add_finding(struct pbj_db *d, const struct pbj_finding *f)
 {
 	sqlite3_stmt *st;
-	int rc = prepare(d, "INSERT INTO findings (job, server, oid, kind, detail, repaired, repair)"
-			 " VALUES (?,?,?,?,?,?,?)", &st);
+	int rc = prepare(d, "INSERT INTO findings (job, server, oid, kind, detail, repaired, repair,"
+			 " repair_state, source) VALUES (?,?,?,?,?,?,?,?,?)", &st);
 
 	if (rc)
 		return rc;
@@ -489,8 +495,11 @@ static int add_finding(struct pbj_db *d, const struct pbj_finding *f)
 	sqlite3_bind_blob(st, 3, f->oid.b, OFS_OID_LEN, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 4, f->kind, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 5, f->detail, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int(st, 6, f->repaired);
+	sqlite3_bind_int(st, 6, f->repair_state == OFS_REPAIR_DONE);
 	sqlite3_bind_text(st, 7, f->repair, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(st, 8, f->repair_state);
+	if (!sid_is_zero(f->source))
+		sqlite3_bind_blob(st, 9, f->source.b, OFS_OID_LEN, SQLITE_TRANSIENT);
 	return run(d, st);
 }
 
@@ -523,7 +532,8 @@ int pbj_finding_list(struct pbj_db *d, int64_t job, const struct ofs_sid *server
 
 	if (!f)
 		return -ENOMEM;
-	rc = prepare(d, "SELECT id, job, server, oid, kind, detail, repaired, repair FROM findings"
+	rc = prepare(d, "SELECT id, job, server, oid, kind, detail, repaired, repair,"
+		     " repair_state, source FROM findings"
 		     " WHERE job = ?1 AND (?2 IS NULL OR server = ?2) AND (?3 IS NULL OR kind = ?3)"
 		     " AND (?4 IS NULL OR oid = ?4) ORDER BY id", &st);
 	if (rc) {
@@ -549,6 +559,14 @@ int pbj_finding_list(struct pbj_db *d, int64_t job, const struct ofs_sid *server
 		col_text(st, 5, f->detail, sizeof(f->detail));
 		f->repaired = sqlite3_column_int(st, 6) != 0;
 		col_text(st, 7, f->repair, sizeof(f->repair));
+		{
+			int rs = sqlite3_column_int(st, 8);
+			f->repair_state = rs >= 0 && rs <= OFS_REPAIR_MAX ? (uint8_t)rs : OFS_REPAIR_NONE;
+		}
+		if (sqlite3_column_type(st, 9) != SQLITE_NULL && col_id(st, 9, f->source.b)) {
+			rc = -OFS_ECORRUPT;
+			break;
+		}
 		rc = fn(f, arg);
 		if (rc)
 			break;
@@ -562,18 +580,90 @@ int pbj_finding_list(struct pbj_db *d, int64_t job, const struct ofs_sid *server
 	return rc;
 }
 
-int pbj_finding_repaired(struct pbj_db *d, int64_t id, const char *how)
+int pbj_finding_repaired(struct pbj_db *d, int64_t id, uint8_t state, const char *how,
+			 const struct ofs_sid *source)
 {
 	sqlite3_stmt *st;
-	int rc = prepare(d, "UPDATE findings SET repaired = 1, repair = ? WHERE id = ?", &st);
+	int rc;
 
+	if (state > OFS_REPAIR_MAX)
+		return -EINVAL;
+	rc = prepare(d, "UPDATE findings SET repaired = ?, repair = ?, repair_state = ?, source = ?"
+		     " WHERE id = ?", &st);
 	if (rc)
 		return rc;
-	sqlite3_bind_text(st, 1, how ? how : "", -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 2, id);
+	sqlite3_bind_int(st, 1, state == OFS_REPAIR_DONE);
+	sqlite3_bind_text(st, 2, how ? how : "", -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(st, 3, state);
+	if (source && !sid_is_zero(*source))
+		sqlite3_bind_blob(st, 4, source->b, OFS_OID_LEN, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 5, id);
 	rc = run(d, st);
 	if (!rc && sqlite3_changes(d->db) == 0)
 		rc = -ENOENT;
+	return rc;
+}
+
+/* ---- settings ---------------------------------------------------------------- */
+
+int pbj_setting_get(struct pbj_db *d, const char *name, char *buf, size_t len)
+{
+	sqlite3_stmt *st;
+	int rc = prepare(d, "SELECT value FROM settings WHERE name = ?", &st);
+
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		col_text(st, 0, buf, len);
+		rc = 0;
+	} else if (rc == SQLITE_DONE) {
+		rc = -ENOENT;
+	} else {
+		rc = fail(d, rc);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int pbj_setting_set(struct pbj_db *d, const char *name, const char *value)
+{
+	sqlite3_stmt *st;
+	int rc = prepare(d, value ? "INSERT OR REPLACE INTO settings (name, value) VALUES (?1, ?2)"
+				  : "DELETE FROM settings WHERE name = ?1", &st);
+
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+	if (value)
+		sqlite3_bind_text(st, 2, value, -1, SQLITE_TRANSIENT);
+	rc = run(d, st);
+	if (!rc && !value && sqlite3_changes(d->db) == 0)
+		rc = -ENOENT;
+	return rc;
+}
+
+int pbj_setting_list(struct pbj_db *d, pbj_setting_fn fn, void *arg)
+{
+	sqlite3_stmt *st;
+	char name[PBJ_NAME_LEN], value[PBJ_ARGS_LEN];
+	int rc = prepare(d, "SELECT name, value FROM settings ORDER BY name", &st);
+
+	if (rc)
+		return rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		col_text(st, 0, name, sizeof(name));
+		col_text(st, 1, value, sizeof(value));
+		rc = fn(name, value, arg);
+		if (rc)
+			break;
+	}
+	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
+		rc = 0;
+	else if (rc > 0)
+		rc = fail(d, rc);
+	sqlite3_finalize(st);
 	return rc;
 }
 

@@ -25,7 +25,7 @@
 
 #include "oid.h"
 
-#define PBJ_SCHEMA_VERSION 1
+#define PBJ_SCHEMA_VERSION 2
 #define PBJ_TYPE_LEN 16        /* "scrub", "repair", "rebalance", "drain" */
 #define PBJ_REASON_LEN 256
 #define PBJ_KIND_LEN 32
@@ -86,8 +86,10 @@ struct pbj_finding {
 	struct ofs_oid oid;
 	char kind[PBJ_KIND_LEN];        /* CLI.md's finding kinds */
 	char detail[PBJ_DETAIL_LEN];
-	bool repaired;
-	char repair[PBJ_DETAIL_LEN];    /* how, and from which copy ("" if not) */
+	bool repaired;                  /* repair_state == OFS_REPAIR_DONE */
+	char repair[PBJ_DETAIL_LEN];    /* how (or why not); "" if not attempted */
+	uint8_t repair_state;           /* enum ofs_repair_state (proto.h) */
+	struct ofs_sid source;          /* the copy repaired from; zero = none */
 };
 
 struct pbj_schedule {
@@ -145,8 +147,18 @@ int pbj_progress(struct pbj_db *db, const struct pbj_task *tasks, size_t n,
 typedef int (*pbj_finding_fn)(const struct pbj_finding *f, void *arg);
 int pbj_finding_list(struct pbj_db *db, int64_t job, const struct ofs_sid *server,
 		     const char *kind, const struct ofs_oid *oid, pbj_finding_fn fn, void *arg);
-/* Record that finding id was repaired, and how. */
-int pbj_finding_repaired(struct pbj_db *db, int64_t id, const char *how);
+/* Record what became of finding id: its repair state, how (or why not),
+ * and the copy repaired from (NULL: none). */
+int pbj_finding_repaired(struct pbj_db *db, int64_t id, uint8_t state, const char *how,
+			 const struct ofs_sid *source);
+
+/* ---- site settings (`ofs-pbj config`) ---- */
+/* The value of name into buf (len bytes); -ENOENT when not set. */
+int pbj_setting_get(struct pbj_db *db, const char *name, char *buf, size_t len);
+/* Set (value non-NULL) or remove (NULL; -ENOENT when not set) a setting. */
+int pbj_setting_set(struct pbj_db *db, const char *name, const char *value);
+typedef int (*pbj_setting_fn)(const char *name, const char *value, void *arg);
+int pbj_setting_list(struct pbj_db *db, pbj_setting_fn fn, void *arg);
 
 /* ---- schedules ---- */
 int pbj_schedule_add(struct pbj_db *db, const struct pbj_schedule *s);   /* -EEXIST */

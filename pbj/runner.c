@@ -26,6 +26,21 @@ struct live {
 	uint8_t sent_ctl;                /* last pause/resume sent */
 	struct ofs_oid *only;            /* --path: the objects on this server */
 	uint32_t nonly;
+	bool none;                       /* the job names no object at all */
+	uint64_t owed;                   /* repairs granted and not yet seen stored */
+	bool starved;                    /* waiting for more */
+	bool unlimited;                  /* no cap */
+};
+
+#define GRANT_CHUNK 16                   /* repairs granted to a task at once */
+
+/* The job's repair cap, shared out among its tasks in chunks so that the
+ * whole job never repairs more than the cap before a human says so. */
+struct cap {
+	uint64_t allowed;                /* 0: no cap */
+	uint64_t stored;                 /* repaired findings in the store */
+	uint64_t step;                   /* the cap as submitted */
+	bool hit;                        /* the job was paused at the cap */
 };
 
 static int64_t now_ns(void)
@@ -86,6 +101,23 @@ static int job_servers(const struct pbj_job *j, struct ofs_sid *out, size_t max,
 	}
 	json_decref(root);
 	return 0;
+}
+
+/* An integer of the job's args, or 0. */
+static int64_t job_arg_int(const struct pbj_job *j, const char *key)
+{
+	json_t *root;
+	int64_t v = 0;
+
+	if (!j->args[0])
+		return 0;
+	root = json_loads(j->args, 0, NULL);
+	if (!root)
+		return 0;
+	if (json_is_integer(json_object_get(root, key)))
+		v = json_integer_value(json_object_get(root, key));
+	json_decref(root);
+	return v;
 }
 
 /* ---- --path: the objects of some files and directories ---------------------- */
@@ -221,6 +253,62 @@ static int apply_paths(struct pbj_db *db, const struct pbj_job *j,
 	return rc;
 }
 
+/* repair --job: the objects of that job's findings not repaired yet, to
+ * every task (each server walks those it holds). */
+struct from_ctx {
+	struct ofs_oid *oids;
+	uint32_t n, cap;
+	int rc;
+};
+
+static int from_finding(const struct pbj_finding *f, void *arg)
+{
+	struct from_ctx *fc = arg;
+
+	if (f->repaired)
+		return 0;
+	for (uint32_t i = fc->n; i > 0 && i + 8 > fc->n; i--)
+		if (oid_eq(fc->oids[i - 1], f->oid))
+			return 0;            /* (findings of one object come together) */
+	if (fc->n == OFS_MAX_TASK_OIDS)
+		return -OFS_ETOOBIG;
+	if (fc->n == fc->cap) {
+		uint32_t cap = fc->cap ? fc->cap * 2 : 64;
+		struct ofs_oid *p = realloc(fc->oids, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		fc->oids = p;
+		fc->cap = cap;
+	}
+	fc->oids[fc->n++] = f->oid;
+	return 0;
+}
+
+static int apply_from_job(struct pbj_db *db, const struct pbj_job *j, struct live *l, size_t n)
+{
+	int64_t from = job_arg_int(j, "from_job");
+	struct from_ctx fc = { 0 };
+	int rc;
+
+	if (from <= 0)
+		return 0;
+	rc = pbj_finding_list(db, from, NULL, NULL, NULL, from_finding, &fc);
+	for (size_t i = 0; i < n && !rc; i++) {
+		l[i].none = fc.n == 0;
+		if (!fc.n)
+			continue;
+		l[i].only = malloc((size_t)fc.n * sizeof(*l[i].only));
+		if (!l[i].only) {
+			rc = -ENOMEM;
+			break;
+		}
+		memcpy(l[i].only, fc.oids, (size_t)fc.n * sizeof(*fc.oids));
+		l[i].nonly = fc.n;
+	}
+	free(fc.oids);
+	return rc;
+}
+
 struct load_ctx {
 	struct live *l;
 	size_t n, cap;
@@ -281,6 +369,8 @@ static int make_tasks(struct pbj_db *db, const struct pbj_job *j, const struct p
 	free(e);
 	if (!rc)
 		rc = apply_paths(db, j, o, lc.l, &lc.n);
+	if (!rc)
+		rc = apply_from_job(db, j, lc.l, lc.n);
 	if (rc) {
 		free(lc.l);
 		return rc;
@@ -340,6 +430,7 @@ static void attempt_failed(struct live *l, const char *what, int rc)
 
 struct poll_ctx {
 	struct live *l;
+	uint64_t repaired;               /* of the findings taken */
 	struct pbj_finding *f;
 	size_t n;
 	uint64_t max_seq;
@@ -359,14 +450,46 @@ static int take_finding(const struct ofs_task_finding *tf, void *arg)
 	f->oid = tf->oid;
 	snprintf(f->kind, sizeof(f->kind), "%s", tf->kind);
 	snprintf(f->detail, sizeof(f->detail), "%s", tf->detail);
+	f->repair_state = tf->repair;
+	if (tf->repair == OFS_REPAIR_DONE && !sid_is_zero(tf->source))
+		pc->repaired++;
+	f->repaired = tf->repair == OFS_REPAIR_DONE;
+	f->source = tf->source;
+	snprintf(f->repair, sizeof(f->repair), "%s", tf->action);
 	if (tf->seq > pc->max_seq)
 		pc->max_seq = tf->seq;
 	return 0;
 }
 
 /* One round for one task: start it if needed, send pause/resume, poll. */
+/* Repairs left to grant under the cap (UINT64_MAX: no cap): the cap less
+ * what is stored as repaired and what is granted but not yet seen. */
+static uint64_t cap_left(const struct cap *cp, const struct live *all, size_t n)
+{
+	uint64_t used = cp->stored;
+
+	if (!cp->allowed)
+		return UINT64_MAX;
+	for (size_t i = 0; i < n; i++)
+		if (!pbj_state_final(all[i].t.state))
+			used += all[i].owed;     /* (an ended task uses no more) */
+	return used >= cp->allowed ? 0 : cp->allowed - used;
+}
+
+/* More repairs for a task waiting for them, in chunks; 0 when none. */
+static uint64_t grant(struct cap *cp, struct live *l, struct live *all, size_t n)
+{
+	uint64_t left = cap_left(cp, all, n), g;
+
+	if (left == UINT64_MAX)
+		return 0;
+	g = left < GRANT_CHUNK ? left : GRANT_CHUNK;
+	l->owed += g;
+	return g;
+}
+
 static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
-		struct pbj_finding *fbuf)
+		struct pbj_finding *fbuf, struct cap *cp, struct live *all, size_t nall)
 {
 	struct ofs_req q;
 	uint8_t *b = NULL;
@@ -375,7 +498,15 @@ static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
 
 	if (pbj_state_final(l->t.state) || now_ns() < l->retry_at_ns)
 		return 0;
+	if (l->none) {
+		l->t.state = PBJ_SUCCEEDED;
+		snprintf(l->t.reason, sizeof(l->t.reason), "nothing left to repair");
+		return pbj_task_put(db, &l->t);
+	}
 	if (!l->started) {
+		/* A new run of the task: repairs are granted as it asks. */
+		l->unlimited = cp->allowed == 0;
+		l->owed = 0;
 		memset(&q, 0, sizeof(q));
 		q.op = OFS_OP_TASK_START;
 		q.task.job = (uint64_t)j->id;
@@ -386,6 +517,12 @@ static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
 		q.task.bytes_base = oid_is_zero(l->t.cursor) ? 0 : l->t.bytes_done;
 		q.task.noids = l->nonly;
 		q.task.oids = (const uint8_t *)l->only;
+		if (j->flags & PBJ_REPAIR) {
+			q.task.flags = OFS_TASK_F_REPAIR;
+			if (j->flags & PBJ_DRY_RUN)
+				q.task.flags |= OFS_TASK_F_DRYRUN;
+		}
+		q.task.budget = l->unlimited ? UINT64_MAX : 0;
 		rc = call(l, &q, NULL, NULL);
 		if (rc == -EBUSY)
 			return 0;            /* the server runs enough tasks: later */
@@ -395,7 +532,7 @@ static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
 		}
 		l->started = true;
 		l->acked = 0;            /* a new task on the server counts from 1 */
-		l->sent_ctl = 0;
+		l->sent_ctl = 0xff;      /* (it may be paused: say what the job is) */
 		l->t.state = PBJ_RUNNING;
 	}
 	if (j->state == PBJ_PAUSED || j->state == PBJ_RUNNING) {
@@ -413,6 +550,8 @@ static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
 	q.op = OFS_OP_TASK_POLL;
 	q.task.job = (uint64_t)j->id;
 	q.task.ack = l->acked;
+	if (l->starved && !l->unlimited && l->owed == 0)
+		q.task.budget = grant(cp, l, all, nall);
 	rc = call(l, &q, &b, &bn);
 	if (rc == -ENOENT) {
 		l->started = false;      /* the server restarted: start again from the cursor */
@@ -437,6 +576,7 @@ static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
 		l->t.bytes_total = st.bytes_total;
 		l->t.cursor = st.cursor;
 		l->t.updated_ns = now_ns();
+		l->starved = st.starved;
 		switch (st.state) {
 		case OFS_TASK_DONE:
 			l->t.state = PBJ_SUCCEEDED;
@@ -465,8 +605,67 @@ static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
 		rc = pbj_progress(db, &l->t, 1, pc.f, pc.n);
 		if (!rc && pc.max_seq > l->acked)
 			l->acked = pc.max_seq;
+		if (!rc) {
+			cp->stored += pc.repaired;
+			l->owed = l->owed > pc.repaired ? l->owed - pc.repaired : 0;
+		}
 		return rc;
 	}
+}
+
+/* repair --job: what became of each unrepaired finding of the scrub job,
+ * from this job's findings of the same copy and kind. */
+struct mark_ctx {
+	struct pbj_db *db;
+	int64_t job;
+	struct pbj_finding *mine;
+	size_t n, cap;
+	int rc;
+};
+
+static int mark_collect(const struct pbj_finding *f, void *arg)
+{
+	struct mark_ctx *mc = arg;
+
+	if (mc->n == mc->cap) {
+		size_t cap = mc->cap ? mc->cap * 2 : 64;
+		struct pbj_finding *p = realloc(mc->mine, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		mc->mine = p;
+		mc->cap = cap;
+	}
+	mc->mine[mc->n++] = *f;
+	return 0;
+}
+
+static int mark_one(const struct pbj_finding *f, void *arg)
+{
+	struct mark_ctx *mc = arg;
+	char how[PBJ_DETAIL_LEN];
+
+	if (f->repaired)
+		return 0;
+	for (size_t i = 0; i < mc->n; i++) {
+		const struct pbj_finding *m = &mc->mine[i];
+		if (sid_eq(m->server, f->server) && oid_eq(m->oid, f->oid) && !strcmp(m->kind, f->kind)) {
+			snprintf(how, sizeof(how), "job %lld: %.480s", (long long)mc->job, m->repair);
+			return pbj_finding_repaired(mc->db, f->id, m->repair_state, how, &m->source);
+		}
+	}
+	snprintf(how, sizeof(how), "not found again by repair job %lld", (long long)mc->job);
+	return pbj_finding_repaired(mc->db, f->id, OFS_REPAIR_DONE, how, NULL);
+}
+
+static int mark_source(struct pbj_db *db, int64_t from, int64_t job)
+{
+	struct mark_ctx mc = { .db = db, .job = job };
+	int rc = pbj_finding_list(db, job, NULL, NULL, NULL, mark_collect, &mc);
+
+	if (!rc)
+		rc = pbj_finding_list(db, from, NULL, NULL, NULL, mark_one, &mc);
+	free(mc.mine);
+	return rc;
 }
 
 static void forget(struct live *l, int64_t job, uint8_t action)
@@ -485,6 +684,7 @@ int pbj_run(struct pbj_db *db, int64_t id, const struct pbj_runner_opts *o)
 	struct pbj_job *j = malloc(sizeof(*j));
 	struct pbj_finding *fbuf = calloc(OFS_MAX_TASK_FINDINGS, sizeof(*fbuf));
 	struct live *l = NULL;
+	struct cap cp = { 0 };
 	size_t n = 0;
 	int rc;
 
@@ -498,6 +698,17 @@ int pbj_run(struct pbj_db *db, int64_t id, const struct pbj_runner_opts *o)
 		goto out;
 	if (!rc)
 		rc = make_tasks(db, j, o, &l, &n);
+	if (!rc) {
+		int64_t c = job_arg_int(j, "max_repairs");
+		if (c > 0 && (j->flags & PBJ_REPAIR) && !(j->flags & PBJ_DRY_RUN)) {
+			struct pbj_sum s0;
+			cp.step = (uint64_t)c;
+			rc = pbj_summarize(db, id, &s0);
+			cp.stored = s0.repaired;
+			/* resumed after the cap: another cap's worth */
+			cp.allowed = cp.step * (cp.stored / cp.step + 1);
+		}
+	}
 	if (!rc && j->state == PBJ_QUEUED) {
 		rc = pbj_job_set_state(db, id, PBJ_RUNNING, 1u << PBJ_QUEUED, NULL);
 		if (rc == -EAGAIN)
@@ -535,10 +746,44 @@ int pbj_run(struct pbj_db *db, int64_t id, const struct pbj_runner_opts *o)
 		}
 		if (j->state == PBJ_QUEUED)
 			j->state = PBJ_RUNNING;
+		if (cp.hit && j->state == PBJ_RUNNING) {
+			cp.hit = false;          /* resumed by a human: another cap */
+			cp.allowed += cp.step;
+		}
 		for (size_t i = 0; i < n && !rc; i++)
-			rc = step(db, j, &l[i], fbuf);
+			rc = step(db, j, &l[i], fbuf, &cp, l, n);
 		if (rc)
 			break;
+		if (cp.allowed && !cp.hit && j->state == PBJ_RUNNING && cap_left(&cp, l, n) == 0) {
+			/* Pause only when a task waits for budget and no other
+			 * holds some it has not used yet. */
+			bool starved = false, unused = false;
+			for (size_t i = 0; i < n; i++) {
+				if (pbj_state_final(l[i].t.state))
+					continue;
+				starved |= l[i].starved && l[i].owed == 0;
+				unused |= l[i].owed > 0;
+			}
+			if (starved && !unused) {
+				char capwhy[PBJ_REASON_LEN];
+				snprintf(capwhy, sizeof(capwhy),
+					 PBJ_CAP_REASON ": %llu objects repaired; review the "
+					 "report, then resume the job to allow %llu more, or cancel it",
+					 (unsigned long long)cp.stored, (unsigned long long)cp.step);
+				rc = pbj_job_set_state(db, id, PBJ_PAUSED, 1u << PBJ_RUNNING, capwhy);
+				if (rc == -EAGAIN)
+					rc = 0;
+				if (rc)
+					break;
+				cp.hit = true;
+				if (o->return_on_cap) {
+					for (size_t i = 0; i < n; i++)
+						forget(&l[i], id, OFS_TASK_PAUSE);
+					break;
+				}
+				continue;    /* the next round pauses the tasks */
+			}
+		}
 		for (size_t i = 0; i < n; i++) {
 			all_final &= pbj_state_final(l[i].t.state);
 			if (l[i].t.state == PBJ_FAILED) {
@@ -551,6 +796,11 @@ int pbj_run(struct pbj_db *db, int64_t id, const struct pbj_runner_opts *o)
 		if (all_final) {
 			for (size_t i = 0; i < n; i++)
 				forget(&l[i], id, OFS_TASK_FORGET);
+			if (!any_failed && (j->flags & PBJ_REPAIR) && !(j->flags & PBJ_DRY_RUN) &&
+			    job_arg_int(j, "from_job") > 0)
+				rc = mark_source(db, job_arg_int(j, "from_job"), id);
+			if (rc)
+				break;
 			rc = pbj_job_set_state(db, id, any_failed ? PBJ_FAILED : PBJ_SUCCEEDED,
 					       (1u << PBJ_RUNNING) | (1u << PBJ_PAUSED) |
 					       (1u << PBJ_QUEUED), any_failed ? why : NULL);
@@ -562,6 +812,19 @@ int pbj_run(struct pbj_db *db, int64_t id, const struct pbj_runner_opts *o)
 	}
 out:
 	for (size_t i = 0; i < n; i++) {
+		/* Acknowledge what was stored last, so that the next runner
+		 * does not store those findings again. */
+		if (l[i].c && l[i].started && l[i].acked) {
+			struct ofs_req q;
+			uint8_t *b = NULL;
+			size_t bn = 0;
+			memset(&q, 0, sizeof(q));
+			q.op = OFS_OP_TASK_POLL;
+			q.task.job = (uint64_t)id;
+			q.task.ack = l[i].acked;
+			(void)call(&l[i], &q, &b, &bn);
+			free(b);
+		}
 		conn_close(l[i].c);
 		free(l[i].only);
 	}
@@ -586,8 +849,11 @@ static int sum_task(const struct pbj_task *t, void *arg)
 
 static int count_finding(const struct pbj_finding *f, void *arg)
 {
-	(void)f;
-	((struct pbj_sum *)arg)->findings++;
+	struct pbj_sum *s = arg;
+
+	s->findings++;
+	if (f->repair_state == OFS_REPAIR_DONE && !sid_is_zero(f->source))
+		s->repaired++;
 	return 0;
 }
 

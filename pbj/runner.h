@@ -30,6 +30,7 @@
 struct pbj_sum {
 	uint64_t objects_done, objects_total, bytes_done, bytes_total;
 	uint64_t findings;
+	uint64_t repaired;               /* findings repaired from another copy */
 	int tasks, tasks_done;
 };
 
@@ -41,7 +42,12 @@ struct pbj_runner_opts {
 	void *arg;
 	volatile sig_atomic_t *stop;     /* set by a signal: leave the job as it is */
 	const char *lease_holder;        /* renew this scheduler lease each round (NULL: none) */
+	bool return_on_cap;              /* return (0) when the job pauses at its repair
+	                                    cap, instead of waiting for a resume */
 };
+
+/* The reason a job paused at its repair cap starts with this. */
+#define PBJ_CAP_REASON "repair cap reached"
 
 /*
  * Run job id until it ends (succeeded, failed, cancelled) or *stop is

@@ -8,13 +8,24 @@
 #include <time.h>
 
 #include "log.h"
+#include "ofs.h"
 #include "points.h"
 #include "records.h"
 #include "ofs_error.h"
+#include "repair.h"
 #include "scrub.h"
 
 #define TASKS_KEPT 64            /* finished tasks remembered for their poll */
 #define WALK_BATCH 64            /* objects read from the index at once */
+
+/* What repair needs to mend a structure finding (repair mode only). */
+enum { MEND_NONE, MEND_BACKREF, MEND_DANGLING_ENTRY, MEND_DANGLING_PART, MEND_ORPHAN };
+struct mend {
+	int what;
+	struct ofs_handle child;         /* BACKREF: the object; DANGLING: what was named */
+	struct ofs_backref want;         /* BACKREF: what the forward pointer says */
+	char name[OFS_NAME_MAX + 1];     /* DANGLING_ENTRY: the entry */
+};
 
 struct walked {
 	struct ofs_oid oid;
@@ -26,6 +37,9 @@ struct task {
 	bool used;
 	uint64_t job;
 	uint64_t rate;
+	uint32_t flags;                  /* OFS_TASK_F_* */
+	uint64_t allow;                  /* repairs it may still do (UINT64_MAX: any;
+	                                    guarded by mu) */
 	struct ofs_oid start;            /* cursor it started from */
 	struct ofs_oid *only;            /* sorted: scrub only these (--path) */
 	uint32_t nonly;
@@ -44,6 +58,13 @@ struct task {
 	double pace_t0;                  /* pacing: start of the current run */
 	uint64_t pace_bytes;             /* bytes read since pace_t0 */
 	struct ofs_oid cur;              /* object being scrubbed */
+	bool holding;                    /* repair mode: findings of the object
+	                                    wait in held until it is repaired */
+	struct ofs_task_finding *held;
+	struct mend *hm;                 /* held[i]'s mending information */
+	size_t nheld, capheld;
+	const struct mend *next_mend;    /* for the finding being added */
+	struct ofs_client *client;       /* to this server, for structure repairs */
 };
 
 struct scrubber {
@@ -51,6 +72,8 @@ struct scrubber {
 	struct sidtab *t;
 	struct replicator *r;
 	uint64_t default_rate;
+	long long quarantine_s;          /* keep quarantined copies this long */
+	long long orphan_grace_s;        /* orphans younger than this are left */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;               /* state, pause, cancel, acks changed */
 	struct task tasks[TASKS_KEPT];
@@ -75,10 +98,22 @@ int scrubber_open(struct store *s, struct sidtab *t, struct replicator *r,
 	sc->t = t;
 	sc->r = r;
 	sc->default_rate = default_rate ? default_rate : SCRUB_DEFAULT_RATE;
+	sc->quarantine_s = 7LL * 86400;
+	sc->orphan_grace_s = SCRUB_ORPHAN_GRACE_S;
 	pthread_mutex_init(&sc->mu, NULL);
 	pthread_cond_init(&sc->cv, NULL);
 	*out = sc;
 	return 0;
+}
+
+void scrubber_set_quarantine(struct scrubber *sc, long long max_age_s)
+{
+	sc->quarantine_s = max_age_s;
+}
+
+void scrubber_set_orphan_grace(struct scrubber *sc, long long seconds)
+{
+	sc->orphan_grace_s = seconds;
 }
 
 static void task_free(struct task *k)
@@ -86,6 +121,9 @@ static void task_free(struct task *k)
 	free(k->only);
 	free(k->f);
 	free(k->batch);
+	free(k->held);
+	free(k->hm);
+	ofs_client_close(k->client);
 	memset(k, 0, sizeof(*k));
 }
 
@@ -133,27 +171,67 @@ static bool hold(struct task *k)
 	return k->cancel;
 }
 
-static int add_finding(struct task *k, struct ofs_sid server, struct ofs_oid oid,
-		       const char *kind, const char *detail)
+/* Queue a finding for the scheduler (waits while the queue is full). */
+static int enqueue(struct task *k, const struct ofs_task_finding *in)
 {
 	struct scrubber *sc = k->sc;
-	struct ofs_task_finding *f;
 	int rc = 0;
 
 	pthread_mutex_lock(&sc->mu);
 	if (hold(k)) {
 		rc = -ECANCELED;
 	} else {
-		f = &k->f[k->nf++];
-		memset(f, 0, sizeof(*f));
+		struct ofs_task_finding *f = &k->f[k->nf++];
+		*f = *in;
 		f->seq = k->next_seq++;
-		f->server = server;
-		f->oid = oid;
-		snprintf(f->kind, sizeof(f->kind), "%s", kind);
-		snprintf(f->detail, sizeof(f->detail), "%s", detail);
 	}
 	pthread_mutex_unlock(&sc->mu);
 	return rc;
+}
+
+/* A finding about server's copy of oid; other: the copy it was compared
+ * with (repair mode uses it; not reported). */
+static int add_finding_other(struct task *k, struct ofs_sid server, struct ofs_oid oid,
+			     const char *kind, const char *detail, struct ofs_sid other)
+{
+	struct ofs_task_finding f;
+
+	memset(&f, 0, sizeof(f));
+	f.server = server;
+	f.oid = oid;
+	snprintf(f.kind, sizeof(f.kind), "%s", kind);
+	snprintf(f.detail, sizeof(f.detail), "%s", detail);
+	if (!k->holding)
+		return enqueue(k, &f);
+	if (k->nheld == k->capheld) {
+		size_t cap = k->capheld ? k->capheld * 2 : 8;
+		struct ofs_task_finding *n = realloc(k->held, cap * sizeof(*n));
+		struct mend *m;
+		if (!n)
+			return -ENOMEM;
+		k->held = n;
+		m = realloc(k->hm, cap * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		k->hm = m;
+		k->capheld = cap;
+	}
+	f.source = other;
+	if (k->next_mend)
+		k->hm[k->nheld] = *k->next_mend;
+	else
+		memset(&k->hm[k->nheld], 0, sizeof(k->hm[0]));
+	k->held[k->nheld++] = f;
+	return 0;
+}
+
+static int add_finding(struct task *k, struct ofs_sid server, struct ofs_oid oid,
+		       const char *kind, const char *detail)
+{
+	struct ofs_sid none;
+
+	memset(&none, 0, sizeof(none));
+	return add_finding_other(k, server, oid, kind, detail, none);
 }
 
 static int local_finding(const char *kind, const char *detail, void *arg)
@@ -291,7 +369,7 @@ static int compare_siblings(struct task *k, const struct walked *w)
 			snprintf(detail, sizeof(detail),
 				 "version %llu on both, recorded contents differ from %s",
 				 (unsigned long long)mine.version, hex);
-			rc = add_finding(k, me, w->oid, "replica_conflict", detail);
+			rc = add_finding_other(k, me, w->oid, "replica_conflict", detail, others[i]);
 		}
 		if (rc)
 			return rc;
@@ -406,18 +484,32 @@ static int check_pointer(struct task *k, const struct walked *w, const struct of
 		return rc;
 	oid_to_hex(child->oid, ch);
 	if (state == WHERE_NOWHERE) {
+		struct mend m = { .what = want_name && w->a.type == OFS_OBJ_DIRDATA
+					  ? MEND_DANGLING_ENTRY : MEND_DANGLING_PART,
+				  .child = *child };
+		snprintf(m.name, sizeof(m.name), "%s", want_name ? want_name : "");
 		snprintf(detail, sizeof(detail), "%s names %s, which none of its servers holds",
 			 what, ch);
-		return add_finding(k, store_sid(k->sc->s), w->oid, "dangling_pointer", detail);
+		k->next_mend = &m;
+		rc = add_finding(k, store_sid(k->sc->s), w->oid, "dangling_pointer", detail);
+		k->next_mend = NULL;
+		return rc;
 	}
 	if (!oid_eq(sm.backref.owner, want_owner) ||
 	    (want_stripe >= 0 && sm.backref.stripe != (uint32_t)want_stripe) ||
 	    (want_name && strcmp(sm.backref.name, want_name) != 0)) {
 		oid_to_hex(sm.backref.owner, oh);
+		struct mend m = { .what = MEND_BACKREF, .child = *child };
+		m.want.owner = want_owner;
+		m.want.stripe = want_stripe >= 0 ? (uint32_t)want_stripe : 0;
+		snprintf(m.want.name, sizeof(m.want.name), "%s", want_name ? want_name : "");
 		snprintf(detail, sizeof(detail),
 			 "its back reference says owner %s stripe %u name '%s'; %s points at it",
 			 oh, sm.backref.stripe, sm.backref.name, what);
-		return add_finding(k, where, child->oid, "backref_mismatch", detail);
+		k->next_mend = &m;
+		rc = add_finding(k, where, child->oid, "backref_mismatch", detail);
+		k->next_mend = NULL;
+		return rc;
 	}
 	return 0;
 }
@@ -526,7 +618,13 @@ static int check_owner(struct task *k, const struct walked *w)
 	} else {
 		return 0;                    /* some server did not answer: no verdict */
 	}
-	return add_finding(k, store_sid(sc->s), w->oid, "orphan", detail);
+	{
+		struct mend m = { .what = MEND_ORPHAN };
+		k->next_mend = &m;
+		rc = add_finding(k, store_sid(sc->s), w->oid, "orphan", detail);
+		k->next_mend = NULL;
+	}
+	return rc;
 }
 
 static int check_structure(struct task *k, const struct walked *w)
@@ -596,6 +694,423 @@ static int scrub_one(struct task *k, const struct walked *w, uint64_t *bytes)
 	return rc;
 }
 
+/* ---- repair mode -------------------------------------------------------- */
+
+static bool dry(const struct task *k)
+{
+	return (k->flags & OFS_TASK_F_DRYRUN) != 0;
+}
+
+/* Wait until the job's budget allows one more repair; -ECANCELED. */
+static int take_budget(struct task *k)
+{
+	struct scrubber *sc = k->sc;
+	int rc = 0;
+
+	if (dry(k))
+		return 0;
+	pthread_mutex_lock(&sc->mu);
+	for (;;) {
+		if (hold(k)) {
+			rc = -ECANCELED;
+			break;
+		}
+		if (k->allow > 0)
+			break;
+		k->st.starved = true;        /* the scheduler sees it and grants
+		                                more, or pauses the job */
+		pthread_cond_wait(&sc->cv, &sc->mu);
+	}
+	k->st.starved = false;
+	pthread_mutex_unlock(&sc->mu);
+	return rc;
+}
+
+static void count_repair(struct task *k)
+{
+	pthread_mutex_lock(&k->sc->mu);
+	k->st.repairs++;
+	if (k->allow != UINT64_MAX && k->allow > 0)
+		k->allow--;
+	pthread_mutex_unlock(&k->sc->mu);
+}
+
+static int pace_fetch(uint64_t bytes, void *arg)
+{
+	return throttle(bytes, arg);
+}
+
+/* The outcome of a fetch as a finding's repair state and action. */
+static void set_outcome(struct ofs_task_finding *f, int rc, const struct ofs_fetch_reply *fr,
+			const char *where)
+{
+	memset(&f->source, 0, sizeof(f->source));
+	if (rc) {
+		f->repair = OFS_REPAIR_FAILED;
+		snprintf(f->action, sizeof(f->action), "fetching a good copy %s failed: %s", where,
+			 ofs_strerror(rc));
+		return;
+	}
+	switch (fr->outcome) {
+	case OFS_FETCH_DONE:
+		f->repair = OFS_REPAIR_DONE;
+		f->source = fr->source;
+		snprintf(f->action, sizeof(f->action), "copy %s replaced: %s", where, fr->detail);
+		break;
+	case OFS_FETCH_GOOD:
+		f->repair = OFS_REPAIR_DONE;
+		snprintf(f->action, sizeof(f->action), "nothing to do %s: %s", where, fr->detail);
+		break;
+	case OFS_FETCH_WOULD:
+		f->repair = OFS_REPAIR_WOULD;
+		f->source = fr->source;
+		snprintf(f->action, sizeof(f->action), "would replace the copy %s: %s", where,
+			 fr->detail);
+		break;
+	default:
+		f->repair = OFS_REPAIR_LEFT;
+		snprintf(f->action, sizeof(f->action), "left %s: %s", where, fr->detail);
+		break;
+	}
+}
+
+static bool is_copy_kind(const char *kind)
+{
+	static const char *const kinds[] = { "checksum_mismatch", "size_mismatch", "unreadable",
+					     "missing_replica", "stale_replica", "record_corrupt",
+					     "replica_conflict" };
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strcmp(kind, kinds[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Fetch a good copy onto target (this server or a sibling); a finding's
+ * outcome. Unreachable servers stop the task (it is retried later). */
+static int fix_copy(struct task *k, struct ofs_oid oid, const struct ofs_attr *a, bool have_attr,
+		    struct ofs_sid target, struct ofs_task_finding *f, struct ofs_fetch_reply *fr)
+{
+	struct scrubber *sc = k->sc;
+	char hex[OFS_OID_HEX], where[64];
+	int rc;
+
+	sid_to_hex(target, hex);
+	snprintf(where, sizeof(where), "on %.32s", hex);
+	if ((rc = take_budget(k)) != 0)
+		return rc;
+	for (int attempt = 0; attempt < 20; attempt++) {
+		rc = repair_fetch_at(sc->s, sc->t, sc->r, target, oid, have_attr ? a->sids : NULL,
+				     have_attr ? a->nsids : 0, dry(k), k->rate, "repair",
+				     pace_fetch, k, fr);
+		if (rc != -EAGAIN && rc != -EBUSY)
+			break;
+		/* changed meanwhile, or another fetch of it runs there: again */
+		struct timespec ts = { .tv_sec = 0, .tv_nsec = 250000000 };
+		nanosleep(&ts, NULL);
+	}
+	if (rc == -OFS_EUNREACHABLE || rc == -ETIMEDOUT || rc == -ECONNREFUSED ||
+	    rc == -ECONNRESET || rc == -ECANCELED)
+		return rc;
+	set_outcome(f, rc, fr, where);
+	if (!rc && (fr->outcome == OFS_FETCH_DONE || fr->outcome == OFS_FETCH_GOOD) && !dry(k))
+		store_stale_del(sc->s, oid, target, fr->version);   /* (the target told the others) */
+	if (!rc && fr->outcome == OFS_FETCH_DONE)
+		count_repair(k);
+	return 0;
+}
+
+/* ---- mending structure (through libofs, as a client of this server) --------- */
+
+static int task_client(struct task *k, struct ofs_client **out)
+{
+	struct ofs_server e;
+	int rc;
+
+	if (!k->client) {
+		rc = sidtab_get(k->sc->t, store_sid(k->sc->s), &e);
+		if (rc)
+			return rc;
+		const char *addr = e.address;
+		rc = ofs_client_open(&addr, 1, &k->client);
+		if (rc)
+			return rc;
+	}
+	*out = k->client;
+	return 0;
+}
+
+static int64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A name in /lost+found that says what the object was and where. */
+static void lost_name(const struct walked *w, char *out, size_t n)
+{
+	char oh[OFS_OID_HEX], ow[OFS_OID_HEX];
+
+	oid_to_hex(w->oid, oh);
+	oid_to_hex(w->a.backref.owner, ow);
+	switch (w->a.type) {
+	case OFS_OBJ_DFILE:
+		snprintf(out, n, "stripe%u.%s.of-%s", w->a.backref.stripe, oh, ow);
+		break;
+	case OFS_OBJ_DIRDATA:
+		snprintf(out, n, "dirdata.%s.of-%s", oh, ow);
+		break;
+	default:
+		snprintf(out, n, "%.150s.%s.in-%.16s", w->a.backref.name[0] ? w->a.backref.name : "noname",
+			 oh, ow);
+		break;
+	}
+}
+
+static int mend_structure(struct task *k, const struct walked *w, struct ofs_task_finding *f,
+			  const struct mend *m)
+{
+	struct ofs_client *c = NULL;
+	char oh[OFS_OID_HEX], name[OFS_NAME_MAX + 1], path[OFS_NAME_MAX + 16];
+	int rc = 0;
+
+	memset(&f->source, 0, sizeof(f->source));
+	oid_to_hex(m->child.oid, oh);
+	if (m->what == MEND_NONE || m->what == MEND_DANGLING_PART) {
+		f->repair = OFS_REPAIR_LEFT;
+		snprintf(f->action, sizeof(f->action), "%s",
+			 m->what == MEND_NONE ? "not repaired: no action for it"
+			 : w->a.type == OFS_OBJ_METAFILE
+			 ? "left: that stripe's bytes are lost; restore the file from elsewhere "
+			   "(it is never truncated silently)"
+			 : "left: the directory's entries are lost with it; their files show up as orphans");
+		return 0;
+	}
+	if (m->what == MEND_ORPHAN) {
+		int64_t t = w->a.mtime_ns > w->a.ctime_ns ? w->a.mtime_ns : w->a.ctime_ns;
+		if (wall_ns() - t < k->sc->orphan_grace_s * 1000000000LL) {
+			f->repair = OFS_REPAIR_LEFT;
+			snprintf(f->action, sizeof(f->action),
+				 "left: changed %llds ago, within the %llds grace (a create may be "
+				 "in progress); a later repair moves it",
+				 (long long)((wall_ns() - t) / 1000000000LL), k->sc->orphan_grace_s);
+			return 0;
+		}
+		lost_name(w, name, sizeof(name));
+		snprintf(path, sizeof(path), "/lost+found/%s", name);
+	}
+	if (dry(k)) {
+		f->repair = OFS_REPAIR_WOULD;
+		if (m->what == MEND_BACKREF)
+			snprintf(f->action, sizeof(f->action),
+				 "would rewrite its back reference from the forward pointer (stripe %u, name '%s')",
+				 m->want.stripe, m->want.name);
+		else if (m->what == MEND_DANGLING_ENTRY)
+			snprintf(f->action, sizeof(f->action), "would remove entry '%s' (it names %s)",
+				 m->name, oh);
+		else
+			snprintf(f->action, sizeof(f->action), "would move it to %s", path);
+		return 0;
+	}
+	if ((rc = take_budget(k)) != 0)
+		return rc;
+	rc = task_client(k, &c);
+	if (!rc && m->what == MEND_BACKREF) {
+		rc = ofs_set_backref(c, &m->child, &m->want);
+		snprintf(f->action, sizeof(f->action),
+			 "back reference rewritten from the forward pointer (stripe %u, name '%s')",
+			 m->want.stripe, m->want.name);
+	} else if (!rc && m->what == MEND_DANGLING_ENTRY) {
+		struct ofs_handle dd = { .oid = w->oid, .nsids = w->a.nsids };
+		struct ofs_dirent gone;
+		memcpy(dd.sids, w->a.sids, sizeof(dd.sids));
+		rc = ofs_unlink_entry(c, &dd, m->name, &gone);
+		if (rc == -ENOENT)
+			rc = 0;              /* removed meanwhile */
+		snprintf(f->action, sizeof(f->action), "entry '%s' removed from its directory (it named %s)",
+			 m->name, oh);
+	} else if (!rc) {
+		struct ofs_handle h = { .oid = w->oid, .nsids = w->a.nsids };
+		memcpy(h.sids, w->a.sids, sizeof(h.sids));
+		rc = ofs_mkdir(c, "/lost+found");
+		if (rc == -EEXIST)
+			rc = 0;
+		if (!rc && (w->a.type == OFS_OBJ_DFILE || w->a.type == OFS_OBJ_DIRDATA))
+			rc = ofs_adopt_part(c, path, &h, w->a.type, w->a.size);
+		else if (!rc)
+			rc = ofs_link_object(c, path, &h, w->a.type);
+		snprintf(f->action, sizeof(f->action), "moved to %s", path);
+	}
+	if (rc) {
+		char why[OFS_TASK_DETAIL_LEN];
+		snprintf(why, sizeof(why), "%s", f->action);
+		f->repair = OFS_REPAIR_FAILED;
+		snprintf(f->action, sizeof(f->action), "failed (%s): %.400s", ofs_strerror(rc), why);
+		if (rc == -OFS_EUNREACHABLE)
+			return rc;           /* the task is retried */
+		return 0;
+	}
+	f->repair = OFS_REPAIR_DONE;
+	count_repair(k);
+	return 0;
+}
+
+/* Repair what scrub_one found about w (held), then queue the findings
+ * with what was done. */
+static int repair_object(struct task *k, const struct walked *w)
+{
+	struct ofs_sid me = store_sid(k->sc->s);
+	bool have_attr = w->decode_rc == 0, local_done = false;
+	struct ofs_fetch_reply local_fr;
+	int local_rc = 0, rc = 0;
+
+	for (size_t i = 0; i < k->nheld && !rc; i++) {
+		struct ofs_task_finding *f = &k->held[i];
+		struct ofs_sid other = f->source;
+		struct ofs_fetch_reply fr;
+
+		if (!is_copy_kind(f->kind)) {
+			rc = mend_structure(k, w, f, &k->hm[i]);
+			continue;
+		}
+		if (!sid_eq(f->server, me)) {
+			rc = fix_copy(k, w->oid, &w->a, have_attr, f->server, f, &fr);
+			continue;
+		}
+		/* This server's copy: one fetch for all its findings. */
+		if (!local_done) {
+			local_rc = fix_copy(k, w->oid, &w->a, have_attr, me, f, &local_fr);
+			if (local_rc)
+				return local_rc;
+			local_done = true;
+			if (strcmp(f->kind, "replica_conflict") == 0 &&
+			    local_fr.outcome == OFS_FETCH_GOOD && !sid_is_zero(other)) {
+				/* This copy verifies: the differing one is the bad one. */
+				rc = fix_copy(k, w->oid, &w->a, have_attr, other, f, &fr);
+			}
+			continue;
+		}
+		{
+			char hex[OFS_OID_HEX], where[64];
+			sid_to_hex(me, hex);
+			snprintf(where, sizeof(where), "on %.32s", hex);
+			set_outcome(f, 0, &local_fr, where);
+		}
+	}
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < k->nheld && !rc; i++)
+		rc = enqueue(k, &k->held[i]);
+	k->nheld = 0;
+	return rc;
+}
+
+/* Repair mode starts with the copies known to have missed writes: this
+ * server's own copies marked behind, then the copies its stale records
+ * (written when a primary here could not reach a sibling) name. */
+struct stale_phase {
+	struct task *k;
+	struct ofs_sid sid;
+	struct ofs_oid last;
+	int rc;
+};
+
+static int stale_one(struct ofs_oid oid, const char *reason, void *arg)
+{
+	struct stale_phase *sp = arg;
+	struct task *k = sp->k;
+	struct ofs_attr *a = malloc(sizeof(*a));
+	struct ofs_task_finding f;
+	struct ofs_fetch_reply fr;
+	char detail[OFS_TASK_DETAIL_LEN];
+	bool have;
+	int rc;
+
+	sp->last = oid;
+	if (!a)
+		return -ENOMEM;
+	rc = store_getattr(k->sc->s, oid, a);
+	have = rc == 0;
+	if (rc && rc != -ENOENT && rc != -OFS_ECORRUPT) {
+		free(a);
+		return rc;
+	}
+	if (!have && !sid_eq(sp->sid, store_sid(k->sc->s))) {
+		free(a);
+		return 0;                    /* removed here since: nothing to repair */
+	}
+	if (!sid_eq(sp->sid, store_sid(k->sc->s))) {
+		/* The copy on a sibling: if it knows it is behind, it repairs
+		 * itself (its own pass); if it has caught up, the record goes. */
+		struct replica_result res;
+		struct ofs_summary sm;
+		struct wbuf body;
+		bool skip = false;
+		wbuf_init(&body);
+		wbuf_oid(&body, oid);
+		if (!wbuf_error(&body) &&
+		    replica_forward(k->sc->r, OFS_OP_SUMMARY, body.data, body.len, &sp->sid, 1, &res) == 0) {
+			if (!res.rc && proto_decode_summary(res.body, res.len, &sm) == 0) {
+				if (sm.behind) {
+					skip = true;
+				} else if (have && sm.present && !sm.corrupt && sm.version >= a->version) {
+					store_stale_del(k->sc->s, oid, sp->sid, sm.version);
+					skip = true;
+				}
+			}
+			free(res.body);
+		}
+		wbuf_free(&body);
+		if (skip) {
+			free(a);
+			return 0;
+		}
+	}
+	k->cur = oid;
+	memset(&f, 0, sizeof(f));
+	f.server = sp->sid;
+	f.oid = oid;
+	snprintf(f.kind, sizeof(f.kind), "stale_replica");
+	snprintf(detail, sizeof(detail), "recorded at write time: %s", reason);
+	snprintf(f.detail, sizeof(f.detail), "%s", detail);
+	memset(&fr, 0, sizeof(fr));
+	rc = fix_copy(k, oid, a, have, sp->sid, &f, &fr);
+	free(a);
+	if (!rc && f.repair == OFS_REPAIR_DONE && fr.outcome == OFS_FETCH_GOOD)
+		return 0;                    /* current already (repaired meanwhile): no finding */
+	if (!rc)
+		rc = enqueue(k, &f);
+	return rc;
+}
+
+static int stale_phase(struct task *k)
+{
+	struct ofs_server *e = NULL;
+	size_t ne = 0;
+	int rc = sidtab_snapshot(k->sc->t, &e, &ne);
+
+	if (rc)
+		return rc;
+	/* own marks first (e includes this server) */
+	for (int pass = 0; pass < 2 && !rc; pass++) {
+		for (size_t i = 0; i < ne && !rc; i++) {
+			struct stale_phase sp = { .k = k, .sid = e[i].sid };
+			bool mine = sid_eq(e[i].sid, store_sid(k->sc->s)), more = true, first = true;
+			if (mine != (pass == 0))
+				continue;
+			while (more && !rc) {
+				/* (records repaired meanwhile are gone: page from the last) */
+				rc = store_stale_for(k->sc->s, sp.sid, first ? NULL : &sp.last, 64,
+						     stale_one, &sp, &more);
+				first = false;
+			}
+		}
+	}
+	free(e);
+	return rc;
+}
+
 static void finish(struct task *k, uint8_t state, const char *reason)
 {
 	struct scrubber *sc = k->sc;
@@ -659,6 +1174,8 @@ static void *task_main(void *arg)
 		pthread_mutex_unlock(&sc->mu);
 	}
 	k->pace_t0 = now_s();
+	if ((k->flags & OFS_TASK_F_REPAIR) && !k->nonly)
+		rc = stale_phase(k);
 	while (more && !rc) {
 		struct batch_ctx b = { .w = k->batch };
 		if (k->nonly)
@@ -671,8 +1188,17 @@ static void *task_main(void *arg)
 			if (hold(k))
 				rc = -ECANCELED;     /* (pause and cancel between objects too) */
 			pthread_mutex_unlock(&sc->mu);
-			if (!rc)
+			if (!rc && (k->flags & OFS_TASK_F_REPAIR)) {
+				k->holding = true;
+				k->nheld = 0;
 				rc = scrub_one(k, &b.w[i], &bytes);
+				k->holding = false;
+				if (!rc && k->nheld)
+					rc = repair_object(k, &b.w[i]);
+				k->nheld = 0;
+			} else if (!rc) {
+				rc = scrub_one(k, &b.w[i], &bytes);
+			}
 			if (rc)
 				break;
 			cursor = b.w[i].oid;
@@ -689,6 +1215,11 @@ static void *task_main(void *arg)
 			break;
 		if (b.n == 0 && k->nonly && !more)
 			break;
+	}
+	if (k->flags & OFS_TASK_F_REPAIR) {
+		unsigned purged = 0;
+		if (store_quarantine_purge(sc->s, sc->quarantine_s, &purged) == 0 && purged)
+			log_info("quarantine: removed %u old cop%s", purged, purged == 1 ? "y" : "ies");
 	}
 	if (rc == -ECANCELED) {
 		finish(k, OFS_TASK_CANCELLED, "cancelled");
@@ -746,6 +1277,8 @@ int scrubber_start(struct scrubber *sc, const struct ofs_task_req *q)
 	pthread_mutex_lock(&sc->mu);
 	k = find(sc, q->job);
 	if (k && (active(k) || k->state == OFS_TASK_DONE)) {
+		k->allow = q->budget;        /* a new scheduler's word on repairs stands */
+		pthread_cond_broadcast(&sc->cv);
 		pthread_mutex_unlock(&sc->mu);
 		return 0;                    /* already running, or done: poll it */
 	}
@@ -770,6 +1303,8 @@ int scrubber_start(struct scrubber *sc, const struct ofs_task_req *q)
 	k->sc = sc;
 	k->job = q->job;
 	k->rate = q->rate ? q->rate : sc->default_rate;
+	k->flags = q->flags;
+	k->allow = q->budget;        /* (UINT64_MAX: no cap; 0: none yet) */
 	k->start = q->cursor;
 	k->state = OFS_TASK_RUNNING;
 	k->st.state = OFS_TASK_RUNNING;
@@ -796,12 +1331,15 @@ int scrubber_start(struct scrubber *sc, const struct ofs_task_req *q)
 	}
 	pthread_mutex_unlock(&sc->mu);
 	if (!rc)
-		log_info("job %llu: scrub task started, %llu bytes/s", (unsigned long long)q->job,
-			 (unsigned long long)(q->rate ? q->rate : sc->default_rate));
+		log_info("job %llu: scrub task started, %llu bytes/s%s", (unsigned long long)q->job,
+			 (unsigned long long)(q->rate ? q->rate : sc->default_rate),
+			 q->flags & OFS_TASK_F_DRYRUN ? ", repair (dry run)"
+			 : q->flags & OFS_TASK_F_REPAIR ? ", repair" : "");
 	return rc;
 }
 
-int scrubber_poll(struct scrubber *sc, uint64_t job, uint64_t ack, struct wbuf *reply)
+int scrubber_poll(struct scrubber *sc, uint64_t job, uint64_t ack, uint64_t budget,
+		  struct wbuf *reply)
 {
 	struct task *k;
 	uint32_t drop = 0;
@@ -811,6 +1349,11 @@ int scrubber_poll(struct scrubber *sc, uint64_t job, uint64_t ack, struct wbuf *
 	if (!k) {
 		pthread_mutex_unlock(&sc->mu);
 		return -ENOENT;
+	}
+	if (budget && k->allow != UINT64_MAX) {
+		k->allow = budget == UINT64_MAX || k->allow + budget < k->allow ? UINT64_MAX
+										: k->allow + budget;
+		pthread_cond_broadcast(&sc->cv);
 	}
 	while (drop < k->nf && k->f[drop].seq <= ack)
 		drop++;

@@ -21,6 +21,23 @@
  * Reads are paced to the task's rate (bytes per second; the server's
  * default when the job gives none).
  *
+ * Repair mode (OFS_TASK_F_REPAIR, repair.h): the task first repairs the
+ * copies known to have missed writes (this server's behind marks, then
+ * the stale records it holds), then walks as a scrub does; an object's
+ * findings wait until the object is repaired (one fetch for a bad copy
+ * here; a fetch on the sibling for a copy missing there) and are then
+ * queued with what was done (repair, source, action). With
+ * OFS_TASK_F_DRYRUN nothing changes and the actions say what would be
+ * done. Each repair takes one unit of the task's budget (START, raised by
+ * POLL); a task without budget waits (status: starved) until the
+ * scheduler grants more or pauses the job. Structure findings are mended
+ * through libofs, as a client of this server: a backref_mismatch's back
+ * reference is rewritten from the forward pointer; a dangling directory
+ * entry is removed (a dangling stripe or dirdata is left: its data is
+ * lost); an orphan older than the orphan grace is moved to /lost+found
+ * under a name that says what and where it was (a dfile or dirdata gets a
+ * new one-part owner there).
+ *
  * Findings wait in the task until the scheduler acknowledges them (it
  * stores them, then acks their sequence numbers); the task stops reading
  * while OFS_MAX_TASK_FINDINGS are unacknowledged, so none is lost and the
@@ -39,11 +56,19 @@
 
 #define SCRUB_DEFAULT_RATE ((uint64_t)64 << 20)   /* bytes/s per server */
 #define SCRUB_MAX_TASKS 2                        /* tasks running at once */
+#define SCRUB_ORPHAN_GRACE_S 600                 /* orphans younger are left */
 
 struct scrubber;
 
 int scrubber_open(struct store *s, struct sidtab *t, struct replicator *r,
 		  uint64_t default_rate, struct scrubber **out);
+/* Quarantined copies older than this many seconds are removed after each
+ * repair task (and at start by the server). Default 7 days. */
+void scrubber_set_quarantine(struct scrubber *sc, long long max_age_s);
+/* Repair moves an orphan to /lost+found only when it has not changed for
+ * this many seconds (an object caught between its creation and its entry
+ * looks like an orphan). Default SCRUB_ORPHAN_GRACE_S. */
+void scrubber_set_orphan_grace(struct scrubber *sc, long long seconds);
 /* Cancel every task, wait for them, free everything. NULL: no-op. */
 void scrubber_close(struct scrubber *sc);
 
@@ -53,7 +78,8 @@ void scrubber_close(struct scrubber *sc);
 int scrubber_start(struct scrubber *sc, const struct ofs_task_req *q);
 /* The task's status and its unacknowledged findings (those up to ack are
  * dropped first), encoded as a TASK_POLL reply. -ENOENT: no such task. */
-int scrubber_poll(struct scrubber *sc, uint64_t job, uint64_t ack, struct wbuf *reply);
+int scrubber_poll(struct scrubber *sc, uint64_t job, uint64_t ack, uint64_t budget,
+		  struct wbuf *reply);
 /* Pause, resume, cancel, or forget (cancel and drop) a task. -ENOENT. */
 int scrubber_ctl(struct scrubber *sc, uint64_t job, uint8_t action);
 

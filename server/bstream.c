@@ -1,9 +1,12 @@
 /* bstream.c - byte-stream files and their I/O ops table (see bstream.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bstream.h"
@@ -177,4 +180,169 @@ int bstream_trim(int fd, uint64_t len)
 int bstream_datasync(int fd)
 {
 	return bstream_ops.fdatasync(fd) < 0 ? -errno : 0;
+}
+
+/* ---- incoming copies and quarantine (repair, move) ------------------- */
+
+static int sub_path(const char *datadir, const char *sub, struct ofs_oid oid, char *buf,
+		    size_t len)
+{
+	char hex[OFS_OID_HEX];
+	int r;
+
+	oid_to_hex(oid, hex);
+	r = snprintf(buf, len, "%s/%s/%s", datadir, sub, hex);
+	return r < 0 || (size_t)r >= len ? -ENAMETOOLONG : 0;
+}
+
+int bstream_incoming_path(const char *datadir, struct ofs_oid oid, char *buf, size_t len)
+{
+	return sub_path(datadir, "incoming", oid, buf, len);
+}
+
+int bstream_incoming_create(const char *datadir, struct ofs_oid oid, int *fd)
+{
+	char dir[BSTREAM_PATH_MAX], p[BSTREAM_PATH_MAX];
+	int rc, f;
+
+	if (snprintf(dir, sizeof(dir), "%s/incoming", datadir) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	rc = bstream_incoming_path(datadir, oid, p, sizeof(p));
+	if (rc || (rc = ensure_dir(dir, datadir)))
+		return rc;
+	f = open(p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (f < 0)
+		return errno == EEXIST ? -EBUSY : -errno;   /* a fetch of it is running */
+	*fd = f;
+	return 0;
+}
+
+int bstream_incoming_sync(const char *datadir)
+{
+	char dir[BSTREAM_PATH_MAX];
+
+	if (snprintf(dir, sizeof(dir), "%s/incoming", datadir) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	return sync_dir(dir);
+}
+
+int bstream_install(const char *datadir, struct ofs_oid oid)
+{
+	char p[BSTREAM_PATH_MAX], in[BSTREAM_PATH_MAX], d1[BSTREAM_PATH_MAX], d2[BSTREAM_PATH_MAX],
+		top[BSTREAM_PATH_MAX], hex[OFS_OID_HEX];
+	int rc;
+
+	oid_to_hex(oid, hex);
+	if (snprintf(top, sizeof(top), "%s/bstreams", datadir) >= (int)sizeof(top) ||
+	    snprintf(d1, sizeof(d1), "%s/%.2s", top, hex) >= (int)sizeof(d1) ||
+	    snprintf(d2, sizeof(d2), "%s/%.2s", d1, hex + 2) >= (int)sizeof(d2))
+		return -ENAMETOOLONG;
+	if ((rc = bstream_path(datadir, oid, p, sizeof(p))) ||
+	    (rc = bstream_incoming_path(datadir, oid, in, sizeof(in))))
+		return rc;
+	if ((rc = ensure_dir(d1, top)) || (rc = ensure_dir(d2, d1)))
+		return rc;
+	if (rename(in, p) < 0)
+		return -errno;
+	rc = sync_dir(d2);
+	if (!rc)
+		rc = bstream_incoming_sync(datadir);
+	return rc;
+}
+
+int bstream_incoming_drop(const char *datadir, struct ofs_oid oid)
+{
+	char p[BSTREAM_PATH_MAX];
+	int rc = bstream_incoming_path(datadir, oid, p, sizeof(p));
+
+	if (rc)
+		return rc;
+	if (unlink(p) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	return 0;
+}
+
+int bstream_incoming_list(const char *datadir, int (*fn)(struct ofs_oid oid, void *arg),
+			  void *arg)
+{
+	char dir[BSTREAM_PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+	int rc = 0;
+
+	if (snprintf(dir, sizeof(dir), "%s/incoming", datadir) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while (!rc && (e = readdir(d)) != NULL) {
+		struct ofs_oid oid;
+		if (oid_from_hex(e->d_name, &oid) == 0)
+			rc = fn(oid, arg);
+	}
+	closedir(d);
+	return rc;
+}
+
+int bstream_quarantine(const char *datadir, struct ofs_oid oid, uint64_t version,
+		       const char *tag)
+{
+	char p[BSTREAM_PATH_MAX], q[BSTREAM_PATH_MAX], dir[BSTREAM_PATH_MAX], hex[OFS_OID_HEX];
+	long long now = (long long)time(NULL);
+	int rc;
+
+	oid_to_hex(oid, hex);
+	if (snprintf(dir, sizeof(dir), "%s/quarantine", datadir) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	rc = bstream_path(datadir, oid, p, sizeof(p));
+	if (rc || (rc = ensure_dir(dir, datadir)))
+		return rc;
+	for (int i = 0;; i++) {
+		int r = i ? snprintf(q, sizeof(q), "%s/%s.%lld.v%llu.%s.%d", dir, hex, now,
+				     (unsigned long long)version, tag, i)
+			  : snprintf(q, sizeof(q), "%s/%s.%lld.v%llu.%s", dir, hex, now,
+				     (unsigned long long)version, tag);
+		if (r < 0 || (size_t)r >= sizeof(q))
+			return -ENAMETOOLONG;
+		if (link(p, q) == 0)
+			break;
+		if (errno == ENOENT)
+			return 0;            /* no stream: nothing to keep */
+		if (errno != EEXIST || i > 100)
+			return -errno;
+	}
+	return sync_dir(dir);
+}
+
+int bstream_quarantine_purge(const char *datadir, long long max_age_s, unsigned *purged)
+{
+	char dir[BSTREAM_PATH_MAX], p[BSTREAM_PATH_MAX];
+	long long now = (long long)time(NULL);
+	struct dirent *e;
+	DIR *d;
+
+	*purged = 0;
+	if (snprintf(dir, sizeof(dir), "%s/quarantine", datadir) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(d)) != NULL) {
+		/* OIDHEX.SECONDS.vVERSION.TAG[.N]: the time it was put aside */
+		const char *dot = strchr(e->d_name, '.');
+		char *end;
+		long long t;
+		if (!dot || dot - e->d_name != OFS_OID_HEX - 1)
+			continue;
+		errno = 0;
+		t = strtoll(dot + 1, &end, 10);
+		if (errno || end == dot + 1 || *end != '.' || now - t < max_age_s)
+			continue;
+		if (snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) >= (int)sizeof(p))
+			continue;
+		if (unlink(p) == 0)
+			(*purged)++;
+	}
+	closedir(d);
+	return 0;
 }

@@ -51,4 +51,35 @@ void bstream_prefetch(int fd, uint64_t off, uint64_t len);
 /* Cut the stream to len bytes if it is longer (no-op otherwise). */
 int bstream_trim(int fd, uint64_t len);
 
+/*
+ * Incoming copies (repair and moves): a copy fetched from a sibling is
+ * written to DATA/incoming/OIDHEX, synced, then renamed over the stream
+ * (bstream_install: the rename and both folders synced). A file left in
+ * DATA/incoming by a crash is finished or dropped when the store opens.
+ */
+int bstream_incoming_path(const char *datadir, struct ofs_oid oid, char *buf, size_t len);
+/* Create the incoming file for writing; -EBUSY when one exists (another
+ * fetch of the object is running; a crash's leftovers are gone once the
+ * store has opened). */
+int bstream_incoming_create(const char *datadir, struct ofs_oid oid, int *fd);
+/* fsync DATA/incoming (after creating files in it). */
+int bstream_incoming_sync(const char *datadir);
+/* Rename the incoming file over the stream, durably. -ENOENT: none. */
+int bstream_install(const char *datadir, struct ofs_oid oid);
+/* Remove the incoming file (a missing one is not an error). */
+int bstream_incoming_drop(const char *datadir, struct ofs_oid oid);
+/* Call fn for every OID with an incoming file; fn returns 0 to go on. */
+int bstream_incoming_list(const char *datadir, int (*fn)(struct ofs_oid oid, void *arg),
+			  void *arg);
+
+/*
+ * Quarantine (DESIGN.md section 8): before a stream is replaced, a hard
+ * link to it is made as DATA/quarantine/OIDHEX.SECONDS.vVERSION.TAG, so a
+ * wrong repair can be undone by hand. No stream: nothing is kept, 0.
+ * bstream_quarantine_purge removes those older than max_age_s.
+ */
+int bstream_quarantine(const char *datadir, struct ofs_oid oid, uint64_t version,
+		       const char *tag);
+int bstream_quarantine_purge(const char *datadir, long long max_age_s, unsigned *purged);
+
 #endif

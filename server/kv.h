@@ -27,6 +27,7 @@ enum kv_db {
 	KV_META,      /* server-wide records: "sid", "root", "chunk_size", ... */
 	KV_SERVERS,   /* SID -> server table entry */
 	KV_STALE,     /* OID | SID -> why that copy is behind (text) */
+	KV_INTENT,    /* OID -> "install DATA/incoming/OID" (a copy being swapped in) */
 	KV_NDB
 };
 

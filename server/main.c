@@ -30,7 +30,8 @@
 static const char usage_text[] =
 	"usage: ofs-server init --data DIR [--attr KEY=VALUE]... [--chunk-size BYTES]\n"
 	"       ofs-server run --data DIR --listen HOST:PORT [--peer HOST:PORT]... [--log FILE]\n"
-	"                  [--max-conns N] [--scrub-rate BYTES/s]\n"
+	"                  [--max-conns N] [--scrub-rate BYTES/s] [--quarantine-days N]\n"
+	"                  [--orphan-grace SECONDS]\n"
 	"       ofs-server inspect --data DIR OID [--json]\n"
 	"       ofs-server tool --data DIR list|keys|get-key|set-key|rm-key|set-version|remove ...\n"
 	"       ofs-server --help | --version\n";
@@ -49,7 +50,7 @@ static int fail(const char *what, int rc)
 }
 
 enum { OPT_DATA = 1, OPT_ATTR, OPT_CHUNK, OPT_LISTEN, OPT_LOG, OPT_MAXCONNS, OPT_JSON,
-       OPT_PEER, OPT_SCRUB_RATE, OPT_HELP };
+       OPT_PEER, OPT_SCRUB_RATE, OPT_QUARANTINE, OPT_ORPHAN_GRACE, OPT_HELP };
 
 #define MAX_PEERS 16
 /* How long a start waits for each peer's list of our stale copies. */
@@ -65,6 +66,8 @@ static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "peer", required_argument, NULL, OPT_PEER },
 	{ "scrub-rate", required_argument, NULL, OPT_SCRUB_RATE },
+	{ "quarantine-days", required_argument, NULL, OPT_QUARANTINE },
+	{ "orphan-grace", required_argument, NULL, OPT_ORPHAN_GRACE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -75,7 +78,7 @@ struct args {
 	size_t nattrs;
 	const char *peers[MAX_PEERS];
 	size_t npeers;
-	uint64_t chunk, max_conns, scrub_rate;
+	uint64_t chunk, max_conns, scrub_rate, quarantine_days, orphan_grace;
 	bool json;
 	const char *operand;
 };
@@ -89,6 +92,8 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 	a->chunk = 1u << 20;
 	a->max_conns = LISTENER_DEFAULT_MAX_CONNS;
 	a->scrub_rate = SCRUB_DEFAULT_RATE;
+	a->quarantine_days = 7;
+	a->orphan_grace = SCRUB_ORPHAN_GRACE_S;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", long_opts, &idx)) != -1) {
@@ -140,6 +145,18 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 			if (parse_size(optarg, &a->scrub_rate) || a->scrub_rate < 4096) {
 				usage_error("--scrub-rate %s: bytes per second, at least 4K (suffixes K, M, G)",
 					    optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_ORPHAN_GRACE:
+			if (parse_uint(optarg, 0, 31536000, &a->orphan_grace)) {
+				usage_error("--orphan-grace %s: seconds from 0 to 31536000", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_QUARANTINE:
+			if (parse_uint(optarg, 0, 36500, &a->quarantine_days)) {
+				usage_error("--quarantine-days %s: days from 0 to 36500", optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -222,7 +239,7 @@ static int cmd_run(int argc, char **argv)
 	char sidhex[OFS_OID_HEX], where[OFS_ADDR_MAX];
 	sigset_t mask;
 	int lfd = -1, sfd = -1, logfd = -1;
-	int rc = parse(argc, argv, "run", "45689", &a);
+	int rc = parse(argc, argv, "run", "45689:;", &a);   /* (OPT_ letters: + '0') */
 
 	if (rc)
 		return rc;
@@ -304,7 +321,18 @@ static int cmd_run(int argc, char **argv)
 		rc = fail("gossip", rc);
 		goto out;
 	}
+	{
+		unsigned purged = 0;
+		if (store_quarantine_purge(s, (long long)a.quarantine_days * 86400, &purged) == 0 &&
+		    purged)
+			log_info("quarantine: removed %u cop%s older than %llu days", purged,
+				 purged == 1 ? "y" : "ies", (unsigned long long)a.quarantine_days);
+	}
 	rc = scrubber_open(s, tab, rep, a.scrub_rate, &scrub);
+	if (!rc) {
+		scrubber_set_quarantine(scrub, (long long)a.quarantine_days * 86400);
+		scrubber_set_orphan_grace(scrub, (long long)a.orphan_grace);
+	}
 	if (rc) {
 		rc = fail("scrubber", rc);
 		goto out;

@@ -139,9 +139,9 @@ static void give_back(struct replicator *r, struct ofs_sid sid, struct conn *c)
 	conn_close(c);
 }
 
-void replica_send(struct replicator *r, uint16_t op, const uint8_t *body, size_t len,
-		  const struct ofs_sid *sids, size_t n, struct replica_sent *sent,
-		  struct replica_result *res)
+static void send_wire(struct replicator *r, uint16_t wire_op, const uint8_t *body, size_t len,
+		      const struct ofs_sid *sids, size_t n, struct replica_sent *sent,
+		      struct replica_result *res)
 {
 	memset(sent, 0, sizeof(*sent));
 	memset(res, 0, n * sizeof(*res));
@@ -150,13 +150,19 @@ void replica_send(struct replicator *r, uint16_t op, const uint8_t *body, size_t
 		sent->sids[i] = sids[i];
 		res[i].rc = take(r, sids[i], &sent->c[i]);
 		if (!res[i].rc)
-			res[i].rc = conn_send_raw(sent->c[i], (uint16_t)(op | OFS_OP_FORWARDED),
-						  body, len, &sent->id[i]);
+			res[i].rc = conn_send_raw(sent->c[i], wire_op, body, len, &sent->id[i]);
 		if (res[i].rc && sent->c[i]) {
 			conn_close(sent->c[i]);
 			sent->c[i] = NULL;
 		}
 	}
+}
+
+void replica_send(struct replicator *r, uint16_t op, const uint8_t *body, size_t len,
+		  const struct ofs_sid *sids, size_t n, struct replica_sent *sent,
+		  struct replica_result *res)
+{
+	send_wire(r, (uint16_t)(op | OFS_OP_FORWARDED), body, len, sids, n, sent, res);
 }
 
 void replica_collect(struct replicator *r, struct replica_sent *sent, struct replica_result *res)
@@ -183,6 +189,16 @@ int replica_forward(struct replicator *r, uint16_t op, const uint8_t *body, size
 		return -EINVAL;
 	/* Send to all first, so the copies work in parallel, then collect. */
 	replica_send(r, op, body, len, sids, n, &sent, res);
+	replica_collect(r, &sent, res);
+	return 0;
+}
+
+int replica_request(struct replicator *r, struct ofs_sid sid, uint16_t op, const uint8_t *body,
+		    size_t len, struct replica_result *res)
+{
+	struct replica_sent sent;
+
+	send_wire(r, op, body, len, &sid, 1, &sent, res);
 	replica_collect(r, &sent, res);
 	return 0;
 }

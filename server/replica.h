@@ -43,6 +43,14 @@ int replica_forward(struct replicator *r, uint16_t op, const uint8_t *body, size
 		    const struct ofs_sid *sids, size_t n, struct replica_result *res);
 
 /*
+ * One request to one server as a client sends it (no OFS_OP_FORWARDED):
+ * sent to an object's primary, a change is applied there and replicated
+ * to every copy (repair uses it to mend structure). Returns 0; res says.
+ */
+int replica_request(struct replicator *r, struct ofs_sid sid, uint16_t op, const uint8_t *body,
+		    size_t len, struct replica_result *res);
+
+/*
  * replica_forward in two halves, so the caller can work (apply the change
  * locally) while the copies apply it: replica_send sends to each of
  * n <= OFS_MAX_REPLICAS servers (res[i].rc set for those it could not

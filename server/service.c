@@ -9,6 +9,7 @@
 #include "proto.h"
 #include "points.h"
 #include "scrub.h"
+#include "repair.h"
 #include "service.h"
 
 struct list_ctx {
@@ -277,11 +278,35 @@ static int handle(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 			proto_encode_summary(reply, &sm);
 		break;
 	}
+	case OFS_OP_VERIFY: {
+		struct ofs_summary sm;
+		rc = repair_verify(s, q->oid, &sm);
+		if (!rc)
+			proto_encode_summary(reply, &sm);
+		break;
+	}
+	case OFS_OP_REPAIR_FETCH: {
+		struct ofs_fetch_reply fr;
+		struct repair_pacer pc = { .rate = q->rate };
+		if (!sv->rep) {
+			rc = -OFS_EUNKNOWNOP;
+			break;
+		}
+		rc = repair_fetch(s, sv->tab, sv->rep, q->oid, q->cands, q->ncands,
+				  (q->flags & OFS_FETCH_DRYRUN) != 0, q->reason[0] ? q->reason : "repair",
+				  repair_pace_rate, &pc, &fr);
+		if (!rc)
+			proto_encode_fetch_reply(reply, &fr);
+		break;
+	}
+	case OFS_OP_STALE_CLEAR:
+		rc = repair_stale_clear(s, q->oid, q->sid, q->version);
+		break;
 	case OFS_OP_TASK_START:
 		rc = sv->scrub ? scrubber_start(sv->scrub, &q->task) : -OFS_EUNKNOWNOP;
 		break;
 	case OFS_OP_TASK_POLL:
-		rc = sv->scrub ? scrubber_poll(sv->scrub, q->task.job, q->task.ack, reply)
+		rc = sv->scrub ? scrubber_poll(sv->scrub, q->task.job, q->task.ack, q->task.budget, reply)
 			       : -OFS_EUNKNOWNOP;
 		break;
 	case OFS_OP_TASK_CTL:

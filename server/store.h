@@ -163,6 +163,9 @@ int store_dirent_list(struct store *s, struct ofs_oid dirdata, const char *after
 int store_stale_add(struct store *s, struct ofs_oid oid, struct ofs_sid sid, const char *reason);
 typedef int (*store_stale_fn)(struct ofs_sid sid, const char *reason, void *arg);
 int store_stale_list(struct store *s, struct ofs_oid oid, store_stale_fn fn, void *arg);
+/* Drop the stale record of sid's copy of oid, unless the copy here is
+ * newer than version (then that copy is still behind). */
+int store_stale_del(struct store *s, struct ofs_oid oid, struct ofs_sid sid, uint64_t version);
 
 /*
  * Copies known to be behind. A copy here that missed changes (its primary
@@ -245,5 +248,33 @@ int store_tool_set_key(struct store *s, struct ofs_oid oid, const void *k, size_
 int store_tool_rm_key(struct store *s, struct ofs_oid oid, const void *k, size_t kn);
 int store_tool_set_version(struct store *s, struct ofs_oid oid, uint64_t version);
 int store_tool_set_backref(struct store *s, struct ofs_oid oid, const struct ofs_backref *br);
+
+/*
+ * Receiving a whole copy of an object from a sibling (repair; the move
+ * step): begin with the copy's attributes as its source holds them; for a
+ * dfile, write its bytes in order (chunk digests are computed here); add
+ * its key-value pairs in key order; compare store_incoming_summary with the
+ * source's SUMMARY digest; then commit. The commit swaps the copy in
+ * atomically under the object's lock: the old stream is kept in
+ * DATA/quarantine (tag names why), the records are replaced in one
+ * transaction together with an intent, the new stream is renamed into
+ * place, the intent is dropped. A crash leaves the old copy or the new
+ * one, never a mix: store_open finishes an install whose records were
+ * committed and drops an incoming file that has none. The commit refuses
+ * with -EAGAIN when the copy here changed since begin (a write reached
+ * it) and -EBUSY while it has unstable writes. The copy is no longer
+ * marked behind once committed. free drops an uncommitted copy.
+ */
+struct store_incoming;
+int store_incoming_begin(struct store *s, struct ofs_oid oid, const struct ofs_attr *a,
+			 struct store_incoming **out);
+int store_incoming_write(struct store_incoming *in, const void *buf, size_t len);
+int store_incoming_kv(struct store_incoming *in, const void *k, size_t kn, const void *v,
+		      size_t vn);
+int store_incoming_summary(struct store_incoming *in, struct ofs_digest *d);
+int store_incoming_commit(struct store_incoming *in, const char *tag);
+void store_incoming_free(struct store_incoming *in);
+/* Remove quarantined streams older than max_age_s seconds. */
+int store_quarantine_purge(struct store *s, long long max_age_s, unsigned *purged);
 
 #endif

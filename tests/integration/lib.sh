@@ -227,7 +227,8 @@ _run_server() {
 	local name=$1 data=${SRV_DATA[$1]} out=$T/$1.out pid line listen=${LISTEN:-127.0.0.1:0}
 	shift
 	: >"$out"
-	"$OFS_SERVER" run --data "$data" --listen "$listen" --log "$T/$name.log" "$@" \
+	# shellcheck disable=SC2086  # (EXTRA_RUN_ARGS: words for every server)
+	"$OFS_SERVER" run --data "$data" --listen "$listen" --log "$T/$name.log" "$@" ${EXTRA_RUN_ARGS:-} \
 		>"$out" 2>>"$T/$name.err" &
 	pid=$!
 	SRV_PID[$name]=$pid

@@ -18,6 +18,7 @@
 
 #include "jobstore.h"
 #include "ofs_error.h"
+#include "proto.h"
 
 struct fixture {
 	char dir[64];
@@ -128,6 +129,9 @@ struct seen {
 	int n;
 	char kinds[8][PBJ_KIND_LEN];
 	struct pbj_task t[4];
+	uint8_t rs[8];
+	bool repaired[8];
+	struct ofs_sid src[8];
 };
 
 static int see_finding(const struct pbj_finding *f, void *arg)
@@ -137,6 +141,27 @@ static int see_finding(const struct pbj_finding *f, void *arg)
 	if (s->n < 8)
 		strcpy(s->kinds[s->n], f->kind);
 	s->n++;
+	return 0;
+}
+
+static int see_repair(const struct pbj_finding *f, void *arg)
+{
+	struct seen *s = arg;
+
+	if (s->n < 8) {
+		s->rs[s->n] = f->repair_state;
+		s->repaired[s->n] = f->repaired;
+		s->src[s->n] = f->source;
+	}
+	s->n++;
+	return 0;
+}
+
+static int count_setting(const char *name, const char *value, void *arg)
+{
+	(void)name;
+	(void)value;
+	(*(int *)arg)++;
 	return 0;
 }
 
@@ -202,8 +227,74 @@ static void test_progress_batch_stores_tasks_and_findings_filterable(void **stat
 	s.n = 0;
 	assert_int_equal(pbj_finding_list(fx->db, id + 1, NULL, NULL, NULL, see_finding, &s), 0);
 	assert_int_equal(s.n, 0);
-	assert_int_equal(pbj_finding_repaired(fx->db, 1, "from copy X"), 0);
-	assert_int_equal(pbj_finding_repaired(fx->db, 999, "x"), -ENOENT);
+	{
+		struct ofs_sid src;
+		memset(&src, 0x5a, sizeof(src));
+		assert_int_equal(pbj_finding_repaired(fx->db, 1, OFS_REPAIR_DONE, "from copy X", &src), 0);
+		assert_int_equal(pbj_finding_repaired(fx->db, 999, OFS_REPAIR_DONE, "x", NULL), -ENOENT);
+		assert_int_equal(pbj_finding_repaired(fx->db, 2, OFS_REPAIR_MAX + 1, "x", NULL), -EINVAL);
+		assert_int_equal(pbj_finding_repaired(fx->db, 2, OFS_REPAIR_LEFT, "no good copy", NULL), 0);
+		s.n = 0;
+		assert_int_equal(pbj_finding_list(fx->db, id, NULL, NULL, NULL, see_repair, &s), 0);
+		assert_int_equal(s.n, 3);
+		assert_int_equal(s.rs[0], OFS_REPAIR_DONE);
+		assert_true(s.repaired[0]);
+		assert_memory_equal(s.src[0].b, src.b, sizeof(src.b));
+		assert_int_equal(s.rs[1], OFS_REPAIR_LEFT);
+		assert_false(s.repaired[1]);
+		assert_true(sid_is_zero(s.src[1]));
+		assert_int_equal(s.rs[2], OFS_REPAIR_NONE);
+	}
+}
+
+static void test_settings_set_get_list_unset(void **state)
+{
+	struct fixture *fx = *state;
+	char v[64];
+	int n = 0;
+
+	assert_int_equal(pbj_setting_get(fx->db, "scrub.auto_repair", v, sizeof(v)), -ENOENT);
+	assert_int_equal(pbj_setting_set(fx->db, "scrub.auto_repair", "true"), 0);
+	assert_int_equal(pbj_setting_set(fx->db, "repair.max_objects", "7"), 0);
+	assert_int_equal(pbj_setting_set(fx->db, "repair.max_objects", "9"), 0);
+	assert_int_equal(pbj_setting_get(fx->db, "repair.max_objects", v, sizeof(v)), 0);
+	assert_string_equal(v, "9");
+	assert_int_equal(pbj_setting_list(fx->db, count_setting, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(pbj_setting_set(fx->db, "scrub.auto_repair", NULL), 0);
+	assert_int_equal(pbj_setting_set(fx->db, "scrub.auto_repair", NULL), -ENOENT);
+	assert_int_equal(pbj_setting_get(fx->db, "scrub.auto_repair", v, sizeof(v)), -ENOENT);
+}
+
+/* A version 1 file (before repair outcomes and settings) is migrated on
+ * open: its findings keep what they said, repaired ones become DONE. */
+static void test_version_1_file_is_migrated(void **state)
+{
+	struct fixture *fx = *state;
+	struct pbj_db *db = NULL;
+	struct seen s = { 0 };
+	char path[600], v[16];
+	sqlite3 *raw;
+
+	snprintf(path, sizeof(path), "%s/v1.db", fx->dir);
+	assert_int_equal(sqlite3_open(path, &raw), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(raw,
+		"CREATE TABLE findings (id INTEGER PRIMARY KEY AUTOINCREMENT, job INTEGER NOT NULL,"
+		" server BLOB NOT NULL, oid BLOB NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL,"
+		" repaired INTEGER NOT NULL, repair TEXT NOT NULL);"
+		"INSERT INTO findings VALUES (1, 4, zeroblob(16), zeroblob(16), 'orphan', 'd', 1, 'how');"
+		"INSERT INTO findings VALUES (2, 4, zeroblob(16), zeroblob(16), 'orphan', 'd', 0, '');"
+		"PRAGMA application_id = 1330008906; PRAGMA user_version = 1;",
+		NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(raw);
+	assert_int_equal(pbj_open(path, &db), 0);
+	assert_int_equal(pbj_finding_list(db, 4, NULL, NULL, NULL, see_repair, &s), 0);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.rs[0], OFS_REPAIR_DONE);
+	assert_int_equal(s.rs[1], OFS_REPAIR_NONE);
+	assert_int_equal(pbj_setting_set(db, "repair.max_objects", "3"), 0);
+	assert_int_equal(pbj_setting_get(db, "repair.max_objects", v, sizeof(v)), 0);
+	pbj_close(db);
 }
 
 static int count_sched(const struct pbj_schedule *sc, void *arg)
@@ -326,7 +417,7 @@ static void test_foreign_damaged_and_newer_files_are_refused_untouched(void **st
 	sqlite3_close(raw);
 	assert_int_equal(pbj_open(fx->path, &db), -OFS_EVERSION);
 	assert_int_equal(sqlite3_open(fx->path, &raw), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(raw, "PRAGMA user_version = 1", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(raw, "PRAGMA user_version = 2", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(raw);
 	assert_int_equal(pbj_open(fx->path, &fx->db), 0);
 }
@@ -358,6 +449,8 @@ int main(void)
 		T(test_lease_one_holder_renewal_expiry_drop),
 		T(test_two_handles_see_each_others_jobs),
 		T(test_foreign_damaged_and_newer_files_are_refused_untouched),
+		T(test_settings_set_get_list_unset),
+		T(test_version_1_file_is_migrated),
 		cmocka_unit_test(test_state_names_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -188,7 +188,22 @@ static void mk_req(struct ofs_req *q, uint16_t op)
 		q->birth_ns = 1234567;
 		break;
 	case OFS_OP_SUMMARY:
+	case OFS_OP_VERIFY:
 		q->oid = mk_oid(12);
+		break;
+	case OFS_OP_REPAIR_FETCH:
+		q->oid = mk_oid(16);
+		q->flags = OFS_FETCH_DRYRUN;
+		q->rate = 64u << 20;
+		q->ncands = 2;
+		q->cands[0] = mk_sid(3);
+		q->cands[1] = mk_sid(4);
+		snprintf(q->reason, sizeof(q->reason), "repair");
+		break;
+	case OFS_OP_STALE_CLEAR:
+		q->oid = mk_oid(17);
+		q->sid = mk_sid(5);
+		q->version = 42;
 		break;
 	case OFS_OP_POINTS:
 		q->oid = mk_oid(14);
@@ -205,10 +220,13 @@ static void mk_req(struct ofs_req *q, uint16_t op)
 		q->task.bytes_base = 1 << 20;
 		q->task.noids = 2;
 		q->task.oids = sample_oids;
+		q->task.flags = OFS_TASK_F_REPAIR | OFS_TASK_F_DRYRUN;
+		q->task.budget = 16;
 		break;
 	case OFS_OP_TASK_POLL:
 		q->task.job = 78;
 		q->task.ack = 12345;
+		q->task.budget = 3;
 		break;
 	case OFS_OP_TASK_CTL:
 		q->task.job = 79;
@@ -314,6 +332,13 @@ static void assert_req_equal(const struct ofs_req *a, const struct ofs_req *b)
 	assert_string_equal(a->reason, b->reason);
 	assert_memory_equal(&a->root, &b->root, sizeof(a->root));
 	assert_int_equal(a->birth_ns, b->birth_ns);
+	assert_int_equal(a->ncands, b->ncands);
+	if (a->ncands)
+		assert_memory_equal(a->cands, b->cands, a->ncands * sizeof(a->cands[0]));
+	assert_int_equal(a->rate, b->rate);
+	assert_int_equal(a->version, b->version);
+	assert_int_equal(a->task.budget, b->task.budget);
+	assert_int_equal(a->task.flags, b->task.flags);
 }
 
 static void encode_req(struct wbuf *w, const struct ofs_req *q)
@@ -2023,7 +2048,11 @@ static void test_task_status_round_trips_and_checks_before_delivering(void **sta
 		f[i].oid = mk_oid((uint8_t)(7 + i));
 		strcpy(f[i].kind, "checksum_mismatch");
 		strcpy(f[i].detail, "chunk 3 (bytes 3145728-4194303) does not match its checksum");
+		f[i].repair = OFS_REPAIR_DONE;
+		f[i].source = mk_sid(9);
+		strcpy(f[i].action, "fetched version 3");
 	}
+	st.repairs = 2;
 	wbuf_init(&w);
 	proto_encode_task_status(&w, &st, f, 2);
 	assert_int_equal(proto_decode_task_status(w.data, w.len, &back, tf_add, &g), 0);
@@ -2032,6 +2061,10 @@ static void test_task_status_round_trips_and_checks_before_delivering(void **sta
 	assert_memory_equal(back.cursor.b, st.cursor.b, OFS_OID_LEN);
 	assert_string_equal(g.f[1].detail, f[1].detail);
 	assert_int_equal(g.f[1].seq, 2);
+	assert_int_equal(g.f[1].repair, OFS_REPAIR_DONE);
+	assert_memory_equal(g.f[1].source.b, f[1].source.b, OFS_OID_LEN);
+	assert_string_equal(g.f[1].action, f[1].action);
+	assert_int_equal(back.repairs, 2);
 	for (size_t cut = 0; cut < w.len; cut++) {
 		g.n = 0;
 		assert_int_not_equal(proto_decode_task_status(w.data, cut, &back, tf_add, &g), 0);
@@ -2067,9 +2100,42 @@ static void test_summary_round_trips_and_rejects_unknown_flags(void **state)
 	assert_true(back.present && back.corrupt && !back.behind);
 	assert_int_equal(back.version, 7);
 	assert_memory_equal(back.digest.b, s.digest.b, sizeof(s.digest.b));
-	w.data[0] = 8;
+	w.data[0] = 1 | 8 | 16;              /* VERIFY's answer: checked, bad */
+	assert_int_equal(proto_decode_summary(w.data, w.len, &back), 0);
+	assert_true(back.checked && back.bad);
+	w.data[0] = 16;                      /* bad without checked */
+	assert_int_equal(proto_decode_summary(w.data, w.len, &back), -OFS_ECORRUPT);
+	w.data[0] = 32;
 	assert_int_equal(proto_decode_summary(w.data, w.len, &back), -OFS_ECORRUPT);
 	assert_int_not_equal(proto_decode_summary(w.data, w.len - 1, &back), 0);
+	wbuf_free(&w);
+}
+
+static void test_fetch_reply_round_trips_and_rejects_bad_outcomes(void **state)
+{
+	struct ofs_fetch_reply f = { .outcome = OFS_FETCH_DONE, .version = 9, .bytes = 4096 }, back;
+	struct wbuf w;
+
+	(void)state;
+	f.source = mk_sid(7);
+	strcpy(f.detail, "fetched version 9");
+	wbuf_init(&w);
+	proto_encode_fetch_reply(&w, &f);
+	assert_int_equal(proto_decode_fetch_reply(w.data, w.len, &back), 0);
+	assert_int_equal(back.outcome, OFS_FETCH_DONE);
+	assert_int_equal(back.version, 9);
+	assert_int_equal(back.bytes, 4096);
+	assert_memory_equal(back.source.b, f.source.b, OFS_OID_LEN);
+	assert_string_equal(back.detail, f.detail);
+	for (size_t cut = 0; cut < w.len; cut++)
+		assert_int_not_equal(proto_decode_fetch_reply(w.data, cut, &back), 0);
+	w.data[0] = 0;
+	assert_int_equal(proto_decode_fetch_reply(w.data, w.len, &back), -OFS_ECORRUPT);
+	w.data[0] = OFS_FETCH_MAX + 1;
+	assert_int_equal(proto_decode_fetch_reply(w.data, w.len, &back), -OFS_ECORRUPT);
+	w.data[0] = OFS_FETCH_DONE;
+	w.data[w.len - 2] = '\t';
+	assert_int_equal(proto_decode_fetch_reply(w.data, w.len, &back), -OFS_ECORRUPT);
 	wbuf_free(&w);
 }
 
@@ -2164,6 +2230,7 @@ int main(void)
 		cmocka_unit_test(test_behind_and_stale_for_requests_round_trip),
 		cmocka_unit_test(test_task_status_round_trips_and_checks_before_delivering),
 		cmocka_unit_test(test_summary_round_trips_and_rejects_unknown_flags),
+		cmocka_unit_test(test_fetch_reply_round_trips_and_rejects_bad_outcomes),
 		cmocka_unit_test(test_task_requests_reject_unknown_kind_and_action),
 		cmocka_unit_test(test_behind_rejects_control_characters_in_reason),
 		cmocka_unit_test(test_stale_list_round_trips),

@@ -1,0 +1,520 @@
+/* repair.c - making one copy of an object good again (see repair.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "ofs_error.h"
+#include "repair.h"
+#include "wire.h"
+
+#define FETCH_PIECE ((uint32_t)4 << 20)    /* bytes per READ (OFS_MAX_IO) */
+#define MAX_CANDS 64                       /* copies compared at most */
+
+static int found_bad(const char *kind, const char *detail, void *arg)
+{
+	(void)kind;
+	(void)detail;
+	*(bool *)arg = true;
+	return 0;
+}
+
+int repair_verify(struct store *s, struct ofs_oid oid, struct ofs_summary *sm)
+{
+	uint64_t bytes;
+	bool bad = false;
+	int rc;
+
+	memset(sm, 0, sizeof(*sm));
+	rc = store_summary(s, oid, sm);
+	if (rc == -ENOENT) {
+		memset(sm, 0, sizeof(*sm));
+		return 0;
+	}
+	if (rc == -OFS_ECORRUPT) {
+		memset(sm, 0, sizeof(*sm));
+		sm->present = sm->corrupt = sm->checked = sm->bad = true;
+		return 0;
+	}
+	if (rc)
+		return rc;
+	rc = store_behind(s, oid);
+	if (rc < 0)
+		return rc;
+	sm->behind = rc == 1;
+	if (sm->type == OFS_OBJ_DFILE) {
+		rc = store_scrub_dfile(s, oid, found_bad, NULL, &bad, &bytes);
+		if (rc == -ENOENT) {
+			memset(sm, 0, sizeof(*sm));
+			return 0;
+		}
+		if (rc)
+			return rc;
+	}
+	sm->checked = true;
+	sm->bad = bad || sm->corrupt;
+	return 0;
+}
+
+/* One request to one server; the reply body in *res (caller frees). */
+static int call1(struct replicator *r, struct ofs_sid sid, const struct ofs_req *q,
+		 struct replica_result *res)
+{
+	struct wbuf body;
+	int rc;
+
+	wbuf_init(&body);
+	rc = proto_encode_req(&body, q);
+	if (!rc)
+		rc = replica_forward(r, q->op, body.data, body.len, &sid, 1, res);
+	wbuf_free(&body);
+	if (!rc && res->rc) {
+		free(res->body);
+		res->body = NULL;
+		rc = res->rc;
+	}
+	return rc;
+}
+
+struct cand {
+	struct ofs_sid sid;
+	struct ofs_summary sm;
+	bool bad;                    /* found not to verify */
+};
+
+static int cmp_cand(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	return x->sm.version < y->sm.version ? 1 : x->sm.version > y->sm.version ? -1 : 0;
+}
+
+/* SUMMARY (or VERIFY) of oid from each of sids. */
+static int ask_all(struct replicator *r, uint16_t op, struct ofs_oid oid, const struct ofs_sid *sids,
+		   size_t n, struct ofs_summary *sm, int *rcs)
+{
+	struct wbuf body;
+	int rc;
+
+	wbuf_init(&body);
+	wbuf_oid(&body, oid);
+	rc = wbuf_error(&body);
+	for (size_t at = 0; !rc && at < n; at += OFS_MAX_REPLICAS) {
+		struct replica_result res[OFS_MAX_REPLICAS];
+		size_t m = n - at < OFS_MAX_REPLICAS ? n - at : OFS_MAX_REPLICAS;
+		rc = replica_forward(r, op, body.data, body.len, sids + at, m, res);
+		for (size_t i = 0; !rc && i < m; i++) {
+			rcs[at + i] = res[i].rc;
+			if (!res[i].rc)
+				rcs[at + i] = proto_decode_summary(res[i].body, res[i].len, &sm[at + i]);
+			free(res[i].body);
+		}
+	}
+	wbuf_free(&body);
+	return rc;
+}
+
+/* Tell the other copies' servers that this copy is current at version, so
+ * that their stale records of it go - before the swap, so that no stale
+ * record outlives the repair and marks the new copy behind again. */
+static void clear_records(struct replicator *r, struct ofs_oid oid, struct ofs_sid me,
+			  uint64_t version, const struct ofs_sid *sids, size_t n)
+{
+	struct ofs_req q;
+	struct wbuf body;
+
+	memset(&q, 0, sizeof(q));
+	q.op = OFS_OP_STALE_CLEAR;
+	q.oid = oid;
+	q.sid = me;
+	q.version = version;
+	wbuf_init(&body);
+	if (proto_encode_req(&body, &q) == 0) {
+		for (size_t at = 0; at < n; at += OFS_MAX_REPLICAS) {
+			struct replica_result res[OFS_MAX_REPLICAS];
+			size_t m = n - at < OFS_MAX_REPLICAS ? n - at : OFS_MAX_REPLICAS;
+			if (replica_forward(r, OFS_OP_STALE_CLEAR, body.data, body.len, sids + at, m, res))
+				break;
+			for (size_t i = 0; i < m; i++)
+				free(res[i].body);
+		}
+	}
+	wbuf_free(&body);
+}
+
+/* Read the copy on src into an incoming copy here and swap it in. */
+static int fetch_from(struct store *s, struct replicator *r, struct ofs_oid oid,
+		      const struct cand *c, const char *tag, repair_pace_fn pace, void *arg,
+		      uint64_t *bytes, const struct ofs_sid *others, size_t nothers)
+{
+	struct store_incoming *in = NULL;
+	struct replica_result res;
+	struct ofs_attr *a = malloc(sizeof(*a));
+	struct ofs_req *q = calloc(1, sizeof(*q));
+	struct ofs_summary after;
+	struct ofs_digest mine;
+	int rc;
+
+	*bytes = 0;
+	if (!a || !q) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	q->op = OFS_OP_GETATTR;
+	q->oid = oid;
+	rc = call1(r, c->sid, q, &res);
+	if (rc)
+		goto out;
+	rc = proto_decode_attr_reply(res.body, res.len, a);
+	free(res.body);
+	if (rc)
+		goto out;
+	if (a->version != c->sm.version || a->type != c->sm.type) {
+		rc = -EAGAIN;                /* changed since its summary */
+		goto out;
+	}
+	rc = store_incoming_begin(s, oid, a, &in);
+	if (rc)
+		goto out;
+	if (a->type == OFS_OBJ_DFILE) {
+		for (uint64_t off = 0; off < a->size && !rc;) {
+			uint32_t len = a->size - off < FETCH_PIECE ? (uint32_t)(a->size - off) : FETCH_PIECE;
+			struct rbuf rb;
+			const uint8_t *p;
+			uint32_t n;
+			if (pace && (rc = pace(len, arg)) != 0)
+				break;
+			q->op = OFS_OP_READ;
+			q->offset = off;
+			q->length = len;
+			rc = call1(r, c->sid, q, &res);
+			if (rc)
+				break;
+			rbuf_init(&rb, res.body, res.len);
+			n = rbuf_u32(&rb);
+			p = rbuf_bytes(&rb, n);
+			rc = rbuf_done(&rb);
+			if (!rc && n != len)
+				rc = -EIO;           /* shorter than its recorded size */
+			if (!rc)
+				rc = store_incoming_write(in, p, n);
+			free(res.body);
+			off += len;
+			*bytes += len;
+		}
+	} else {
+		uint8_t last[OFS_MAX_KEY];
+		size_t lastn = 0;
+		bool more = true;
+		while (more && !rc) {
+			struct ofs_list_reader lr;
+			const uint8_t *k, *v;
+			size_t kn, vn;
+			q->op = OFS_OP_KV_LIST;
+			q->key = lastn ? last : NULL;
+			q->key_len = lastn;
+			q->max = OFS_MAX_LIST;
+			rc = call1(r, c->sid, q, &res);
+			if (rc)
+				break;
+			rc = proto_list_open_kv(&lr, res.body, res.len);
+			while (!rc && proto_list_next_kv(&lr, &k, &kn, &v, &vn) == 1) {
+				rc = store_incoming_kv(in, k, kn, v, vn);
+				if (!rc && kn <= sizeof(last)) {
+					memcpy(last, k, kn);
+					lastn = kn;
+				}
+				*bytes += kn + vn;
+			}
+			more = lr.more;
+			free(res.body);
+		}
+	}
+	if (rc)
+		goto out;
+	/* The copy as fetched must be the copy the source holds now, and the
+	 * one whose summary chose it. */
+	q->op = OFS_OP_SUMMARY;
+	rc = call1(r, c->sid, q, &res);
+	if (rc)
+		goto out;
+	rc = proto_decode_summary(res.body, res.len, &after);
+	free(res.body);
+	if (!rc && (!after.present || after.version != a->version ||
+		    !digest_eq(after.digest, c->sm.digest)))
+		rc = -EAGAIN;
+	if (!rc)
+		rc = store_incoming_summary(in, &mine);
+	if (!rc && !digest_eq(mine, c->sm.digest))
+		rc = -OFS_ECHECKSUM;         /* what arrived is not what it records */
+	if (!rc)
+		clear_records(r, oid, store_sid(s), a->version, others, nothers);
+	if (!rc)
+		rc = store_incoming_commit(in, tag);
+out:
+	store_incoming_free(in);
+	free(q);
+	free(a);
+	return rc;
+}
+
+/* The candidate servers: cands, or every server in the table. */
+static int candidates(struct sidtab *t, struct ofs_sid me, const struct ofs_sid *cands,
+		      size_t ncands, struct ofs_sid *out, size_t *n)
+{
+	*n = 0;
+	if (ncands) {
+		for (size_t i = 0; i < ncands && *n < MAX_CANDS; i++)
+			if (!sid_eq(cands[i], me))
+				out[(*n)++] = cands[i];
+		return 0;
+	}
+	struct ofs_server *e = NULL;
+	size_t ne = 0;
+	int rc = sidtab_snapshot(t, &e, &ne);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < ne && *n < MAX_CANDS; i++)
+		if (!sid_eq(e[i].sid, me))
+			out[(*n)++] = e[i].sid;
+	free(e);
+	return 0;
+}
+
+static void say(struct ofs_fetch_reply *out, uint8_t outcome, const struct cand *c,
+		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void say(struct ofs_fetch_reply *out, uint8_t outcome, const struct cand *c,
+		const char *fmt, ...)
+{
+	va_list ap;
+
+	out->outcome = outcome;
+	if (c) {
+		out->source = c->sid;
+		out->version = c->sm.version;
+	}
+	va_start(ap, fmt);
+	vsnprintf(out->detail, sizeof(out->detail), fmt, ap);
+	va_end(ap);
+}
+
+int repair_fetch(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid,
+		 const struct ofs_sid *cands, size_t ncands, bool dry_run, const char *tag,
+		 repair_pace_fn pace, void *arg, struct ofs_fetch_reply *out)
+{
+	struct ofs_sid me = store_sid(s), sids[MAX_CANDS];
+	struct ofs_summary local, sm[MAX_CANDS];
+	struct cand c[MAX_CANDS];
+	int rcs[MAX_CANDS];
+	size_t n = 0, nc = 0;
+	char hex[OFS_OID_HEX];
+	bool local_ok, quiet = false;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = candidates(t, me, cands, ncands, sids, &n);
+	if (!rc)
+		rc = repair_verify(s, oid, &local);
+	if (!rc && n)
+		rc = ask_all(r, OFS_OP_SUMMARY, oid, sids, n, sm, rcs);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		if (rcs[i] == 0 && sm[i].present && !sm[i].behind && !sm[i].corrupt) {
+			c[nc].sid = sids[i];
+			c[nc].sm = sm[i];
+			c[nc].bad = false;
+			nc++;
+		} else if (rcs[i] != 0 && rcs[i] != -OFS_ECORRUPT) {
+			quiet = true;            /* no answer: it may hold the good copy */
+		}
+	}
+	qsort(c, nc, sizeof(c[0]), cmp_cand);
+	local_ok = local.present && !local.behind && !local.corrupt && !local.bad;
+
+	for (size_t at = 0; at < nc;) {
+		uint64_t v = c[at].sm.version;
+		size_t end = at, ndig = 0;
+		struct ofs_digest dig[MAX_CANDS];
+
+		while (end < nc && c[end].sm.version == v)
+			end++;
+		if (local_ok && local.version > v) {
+			say(out, OFS_FETCH_GOOD, NULL, "this copy verifies and is the newest (version %llu)",
+			    (unsigned long long)local.version);
+			goto good;
+		}
+		for (size_t i = at; i < end; i++) {
+			bool seen = false;
+			for (size_t j = 0; j < ndig; j++)
+				seen |= digest_eq(dig[j], c[i].sm.digest);
+			if (!seen)
+				dig[ndig++] = c[i].sm.digest;
+		}
+		if (local_ok && local.version == v) {
+			/* This copy verifies at the top version: it is good unless
+			 * a differing sibling verifies too (then: a conflict). */
+			for (size_t i = at; i < end; i++) {
+				struct ofs_summary vs;
+				int vrc;
+				if (digest_eq(c[i].sm.digest, local.digest))
+					continue;
+				rc = ask_all(r, OFS_OP_VERIFY, oid, &c[i].sid, 1, &vs, &vrc);
+				if (rc)
+					return rc;
+				if (vrc == 0 && vs.present && vs.checked && !vs.bad &&
+				    vs.version == v && !digest_eq(vs.digest, local.digest)) {
+					sid_to_hex(c[i].sid, hex);
+					say(out, OFS_FETCH_CONFLICT, NULL,
+					    "this copy and the one on %s both verify at version %llu "
+					    "but differ; nothing changed", hex, (unsigned long long)v);
+					return 0;
+				}
+			}
+			say(out, OFS_FETCH_GOOD, NULL, "this copy verifies at version %llu",
+			    (unsigned long long)v);
+			goto good;
+		}
+		if (ndig > 1) {
+			/* Copies at the top version differ: verify each. */
+			size_t good = 0, pick = 0;
+			struct ofs_digest gd[MAX_CANDS];
+			for (size_t i = at; i < end; i++) {
+				struct ofs_summary vs;
+				int vrc;
+				bool seen = false;
+				rc = ask_all(r, OFS_OP_VERIFY, oid, &c[i].sid, 1, &vs, &vrc);
+				if (rc)
+					return rc;
+				c[i].bad = !(vrc == 0 && vs.present && vs.checked && !vs.bad &&
+					     vs.version == v && digest_eq(vs.digest, c[i].sm.digest));
+				if (c[i].bad)
+					continue;
+				for (size_t j = 0; j < good; j++)
+					seen |= digest_eq(gd[j], c[i].sm.digest);
+				if (!seen) {
+					gd[good++] = c[i].sm.digest;
+					pick = i;
+				}
+			}
+			if (good > 1) {
+				say(out, OFS_FETCH_CONFLICT, NULL,
+				    "%zu copies verify at version %llu but differ; nothing changed",
+				    good, (unsigned long long)v);
+				return 0;
+			}
+			if (good == 1) {
+				for (size_t i = at; i < end; i++)
+					c[i].bad |= !digest_eq(c[i].sm.digest, c[pick].sm.digest);
+			}
+		}
+		for (size_t i = at; i < end; i++) {
+			uint64_t bytes = 0;
+			if (c[i].bad)
+				continue;
+			sid_to_hex(c[i].sid, hex);
+			if (dry_run) {
+				say(out, OFS_FETCH_WOULD, &c[i], "would fetch version %llu from %s",
+				    (unsigned long long)v, hex);
+				return 0;
+			}
+			rc = fetch_from(s, r, oid, &c[i], tag, pace, arg, &bytes, sids, n);
+			if (rc == 0) {
+				say(out, OFS_FETCH_DONE, &c[i], "fetched version %llu from %s (%llu bytes)",
+				    (unsigned long long)v, hex, (unsigned long long)bytes);
+				out->bytes = bytes;
+				return 0;
+			}
+			if (rc == -OFS_ECHECKSUM || rc == -EIO) {
+				c[i].bad = true;     /* it did not verify: the next one */
+				oid_to_hex(oid, hex);
+				log_warn("repair of %s: the copy on a sibling did not verify (%s)",
+					 hex, ofs_strerror(rc));
+				continue;
+			}
+			return rc;               /* unreachable, changed meanwhile, ... */
+		}
+		at = end;
+	}
+	if (local_ok) {
+		say(out, OFS_FETCH_GOOD, NULL, "this copy verifies (version %llu)",
+		    (unsigned long long)local.version);
+		goto good;
+	}
+	if (quiet)
+		return -OFS_EUNREACHABLE;   /* a copy that did not answer may be good */
+	say(out, OFS_FETCH_NONE, NULL, "no copy verifies (%zu other cop%s compared); nothing changed",
+	    nc, nc == 1 ? "y" : "ies");
+	return 0;
+good:
+	out->version = local.version;
+	if (!dry_run)
+		clear_records(r, oid, me, local.version, sids, n);
+	return 0;
+}
+
+int repair_fetch_at(struct store *s, struct sidtab *t, struct replicator *r,
+		    struct ofs_sid target, struct ofs_oid oid, const struct ofs_sid *cands,
+		    size_t ncands, bool dry_run, uint64_t rate, const char *tag,
+		    repair_pace_fn pace, void *arg, struct ofs_fetch_reply *out)
+{
+	struct replica_result res;
+	struct ofs_req *q;
+	int rc;
+
+	if (sid_eq(target, store_sid(s)))
+		return repair_fetch(s, t, r, oid, cands, ncands, dry_run, tag, pace, arg, out);
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->op = OFS_OP_REPAIR_FETCH;
+	q->oid = oid;
+	q->flags = dry_run ? OFS_FETCH_DRYRUN : 0;
+	q->rate = rate;
+	q->ncands = (uint8_t)(ncands < OFS_MAX_REPLICAS ? ncands : OFS_MAX_REPLICAS);
+	memcpy(q->cands, cands, q->ncands * sizeof(cands[0]));
+	snprintf(q->reason, sizeof(q->reason), "%s", tag);
+	rc = call1(r, target, q, &res);
+	free(q);
+	if (rc)
+		return rc;
+	rc = proto_decode_fetch_reply(res.body, res.len, out);
+	free(res.body);
+	return rc;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int repair_pace_rate(uint64_t bytes, void *arg)
+{
+	struct repair_pacer *p = arg;
+	double due, wait;
+
+	if (!p->rate)
+		return 0;
+	if (p->t0 == 0)
+		p->t0 = now_s();
+	due = p->t0 + (double)p->bytes / (double)p->rate;
+	wait = due - now_s();
+	if (wait > 0) {
+		struct timespec ts = { .tv_sec = (time_t)wait,
+				       .tv_nsec = (long)((wait - (double)(time_t)wait) * 1e9) };
+		nanosleep(&ts, NULL);
+	}
+	p->bytes += bytes;
+	return 0;
+}
+
+int repair_stale_clear(struct store *s, struct ofs_oid oid, struct ofs_sid sid, uint64_t version)
+{
+	return store_stale_del(s, oid, sid, version);
+}
