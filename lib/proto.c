@@ -455,7 +455,7 @@ int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_re
 		q->flags = rbuf_u32(&r);
 		q->rate = rbuf_u64(&r);
 		q->ncands = rbuf_u8(&r);
-		if (!rbuf_error(&r) && (q->ncands > OFS_MAX_REPLICAS || (q->flags & ~OFS_FETCH_DRYRUN)))
+		if (!rbuf_error(&r) && (q->ncands > OFS_MAX_REPLICAS || (q->flags & ~(OFS_FETCH_DRYRUN | OFS_FETCH_LOCALBAD))))
 			return -OFS_ECORRUPT;
 		for (uint8_t i = 0; i < q->ncands && !rbuf_error(&r); i++)
 			q->cands[i] = rbuf_sid(&r);
@@ -1031,6 +1031,7 @@ void proto_encode_task_status(struct wbuf *w, const struct ofs_task_status *st,
 		wbuf_str(w, f[i].detail);
 		wbuf_u8(w, f[i].repair);
 		wbuf_sid(w, f[i].source);
+		wbuf_oid(w, f[i].ref);
 		wbuf_str(w, f[i].action);
 	}
 }
@@ -1076,6 +1077,7 @@ int proto_decode_task_status(const uint8_t *b, size_t len, struct ofs_task_statu
 			rbuf_str(&r, f->detail, sizeof(f->detail));
 			f->repair = rbuf_u8(&r);
 			f->source = rbuf_sid(&r);
+			f->ref = rbuf_oid(&r);
 			rbuf_str(&r, f->action, sizeof(f->action));
 			if (rbuf_error(&r))
 				break;

@@ -259,6 +259,9 @@ struct ofs_task_finding {
 	char detail[OFS_TASK_DETAIL_LEN];
 	uint8_t repair;                /* enum ofs_repair_state */
 	struct ofs_sid source;         /* the copy repaired from (zero: none) */
+	struct ofs_oid ref;            /* the other object (zero: none): the owner
+	                                  of an orphan or of a wrong back reference,
+	                                  what a dangling pointer names */
 	char action[OFS_TASK_DETAIL_LEN];   /* how it was (or would be) repaired */
 };
 
@@ -283,7 +286,9 @@ enum ofs_fetch_outcome {
 	OFS_FETCH_NONE,                /* no copy verifies: nothing changed */
 	OFS_FETCH_MAX = OFS_FETCH_NONE,
 };
-#define OFS_FETCH_DRYRUN 1u            /* REPAIR_FETCH flag */
+#define OFS_FETCH_DRYRUN 1u            /* REPAIR_FETCH flags: decide only */
+#define OFS_FETCH_LOCALBAD 2u          /* the receiver's copy is known bad (a
+                                          scrub just read it): not re-read */
 struct ofs_fetch_reply {
 	uint8_t outcome;               /* enum ofs_fetch_outcome */
 	struct ofs_sid source;

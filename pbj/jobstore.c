@@ -148,6 +148,7 @@ static const char *const steps[PBJ_SCHEMA_VERSION] = {
 	/* 2: repair outcomes per finding; site settings */
 	"ALTER TABLE findings ADD COLUMN repair_state INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE findings ADD COLUMN source BLOB;"
+	"ALTER TABLE findings ADD COLUMN ref BLOB;"
 	"UPDATE findings SET repair_state = 1 WHERE repaired != 0;"
 	"CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);",
 };
@@ -486,7 +487,7 @@ static int add_finding(struct pbj_db *d, const struct pbj_finding *f)
 {
 	sqlite3_stmt *st;
 	int rc = prepare(d, "INSERT INTO findings (job, server, oid, kind, detail, repaired, repair,"
-			 " repair_state, source) VALUES (?,?,?,?,?,?,?,?,?)", &st);
+			 " repair_state, source, ref) VALUES (?,?,?,?,?,?,?,?,?,?)", &st);
 
 	if (rc)
 		return rc;
@@ -500,6 +501,8 @@ static int add_finding(struct pbj_db *d, const struct pbj_finding *f)
 	sqlite3_bind_int(st, 8, f->repair_state);
 	if (!sid_is_zero(f->source))
 		sqlite3_bind_blob(st, 9, f->source.b, OFS_OID_LEN, SQLITE_TRANSIENT);
+	if (!oid_is_zero(f->ref))
+		sqlite3_bind_blob(st, 10, f->ref.b, OFS_OID_LEN, SQLITE_TRANSIENT);
 	return run(d, st);
 }
 
@@ -533,7 +536,7 @@ int pbj_finding_list(struct pbj_db *d, int64_t job, const struct ofs_sid *server
 	if (!f)
 		return -ENOMEM;
 	rc = prepare(d, "SELECT id, job, server, oid, kind, detail, repaired, repair,"
-		     " repair_state, source FROM findings"
+		     " repair_state, source, ref FROM findings"
 		     " WHERE job = ?1 AND (?2 IS NULL OR server = ?2) AND (?3 IS NULL OR kind = ?3)"
 		     " AND (?4 IS NULL OR oid = ?4) ORDER BY id", &st);
 	if (rc) {
@@ -563,7 +566,8 @@ int pbj_finding_list(struct pbj_db *d, int64_t job, const struct ofs_sid *server
 			int rs = sqlite3_column_int(st, 8);
 			f->repair_state = rs >= 0 && rs <= OFS_REPAIR_MAX ? (uint8_t)rs : OFS_REPAIR_NONE;
 		}
-		if (sqlite3_column_type(st, 9) != SQLITE_NULL && col_id(st, 9, f->source.b)) {
+		if ((sqlite3_column_type(st, 9) != SQLITE_NULL && col_id(st, 9, f->source.b)) ||
+		    (sqlite3_column_type(st, 10) != SQLITE_NULL && col_id(st, 10, f->ref.b))) {
 			rc = -OFS_ECORRUPT;
 			break;
 		}

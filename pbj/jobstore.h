@@ -90,6 +90,7 @@ struct pbj_finding {
 	char repair[PBJ_DETAIL_LEN];    /* how (or why not); "" if not attempted */
 	uint8_t repair_state;           /* enum ofs_repair_state (proto.h) */
 	struct ofs_sid source;          /* the copy repaired from; zero = none */
+	struct ofs_oid ref;             /* the other object (proto.h); zero = none */
 };
 
 struct pbj_schedule {

@@ -253,35 +253,67 @@ static int apply_paths(struct pbj_db *db, const struct pbj_job *j,
 	return rc;
 }
 
-/* repair --job: the objects of that job's findings not repaired yet, to
- * every task (each server walks those it holds). */
-struct from_ctx {
-	struct ofs_oid *oids;
-	uint32_t n, cap;
-	int rc;
+/* repair --job: the objects of that job's findings not repaired yet. A
+ * copy's own problem goes to the server holding that copy only; others
+ * (a copy missing elsewhere, structure) to every server, with the other
+ * object the finding names (an owner is checked where it lives). */
+struct from_item {
+	struct ofs_oid oid;
+	struct ofs_sid server;           /* zero: every server */
 };
+
+struct from_ctx {
+	struct from_item *it;
+	size_t n, cap;
+};
+
+static bool holder_kind(const char *kind)
+{
+	static const char *const k[] = { "checksum_mismatch", "size_mismatch", "unreadable",
+					 "record_corrupt", "replica_conflict", "stale_replica" };
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		if (!strcmp(kind, k[i]))
+			return true;
+	return false;
+}
+
+static int from_add(struct from_ctx *fc, struct ofs_oid oid, const struct ofs_sid *server)
+{
+	if (fc->n == fc->cap) {
+		size_t cap = fc->cap ? fc->cap * 2 : 64;
+		struct from_item *p = realloc(fc->it, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		fc->it = p;
+		fc->cap = cap;
+	}
+	fc->it[fc->n].oid = oid;
+	if (server)
+		fc->it[fc->n].server = *server;
+	else
+		memset(&fc->it[fc->n].server, 0, sizeof(fc->it[fc->n].server));
+	fc->n++;
+	return 0;
+}
 
 static int from_finding(const struct pbj_finding *f, void *arg)
 {
 	struct from_ctx *fc = arg;
+	int rc;
 
 	if (f->repaired)
 		return 0;
-	for (uint32_t i = fc->n; i > 0 && i + 8 > fc->n; i--)
-		if (oid_eq(fc->oids[i - 1], f->oid))
-			return 0;            /* (findings of one object come together) */
-	if (fc->n == OFS_MAX_TASK_OIDS)
-		return -OFS_ETOOBIG;
-	if (fc->n == fc->cap) {
-		uint32_t cap = fc->cap ? fc->cap * 2 : 64;
-		struct ofs_oid *p = realloc(fc->oids, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		fc->oids = p;
-		fc->cap = cap;
-	}
-	fc->oids[fc->n++] = f->oid;
-	return 0;
+	if (holder_kind(f->kind))
+		return from_add(fc, f->oid, &f->server);
+	rc = from_add(fc, f->oid, NULL);
+	if (!rc && !oid_is_zero(f->ref))
+		rc = from_add(fc, f->ref, NULL);
+	return rc;
+}
+
+static int cmp_oid_p(const void *a, const void *b)
+{
+	return memcmp(a, b, OFS_OID_LEN);
 }
 
 static int apply_from_job(struct pbj_db *db, const struct pbj_job *j, struct live *l, size_t n)
@@ -294,18 +326,27 @@ static int apply_from_job(struct pbj_db *db, const struct pbj_job *j, struct liv
 		return 0;
 	rc = pbj_finding_list(db, from, NULL, NULL, NULL, from_finding, &fc);
 	for (size_t i = 0; i < n && !rc; i++) {
-		l[i].none = fc.n == 0;
-		if (!fc.n)
-			continue;
-		l[i].only = malloc((size_t)fc.n * sizeof(*l[i].only));
-		if (!l[i].only) {
+		uint32_t m = 0;
+		l[i].only = fc.n ? malloc(fc.n * sizeof(*l[i].only)) : NULL;
+		if (fc.n && !l[i].only) {
 			rc = -ENOMEM;
 			break;
 		}
-		memcpy(l[i].only, fc.oids, (size_t)fc.n * sizeof(*fc.oids));
-		l[i].nonly = fc.n;
+		for (size_t k = 0; k < fc.n; k++)
+			if (sid_is_zero(fc.it[k].server) || sid_eq(fc.it[k].server, l[i].t.server))
+				l[i].only[m++] = fc.it[k].oid;
+		/* sorted, once each */
+		qsort(l[i].only, m, sizeof(*l[i].only), cmp_oid_p);
+		uint32_t u = 0;
+		for (uint32_t k = 0; k < m; k++)
+			if (u == 0 || !oid_eq(l[i].only[u - 1], l[i].only[k]))
+				l[i].only[u++] = l[i].only[k];
+		if (u > OFS_MAX_TASK_OIDS)
+			rc = -OFS_ETOOBIG;
+		l[i].nonly = u;
+		l[i].none = u == 0;
 	}
-	free(fc.oids);
+	free(fc.it);
 	return rc;
 }
 
@@ -450,6 +491,7 @@ static int take_finding(const struct ofs_task_finding *tf, void *arg)
 	f->oid = tf->oid;
 	snprintf(f->kind, sizeof(f->kind), "%s", tf->kind);
 	snprintf(f->detail, sizeof(f->detail), "%s", tf->detail);
+	f->ref = tf->ref;
 	f->repair_state = tf->repair;
 	if (tf->repair == OFS_REPAIR_DONE && !sid_is_zero(tf->source))
 		pc->repaired++;

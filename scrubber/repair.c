@@ -145,6 +145,30 @@ static void clear_records(struct replicator *r, struct ofs_oid oid, struct ofs_s
 	wbuf_free(&body);
 }
 
+/* Send READ of the piece at off (paced); its length in *len. */
+static int send_read(struct replicator *r, struct ofs_sid sid, struct ofs_req *q, uint64_t off,
+		     uint64_t size, repair_pace_fn pace, void *arg, struct replica_sent *sent,
+		     struct replica_result *res, uint32_t *len)
+{
+	struct wbuf body;
+	int rc;
+
+	*len = size - off < FETCH_PIECE ? (uint32_t)(size - off) : FETCH_PIECE;
+	if (pace && (rc = pace(*len, arg)) != 0)
+		return rc;
+	q->op = OFS_OP_READ;
+	q->offset = off;
+	q->length = *len;
+	wbuf_init(&body);
+	rc = proto_encode_req(&body, q);
+	if (!rc) {
+		replica_send(r, OFS_OP_READ, body.data, body.len, &sid, 1, sent, res);
+		rc = 0;      /* (a send that failed is in res: replica_collect says) */
+	}
+	wbuf_free(&body);
+	return rc;
+}
+
 /* Read the copy on src into an incoming copy here and swap it in. */
 static int fetch_from(struct store *s, struct replicator *r, struct ofs_oid oid,
 		      const struct cand *c, const char *tag, repair_pace_fn pace, void *arg,
@@ -180,30 +204,52 @@ static int fetch_from(struct store *s, struct replicator *r, struct ofs_oid oid,
 	if (rc)
 		goto out;
 	if (a->type == OFS_OBJ_DFILE) {
-		for (uint64_t off = 0; off < a->size && !rc;) {
-			uint32_t len = a->size - off < FETCH_PIECE ? (uint32_t)(a->size - off) : FETCH_PIECE;
+		/* Two reads in flight: the source reads and verifies the next
+		 * piece while this one is written here. */
+		struct replica_sent sent[2];
+		struct replica_result res2[2];
+		uint32_t lens[2] = { 0, 0 };
+		bool inflight[2] = { false, false };
+		uint64_t next = 0;
+		int cur = 0;
+		for (int i = 0; i < 2 && next < a->size && !rc; i++) {
+			rc = send_read(r, c->sid, q, next, a->size, pace, arg, &sent[i], &res2[i], &lens[i]);
+			inflight[i] = !rc;
+			next += lens[i];
+		}
+		while (!rc && inflight[cur]) {
 			struct rbuf rb;
 			const uint8_t *p;
 			uint32_t n;
-			if (pace && (rc = pace(len, arg)) != 0)
-				break;
-			q->op = OFS_OP_READ;
-			q->offset = off;
-			q->length = len;
-			rc = call1(r, c->sid, q, &res);
-			if (rc)
-				break;
-			rbuf_init(&rb, res.body, res.len);
-			n = rbuf_u32(&rb);
-			p = rbuf_bytes(&rb, n);
-			rc = rbuf_done(&rb);
-			if (!rc && n != len)
-				rc = -EIO;           /* shorter than its recorded size */
-			if (!rc)
-				rc = store_incoming_write(in, p, n);
-			free(res.body);
-			off += len;
-			*bytes += len;
+			replica_collect(r, &sent[cur], &res2[cur]);
+			inflight[cur] = false;
+			rc = res2[cur].rc;
+			if (!rc) {
+				rbuf_init(&rb, res2[cur].body, res2[cur].len);
+				n = rbuf_u32(&rb);
+				p = rbuf_bytes(&rb, n);
+				rc = rbuf_done(&rb);
+				if (!rc && n != lens[cur])
+					rc = -EIO;   /* shorter than its recorded size */
+				if (!rc)
+					rc = store_incoming_write(in, p, n);
+				*bytes += n;
+			}
+			free(res2[cur].body);
+			res2[cur].body = NULL;
+			if (!rc && next < a->size) {
+				rc = send_read(r, c->sid, q, next, a->size, pace, arg, &sent[cur],
+					       &res2[cur], &lens[cur]);
+				inflight[cur] = !rc;
+				next += lens[cur];
+			}
+			cur ^= 1;
+		}
+		for (int i = 0; i < 2; i++) {
+			if (inflight[i]) {
+				replica_collect(r, &sent[i], &res2[i]);
+				free(res2[i].body);
+			}
 		}
 	} else {
 		uint8_t last[OFS_MAX_KEY];
@@ -302,9 +348,10 @@ static void say(struct ofs_fetch_reply *out, uint8_t outcome, const struct cand 
 }
 
 int repair_fetch(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid,
-		 const struct ofs_sid *cands, size_t ncands, bool dry_run, const char *tag,
+		 const struct ofs_sid *cands, size_t ncands, unsigned flags, const char *tag,
 		 repair_pace_fn pace, void *arg, struct ofs_fetch_reply *out)
 {
+	bool dry_run = (flags & OFS_FETCH_DRYRUN) != 0;
 	struct ofs_sid me = store_sid(s), sids[MAX_CANDS];
 	struct ofs_summary local, sm[MAX_CANDS];
 	struct cand c[MAX_CANDS];
@@ -316,8 +363,19 @@ int repair_fetch(struct store *s, struct sidtab *t, struct replicator *r, struct
 
 	memset(out, 0, sizeof(*out));
 	rc = candidates(t, me, cands, ncands, sids, &n);
-	if (!rc)
+	if (!rc && (flags & OFS_FETCH_LOCALBAD)) {
+		/* Known bad (a scrub has just read it): its summary only. */
+		memset(&local, 0, sizeof(local));
+		rc = store_summary(s, oid, &local);
+		if (rc == -ENOENT || rc == -OFS_ECORRUPT) {
+			memset(&local, 0, sizeof(local));
+			local.present = rc == -OFS_ECORRUPT;
+			rc = 0;
+		}
+		local.checked = local.bad = true;
+	} else if (!rc) {
 		rc = repair_verify(s, oid, &local);
+	}
 	if (!rc && n)
 		rc = ask_all(r, OFS_OP_SUMMARY, oid, sids, n, sm, rcs);
 	if (rc)
@@ -458,7 +516,7 @@ good:
 
 int repair_fetch_at(struct store *s, struct sidtab *t, struct replicator *r,
 		    struct ofs_sid target, struct ofs_oid oid, const struct ofs_sid *cands,
-		    size_t ncands, bool dry_run, uint64_t rate, const char *tag,
+		    size_t ncands, unsigned flags, uint64_t rate, const char *tag,
 		    repair_pace_fn pace, void *arg, struct ofs_fetch_reply *out)
 {
 	struct replica_result res;
@@ -466,13 +524,13 @@ int repair_fetch_at(struct store *s, struct sidtab *t, struct replicator *r,
 	int rc;
 
 	if (sid_eq(target, store_sid(s)))
-		return repair_fetch(s, t, r, oid, cands, ncands, dry_run, tag, pace, arg, out);
+		return repair_fetch(s, t, r, oid, cands, ncands, flags, tag, pace, arg, out);
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
 	q->op = OFS_OP_REPAIR_FETCH;
 	q->oid = oid;
-	q->flags = dry_run ? OFS_FETCH_DRYRUN : 0;
+	q->flags = flags;
 	q->rate = rate;
 	q->ncands = (uint8_t)(ncands < OFS_MAX_REPLICAS ? ncands : OFS_MAX_REPLICAS);
 	memcpy(q->cands, cands, q->ncands * sizeof(cands[0]));

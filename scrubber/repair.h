@@ -39,7 +39,8 @@ int repair_verify(struct store *s, struct ofs_oid oid, struct ofs_summary *sm);
 /*
  * Make this server's copy of oid good: compare it with the copies on
  * cands (ncands 0: every server in the table), fetch the good one unless
- * this copy is it. dry_run decides and fetches nothing. tag goes into the
+ * this copy is it. flags: OFS_FETCH_DRYRUN decides and fetches nothing;
+ * OFS_FETCH_LOCALBAD skips re-reading this copy (known bad). tag goes into the
  * quarantine name of the copy thrown away. Returns 0 with *out filled (the
  * outcome, the source, the version, bytes fetched, a detail an operator
  * can act on), or an error when the decision could not be made (a
@@ -47,14 +48,14 @@ int repair_verify(struct store *s, struct ofs_oid oid, struct ofs_summary *sm);
  * -EAGAIN).
  */
 int repair_fetch(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid,
-		 const struct ofs_sid *cands, size_t ncands, bool dry_run, const char *tag,
+		 const struct ofs_sid *cands, size_t ncands, unsigned flags, const char *tag,
 		 repair_pace_fn pace, void *arg, struct ofs_fetch_reply *out);
 
 /* Ask target to run repair_fetch on its copy (REPAIR_FETCH); for target
  * == this server, runs it here. */
 int repair_fetch_at(struct store *s, struct sidtab *t, struct replicator *r,
 		    struct ofs_sid target, struct ofs_oid oid, const struct ofs_sid *cands,
-		    size_t ncands, bool dry_run, uint64_t rate, const char *tag,
+		    size_t ncands, unsigned flags, uint64_t rate, const char *tag,
 		    repair_pace_fn pace, void *arg, struct ofs_fetch_reply *out);
 
 /* A plain pacer for REPAIR_FETCH's rate (bytes/s; 0: unpaced). */

@@ -25,6 +25,7 @@ struct mend {
 	struct ofs_handle child;         /* BACKREF: the object; DANGLING: what was named */
 	struct ofs_backref want;         /* BACKREF: what the forward pointer says */
 	char name[OFS_NAME_MAX + 1];     /* DANGLING_ENTRY: the entry */
+	struct ofs_oid ref;              /* the finding's other object */
 };
 
 struct walked {
@@ -201,6 +202,8 @@ static int add_finding_other(struct task *k, struct ofs_sid server, struct ofs_o
 	f.oid = oid;
 	snprintf(f.kind, sizeof(f.kind), "%s", kind);
 	snprintf(f.detail, sizeof(f.detail), "%s", detail);
+	if (k->next_mend)
+		f.ref = k->next_mend->ref;
 	if (!k->holding)
 		return enqueue(k, &f);
 	if (k->nheld == k->capheld) {
@@ -486,7 +489,7 @@ static int check_pointer(struct task *k, const struct walked *w, const struct of
 	if (state == WHERE_NOWHERE) {
 		struct mend m = { .what = want_name && w->a.type == OFS_OBJ_DIRDATA
 					  ? MEND_DANGLING_ENTRY : MEND_DANGLING_PART,
-				  .child = *child };
+				  .child = *child, .ref = child->oid };
 		snprintf(m.name, sizeof(m.name), "%s", want_name ? want_name : "");
 		snprintf(detail, sizeof(detail), "%s names %s, which none of its servers holds",
 			 what, ch);
@@ -499,7 +502,7 @@ static int check_pointer(struct task *k, const struct walked *w, const struct of
 	    (want_stripe >= 0 && sm.backref.stripe != (uint32_t)want_stripe) ||
 	    (want_name && strcmp(sm.backref.name, want_name) != 0)) {
 		oid_to_hex(sm.backref.owner, oh);
-		struct mend m = { .what = MEND_BACKREF, .child = *child };
+		struct mend m = { .what = MEND_BACKREF, .child = *child, .ref = want_owner };
 		m.want.owner = want_owner;
 		m.want.stripe = want_stripe >= 0 ? (uint32_t)want_stripe : 0;
 		snprintf(m.want.name, sizeof(m.want.name), "%s", want_name ? want_name : "");
@@ -619,7 +622,7 @@ static int check_owner(struct task *k, const struct walked *w)
 		return 0;                    /* some server did not answer: no verdict */
 	}
 	{
-		struct mend m = { .what = MEND_ORPHAN };
+		struct mend m = { .what = MEND_ORPHAN, .ref = w->a.backref.owner };
 		k->next_mend = &m;
 		rc = add_finding(k, store_sid(sc->s), w->oid, "orphan", detail);
 		k->next_mend = NULL;
@@ -695,6 +698,8 @@ static int scrub_one(struct task *k, const struct walked *w, uint64_t *bytes)
 }
 
 /* ---- repair mode -------------------------------------------------------- */
+
+static int cmp_oid(const void *a, const void *b);
 
 static bool dry(const struct task *k)
 {
@@ -788,8 +793,10 @@ static bool is_copy_kind(const char *kind)
 /* Fetch a good copy onto target (this server or a sibling); a finding's
  * outcome. Unreachable servers stop the task (it is retried later). */
 static int fix_copy(struct task *k, struct ofs_oid oid, const struct ofs_attr *a, bool have_attr,
-		    struct ofs_sid target, struct ofs_task_finding *f, struct ofs_fetch_reply *fr)
+		    struct ofs_sid target, struct ofs_task_finding *f, struct ofs_fetch_reply *fr,
+		    bool known_bad)
 {
+	unsigned flags = (dry(k) ? OFS_FETCH_DRYRUN : 0) | (known_bad ? OFS_FETCH_LOCALBAD : 0);
 	struct scrubber *sc = k->sc;
 	char hex[OFS_OID_HEX], where[64];
 	int rc;
@@ -800,7 +807,7 @@ static int fix_copy(struct task *k, struct ofs_oid oid, const struct ofs_attr *a
 		return rc;
 	for (int attempt = 0; attempt < 20; attempt++) {
 		rc = repair_fetch_at(sc->s, sc->t, sc->r, target, oid, have_attr ? a->sids : NULL,
-				     have_attr ? a->nsids : 0, dry(k), k->rate, "repair",
+				     have_attr ? a->nsids : 0, flags, k->rate, "repair",
 				     pace_fetch, k, fr);
 		if (rc != -EAGAIN && rc != -EBUSY)
 			break;
@@ -975,19 +982,25 @@ static int repair_object(struct task *k, const struct walked *w)
 			continue;
 		}
 		if (!sid_eq(f->server, me)) {
-			rc = fix_copy(k, w->oid, &w->a, have_attr, f->server, f, &fr);
+			rc = fix_copy(k, w->oid, &w->a, have_attr, f->server, f, &fr, false);
 			continue;
 		}
 		/* This server's copy: one fetch for all its findings. */
 		if (!local_done) {
-			local_rc = fix_copy(k, w->oid, &w->a, have_attr, me, f, &local_fr);
+			/* a copy this scrub has just seen fail its checksums
+			 * or lack bytes is not read a second time */
+			bool bad = !strcmp(f->kind, "checksum_mismatch") ||
+				   !strcmp(f->kind, "size_mismatch") ||
+				   !strcmp(f->kind, "unreadable") ||
+				   !strcmp(f->kind, "missing_replica");
+			local_rc = fix_copy(k, w->oid, &w->a, have_attr, me, f, &local_fr, bad);
 			if (local_rc)
 				return local_rc;
 			local_done = true;
 			if (strcmp(f->kind, "replica_conflict") == 0 &&
 			    local_fr.outcome == OFS_FETCH_GOOD && !sid_is_zero(other)) {
 				/* This copy verifies: the differing one is the bad one. */
-				rc = fix_copy(k, w->oid, &w->a, have_attr, other, f, &fr);
+				rc = fix_copy(k, w->oid, &w->a, have_attr, other, f, &fr, false);
 			}
 			continue;
 		}
@@ -1028,6 +1041,10 @@ static int stale_one(struct ofs_oid oid, const char *reason, void *arg)
 	int rc;
 
 	sp->last = oid;
+	if (k->nonly && !bsearch(&oid, k->only, k->nonly, sizeof(*k->only), cmp_oid)) {
+		free(a);
+		return 0;                    /* not one of the objects the job names */
+	}
 	if (!a)
 		return -ENOMEM;
 	rc = store_getattr(k->sc->s, oid, a);
@@ -1075,7 +1092,7 @@ static int stale_one(struct ofs_oid oid, const char *reason, void *arg)
 	snprintf(detail, sizeof(detail), "recorded at write time: %s", reason);
 	snprintf(f.detail, sizeof(f.detail), "%s", detail);
 	memset(&fr, 0, sizeof(fr));
-	rc = fix_copy(k, oid, a, have, sp->sid, &f, &fr);
+	rc = fix_copy(k, oid, a, have, sp->sid, &f, &fr, false);
 	free(a);
 	if (!rc && f.repair == OFS_REPAIR_DONE && fr.outcome == OFS_FETCH_GOOD)
 		return 0;                    /* current already (repaired meanwhile): no finding */
@@ -1174,7 +1191,7 @@ static void *task_main(void *arg)
 		pthread_mutex_unlock(&sc->mu);
 	}
 	k->pace_t0 = now_s();
-	if ((k->flags & OFS_TASK_F_REPAIR) && !k->nonly)
+	if (k->flags & OFS_TASK_F_REPAIR)
 		rc = stale_phase(k);
 	while (more && !rc) {
 		struct batch_ctx b = { .w = k->batch };
@@ -1209,6 +1226,8 @@ static void *task_main(void *arg)
 			k->st.cursor = cursor;
 			if (k->st.objects_done > k->st.objects_total)
 				k->st.objects_total = k->st.objects_done;
+			if (k->st.bytes_done > k->st.bytes_total)
+				k->st.bytes_total = k->st.bytes_done;
 			pthread_mutex_unlock(&sc->mu);
 		}
 		if (b.n == 0 && !k->nonly)

@@ -293,7 +293,7 @@ static int handle(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 			break;
 		}
 		rc = repair_fetch(s, sv->tab, sv->rep, q->oid, q->cands, q->ncands,
-				  (q->flags & OFS_FETCH_DRYRUN) != 0, q->reason[0] ? q->reason : "repair",
+				  q->flags, q->reason[0] ? q->reason : "repair",
 				  repair_pace_rate, &pc, &fr);
 		if (!rc)
 			proto_encode_fetch_reply(reply, &fr);

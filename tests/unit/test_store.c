@@ -12,6 +12,7 @@
  * dir in it with the smallest chunk size (4 KiB) so that small writes
  * cross chunks, and the real I/O ops restored afterwards.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -2026,10 +2027,210 @@ static void test_stale_for_lists_only_that_server_in_pages(void **state)
 	assert_int_equal(store_stale_for(s, x, NULL, 0, stale_seen_add, &ss, &more), -EINVAL);
 }
 
+/* ---- incoming copies (repair) ----------------------------------------------- */
+
+static int put_intent_fn(struct kv_txn *t, void *arg)
+{
+	const struct ofs_oid *oid = arg;
+
+	return kv_put(t, KV_INTENT, oid->b, OFS_OID_LEN, "install", 7);
+}
+
+/* A second store whose copy of oid is fetched into fx's store. */
+static void incoming_from(struct store *src, struct store *dst, struct ofs_oid oid,
+			  struct store_incoming **out)
+{
+	struct ofs_attr *a = calloc(1, sizeof(*a));
+	uint8_t buf[CS];
+	uint64_t off = 0;
+	size_t got;
+
+	assert_non_null(a);
+	getattr(src, oid, a);
+	assert_int_equal(store_incoming_begin(dst, oid, a, out), 0);
+	while (off < a->size) {
+		assert_int_equal(store_read(src, oid, off, buf, sizeof(buf), &got), 0);
+		assert_int_equal(store_incoming_write(*out, buf, got), 0);
+		off += got;
+	}
+	free(a);
+}
+
+static int count_dir(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static void test_incoming_copy_replaces_a_bad_one_and_keeps_it_aside(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *s = open_new(fx), *src;
+	struct ofs_oid oid = create_dfile(s);
+	struct store_incoming *in = NULL;
+	struct ofs_summary sa, sb;
+	struct ofs_digest d;
+	struct image im = { 0 };
+	char data2[600], q[600];
+
+	write_both(s, oid, &im, 0, 2 * CS + 77, 5);
+	/* The "sibling": a second data dir holding the same object. */
+	snprintf(data2, sizeof(data2), "%s/data2", fx->dir);
+	assert_int_equal(store_init(data2, CS, NULL, 0, &fx->sid), 0);
+	assert_int_equal(store_open(data2, false, &src), 0);
+	{
+		struct ofs_attr *a = calloc(1, sizeof(*a));
+		uint64_t v, sz;
+		getattr(s, oid, a);
+		assert_int_equal(store_create_oid(src, a, oid, &oid), 0);
+		assert_int_equal(store_write(src, oid, 0, im.b, im.size, &v, &sz), 0);
+		free(a);
+	}
+	flip_byte(fx, oid, CS + 3);
+	incoming_from(src, s, oid, &in);
+	assert_int_equal(store_incoming_summary(in, &d), 0);
+	assert_int_equal(store_summary(src, oid, &sb), 0);
+	assert_memory_equal(d.b, sb.digest.b, sizeof(d.b));   /* same records as the source */
+	assert_int_equal(store_incoming_commit(in, "test"), 0);
+	store_incoming_free(in);
+	check_all(s, oid, &im);
+	assert_int_equal(store_summary(s, oid, &sa), 0);
+	assert_int_equal(sa.version, sb.version);
+	snprintf(q, sizeof(q), "%s/quarantine", fx->data);
+	assert_int_equal(count_dir(q), 1);                    /* the bad bytes, kept */
+	snprintf(q, sizeof(q), "%s/incoming", fx->data);
+	assert_int_equal(count_dir(q), 0);
+	unsigned purged = 9;
+	assert_int_equal(store_quarantine_purge(s, 3600, &purged), 0);
+	assert_int_equal(purged, 0);
+	assert_int_equal(store_quarantine_purge(s, -1, &purged), 0);
+	assert_int_equal(purged, 1);
+	store_close(src);
+	free(im.b);
+}
+
+static void test_incoming_copy_refuses_a_copy_changed_meanwhile(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *s = open_new(fx);
+	struct ofs_oid oid = create_dfile(s);
+	struct store_incoming *in = NULL;
+	struct ofs_attr *a = calloc(1, sizeof(*a));
+	struct image im = { 0 };
+	uint8_t x[100];
+
+	assert_non_null(a);
+	write_both(s, oid, &im, 0, CS, 2);
+	getattr(s, oid, a);
+	assert_int_equal(store_incoming_begin(s, oid, a, &in), 0);
+	assert_int_equal(store_incoming_write(in, im.b, CS), 0);
+	/* A second fetch of the same object while this one runs. */
+	{
+		struct store_incoming *in2 = NULL;
+		assert_int_equal(store_incoming_begin(s, oid, a, &in2), -EBUSY);
+	}
+	fill(x, sizeof(x), 9);
+	write_both(s, oid, &im, 10, sizeof(x), 3);  /* a client write reaches the copy */
+	assert_int_equal(store_incoming_commit(in, "test"), -EAGAIN);
+	store_incoming_free(in);
+	check_all(s, oid, &im);                      /* the write stands */
+	/* Writing more than the size, or committing short, is refused. */
+	getattr(s, oid, a);
+	assert_int_equal(store_incoming_begin(s, oid, a, &in), 0);
+	assert_int_equal(store_incoming_write(in, im.b, 10), 0);
+	assert_int_equal(store_incoming_commit(in, "test"), -EIO);
+	store_incoming_free(in);
+	free(a);
+	free(im.b);
+}
+
+static void test_incoming_copy_left_by_a_crash_is_dropped_at_open(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *s = open_new(fx);
+	struct ofs_oid oid = create_dfile(s);
+	struct store_incoming *in = NULL;
+	struct ofs_attr *a = calloc(1, sizeof(*a));
+	struct image im = { 0 };
+	char p[600], q[700];
+
+	assert_non_null(a);
+	write_both(s, oid, &im, 0, CS + 5, 4);
+	getattr(s, oid, a);
+	assert_int_equal(store_incoming_begin(s, oid, a, &in), 0);
+	assert_int_equal(store_incoming_write(in, im.b, 100), 0);
+	/* "crash": the incoming file stays (copied aside, as the process
+	 * would have left it), the store closes without a commit */
+	assert_int_equal(bstream_incoming_path(fx->data, oid, p, sizeof(p)), 0);
+	snprintf(q, sizeof(q), "%s.keep", p);
+	assert_int_equal(link(p, q), 0);
+	store_incoming_free(in);
+	assert_int_equal(rename(q, p), 0);
+	reopen(fx);
+	snprintf(q, sizeof(q), "%s/incoming", fx->data);
+	assert_int_equal(count_dir(q), 0);
+	check_all(fx->s, oid, &im);                  /* the old copy, whole */
+	/* A crash after the records (with their intent) but before the
+	 * rename: the stream waits in incoming/, the records are new. The
+	 * next open installs it. */
+	{
+		struct kv *kv;
+		char k[600], bs[600];
+		store_close(fx->s);
+		fx->s = NULL;
+		snprintf(k, sizeof(k), "%s/kv", fx->data);
+		assert_int_equal(kv_open(k, false, false, &kv), 0);
+		assert_int_equal(kv_update(kv, put_intent_fn, &oid), 0);
+		kv_close(kv);
+		assert_int_equal(bstream_path(fx->data, oid, bs, sizeof(bs)), 0);
+		assert_int_equal(rename(bs, p), 0);
+		assert_int_equal(store_open(fx->data, false, &fx->s), 0);
+		check_all(fx->s, oid, &im);          /* installed at open */
+		assert_int_equal(count_dir(q), 0);
+		/* and the intent is gone: a second open changes nothing */
+		reopen(fx);
+		check_all(fx->s, oid, &im);
+	}
+	/* A metafile's records are replaced in one transaction. */
+	{
+		struct ofs_oid mf = create_type(fx->s, OFS_OBJ_METAFILE);
+		getattr(fx->s, mf, a);
+		assert_int_equal(store_kv_put(fx->s, mf, "k", 1, "old", 3), 0);
+		assert_int_equal(store_incoming_begin(fx->s, mf, a, &in), 0);
+		assert_int_equal(store_incoming_kv(in, "a", 1, "1", 1), 0);
+		assert_int_equal(store_incoming_kv(in, "b", 1, "2", 1), 0);
+		assert_int_equal(store_incoming_kv(in, "a", 1, "x", 1), -EINVAL);   /* out of order */
+		assert_int_equal(store_incoming_write(in, "x", 1), -OFS_ETYPE);
+		assert_int_equal(store_incoming_commit(in, "test"), 0);
+		store_incoming_free(in);
+		void *v = NULL;
+		size_t vn;
+		assert_int_equal(store_kv_get(fx->s, mf, "k", 1, &v, &vn), -ENOENT);
+		assert_int_equal(store_kv_get(fx->s, mf, "b", 1, &v, &vn), 0);
+		assert_memory_equal(v, "2", 1);
+		free(v);
+	}
+	free(a);
+	free(im.b);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define INCOMING_TESTS \
+		T(test_incoming_copy_replaces_a_bad_one_and_keeps_it_aside), \
+		T(test_incoming_copy_refuses_a_copy_changed_meanwhile), \
+		T(test_incoming_copy_left_by_a_crash_is_dropped_at_open),
 	const struct CMUnitTest tests[] = {
+		INCOMING_TESTS
 		T(test_init_returns_sid_and_open_reports_it),
 		T(test_behind_mark_is_durable_keeps_first_reason_and_needs_no_object),
 		T(test_stale_for_lists_only_that_server_in_pages),
