@@ -1705,3 +1705,34 @@ int ofs_set_backref(struct ofs_client *c, const struct ofs_handle *h, const stru
 	free(a);
 	return rc;
 }
+
+int ofs_dirdata_for(const struct ofs_attr *dir, const char *name, struct ofs_handle *dd)
+{
+	return dirdata_for(dir, name, dd);
+}
+
+int ofs_setattr_handle(struct ofs_client *c, const struct ofs_handle *h, uint32_t mask,
+		       const struct ofs_attr *a)
+{
+	return obj_setattr(c, h, mask, a);
+}
+
+int ofs_relink_entry(struct ofs_client *c, const struct ofs_handle *dir, const char *name,
+		     const struct ofs_dirent *d)
+{
+	struct ofs_attr *a = calloc(1, sizeof(*a));
+	struct ofs_handle dd;
+	int rc;
+
+	if (!a)
+		return -ENOMEM;
+	rc = obj_getattr(c, dir, a);
+	if (!rc && a->type != OFS_OBJ_DIRECTORY)
+		rc = -ENOTDIR;
+	if (!rc)
+		rc = dirdata_for(a, name, &dd);
+	if (!rc)
+		rc = dirent_call(c, OFS_OP_DIRENT_CREATE, &dd, name, d, OFS_DIRENT_REPLACE, NULL, NULL);
+	free(a);
+	return rc;
+}

@@ -85,7 +85,8 @@ int ofs_rename(struct ofs_client *c, const char *oldpath, const char *newpath);
  *   one dirdata - linked at path, and rewrites the part's back reference;
  * ofs_unlink_entry removes entry name from dirdata (the objects it named
  *   stay), returning what it named;
- * ofs_set_backref rewrites an object's back reference on every copy.
+ * ofs_set_backref rewrites an object's back reference on every copy;
+ * ofs_setattr_handle and ofs_relink_entry rewrite handles (the move step).
  */
 int ofs_link_object(struct ofs_client *c, const char *path, const struct ofs_handle *h,
 		    uint8_t type);
@@ -94,5 +95,13 @@ int ofs_adopt_part(struct ofs_client *c, const char *path, const struct ofs_hand
 int ofs_unlink_entry(struct ofs_client *c, const struct ofs_handle *dirdata, const char *name,
 		     struct ofs_dirent *removed);
 int ofs_set_backref(struct ofs_client *c, const struct ofs_handle *h, const struct ofs_backref *br);
+/* SETATTR of the fields mask selects, through the object's primary. */
+int ofs_setattr_handle(struct ofs_client *c, const struct ofs_handle *h, uint32_t mask,
+		       const struct ofs_attr *a);
+/* The dirdata of directory dir (its attributes) that holds entry name. */
+int ofs_dirdata_for(const struct ofs_attr *dir, const char *name, struct ofs_handle *dd);
+/* Point entry name of directory dir at d (replacing what it named). */
+int ofs_relink_entry(struct ofs_client *c, const struct ofs_handle *dir, const char *name,
+		     const struct ofs_dirent *d);
 
 #endif

@@ -13,19 +13,22 @@
 #include "records.h"
 #include "ofs_error.h"
 #include "repair.h"
+#include "move.h"
 #include "scrub.h"
 
 #define TASKS_KEPT 64            /* finished tasks remembered for their poll */
 #define WALK_BATCH 64            /* objects read from the index at once */
 
 /* What repair needs to mend a structure finding (repair mode only). */
-enum { MEND_NONE, MEND_BACKREF, MEND_DANGLING_ENTRY, MEND_DANGLING_PART, MEND_ORPHAN };
+enum { MEND_NONE, MEND_BACKREF, MEND_DANGLING_ENTRY, MEND_DANGLING_PART, MEND_ORPHAN,
+       MEND_MOVE };
 struct mend {
 	int what;
 	struct ofs_handle child;         /* BACKREF: the object; DANGLING: what was named */
 	struct ofs_backref want;         /* BACKREF: what the forward pointer says */
 	char name[OFS_NAME_MAX + 1];     /* DANGLING_ENTRY: the entry */
 	struct ofs_oid ref;              /* the finding's other object */
+	struct ofs_sid from;             /* MOVE: the server out of service */
 };
 
 struct walked {
@@ -240,8 +243,12 @@ static int add_finding(struct task *k, struct ofs_sid server, struct ofs_oid oid
 static int local_finding(const char *kind, const char *detail, void *arg)
 {
 	struct task *k = arg;
+	int rc = add_finding(k, store_sid(k->sc->s), k->cur, kind, detail);
 
-	return add_finding(k, store_sid(k->sc->s), k->cur, kind, detail);
+	/* Repair replaces a bad copy whole: the rest of it need not be read. */
+	if (!rc && k->holding && !strcmp(kind, "checksum_mismatch"))
+		return 1;
+	return rc;
 }
 
 /* Pace reads to k->rate; -ECANCELED when cancelled meanwhile. */
@@ -315,9 +322,40 @@ static int compare_siblings(struct task *k, const struct walked *w)
 	struct wbuf body;
 	int rc;
 
-	for (uint8_t i = 0; i < w->a.nsids && n < OFS_MAX_REPLICAS; i++)
-		if (!sid_eq(w->a.sids[i], me))
-			others[n++] = w->a.sids[i];
+	/* A copy on a server out of service (or no longer in the table) is
+	 * missing for the cluster: reported by the first copy in service. */
+	{
+		struct ofs_sid gone[OFS_MAX_REPLICAS];
+		size_t ngone = 0;
+		for (uint8_t i = 0; i < w->a.nsids && ngone < OFS_MAX_REPLICAS; i++) {
+			struct ofs_server e;
+			int g = sidtab_get(sc->t, w->a.sids[i], &e);
+			if (g == -ENOENT || (g == 0 && e.state == OFS_SERVER_OUT))
+				gone[ngone++] = w->a.sids[i];
+		}
+		for (size_t i = 0; i < ngone; i++) {
+			struct ofs_server e;
+			struct mend m = { .what = MEND_MOVE, .from = gone[i] };
+			int g = sidtab_get(sc->t, gone[i], &e);
+			if (!reporter(&w->a, me, gone, ngone))
+				break;
+			sid_to_hex(gone[i], hex);
+			snprintf(detail, sizeof(detail), "the handle names %s, which is %s", hex,
+				 g == -ENOENT ? "not in the server table" : "out of service");
+			k->next_mend = &m;
+			rc = add_finding(k, gone[i], w->oid, "missing_replica", detail);
+			k->next_mend = NULL;
+			if (rc)
+				return rc;
+		}
+		for (uint8_t i = 0; i < w->a.nsids && n < OFS_MAX_REPLICAS; i++) {
+			bool out = false;
+			for (size_t j = 0; j < ngone; j++)
+				out |= sid_eq(w->a.sids[i], gone[j]);
+			if (!sid_eq(w->a.sids[i], me) && !out)
+				others[n++] = w->a.sids[i];
+		}
+	}
 	if (n == 0)
 		return 0;
 	rc = store_summary(sc->s, w->oid, &mine);
@@ -894,6 +932,35 @@ static int mend_structure(struct task *k, const struct walked *w, struct ofs_tas
 			 : "left: the directory's entries are lost with it; their files show up as orphans");
 		return 0;
 	}
+	if (m->what == MEND_MOVE) {
+		struct move_result mr;
+		if (w->decode_rc || w->a.nsids == 0 || oid_is_zero(w->a.backref.owner)) {
+			f->repair = OFS_REPAIR_LEFT;
+			snprintf(f->action, sizeof(f->action), "%s",
+				 oid_is_zero(w->a.backref.owner) && !w->decode_rc
+				 ? "left: the root directory's copies are not moved in this release"
+				 : "left: its record does not decode here");
+			return 0;
+		}
+		if (!dry(k) && (rc = take_budget(k)) != 0)
+			return rc;
+		rc = move_copy(k->sc->s, k->sc->t, k->sc->r, w->oid, &w->a, m->from, dry(k),
+			       k->rate, pace_fetch, k, &mr);
+		if (rc == -OFS_EUNREACHABLE || rc == -ECANCELED)
+			return rc;
+		if (rc) {
+			f->repair = OFS_REPAIR_FAILED;
+			snprintf(f->action, sizeof(f->action), "move failed (%s): %.400s", ofs_strerror(rc),
+				 mr.detail);
+			return 0;
+		}
+		f->repair = dry(k) ? OFS_REPAIR_WOULD : OFS_REPAIR_DONE;
+		f->source = mr.source;
+		snprintf(f->action, sizeof(f->action), "%s", mr.detail);
+		if (!dry(k))
+			count_repair(k);
+		return 0;
+	}
 	if (m->what == MEND_ORPHAN) {
 		int64_t t = w->a.mtime_ns > w->a.ctime_ns ? w->a.mtime_ns : w->a.ctime_ns;
 		if (wall_ns() - t < k->sc->orphan_grace_s * 1000000000LL) {
@@ -977,7 +1044,7 @@ static int repair_object(struct task *k, const struct walked *w)
 		struct ofs_sid other = f->source;
 		struct ofs_fetch_reply fr;
 
-		if (!is_copy_kind(f->kind)) {
+		if (!is_copy_kind(f->kind) || k->hm[i].what == MEND_MOVE) {
 			rc = mend_structure(k, w, f, &k->hm[i]);
 			continue;
 		}

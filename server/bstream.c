@@ -160,6 +160,12 @@ int bstream_pwrite(int fd, const void *buf, size_t n, uint64_t off)
 	return 0;
 }
 
+void bstream_writeback(int fd, uint64_t off, uint64_t len)
+{
+	/* Advice only, like prefetch: the durable sync comes later. */
+	(void)sync_file_range(fd, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE);
+}
+
 void bstream_prefetch(int fd, uint64_t off, uint64_t len)
 {
 	/* Advice only: a failure costs nothing but speed. */

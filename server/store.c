@@ -1724,9 +1724,11 @@ static int dirent_create_txn(struct kv_txn *t, void *arg)
 	if (ka->present) {
 		if (!(ka->flags & OFS_DIRENT_REPLACE))
 			return -EEXIST;
-		if (ka->old.type != OFS_OBJ_METAFILE)
+		/* The same object with a new handle (a copy moved): any type. */
+		bool same = oid_eq(ka->old.handle.oid, ka->d->handle.oid) && ka->old.type == ka->d->type;
+		if (!same && ka->old.type != OFS_OBJ_METAFILE)
 			return -EISDIR;
-		if (ka->d->type != OFS_OBJ_METAFILE)
+		if (!same && ka->d->type != OFS_OBJ_METAFILE)
 			return -ENOTDIR;
 	}
 	wbuf_init(&w);
@@ -2344,7 +2346,7 @@ out:
 	free(buf);
 	free(pa.d);
 	free(pa.a);
-	return rc;
+	return rc == 1 ? 0 : rc;     /* 1: the caller had seen enough */
 }
 
 /* Digest of an object's content as recorded: its chunk digests (dfile) and
@@ -2622,6 +2624,7 @@ int store_incoming_write(struct store_incoming *in, const void *buf, size_t len)
 	rc = bstream_pwrite(in->fd, buf, len, in->written);
 	if (rc)
 		return rc;
+	bstream_writeback(in->fd, in->written, len);   /* the disk works during the fetch */
 	in->written += len;
 	while (len) {
 		size_t take = in->a.chunk_size - in->chunk_fill;

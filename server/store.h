@@ -225,6 +225,8 @@ int store_walk(struct store *s, const struct ofs_oid *after, uint32_t max,
  * take the object's lock one piece at a time. *bytes_read counts the bytes
  * read.
  */
+/* A finding about the copy; returns 0 to go on reading, 1 to stop (the
+ * copy is bad enough: the scrub returns 0), or an error. */
 typedef int (*store_scrub_finding_fn)(const char *kind, const char *detail, void *arg);
 typedef int (*store_scrub_throttle_fn)(uint64_t bytes, void *arg);
 int store_scrub_dfile(struct store *s, struct ofs_oid oid, store_scrub_finding_fn found,

@@ -426,6 +426,42 @@ clean_scrub
 all_read_back
 stop_cluster r15
 
+log "a server taken out of service: its copies recreated by placement, handles rewritten"
+cluster r16
+# (the root directory's copies are not moved in this release: take out
+# the one server that holds none of them)
+root_sids=$(ofs stat --json / | jq -r '.sids[]')
+X=""
+for n in a b c d; do grep -qx "$(srv_sid "r16$n")" <<<"$root_sids" || X=r16$n; done
+[ -n "$X" ] || fail "every server holds a copy of the root"
+XS=$(srv_sid "$X")
+use_server r16a
+[ "$X" = r16a ] && use_server r16b
+ok ofs_pbj server set "$XS" --state out
+stop_server "$X"
+sees_out() { ofs_pbj --cluster "$(srv_addr "$1")" servers --json 2>/dev/null |
+	jq -e --arg s "$XS" 'any(.servers[]; .sid == $s and .state == "out")' >/dev/null; }
+for n in a b c d; do
+	[ "r16$n" = "$X" ] || wait_until 30 "r16$n to see $X out" sees_out "r16$n"
+done
+handles_naming_x() {
+	local src dst _r _s _z
+	while read -r src dst _r _s _z; do
+		ofs stat --json "$dst" | jq -r '.sids[], .dfiles[].sids[]'
+	done <"$T/r16.list"
+	ofs stat --json /f | jq -r '.sids[], .dirdata[].sids[]'
+}
+before=$(handles_naming_x | grep -cx "$XS")
+[ "$before" -gt 0 ] || fail "no handle names $X to begin with"
+run 0 repair
+assert_eq "$before" "$(json "$T/report.json" '[.findings[] | select(.kind == "missing_replica" and .repaired)] | length')" \
+	"one repaired missing_replica per copy on $X ($(json "$T/report.json" '[.findings[] | select(.repaired | not)]'))"
+assert_contains "$(json "$T/report.json" '.findings[0].repair')" "recreated on" "the move says where"
+assert_eq 0 "$(handles_naming_x | grep -cx "$XS")" "handles naming $X after the repair"
+all_read_back
+clean_scrub
+for n in a b c d; do [ "r16$n" = "$X" ] || stop_server "r16$n"; done
+
 log "bad input"
 cluster r10
 assert_exit 2 ofs_pbj submit repair --job 999

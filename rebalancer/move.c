@@ -1,0 +1,284 @@
+/* move.c - the move step (see move.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "move.h"
+#include "ofs_error.h"
+#include "placement.h"
+#include "wire.h"
+
+#define RANKED 16                    /* targets ranked by placement */
+
+static bool in_list(const struct ofs_sid *l, size_t n, struct ofs_sid s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (sid_eq(l[i], s))
+			return true;
+	return false;
+}
+
+/* Step 1: the target. */
+static int choose_target(struct sidtab *t, struct ofs_oid oid, const struct ofs_attr *a,
+			 struct ofs_sid from, struct ofs_sid *target)
+{
+	struct ofs_server *e = NULL;
+	struct place_server *ps;
+	struct ofs_sid ranked[RANKED];
+	char used[OFS_MAX_REPLICAS][PLACE_DOMAIN_LEN];
+	size_t ne = 0, np = 0, nused = 0;
+	int got, rc = sidtab_snapshot(t, &e, &ne);
+
+	if (rc)
+		return rc;
+	ps = calloc(ne ? ne : 1, sizeof(*ps));
+	if (!ps) {
+		free(e);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < ne; i++) {
+		bool kept = in_list(a->sids, a->nsids, e[i].sid) && !sid_eq(e[i].sid, from);
+		if (kept && nused < OFS_MAX_REPLICAS)
+			ofs_server_attr(&e[i], PLACE_DOMAIN_ATTR, used[nused++], PLACE_DOMAIN_LEN);
+		if (in_list(a->sids, a->nsids, e[i].sid) || sid_eq(e[i].sid, from))
+			continue;            /* holds a copy, or is the one left */
+		ps[np].sid = e[i].sid;
+		ps[np].weight = e[i].weight_milli / 1000.0;
+		ps[np].state = e[i].state == OFS_SERVER_IN ? PLACE_IN :
+			       e[i].state == OFS_SERVER_DRAINING ? PLACE_DRAINING : PLACE_OUT;
+		ofs_server_attr(&e[i], PLACE_DOMAIN_ATTR, ps[np].domain, sizeof(ps[np].domain));
+		np++;
+	}
+	got = np ? place_choose(PLACE_DEFAULT, oid, ps, np, np < RANKED ? (unsigned)np : RANKED,
+				NULL, ranked) : 0;
+	if (got < 0)
+		rc = got;
+	else if (got == 0)
+		rc = -OFS_ENOSERVERS;
+	if (!rc) {
+		/* the best ranked in a rack no kept copy uses, else the best */
+		*target = ranked[0];
+		for (int i = 0; i < got; i++) {
+			char dom[PLACE_DOMAIN_LEN] = "";
+			bool taken = false;
+			for (size_t k = 0; k < np; k++)
+				if (sid_eq(ps[k].sid, ranked[i]))
+					snprintf(dom, sizeof(dom), "%s", ps[k].domain);
+			for (size_t k = 0; k < nused; k++)
+				taken |= strcmp(used[k], dom) == 0;
+			if (!taken) {
+				*target = ranked[i];
+				break;
+			}
+		}
+	}
+	free(ps);
+	free(e);
+	return rc;
+}
+
+/* The handle of the object oid names as its owner: asked of every server. */
+static int owner_handle(struct sidtab *t, struct replicator *r, struct ofs_oid owner,
+			struct ofs_attr *oa, struct ofs_handle *h)
+{
+	struct ofs_server *e = NULL;
+	struct ofs_sid sids[OFS_MAX_REPLICAS];
+	size_t ne = 0;
+	struct wbuf body;
+	int rc = sidtab_snapshot(t, &e, &ne), found = 0;
+
+	if (rc)
+		return rc;
+	wbuf_init(&body);
+	wbuf_oid(&body, owner);
+	rc = wbuf_error(&body);
+	for (size_t at = 0; !rc && at < ne && !found; at += OFS_MAX_REPLICAS) {
+		struct replica_result res[OFS_MAX_REPLICAS];
+		size_t m = ne - at < OFS_MAX_REPLICAS ? ne - at : OFS_MAX_REPLICAS;
+		for (size_t i = 0; i < m; i++)
+			sids[i] = e[at + i].sid;
+		rc = replica_forward(r, OFS_OP_GETATTR, body.data, body.len, sids, m, res);
+		for (size_t i = 0; !rc && i < m; i++) {
+			if (!found && !res[i].rc && proto_decode_attr_reply(res[i].body, res[i].len, oa) == 0)
+				found = 1;
+			free(res[i].body);
+		}
+	}
+	wbuf_free(&body);
+	free(e);
+	if (rc)
+		return rc;
+	if (!found)
+		return -ENOENT;
+	memset(h, 0, sizeof(*h));
+	h->oid = owner;
+	h->nsids = oa->nsids;
+	memcpy(h->sids, oa->sids, sizeof(h->sids));
+	return 0;
+}
+
+/* Apply q to every copy of h on a server in service, each told directly
+ * (forwarded): a copy out of service cannot hold the change up; one in
+ * service that does not take it fails the step (it is run again). */
+static int apply_to_copies(struct sidtab *t, struct replicator *r, const struct ofs_req *q,
+			   const struct ofs_handle *h)
+{
+	struct ofs_sid to[OFS_MAX_REPLICAS];
+	struct replica_result rr[OFS_MAX_REPLICAS];
+	struct wbuf body;
+	size_t n = 0;
+	int rc;
+
+	for (uint8_t i = 0; i < h->nsids && i < OFS_MAX_REPLICAS; i++) {
+		struct ofs_server e;
+		int g = sidtab_get(t, h->sids[i], &e);
+		if (g == 0 && e.state != OFS_SERVER_OUT)
+			to[n++] = h->sids[i];
+	}
+	if (n == 0)
+		return -OFS_EUNREACHABLE;
+	wbuf_init(&body);
+	rc = proto_encode_req(&body, q);
+	if (!rc)
+		rc = replica_forward(r, q->op, body.data, body.len, to, n, rr);
+	wbuf_free(&body);
+	for (size_t i = 0; !rc && i < n; i++) {
+		if (rr[i].rc && !rc)
+			rc = rr[i].rc;
+		free(rr[i].body);
+	}
+	return rc;
+}
+
+/* Step 4: the owner's pointer to oid now names the new handle. */
+static int repoint_owner(struct sidtab *t, struct replicator *r, const struct ofs_attr *a,
+			 const struct ofs_handle *nh)
+{
+	struct ofs_attr *oa = malloc(sizeof(*oa));
+	struct ofs_req *q = calloc(1, sizeof(*q));
+	struct ofs_handle oh;
+	int rc;
+
+	if (!oa || !q) {
+		free(oa);
+		free(q);
+		return -ENOMEM;
+	}
+	if (oid_is_zero(a->backref.owner)) {
+		free(oa);
+		free(q);
+		return -EOPNOTSUPP;          /* the root: its handle is every server's */
+	}
+	rc = owner_handle(t, r, a->backref.owner, oa, &oh);
+	if (!rc && (a->type == OFS_OBJ_DFILE || a->type == OFS_OBJ_DIRDATA)) {
+		int at = -1;
+		for (uint16_t i = 0; i < oa->nparts; i++)
+			if (oid_eq(oa->parts[i].oid, nh->oid) && (at < 0 || i == a->backref.stripe))
+				at = i;
+		if (at < 0) {
+			rc = -ENOENT;        /* the owner does not point at it (an orphan) */
+		} else {
+			oa->parts[at] = *nh;
+			q->op = OFS_OP_SETATTR;
+			q->oid = oh.oid;
+			q->mask = OFS_ATTR_LAYOUT;
+			q->attr = *oa;
+			rc = apply_to_copies(t, r, q, &oh);
+		}
+	} else if (!rc) {
+		struct ofs_handle dd;
+		rc = ofs_dirdata_for(oa, a->backref.name, &dd);
+		if (!rc) {
+			q->op = OFS_OP_DIRENT_CREATE;
+			q->oid = dd.oid;
+			snprintf(q->name, sizeof(q->name), "%s", a->backref.name);
+			q->dirent.type = a->type;
+			q->dirent.handle = *nh;
+			q->flags = OFS_DIRENT_REPLACE;
+			rc = apply_to_copies(t, r, q, &dd);
+		}
+	}
+	free(q);
+	free(oa);
+	return rc;
+}
+
+int move_copy(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid, const struct ofs_attr *a, struct ofs_sid from, bool dry_run,
+	      uint64_t rate, repair_pace_fn pace, void *arg, struct move_result *res)
+{
+	struct ofs_handle nh;
+	struct ofs_fetch_reply fr;
+	struct ofs_sid keep[OFS_MAX_REPLICAS];
+	char th[OFS_OID_HEX], fh[OFS_OID_HEX];
+	size_t nkeep = 0;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	rc = choose_target(t, oid, a, from, &res->target);
+	if (rc)
+		return rc;
+	sid_to_hex(res->target, th);
+	sid_to_hex(from, fh);
+	memset(&nh, 0, sizeof(nh));
+	nh.oid = oid;
+	nh.nsids = a->nsids;
+	for (uint8_t i = 0; i < a->nsids; i++) {
+		nh.sids[i] = sid_eq(a->sids[i], from) ? res->target : a->sids[i];
+		if (!sid_eq(a->sids[i], from))
+			keep[nkeep++] = a->sids[i];
+	}
+	if (dry_run) {
+		snprintf(res->detail, sizeof(res->detail), "would recreate it on %.32s (placement) "
+			 "and point the handle there instead of %.32s", th, fh);
+		return 0;
+	}
+	/* 2: the target fetches a verified copy from the copies kept. */
+	rc = repair_fetch_at(s, t, r, res->target, oid, keep, nkeep, 0, rate, "move", pace, arg, &fr);
+	if (rc)
+		return rc;
+	if (fr.outcome != OFS_FETCH_DONE && fr.outcome != OFS_FETCH_GOOD) {
+		snprintf(res->detail, sizeof(res->detail), "no copy to recreate it from: %.200s", fr.detail);
+		return -EIO;
+	}
+	res->source = fr.source;
+	res->bytes = fr.bytes;
+	/* 3: every copy, the new one too, gets the new handle. */
+	{
+		struct ofs_req *q = calloc(1, sizeof(*q));
+		if (!q)
+			return -ENOMEM;
+		q->op = OFS_OP_SETATTR;
+		q->oid = oid;
+		q->mask = OFS_ATTR_SIDS;
+		q->attr.nsids = nh.nsids;
+		memcpy(q->attr.sids, nh.sids, sizeof(nh.sids));
+		rc = apply_to_copies(t, r, q, &nh);
+		free(q);
+		if (rc) {
+			snprintf(res->detail, sizeof(res->detail),
+				 "copied to %.32s but not every copy took the new handle: %s", th,
+				 ofs_strerror(rc));
+			return rc;
+		}
+	}
+	/* 4: the owner points at the new handle. */
+	rc = repoint_owner(t, r, a, &nh);
+	if (rc) {
+		snprintf(res->detail, sizeof(res->detail),
+			 "copied to %.32s, handle rewritten, but the owner's pointer was not: %s", th,
+			 ofs_strerror(rc));
+		return rc;
+	}
+	snprintf(res->detail, sizeof(res->detail),
+		 "recreated on %.32s (its copy was already good); handle and owner now name it "
+		 "instead of %.32s", th, fh);
+	if (!sid_is_zero(fr.source)) {
+		char sh[OFS_OID_HEX];
+		sid_to_hex(fr.source, sh);
+		snprintf(res->detail, sizeof(res->detail),
+			 "recreated on %.32s from %.32s (%llu bytes); handle and owner now name it "
+			 "instead of %.32s", th, sh, (unsigned long long)fr.bytes, fh);
+	}
+	return 0;
+}
