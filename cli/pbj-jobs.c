@@ -487,20 +487,26 @@ static int wait_job(struct pbj_db *db, int64_t id, const char *const *cluster, s
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	holder_name(holder, sizeof(holder), "submit --wait");
-	rc = pbj_lease_take(db, holder, 10000, &got, who);
-	if (!rc && got) {
-		o.lease_holder = holder;
-		if (ncluster == 0) {
-			rc = -OFS_EUNREACHABLE;
-			fprintf(stderr, "ofs-pbj: no scheduler runs and no cluster is given "
-				"(--cluster or OFS_CLUSTER) to run the job here\n");
-		} else {
-			rc = pbj_run(db, id, &o);
+	/* Run it here when no scheduler holds the lease; else follow the
+	 * store while one runs it, and take over if it dies (its lease runs
+	 * out). */
+	while (!rc && !stop_flag) {
+		rc = pbj_lease_take(db, holder, 10000, &got, who);
+		if (rc)
+			break;
+		if (got) {
+			o.lease_holder = holder;
+			if (ncluster == 0) {
+				rc = -OFS_EUNREACHABLE;
+				fprintf(stderr, "ofs-pbj: no scheduler runs and no cluster is given "
+					"(--cluster or OFS_CLUSTER) to run the job here\n");
+			} else {
+				rc = pbj_run(db, id, &o);
+			}
+			pbj_lease_drop(db, holder);
+			break;
 		}
-		pbj_lease_drop(db, holder);
-	} else if (!rc) {
-		/* A scheduler runs it: follow. */
-		while (!rc && !stop_flag) {
+		{
 			struct pbj_sum sum;
 			rc = pbj_job_get(db, id, j);
 			if (rc || pbj_state_final(j->state))
@@ -513,9 +519,9 @@ static int wait_job(struct pbj_db *db, int64_t id, const char *const *cluster, s
 			struct timespec nap = { .tv_sec = 0, .tv_nsec = 500000000 };
 			nanosleep(&nap, NULL);
 		}
-		if (stop_flag)
-			rc = -EINTR;
 	}
+	if (stop_flag)
+		rc = -EINTR;
 	if (tc.tty)
 		fputc('\n', stderr);
 	if (rc == -EINTR) {

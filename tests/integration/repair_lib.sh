@@ -1,0 +1,118 @@
+# repair_lib.sh - helpers of the repair tests (t_repair, t_repair_structure):
+# sourced after lib.sh.
+# (orphans are moved at once here; the default grace is 10 minutes)
+export EXTRA_RUN_ARGS="--orphan-grace 0"
+
+KiB=1024 MiB=$((1024 * 1024))
+NFILES=${OFS_REPAIR_FILES:-24}
+
+# cluster N : a fresh four-server cluster under $T/cN with files on it.
+cluster() {
+	local c=$1 i
+	start_cluster "${c}a:r1" "${c}b:r1" "${c}c:r2" "${c}d:r3"
+	export OFS_PBJ_DB=$T/$c.db
+	ok ofs mkdir /f
+	: >"$T/$c.list"
+	for i in $(seq 1 "$NFILES"); do
+		if [ $((i % 4)) = 0 ]; then
+			mkrand "$T/$c.src$i" $((MiB + i * 1000))
+			echo "$T/$c.src$i /f/s$i 3 3 262144" >>"$T/$c.list"
+		else
+			mkrand "$T/$c.src$i" $((i * 3 * KiB + 1))
+			echo "$T/$c.src$i /f/p$i 3 1 1048576" >>"$T/$c.list"
+		fi
+	done
+	"$OFS_ITEST_BIN/putmany" "$OFS_CLUSTER" <"$T/$c.list" || fail "putmany"
+	CUR=$c
+}
+
+stop_cluster() {
+	local n
+	for n in a b c d; do stop_server "$1$n"; done
+}
+
+# every file reads back with its original digest
+all_read_back() {
+	local src dst _r _s _z
+	while read -r src dst _r _s _z; do
+		ok ofs get "$dst" "$T/back"
+		assert_same_file "$src" "$T/back"
+		rm -f "$T/back"
+	done <"$T/$CUR.list"
+}
+
+# run EXPECTED_EXIT ARGS... : a job to its end; $JOB, status.json, report.json
+run() {
+	local want=$1
+	shift
+	assert_exit "$want" ofs_pbj submit "$@" --wait --json
+	assert_json "$T/last.out"
+	JOB=$(json "$T/last.out" .id)
+	cp "$T/last.out" "$T/status.json"
+	ok ofs_pbj report "$JOB" --json
+	assert_json "$T/last.out"
+	cp "$T/last.out" "$T/report.json"
+}
+
+clean_scrub() {
+	run 0 scrub --no-repair
+	assert_eq 0 "$(json "$T/report.json" '.findings | length')" "findings after the repair ($(cat "$T/report.json"))"
+}
+
+# pick_copy PATH [N] : the first dfile of PATH, its copy number N (default
+# 1, the second). Sets DF, VSID, VICTIM, VPATH, SIDS (all copies).
+pick_copy() {
+	local path=$1 n=${2:-1} j
+	j=$(ofs stat --json "$path") || fail "stat $path"
+	DF=$(jq -r '.dfiles[0].oid' <<<"$j")
+	SIDS=$(jq -r '.dfiles[0].sids[]' <<<"$j")
+	VSID=$(jq -r ".dfiles[0].sids[$n]" <<<"$j")
+	VICTIM=$(srv_by_sid "$VSID") || fail "no server with SID $VSID"
+	VPATH=$(inspect_json "$VICTIM" "$DF" | jq -r .path)
+	[ -f "$VPATH" ] || fail "no byte stream at $VPATH"
+}
+
+flip() { printf '\xff' | dd of="$1" bs=1 seek="${2:-5000}" conv=notrunc status=none; }
+
+# repaired_finding KIND : one finding, of KIND, on the damaged copy,
+# repaired from one of the other copies.
+repaired_finding() {
+	assert_eq 1 "$(json "$T/report.json" '.findings | length')" "number of findings ($(cat "$T/report.json"))"
+	assert_eq "$1" "$(json "$T/report.json" '.findings[0].kind')" "finding kind"
+	assert_eq "$VSID" "$(json "$T/report.json" '.findings[0].server')" "finding server"
+	assert_eq "$DF" "$(json "$T/report.json" '.findings[0].oid')" "finding oid"
+	assert_eq true "$(json "$T/report.json" '.findings[0].repaired')" "finding repaired"
+	assert_eq repaired "$(json "$T/report.json" '.findings[0].repair_state')" "repair_state"
+	src=$(json "$T/report.json" '.findings[0].source')
+	[ "$src" != "$VSID" ] && grep -qx "$src" <<<"$SIDS" ||
+		fail "repaired from $src, not another copy of $DF ($SIDS)"
+	assert_eq 1 "$(json "$T/status.json" .findings.repaired)" "status findings.repaired"
+}
+
+all_up() {
+	local c=$1 n
+	for n in a b c d; do wait_until 30 "$c$n to see all four up" sees_up "$c$n" 4; done
+}
+# on_all_copies "SIDS" CMD... : stop each server of SIDS, run CMD with
+# $DATA set to its data dir, start it again where it was.
+on_all_copies() {
+	local sids=$1 s n
+	shift
+	for s in $sids; do
+		n=$(srv_by_sid "$s")
+		stop_server "$n"
+		DATA=$(srv_data "$n") "$@" || fail "$* on $n"
+		restart_same_port "$n"
+	done
+}
+# the files of the list except those named
+read_back_except() {
+	local src dst _r _s _z
+	while read -r src dst _r _s _z; do
+		case " $* " in *" $dst "*) continue ;; esac
+		ok ofs get "$dst" "$T/back"
+		assert_same_file "$src" "$T/back"
+		rm -f "$T/back"
+	done <"$T/$CUR.list"
+}
+

@@ -1,0 +1,242 @@
+#!/bin/bash
+# t_repair_structure: repair of structure and placement on four servers
+# (racks r1 r1 r2 r3) holding 3 copies of files, each case in a fresh
+# cluster, then a new scrub is clean and every file reads back:
+#  - an orphan goes to /lost+found (named for what and where it was), a
+#    dangling entry is removed, a wrong back reference is rewritten from
+#    the forward pointer (also through repair --job);
+#  - copies that missed writes while their server was down (stale records
+#    written by the primary) are repaired first, and read back through
+#    that server;
+#  - the server receiving a copy is SIGKILLed mid-fetch: the half copy is
+#    dropped at start, the job finishes;
+#  - a server taken out of service: its copies are recreated where
+#    placement says, and no handle names it any more;
+#  - two copies that both verify but differ: left as replica_conflict;
+#  - a cancelled repair job; the scheduler SIGKILLed mid-repair.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/repair_lib.sh"
+
+log "an entry removed from every copy of its directory: the file goes to /lost+found"
+cluster r11
+j=$(ofs stat --json /f)
+DD=$(jq -r '.dirdata[0].oid' <<<"$j")
+MF=$(ofs stat --json /f/p5 | jq -r .oid)
+on_all_copies "$(jq -r '.dirdata[0].sids[]' <<<"$j")" \
+	bash -c 'exec "$0" tool --data "$DATA" rm-key "$1" p5' "$OFS_SERVER" "$DD"
+use_server r11a
+all_up r11
+run 1 repair --dry-run
+assert_eq orphan "$(json "$T/report.json" '[.findings[].kind] | join(" ")')" "dry run finds the orphan"
+assert_contains "$(json "$T/report.json" '.findings[0].repair')" "would move it to /lost+found/p5.$MF" "dry run action"
+assert_exit 3 ofs stat /lost+found
+run 0 repair
+assert_eq orphan "$(json "$T/report.json" '[.findings[].kind] | join(" ")')" "the orphan"
+assert_eq true "$(json "$T/report.json" '.findings[0].repaired')" "orphan repaired"
+ok ofs ls /lost+found
+name=$(cat "$T/last.out")
+assert_match "^p5\.$MF\.in-" "$name" "lost+found name says what and where"
+ok ofs get "/lost+found/$name" "$T/back"
+assert_same_file "$T/r11.src5" "$T/back" "the orphaned file's data"
+LF=$(ofs stat --json /lost+found | jq -r .oid)
+for sid in $(ofs stat --json "/lost+found/$name" | jq -r '.sids[]'); do
+	assert_eq "$LF" "$(inspect_json "$(srv_by_sid "$sid")" "$MF" | jq -r .backref.owner)" \
+		"back reference on $sid names /lost+found"
+	assert_eq "$name" "$(inspect_json "$(srv_by_sid "$sid")" "$MF" | jq -r .backref.name)" \
+		"back reference on $sid names the entry"
+done
+clean_scrub
+read_back_except /f/p5
+stop_cluster r11
+
+log "a metafile removed everywhere: the dangling entry is removed, its dfile goes to /lost+found"
+cluster r12
+j=$(ofs stat --json /f/p6)
+MF=$(jq -r .oid <<<"$j")
+DF=$(jq -r '.dfiles[0].oid' <<<"$j")
+on_all_copies "$(jq -r '.sids[]' <<<"$j")" \
+	bash -c 'exec "$0" tool --data "$DATA" remove "$1"' "$OFS_SERVER" "$MF"
+use_server r12a
+all_up r12
+run 0 repair
+assert_eq "dangling_pointer orphan" "$(json "$T/report.json" '[.findings[].kind] | sort | join(" ")')" "findings"
+assert_eq 2 "$(json "$T/report.json" '[.findings[] | select(.repaired)] | length')" "both repaired"
+assert_contains "$(json "$T/report.json" '.findings[] | select(.kind == "dangling_pointer") | .repair')" \
+	"entry 'p6' removed" "dangling entry removed"
+assert_exit 3 ofs stat /f/p6
+ok ofs ls /lost+found
+assert_match "^stripe0\.$DF\.of-$MF$" "$(cat "$T/last.out")" "the dfile's new name"
+ok ofs get "/lost+found/$(cat "$T/last.out")" "$T/back"
+assert_same_file "$T/r12.src6" "$T/back" "the dfile's bytes, readable again"
+clean_scrub
+read_back_except /f/p6
+stop_cluster r12
+
+log "a back reference rewritten to the wrong stripe: rewritten from the forward pointer"
+cluster r13
+j=$(ofs stat --json /f/s8)
+MF=$(jq -r .oid <<<"$j")
+DF=$(jq -r '.dfiles[1].oid' <<<"$j")
+VSID=$(jq -r '.dfiles[1].sids[0]' <<<"$j")
+on_all_copies "$VSID" \
+	bash -c 'exec "$0" tool --data "$DATA" set-backref "$1" "$2" 2' "$OFS_SERVER" "$DF" "$MF"
+use_server r13a
+all_up r13
+# (through repair --job: the scrub's finding names the owner, which is
+# where the mismatch is seen)
+run 1 scrub --no-repair
+run 0 repair --job "$JOB"
+assert_eq backref_mismatch "$(json "$T/report.json" '[.findings[].kind] | join(" ")')" "the mismatch"
+assert_eq true "$(json "$T/report.json" '.findings[0].repaired')" "repaired"
+assert_contains "$(json "$T/report.json" '.findings[0].repair')" "stripe 1" "rewritten to stripe 1"
+for s in $(jq -r '.dfiles[1].sids[]' <<<"$j"); do
+	assert_eq 1 "$(inspect_json "$(srv_by_sid "$s")" "$DF" | jq -r .backref.stripe)" "stripe on $s"
+done
+clean_scrub
+all_read_back
+stop_cluster r13
+
+log "copies that missed writes while their server was down: repaired first"
+cluster r14
+kill_server r14c
+use_server r14a
+ok ofs mkdir /late
+for i in 1 2 3; do
+	mkrand "$T/late$i" $((i * 50000 + 7))
+	ok ofs put --replicas 3 --confidence 2 "$T/late$i" "/late/l$i"
+done
+restart_server r14c
+all_up r14
+run 0 repair
+first=$(json "$T/report.json" '.findings[0]')
+assert_eq stale_replica "$(jq -r .kind <<<"$first")" "the first finding"
+assert_contains "$(jq -r .detail <<<"$first")" "recorded at write time" "from a stale record"
+assert_eq 0 "$(json "$T/report.json" '[.findings[] | select(.repaired | not)] | length')" "all repaired"
+use_server r14c
+for i in 1 2 3; do
+	ok ofs get "/late/l$i" "$T/back"
+	assert_same_file "$T/late$i" "$T/back" "/late/l$i through the server that missed it"
+done
+use_server r14a
+clean_scrub
+all_read_back
+stop_cluster r14
+
+log "the server receiving a copy is killed mid-fetch: the job resumes, no half copy is served"
+cluster r15
+mkrand "$T/big" $((12 * MiB + 5))
+ok ofs put --replicas 3 "$T/big" /f/big
+echo "$T/big /f/big 3 1 1048576" >>"$T/r15.list"
+pick_copy /f/big
+flip "$VPATH" $((11 * MiB))
+bg ofs_pbj submit repair --path /f/big --rate 2M --wait --json >"$T/rep.out" 2>"$T/rep.err"
+REP=$BG
+incoming() { ls "$(srv_data "$VICTIM")/incoming/" 2>/dev/null | grep -q .; }
+wait_until 60 "the fetch to start writing on $VICTIM" incoming
+kill_server "$VICTIM"
+restart_same_port "$VICTIM"
+assert_eq "" "$(ls "$(srv_data "$VICTIM")/incoming/")" "the half-fetched copy dropped at start"
+grep -q "dropping an unfinished incoming copy" "$T/$VICTIM.log" || fail "no log of the dropped copy"
+use_server r15a
+all_up r15
+wait_pid "$REP" 120
+assert_eq 0 "$REAP_ST" "the repair job's exit status after the restart ($(cat "$T/rep.out" 2>/dev/null | head -c 600))"
+ok ofs_pbj report 1 --json
+assert_eq 0 "$(json "$T/last.out" '[.findings[] | select(.repaired | not)] | length')" "every finding repaired"
+use_server "$VICTIM"
+ok ofs get /f/big "$T/back"
+assert_same_file "$T/big" "$T/back" "/f/big through the restarted server"
+use_server r15a
+clean_scrub
+all_read_back
+stop_cluster r15
+
+log "a server taken out of service: its copies recreated by placement, handles rewritten"
+cluster r16
+# (the root directory's copies are not moved in this release: take out
+# the one server that holds none of them)
+root_sids=$(ofs stat --json / | jq -r '.sids[]')
+X=""
+for n in a b c d; do grep -qx "$(srv_sid "r16$n")" <<<"$root_sids" || X=r16$n; done
+[ -n "$X" ] || fail "every server holds a copy of the root"
+XS=$(srv_sid "$X")
+use_server r16a
+[ "$X" = r16a ] && use_server r16b
+ok ofs_pbj server set "$XS" --state out
+# (it keeps running, as a server does between being taken out of service
+# and being switched off: its copies are no longer counted)
+sees_out() { ofs_pbj --cluster "$(srv_addr "$1")" servers --json 2>/dev/null |
+	jq -e --arg s "$XS" 'any(.servers[]; .sid == $s and .state == "out")' >/dev/null; }
+for n in a b c d; do
+	[ "r16$n" = "$X" ] || wait_until 30 "r16$n to see $X out" sees_out "r16$n"
+done
+handles_naming_x() {
+	local src dst _r _s _z
+	while read -r src dst _r _s _z; do
+		ofs stat --json "$dst" | jq -r '.sids[], .dfiles[].sids[]'
+	done <"$T/r16.list"
+	ofs stat --json /f | jq -r '.sids[], .dirdata[].sids[]'
+	ofs stat --json / | jq -r '.sids[], .dirdata[].sids[]'
+}
+before=$(handles_naming_x | grep -cx "$XS")
+[ "$before" -gt 0 ] || fail "no handle names $X to begin with"
+run 0 repair
+assert_eq "$before" "$(json "$T/report.json" '[.findings[] | select(.kind == "missing_replica" and .repaired)] | length')" \
+	"one repaired missing_replica per copy on $X ($(json "$T/report.json" '[.findings[] | select(.repaired | not)]'))"
+assert_contains "$(json "$T/report.json" '.findings[0].repair')" "recreated on" "the move says where"
+assert_eq 0 "$(handles_naming_x | grep -cx "$XS")" "handles naming $X after the repair"
+stop_server "$X"
+all_read_back
+clean_scrub
+for n in a b c d; do [ "r16$n" = "$X" ] || stop_server "r16$n"; done
+
+log "two copies that both verify but differ: replica_conflict, left, nothing changed"
+cluster r17
+j=$(ofs stat --json /f)
+DD=$(jq -r '.dirdata[0].oid' <<<"$j")
+VSID=$(jq -r '.dirdata[0].sids[1]' <<<"$j")
+VICTIM=$(srv_by_sid "$VSID")
+stop_server "$VICTIM"
+# an extra entry on one copy only: a valid dirent (a copy of p1's), so
+# that copy verifies as well as the others
+ofs_server tool --data "$(srv_data "$VICTIM")" get-key "$DD" p1 >"$T/p1.ent" || fail "tool get-key"
+ofs_server tool --data "$(srv_data "$VICTIM")" set-key "$DD" extra <"$T/p1.ent" || fail "tool set-key"
+restart_same_port "$VICTIM"
+use_server r17a
+all_up r17
+before=$(ofs_server inspect --data "$(srv_data "$VICTIM")" "$DD" --json 2>/dev/null | jq -r .version)
+run 1 repair
+assert_eq replica_conflict "$(json "$T/report.json" '[.findings[].kind] | unique | join(" ")')" "the conflict ($(cat "$T/report.json"))"
+assert_eq left "$(json "$T/report.json" '.findings[0].repair_state')" "left for a human"
+assert_contains "$(json "$T/report.json" '.findings[0].repair')" "both verify" "the evidence"
+ok ofs_server tool --data "$(srv_data "$VICTIM")" keys "$DD" --json
+stop_cluster r17
+
+log "cancel a repair job; SIGKILL the scheduler mid-repair and start it again"
+cluster r18
+for f in /f/p1 /f/p2 /f/p3 /f/p5; do
+	pick_copy "$f"
+	flip "$VPATH" 10
+done
+ok ofs_pbj submit repair --rate 64K
+CJOB=$(cat "$T/last.out")
+ok ofs_pbj cancel "$CJOB"
+assert_exit 3 ofs_pbj wait "$CJOB" --json
+assert_eq cancelled "$(json "$T/last.out" .state)" "cancelled repair job"
+bg "$OFS_PBJ" --cluster "$(srv_addr r18a)" serve 2>"$T/serve.err"
+SERVE=$BG
+wait_until 30 "the scheduler to take the lease" grep -q "scheduler running" "$T/serve.err"
+ok ofs_pbj submit repair --rate 256K
+RJOB=$(cat "$T/last.out")
+started() { [ "$(ofs_pbj status "$RJOB" --json | jq -r .progress.objects_done)" -gt 0 ]; }
+wait_until 60 "repair job $RJOB to get going" started
+{ kill -KILL "$SERVE"; wait_pid "$SERVE" 10; } 2>/dev/null
+ok ofs_pbj wait "$RJOB" --json
+assert_eq succeeded "$(json "$T/last.out" .state)" "the repair job after the scheduler's death"
+ok ofs_pbj report "$RJOB" --json
+assert_eq 0 "$(json "$T/last.out" '[.findings[] | select(.repaired | not)] | length')" "all repaired"
+clean_scrub
+all_read_back
+stop_cluster r18
+
+finish
