@@ -478,7 +478,7 @@ static int wait_job(struct pbj_db *db, int64_t id, const char *const *cluster, s
 	struct timespec ts;
 	json_t *st = NULL;
 	bool got = false;
-	int rc;
+	int rc = 0;
 
 	if (!j)
 		return EXIT_FAIL;

@@ -664,6 +664,22 @@ static int make_root(struct ofs_client *c, struct conn *cn)
 		obj_remove(c, &data);
 		obj_remove(c, &dir);
 	}
+	if (!rc && oid_eq(used.oid, dir.oid)) {
+		/* Every other server takes it now rather than a gossip round
+		 * later: a server lost in that round must not leave the others
+		 * without a root (a client would make a second one). Best
+		 * effort; a server down now learns it by gossip. */
+		q.root = used;
+		q.birth_ns = birth;
+		for (size_t i = 0; i < c->npeers; i++) {
+			struct conn *pc = conn_of(c, c->peers[i].e.sid);
+			uint8_t *pb = NULL;
+			size_t pn = 0;
+			if (pc && conn_is_transport_error(conn_call(pc, &q, &pb, &pn)))
+				mark_down(c, c->peers[i].e.sid);
+			free(pb);
+		}
+	}
 	if (!rc)
 		c->root = used;
 out:

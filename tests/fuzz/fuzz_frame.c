@@ -249,6 +249,16 @@ static void fuzz_replies(const uint8_t *b, size_t n)
 			proto_encode_summary(&w, &sm);
 			check_same(&w, b, n);
 		}
+		{
+			struct ofs_fetch_reply fr;
+			rc = proto_decode_fetch_reply(b, n, &fr);
+			check_code(rc);
+			if (rc == 0) {
+				wbuf_init(&w);
+				proto_encode_fetch_reply(&w, &fr);
+				check_same(&w, b, n);
+			}
+		}
 	}
 
 	rc = proto_list_open_dirent(&lr, b, n);

@@ -14,7 +14,8 @@ RESPONSE = 0x8000
 (PING, GET_ROOT, CREATE, REMOVE, GETATTR, SETATTR, READ, WRITE, KV_GET,
  KV_PUT, KV_DEL, KV_LIST, DIRENT_CREATE, DIRENT_REMOVE, DIRENT_LOOKUP,
  DIRENT_LIST, COMMIT, SERVERS, SERVER_SET, STATS, REPORT, SET_ROOT, BEHIND,
- STALE_FOR, SUMMARY, TASK_START, TASK_POLL, TASK_CTL, POINTS) = range(1, 30)
+ STALE_FOR, SUMMARY, TASK_START, TASK_POLL, TASK_CTL, POINTS, VERIFY,
+ REPAIR_FETCH, STALE_CLEAR) = range(1, 33)
 METAFILE, DFILE, DIRECTORY, DIRDATA = 1, 2, 3, 4
 
 
@@ -77,9 +78,13 @@ REQUESTS = {
     "req-behind": (BEHIND, oid(23) + oid(24) + string(b"write not applied: timeout")),
     "req-stale-for": (STALE_FOR, oid(0) + oid(25) + string(b"")),
     "req-summary": (SUMMARY, oid(30)),
-    "req-task-start": (TASK_START, u64(7) + u8(1) + u32(0) + u64(50 << 20) + oid(31) + u64(10) + u64(4096)
-                    + u32(2) + oid(39) + oid(40)),
-    "req-task-poll": (TASK_POLL, u64(7) + u64(3)),
+    "req-task-start": (TASK_START, u64(7) + u8(1) + u32(3) + u64(50 << 20) + oid(31) + u64(10) + u64(4096)
+                    + u64(16) + u32(2) + oid(39) + oid(40)),
+    "req-task-poll": (TASK_POLL, u64(7) + u64(3) + u64(16)),
+    "req-verify": (VERIFY, oid(41)),
+    "req-repair-fetch": (REPAIR_FETCH, oid(42) + u32(1) + u64(64 << 20) + u8(2) + oid(43) + oid(44)
+                         + string(b"repair")),
+    "req-stale-clear": (STALE_CLEAR, oid(45) + oid(46) + u64(9)),
     "req-task-ctl": (TASK_CTL, u64(7) + u8(1)),
     "req-points": (POINTS, oid(37) + oid(38) + u32(0) + string(b"notes.md")),
 }
@@ -97,8 +102,10 @@ REPLIES = {
     "rep-summary": (SUMMARY, u8(1) + u64(4) + u64(4096) + oid(32) + u8(3) + oid(36)
                     + u32(1) + string(b"")),
     "rep-task-status": (TASK_POLL, u8(1) + u64(3) + u64(9) + u64(1 << 20) + u64(5 << 20)
-                        + oid(33) + string(b"") + u32(1) + u64(1) + oid(34) + oid(35)
-                        + string(b"checksum_mismatch") + string(b"chunk 3 does not match")),
+                        + oid(33) + string(b"") + u64(1) + u8(0) + u32(1) + u64(1) + oid(34) + oid(35)
+                        + string(b"checksum_mismatch") + string(b"chunk 3 does not match")
+                        + u8(1) + oid(47) + string(b"fetched version 3") + oid(0)),
+    "rep-repair-fetch": (REPAIR_FETCH, u8(1) + oid(48) + u64(3) + u64(4096) + string(b"fetched")),
     "rep-stale-list": (STALE_FOR, u32(2) + oid(26) + string(b"create not applied")
                        + oid(27) + string(b"") + u8(1)),
     "rep-dirent-list": (DIRENT_LIST, u32(2) + string(b"docs") + dirent(DIRECTORY, 13, 1)
