@@ -934,6 +934,17 @@ static int mend_structure(struct task *k, const struct walked *w, struct ofs_tas
 	}
 	if (m->what == MEND_MOVE) {
 		struct move_result mr;
+		struct ofs_server fe;
+		if (sidtab_get(k->sc->t, m->from, &fe) == -ENOENT) {
+			/* Unknown here: it may be new (not gossiped yet) rather
+			 * than gone. Moving copies off a live server is not undone
+			 * easily; a human says which by marking it out. */
+			f->repair = OFS_REPAIR_LEFT;
+			snprintf(f->action, sizeof(f->action),
+				 "left: that server is not in this server's table; if it was retired, "
+				 "mark it out (ofs-pbj server set SID --state out) and repair again");
+			return 0;
+		}
 		if (w->decode_rc || w->a.nsids == 0 || oid_is_zero(w->a.backref.owner)) {
 			f->repair = OFS_REPAIR_LEFT;
 			snprintf(f->action, sizeof(f->action), "%s",

@@ -108,9 +108,11 @@ done
 restart_server r14c
 all_up r14
 run 0 repair
-first=$(json "$T/report.json" '.findings[0]')
-assert_eq stale_replica "$(jq -r .kind <<<"$first")" "the first finding"
-assert_contains "$(jq -r .detail <<<"$first")" "recorded at write time" "from a stale record"
+# (each task repairs the copies its stale records and behind marks name
+# before it walks; other servers' walks may report before that, so only
+# the records are asserted, not the order across servers)
+[ "$(json "$T/report.json" '[.findings[] | select(.kind == "stale_replica" and (.detail | contains("recorded at write time")))] | length')" -ge 1 ] ||
+	fail "no finding from a stale record ($(cat "$T/report.json"))"
 assert_eq 0 "$(json "$T/report.json" '[.findings[] | select(.repaired | not)] | length')" "all repaired"
 use_server r14c
 for i in 1 2 3; do
