@@ -2900,8 +2900,12 @@ static int store_recover(struct store *s)
 	do {
 		list[0].b[0] = 0;
 		rc = kv_view(s->kv, intents_txn, list);
-		for (unsigned i = 0; !rc && i < list[0].b[0]; i++)
+		for (unsigned i = 0; !rc && i < list[0].b[0]; i++) {
+			char hex[OFS_OID_HEX];
+			oid_to_hex(list[1 + i], hex);
+			log_info("finishing the install of the incoming copy of %s (it was in place)", hex);
 			rc = kv_update(s->kv, intent_done_txn, &list[1 + i]);
+		}
 	} while (!rc && list[0].b[0] == 255);
 	free(list);
 	return rc;
