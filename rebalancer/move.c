@@ -262,6 +262,38 @@ int move_copy(struct store *s, struct sidtab *t, struct replicator *r, struct of
 			return rc;
 		}
 	}
+	/* A change that reached the kept copies while the target fetched (the
+	 * owner of a child moved at the same time rewrote its pointer, say)
+	 * missed the target: then it is a version behind; fetch again. */
+	for (int again = 0; again < 3; again++) {
+		struct ofs_summary ts, ks;
+		int trc, krc;
+		struct wbuf body;
+		wbuf_init(&body);
+		wbuf_oid(&body, oid);
+		if (wbuf_error(&body)) {
+			wbuf_free(&body);
+			break;
+		}
+		{
+			struct replica_result rr[2];
+			struct ofs_sid two[2] = { res->target, keep[0] };
+			if (nkeep == 0 || replica_forward(r, OFS_OP_SUMMARY, body.data, body.len, two, 2, rr)) {
+				wbuf_free(&body);
+				break;
+			}
+			trc = rr[0].rc ? rr[0].rc : proto_decode_summary(rr[0].body, rr[0].len, &ts);
+			krc = rr[1].rc ? rr[1].rc : proto_decode_summary(rr[1].body, rr[1].len, &ks);
+			free(rr[0].body);
+			free(rr[1].body);
+		}
+		wbuf_free(&body);
+		if (trc || krc || !ts.present || !ks.present || ts.version >= ks.version)
+			break;
+		rc = repair_fetch_at(s, t, r, res->target, oid, keep, nkeep, 0, rate, "move", pace, arg, &fr);
+		if (rc)
+			return rc;
+	}
 	/* 4: the owner points at the new handle. */
 	rc = repoint_owner(t, r, a, &nh);
 	if (rc) {

@@ -189,6 +189,10 @@ run 0 repair
 assert_eq "$before" "$(json "$T/report.json" '[.findings[] | select(.kind == "missing_replica" and .repaired)] | length')" \
 	"one repaired missing_replica per copy on $X ($(json "$T/report.json" '[.findings[] | select(.repaired | not)]'))"
 assert_contains "$(json "$T/report.json" '.findings[0].repair')" "recreated on" "the move says where"
+# (an owner and its part moved at once can leave the owner's new copy a
+# version behind the pointer rewrite; a second pass repairs it from the
+# others - and must leave nothing naming the server out)
+assert_exit 0 ofs_pbj submit repair --wait --json
 assert_eq 0 "$(handles_naming_x | grep -cx "$XS")" "handles naming $X after the repair"
 stop_server "$X"
 all_read_back
