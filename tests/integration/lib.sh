@@ -394,3 +394,30 @@ rack_of() {
 
 # inspect_json NAME OID : ofs-server inspect --json of OID on NAME's data dir.
 inspect_json() { "$OFS_SERVER" inspect --data "$(srv_data "$1")" "$2" --json; }
+
+# ---- four-server clusters named PREFIX{a,b,c,d} (t_scrub, t_repair*) ------
+
+# stop_cluster PREFIX : stop its four servers.
+stop_cluster() {
+	local n
+	for n in a b c d; do stop_server "$1$n"; done
+}
+
+# all_up PREFIX : each of its four servers sees all four up.
+all_up() {
+	local c=$1 n
+	for n in a b c d; do wait_until 30 "$c$n to see all four up" sees_up "$c$n" 4; done
+}
+
+# on_all_copies "SIDS" CMD... : stop each server of SIDS, run CMD with
+# $DATA set to its data dir, start it again where it was.
+on_all_copies() {
+	local sids=$1 s n
+	shift
+	for s in $sids; do
+		n=$(srv_by_sid "$s")
+		stop_server "$n"
+		DATA=$(srv_data "$n") "$@" || fail "$* on $n"
+		restart_same_port "$n"
+	done
+}

@@ -26,10 +26,6 @@ cluster() {
 	CUR=$c
 }
 
-stop_cluster() {
-	local n
-	for n in a b c d; do stop_server "$1$n"; done
-}
 
 # every file reads back with its original digest
 all_read_back() {
@@ -89,22 +85,6 @@ repaired_finding() {
 	assert_eq 1 "$(json "$T/status.json" .findings.repaired)" "status findings.repaired"
 }
 
-all_up() {
-	local c=$1 n
-	for n in a b c d; do wait_until 30 "$c$n to see all four up" sees_up "$c$n" 4; done
-}
-# on_all_copies "SIDS" CMD... : stop each server of SIDS, run CMD with
-# $DATA set to its data dir, start it again where it was.
-on_all_copies() {
-	local sids=$1 s n
-	shift
-	for s in $sids; do
-		n=$(srv_by_sid "$s")
-		stop_server "$n"
-		DATA=$(srv_data "$n") "$@" || fail "$* on $n"
-		restart_same_port "$n"
-	done
-}
 # the files of the list except those named
 read_back_except() {
 	local src dst _r _s _z

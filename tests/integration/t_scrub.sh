@@ -47,11 +47,6 @@ cluster() {
 	"$OFS_ITEST_BIN/putmany" "$OFS_CLUSTER" <"$T/$c.list" || fail "putmany"
 }
 
-stop_cluster() {
-	local n
-	for n in a b c d; do stop_server "$1$n"; done
-}
-
 # scrub EXPECTED_EXIT : run a scrub to its end; job id in $JOB.
 scrub() {
 	assert_exit "$1" ofs_pbj submit scrub --wait --json
@@ -186,22 +181,6 @@ only_finding record_corrupt
 assert_contains "$(json "$T/report.json" '.findings[0].detail')" "'p5'" "record_corrupt names the entry"
 stop_cluster c6
 
-# on_all_copies "SIDS" CMD... : stop each server of SIDS, run CMD with
-# $DATA set to its data dir, start it again where it was.
-on_all_copies() {
-	local sids=$1 s n
-	shift
-	for s in $sids; do
-		n=$(srv_by_sid "$s")
-		stop_server "$n"
-		DATA=$(srv_data "$n") "$@" || fail "$* on $n"
-		restart_same_port "$n"
-	done
-}
-all_up() {
-	local c=$1 n
-	for n in a b c d; do wait_until 30 "$c$n to see all four up" sees_up "$c$n" 4; done
-}
 # findings_are "KIND KIND..." : the report's kinds, sorted, are exactly these.
 findings_are() {
 	assert_eq "$1" "$(json "$T/report.json" '[.findings[].kind] | sort | join(" ")')" \
