@@ -83,7 +83,6 @@ static int owner_handle(struct sidtab *t, struct replicator *r, struct ofs_oid o
 			struct ofs_attr *oa, struct ofs_handle *h)
 {
 	struct ofs_server *e = NULL;
-	struct ofs_sid sids[OFS_MAX_REPLICAS];
 	size_t ne = 0;
 	struct wbuf body;
 	int rc = sidtab_snapshot(t, &e, &ne), found = 0;
@@ -93,17 +92,22 @@ static int owner_handle(struct sidtab *t, struct replicator *r, struct ofs_oid o
 	wbuf_init(&body);
 	wbuf_oid(&body, owner);
 	rc = wbuf_error(&body);
-	for (size_t at = 0; !rc && at < ne && !found; at += OFS_MAX_REPLICAS) {
-		struct replica_result res[OFS_MAX_REPLICAS];
-		size_t m = ne - at < OFS_MAX_REPLICAS ? ne - at : OFS_MAX_REPLICAS;
-		for (size_t i = 0; i < m; i++)
-			sids[i] = e[at + i].sid;
-		rc = replica_forward(r, OFS_OP_GETATTR, body.data, body.len, sids, m, res);
-		for (size_t i = 0; !rc && i < m; i++) {
-			if (!found && !res[i].rc && proto_decode_attr_reply(res[i].body, res[i].len, oa) == 0)
+	if (!rc) {
+		struct replica_result *res = calloc(ne ? ne : 1, sizeof(*res));
+		struct ofs_sid *all = calloc(ne ? ne : 1, sizeof(*all));
+		rc = res && all ? 0 : -ENOMEM;
+		for (size_t i = 0; !rc && i < ne; i++)
+			all[i] = e[i].sid;
+		if (!rc)
+			rc = replica_forward(r, OFS_OP_GETATTR, body.data, body.len, all, ne, res);
+		for (size_t i = 0; !rc && i < ne; i++)
+			if (!found && !res[i].rc &&
+			    proto_decode_attr_reply(res[i].body, res[i].len, oa) == 0)
 				found = 1;
+		for (size_t i = 0; res && i < ne; i++)
 			free(res[i].body);
-		}
+		free(res);
+		free(all);
 	}
 	wbuf_free(&body);
 	free(e);

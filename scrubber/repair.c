@@ -102,16 +102,17 @@ static int ask_all(struct replicator *r, uint16_t op, struct ofs_oid oid, const 
 	wbuf_init(&body);
 	wbuf_oid(&body, oid);
 	rc = wbuf_error(&body);
-	for (size_t at = 0; !rc && at < n; at += OFS_MAX_REPLICAS) {
-		struct replica_result res[OFS_MAX_REPLICAS];
-		size_t m = n - at < OFS_MAX_REPLICAS ? n - at : OFS_MAX_REPLICAS;
-		rc = replica_forward(r, op, body.data, body.len, sids + at, m, res);
-		for (size_t i = 0; !rc && i < m; i++) {
-			rcs[at + i] = res[i].rc;
+	if (!rc) {
+		struct replica_result *res = calloc(n ? n : 1, sizeof(*res));
+		rc = res ? replica_forward(r, op, body.data, body.len, sids, n, res) : -ENOMEM;
+		for (size_t i = 0; !rc && i < n; i++) {
+			rcs[i] = res[i].rc;
 			if (!res[i].rc)
-				rcs[at + i] = proto_decode_summary(res[i].body, res[i].len, &sm[at + i]);
-			free(res[i].body);
+				rcs[i] = proto_decode_summary(res[i].body, res[i].len, &sm[i]);
 		}
+		for (size_t i = 0; res && i < n; i++)
+			free(res[i].body);
+		free(res);
 	}
 	wbuf_free(&body);
 	return rc;
@@ -133,14 +134,11 @@ static void clear_records(struct replicator *r, struct ofs_oid oid, struct ofs_s
 	q.version = version;
 	wbuf_init(&body);
 	if (proto_encode_req(&body, &q) == 0) {
-		for (size_t at = 0; at < n; at += OFS_MAX_REPLICAS) {
-			struct replica_result res[OFS_MAX_REPLICAS];
-			size_t m = n - at < OFS_MAX_REPLICAS ? n - at : OFS_MAX_REPLICAS;
-			if (replica_forward(r, OFS_OP_STALE_CLEAR, body.data, body.len, sids + at, m, res))
-				break;
-			for (size_t i = 0; i < m; i++)
+		struct replica_result *res = calloc(n ? n : 1, sizeof(*res));
+		if (res && replica_forward(r, OFS_OP_STALE_CLEAR, body.data, body.len, sids, n, res) == 0)
+			for (size_t i = 0; i < n; i++)
 				free(res[i].body);
-		}
+		free(res);
 	}
 	wbuf_free(&body);
 }

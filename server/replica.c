@@ -185,11 +185,13 @@ int replica_forward(struct replicator *r, uint16_t op, const uint8_t *body, size
 {
 	struct replica_sent sent;
 
-	if (n > OFS_MAX_REPLICAS)
-		return -EINVAL;
-	/* Send to all first, so the copies work in parallel, then collect. */
-	replica_send(r, op, body, len, sids, n, &sent, res);
-	replica_collect(r, &sent, res);
+	/* Send to a batch first, so the servers work in parallel, then
+	 * collect; OFS_MAX_REPLICAS at a time. */
+	for (size_t at = 0; at < n; at += OFS_MAX_REPLICAS) {
+		size_t m = n - at < OFS_MAX_REPLICAS ? n - at : OFS_MAX_REPLICAS;
+		replica_send(r, op, body, len, sids + at, m, &sent, res + at);
+		replica_collect(r, &sent, res + at);
+	}
 	return 0;
 }
 

@@ -36,8 +36,9 @@ struct replica_result {
 
 /*
  * Send op (without OFS_OP_FORWARDED: it is added) with body to each of the
- * n servers in sids, in parallel, and fill res[i] for each. Returns 0; the
- * per-copy results say what happened. -EINVAL when n > OFS_MAX_REPLICAS.
+ * n servers in sids, in parallel (OFS_MAX_REPLICAS at a time), and fill
+ * res[i] (n entries) for each. Returns 0; the per-server results say what
+ * happened.
  */
 int replica_forward(struct replicator *r, uint16_t op, const uint8_t *body, size_t len,
 		    const struct ofs_sid *sids, size_t n, struct replica_result *res);

@@ -559,10 +559,7 @@ static int get_root(struct service *sv, bool forwarded, struct wbuf *reply)
 		res = calloc(nask ? nask : 1, sizeof(*res));
 		if (!res)
 			return -ENOMEM;
-		for (size_t k = 0; k < nask; k += OFS_MAX_REPLICAS)
-			replica_forward(sv->rep, OFS_OP_GET_ROOT, NULL, 0, ask + k,
-					nask - k < OFS_MAX_REPLICAS ? nask - k : OFS_MAX_REPLICAS,
-					res + k);
+		replica_forward(sv->rep, OFS_OP_GET_ROOT, NULL, 0, ask, nask, res);
 		{
 			for (size_t i = 0; i < nask; i++) {
 				struct ofs_handle ph;
