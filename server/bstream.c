@@ -172,6 +172,11 @@ void bstream_prefetch(int fd, uint64_t off, uint64_t len)
 	(void)posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_WILLNEED);
 }
 
+void bstream_sequential(int fd)
+{
+	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+}
+
 int bstream_trim(int fd, uint64_t len)
 {
 	struct stat st;

@@ -48,6 +48,9 @@ int bstream_pwrite(int fd, const void *buf, size_t n, uint64_t off);
 int bstream_datasync(int fd);
 /* Ask the kernel to start reading [off, off+len) into the page cache. */
 void bstream_prefetch(int fd, uint64_t off, uint64_t len);
+/* Tell the kernel fd is read start to end (a larger readahead window,
+ * kept ahead of the reader asynchronously). Advice only. */
+void bstream_sequential(int fd);
 /* Start writing [off, off+len) to disk now, without waiting (so that a
  * later fdatasync has little left to do). Advice: nothing is durable. */
 void bstream_writeback(int fd, uint64_t off, uint64_t len);

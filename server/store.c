@@ -2278,6 +2278,12 @@ out_locked:
 	if (rc || fd < 0 || stop)
 		goto out;
 	size = pa.a->size;
+	/* The disk reads ahead while a piece is hashed: the kernel's own
+	 * readahead, asynchronous and growing with a sequential reader, keeps
+	 * reads in flight. (An explicit WILLNEED per piece was measured to
+	 * halve the scrub rate from disk: it allocates and submits the pages
+	 * in this thread, in small batches, and defeats the async window.) */
+	bstream_sequential(fd);
 	cs = pa.a->chunk_size;
 	per = cs >= SCRUB_PIECE_CHUNKS_BYTES ? 1 : SCRUB_PIECE_CHUNKS_BYTES / cs;
 	buf = malloc((size_t)per * cs);
@@ -2306,9 +2312,6 @@ out_locked:
 		if (!rc)
 			rc = bstream_pread(fd, buf, (size_t)len, off, &got);
 		pthread_rwlock_unlock(l);
-		/* The disk reads the next piece while this one is hashed. */
-		if (!rc && off + len < size)
-			bstream_prefetch(fd, off + len, 2 * len);
 		if (rc) {
 			snprintf(detail, sizeof(detail), "read error at offset %llu: %s",
 				 (unsigned long long)off, ofs_strerror(rc));
