@@ -40,7 +40,7 @@ LIB_SRCS := lib/error.c lib/oid.c lib/wire.c lib/frame.c lib/proto.c \
 SERVER_SRCS := server/kv.c server/records.c server/bstream.c server/store.c \
 	server/service.c server/listener.c server/inspect.c \
 	server/sidtab.c server/gossip.c server/replica.c server/behind.c server/tool.c server/points.c
-REBALANCER_SRCS := rebalancer/placement.c rebalancer/move.c
+REBALANCER_SRCS := rebalancer/placement.c rebalancer/move.c rebalancer/drain.c
 PBJ_SRCS := $(wildcard pbj/*.c)
 SCRUBBER_SRCS := scrubber/scrub.c scrubber/repair.c
 CLIENT_SRCS := client/conn.c client/ofs.c
@@ -77,7 +77,7 @@ $(BINDIR)/ofs: $(O)/cli/ofs.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BINDIR)/ofs-pbj: $(O)/cli/ofs-pbj.o $(O)/cli/pbj-jobs.o $(CORE_LIB)
+$(BINDIR)/ofs-pbj: $(O)/cli/ofs-pbj.o $(O)/cli/pbj-jobs.o $(O)/cli/pbj-servers.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -161,5 +161,6 @@ clean:
 	check-man check-fuzz fuzz cppcheck bench demo install clean
 
 -include $(CORE_OBJS:.o=.d) $(O)/server/main.d $(O)/cli/ofs.d $(O)/cli/ofs-pbj.d \
+	$(O)/cli/pbj-jobs.d $(O)/cli/pbj-servers.d \
 	$(UNIT_SRCS:tests/unit/%.c=$(O)/tests/unit/%.d) \
 	$(BENCH_SRCS:%.c=$(O)/%.d) $(ITEST_SRCS:%.c=$(O)/%.d)

@@ -15,6 +15,7 @@
 #include "conn.h"
 #include "ofs_error.h"
 #include "pbj-jobs.h"
+#include "pbj-servers.h"
 #include "proto.h"
 #include "timefmt.h"
 
@@ -28,6 +29,8 @@ static const char usage_text[] =
 	"  submit scrub [--server SID]... [--path PATH]... [--repair | --no-repair]\n"
 	"               [--rate BYTES/s] [--priority N] [--max-repairs N]\n"
 	"  submit repair [--server SID]... [--path PATH]... [--job JOB] [--max-repairs N]\n"
+	"  submit drain --server SID [--rate BYTES/s] [--dry-run]\n"
+	"                                move every copy off SID, then mark it out\n"
 	"               [--rate BYTES/s] [--priority N]\n"
 	"      every submit: [--dry-run] [--wait] [--json]\n"
 	"  serve                         run the scheduler in the foreground\n"
@@ -44,6 +47,8 @@ static const char usage_text[] =
 	"  schedule list [--json] | schedule rm NAME\n"
 	"  servers [--json]\n"
 	"  server set SID --state in|draining|out | --attr KEY=VALUE | --weight W\n"
+	"  ok-to-stop SID [--json]       0 when stopping SID now leaves every object it holds\n"
+	"                                with its write confidence of good copies elsewhere\n"
 	"The cluster is --cluster or OFS_CLUSTER=HOST:PORT[,HOST:PORT...]; the job\n"
 	"database is --db or OFS_PBJ_DB (default ./pbj.db). Exit status: 0 success\n"
 	"(a job finished clean), 1 findings left, 2 bad usage, 3 failure.\n";
@@ -62,51 +67,6 @@ static int64_t now_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* The server table as the first reachable cluster address sees it. */
-static int fetch_table(const char *const *cluster, size_t n, struct ofs_server **e, size_t *ne,
-		       const char **via)
-{
-	int rc = -OFS_EUNREACHABLE;
-
-	for (size_t i = 0; i < n; i++) {
-		struct ofs_req q = { .op = OFS_OP_SERVERS };
-		struct conn *c = NULL;
-		uint8_t *b = NULL;
-		size_t bn = 0;
-
-		rc = conn_open(cluster[i], &c);
-		if (rc == -EINVAL)
-			return rc;
-		if (rc)
-			continue;
-		conn_set_timeout(c, 10000);
-		rc = conn_call(c, &q, &b, &bn);
-		if (!rc)
-			rc = proto_decode_servers(b, bn, true, NULL, e, ne);
-		free(b);
-		conn_close(c);
-		if (!rc) {
-			*via = cluster[i];
-			return 0;
-		}
-	}
-	return conn_is_transport_error(rc) ? -OFS_EUNREACHABLE : rc;
-}
-
-/* One call to one server with a short deadline. */
-static int call_server(const char *addr, struct ofs_req *q, uint8_t **b, size_t *bn, int ms)
-{
-	struct conn *c = NULL;
-	int rc = conn_open(addr, &c);
-
-	if (rc)
-		return rc;
-	conn_set_timeout(c, ms);
-	rc = conn_call(c, q, b, bn);
-	conn_close(c);
-	return rc;
 }
 
 static json_t *attrs_json(const struct ofs_server *e)
@@ -139,7 +99,7 @@ static int cmd_servers(const char *const *cluster, size_t ncluster, bool json)
 	const char *via = NULL;
 	size_t n = 0;
 	json_t *arr = json_array();
-	int rc = fetch_table(cluster, ncluster, &e, &n, &via);
+	int rc = pbj_fetch_table(cluster, ncluster, &e, &n, &via);
 
 	if (rc) {
 		fprintf(stderr, "ofs-pbj: cannot read the server table from %s: %s\n", cluster[0],
@@ -158,7 +118,7 @@ static int cmd_servers(const char *const *cluster, size_t ncluster, bool json)
 		size_t bn = 0;
 		char sid[OFS_OID_HEX], seen[OFS_TIME_LEN] = "never";
 		int64_t last = e[i].last_seen_ns;
-		bool up = call_server(e[i].address, &q, &b, &bn, STATS_TIMEOUT_MS) == 0 &&
+		bool up = pbj_call_server(e[i].address, &q, &b, &bn, STATS_TIMEOUT_MS) == 0 &&
 			  proto_decode_stats(b, bn, &st) == 0;
 
 		free(b);
@@ -209,25 +169,6 @@ static int cmd_servers(const char *const *cluster, size_t ncluster, bool json)
 }
 
 /* A full SID, or a unique prefix of at least 4 hex digits of one. */
-static int resolve_sid(const char *arg, const struct ofs_server *e, size_t n, struct ofs_sid *out)
-{
-	size_t len = strlen(arg), found = 0;
-
-	if (sid_from_hex(arg, out) == 0)
-		return 0;
-	if (len < 4 || len > 32 || strspn(arg, "0123456789abcdefABCDEF") != len)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		char hex[OFS_OID_HEX];
-		sid_to_hex(e[i].sid, hex);
-		if (strncasecmp(hex, arg, len) == 0) {
-			*out = e[i].sid;
-			found++;
-		}
-	}
-	return found == 1 ? 0 : found ? -EEXIST : -ENOENT;
-}
-
 static int cmd_server_set(const char *const *cluster, size_t ncluster, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -282,13 +223,13 @@ static int cmd_server_set(const char *const *cluster, size_t ncluster, int argc,
 	if (!q.set.mask)
 		return usage("server set needs --state, --attr or --weight%s", "");
 	sidarg = argv[optind];
-	rc = fetch_table(cluster, ncluster, &e, &n, &via);
+	rc = pbj_fetch_table(cluster, ncluster, &e, &n, &via);
 	if (rc) {
 		fprintf(stderr, "ofs-pbj: cannot read the server table from %s: %s\n", cluster[0],
 			ofs_strerror(rc));
 		return EXIT_FAIL;
 	}
-	rc = resolve_sid(sidarg, e, n, &q.set.sid);
+	rc = pbj_resolve_sid(sidarg, e, n, &q.set.sid);
 	free(e);
 	if (rc == -EINVAL)
 		return usage("'%s' is not a SID (32 hex digits, or a unique prefix of 4 or more)", sidarg);
@@ -297,7 +238,7 @@ static int cmd_server_set(const char *const *cluster, size_t ncluster, int argc,
 			rc == -EEXIST ? "prefix matches several servers" : "no such server");
 		return EXIT_USAGE;
 	}
-	rc = call_server(via, &q, &b, &bn, 10000);
+	rc = pbj_call_server(via, &q, &b, &bn, 10000);
 	if (!rc) {
 		struct rbuf r;
 		rbuf_init(&r, b, bn);
@@ -402,8 +343,8 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (strcmp(rest[1], "servers") && !(nrest >= 3 && !strcmp(rest[1], "server") &&
-					    !strcmp(rest[2], "set"))) {
+	if (strcmp(rest[1], "servers") && strcmp(rest[1], "ok-to-stop") &&
+	    !(nrest >= 3 && !strcmp(rest[1], "server") && !strcmp(rest[2], "set"))) {
 		rc = usage("unknown command '%s'", rest[1]);
 		goto out;
 	}
@@ -421,7 +362,9 @@ int main(int argc, char **argv)
 		for (char *tok = strtok(env, ","); tok && ncluster < MAX_CLUSTER; tok = strtok(NULL, ","))
 			cluster[ncluster++] = tok;
 	}
-	if (!strcmp(rest[1], "servers")) {
+	if (!strcmp(rest[1], "ok-to-stop")) {
+		rc = pbj_ok_to_stop(cluster, ncluster, nrest - 2, rest + 2, json);
+	} else if (!strcmp(rest[1], "servers")) {
 		if (nrest != 2) {
 			rc = usage("servers takes no arguments%s", "");
 			goto out;

@@ -17,6 +17,7 @@
 #include "proto.h"
 #include "parse.h"
 #include "pbj-jobs.h"
+#include "pbj-servers.h"
 #include "runner.h"
 #include "timefmt.h"
 
@@ -250,6 +251,8 @@ static int job_exit(const json_t *st)
 		return EXIT_FINDINGS;        /* stopped at its repair cap: a human decides */
 	if (strcmp(state, "succeeded") != 0)
 		return EXIT_FAIL;
+	if (!strcmp(json_string_value(json_object_get(st, "type")), "drain"))
+		return 0;                    /* moved everything (or, dry: the plan) */
 	return json_integer_value(json_object_get(f, "total")) >
 	       json_integer_value(json_object_get(f, "repaired")) ? EXIT_FINDINGS : 0;
 }
@@ -596,9 +599,11 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 		rc = usage_err("submit needs a job type%s", "");
 		goto out;
 	}
-	if (strcmp(argv[0], "scrub") != 0 && strcmp(argv[0], "repair") != 0) {
-		rc = usage_err("submit %s: this release runs scrub and repair jobs (rebalance "
-			       "and drain are coming)", argv[0]);
+	if (strcmp(argv[0], "scrub") != 0 && strcmp(argv[0], "repair") != 0 &&
+	    strcmp(argv[0], "drain") != 0) {
+		rc = usage_err(strcmp(argv[0], "rebalance") == 0
+			       ? "submit %s: not in this release yet (scrub, repair and drain are)"
+			       : "submit %s: unknown job type (scrub, repair, drain)", argv[0]);
 		goto out;
 	}
 	snprintf(j->type, sizeof(j->type), "%s", argv[0]);
@@ -627,6 +632,13 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 			}
 			j->priority = (int)p;
 			i++;
+		} else if (!strcmp(a, "--server") && v && !strcmp(j->type, "drain")) {
+			if (json_array_size(servers)) {
+				rc = usage_err("submit drain: one --server at a time%s", "");
+				goto out;
+			}
+			json_array_append_new(servers, json_string(v));   /* (resolved at submit) */
+			i++;
 		} else if (!strcmp(a, "--server") && v) {
 			if (sid_from_hex(v, &sid)) {
 				rc = usage_err("--server %s: not a SID (32 hex digits)", v);
@@ -634,7 +646,7 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 			}
 			json_array_append_new(servers, json_string(v));
 			i++;
-		} else if (!strcmp(a, "--path") && v) {
+		} else if (!strcmp(a, "--path") && v && strcmp(j->type, "drain")) {
 			if (v[0] != '/' || strlen(v) > 4096) {
 				rc = usage_err("--path %s: an absolute path in the cluster", v);
 				goto out;
@@ -651,7 +663,7 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 				goto out;
 			}
 			i++;
-		} else if (!strcmp(a, "--max-repairs") && v) {
+		} else if (!strcmp(a, "--max-repairs") && v && strcmp(j->type, "drain")) {
 			char *end;
 			long long m = strtoll(v, &end, 10);
 			if (!*v || *end || m < 0 || m > 1000000000) {
@@ -668,7 +680,13 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 			goto out;
 		}
 	}
-	if (!strcmp(j->type, "repair"))
+	if (!strcmp(j->type, "drain") && json_array_size(servers) != 1) {
+		rc = usage_err("submit drain needs --server SID%s", "");
+		goto out;
+	}
+	if (!strcmp(j->type, "drain"))
+		repair = 0;
+	else if (!strcmp(j->type, "repair"))
 		repair = 1;
 	else if (repair < 0)
 		repair = setting_bool(db, "scrub.auto_repair") == 1;
@@ -742,6 +760,32 @@ static int cmd_submit(struct pbj_db *db, int argc, char **argv, const char *cons
 			if (rc)
 				goto out;
 		}
+	}
+	if (!strcmp(j->type, "drain")) {
+		/* The server must exist, answer, and fit elsewhere; then it is
+		 * marked draining and the job names it by its full SID. */
+		json_t *a = json_loads(j->args, 0, NULL);
+		const char *arg = a ? json_string_value(json_array_get(json_object_get(a, "servers"), 0))
+				    : NULL;
+		char hex[OFS_OID_HEX], *text;
+		rc = arg ? 0 : EXIT_FAIL;
+		if (!rc && ncluster == 0) {
+			fprintf(stderr, "ofs-pbj: submit drain needs the cluster: --cluster HOST:PORT "
+				"or OFS_CLUSTER\n");
+			rc = EXIT_USAGE;
+		}
+		if (!rc)
+			rc = pbj_drain_prepare(cluster, ncluster, arg, (j->flags & PBJ_DRY_RUN) != 0, hex);
+		if (!rc) {
+			json_array_set_new(json_object_get(a, "servers"), 0, json_string(hex));
+			text = json_dumps(a, JSON_COMPACT | JSON_SORT_KEYS);
+			if (text)
+				snprintf(j->args, sizeof(j->args), "%s", text);
+			free(text);
+		}
+		json_decref(a);
+		if (rc)
+			goto out;
 	}
 	rc = pbj_submit(db, j, &id);
 	if (rc) {

@@ -35,6 +35,7 @@
 #define OFS_DEFAULT_STRIP (1u << 20)
 #define OFS_IO_PIECE OFS_MAX_IO           /* bytes per READ/WRITE */
 #define GET_RETRIES 3                     /* restarts when a file is replaced */
+#define MOVE_WAIT_MS 60000                /* waits for an object held still by a move */
 
 /* A server as this client knows it. */
 struct peer {
@@ -200,7 +201,7 @@ static int call(struct ofs_client *c, const struct ofs_handle *h, const struct o
 	struct ofs_sid order[OFS_MAX_REPLICAS], skipped[OFS_MAX_REPLICAS];
 	const char *why[OFS_MAX_REPLICAS];
 	size_t n = try_order(c, h, order), nskipped = 0;
-	int rc = -OFS_EUNREACHABLE;
+	int rc = -OFS_EUNREACHABLE, waited_ms = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		struct conn *cn = conn_of(c, order[i]);
@@ -211,6 +212,14 @@ static int call(struct ofs_client *c, const struct ofs_handle *h, const struct o
 			continue;
 		}
 		rc = conn_call(cn, q, body, blen);
+		if (rc == -OFS_EMOVING && waited_ms < MOVE_WAIT_MS) {
+			/* Held still while a copy moves: a moment, then again. */
+			struct timespec ts = { .tv_sec = 0, .tv_nsec = 50 * 1000000L };
+			nanosleep(&ts, NULL);
+			waited_ms += 50;
+			i--;
+			continue;
+		}
 		if (conn_is_transport_error(rc)) {
 			mark_down(c, order[i]);
 			rc = -OFS_EUNREACHABLE;
@@ -229,8 +238,9 @@ static int call(struct ofs_client *c, const struct ofs_handle *h, const struct o
 			continue;
 		}
 		/* A handle names this object, so a copy without it missed its
-		 * creation (it was down): ask the next one. */
-		if (rc == -ENOENT && (q->op == OFS_OP_READ || q->op == OFS_OP_GETATTR) &&
+		 * creation (it was down) or moved away: ask the next one. */
+		if ((rc == -OFS_ENOOBJ ||
+		     (rc == -ENOENT && (q->op == OFS_OP_READ || q->op == OFS_OP_GETATTR))) &&
 		    i + 1 < n) {
 			skipped[nskipped] = order[i];
 			why[nskipped++] = "copy missing";
@@ -241,9 +251,9 @@ static int call(struct ofs_client *c, const struct ofs_handle *h, const struct o
 		    q->op == OFS_OP_KV_GET || q->op == OFS_OP_KV_LIST)
 			for (size_t k = 0; k < nskipped; k++)
 				report(c, order[i], q->oid, skipped[k], why[k]);
-		return rc;
+		return rc == -OFS_ENOOBJ ? -ENOENT : rc;
 	}
-	return rc;
+	return rc == -OFS_ENOOBJ ? -ENOENT : rc;
 }
 
 static struct ofs_req *req_new(uint16_t op, struct ofs_oid oid)
@@ -1051,9 +1061,26 @@ static int dfile_io(struct ofs_client *c, const struct ofs_handle *h, bool write
 	struct ofs_sid badsid[OFS_MAX_REPLICAS];
 	const char *badwhy[OFS_MAX_REPLICAS];
 
+	int waited_ms = 0;
+
 	for (size_t i = 0; i < norder; i++) {
 		struct conn *cn = conn_of(c, order[i]);
 		rc = cn ? dfile_io_one(cn, h, write, off, p, n) : -ECONNREFUSED;
+		if (rc == -OFS_EMOVING && waited_ms < MOVE_WAIT_MS) {
+			/* Held still while a copy moves: a moment, then again. */
+			struct timespec ts = { .tv_sec = 0, .tv_nsec = 50 * 1000000L };
+			nanosleep(&ts, NULL);
+			waited_ms += 50;
+			i--;
+			continue;
+		}
+		if (rc == -OFS_ENOOBJ && i + 1 < norder) {
+			badsid[bad] = order[i];
+			badwhy[bad++] = "copy moved away";
+			continue;            /* (a write too: the next copy takes it) */
+		}
+		if (rc == -OFS_ENOOBJ)
+			rc = -ENOENT;
 		if (conn_is_transport_error(rc) || rc == -ECONNREFUSED) {
 			mark_down(c, order[i]);
 			rc = -OFS_EUNREACHABLE;

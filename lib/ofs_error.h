@@ -24,6 +24,9 @@ enum {
 	OFS_EQUORUM,      /* fewer copies durable than the write confidence */
 	OFS_ENOSERVERS,   /* not enough servers in service for the copies asked */
 	OFS_EBEHIND,      /* this copy missed changes: read another */
+	OFS_EMOVING,      /* the object is held still while a copy moves: retry */
+	OFS_ENOOBJ,       /* this server holds no copy of the object (it moved, or
+	                     never came): ask another copy */
 	OFS_ELAST
 };
 

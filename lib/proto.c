@@ -60,7 +60,8 @@ const char *ofs_op_name(uint16_t op)
 		[OFS_OP_TASK_START] = "task_start", [OFS_OP_TASK_POLL] = "task_poll",
 		[OFS_OP_TASK_CTL] = "task_ctl", [OFS_OP_POINTS] = "points",
 		[OFS_OP_VERIFY] = "verify", [OFS_OP_REPAIR_FETCH] = "repair_fetch",
-		[OFS_OP_STALE_CLEAR] = "stale_clear",
+		[OFS_OP_STALE_CLEAR] = "stale_clear", [OFS_OP_FREEZE] = "freeze",
+		[OFS_OP_ROOT_MOVE] = "root_move", [OFS_OP_STOP_CHECK] = "stop_check",
 	};
 	op &= (uint16_t)~(OFS_OP_RESPONSE | OFS_OP_FORWARDED);
 	if (op >= OFS_OP_PING && op < OFS_OP_MAX)
@@ -246,7 +247,15 @@ int proto_encode_req(struct wbuf *w, const struct ofs_req *q)
 		proto_encode_report(w, q->oid, q->sid, q->reason);
 		break;
 	case OFS_OP_SET_ROOT:
+	case OFS_OP_ROOT_MOVE:
 		proto_encode_root(w, &q->root, q->birth_ns);
+		break;
+	case OFS_OP_FREEZE:
+		wbuf_oid(w, q->oid);
+		wbuf_u32(w, q->ms);
+		break;
+	case OFS_OP_STOP_CHECK:
+		wbuf_u32(w, q->max);
 		break;
 	case OFS_OP_SUMMARY:
 	case OFS_OP_VERIFY:
@@ -445,7 +454,19 @@ int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_re
 	case OFS_OP_STALE_FOR:
 		return proto_decode_report(body, len, &q->oid, &q->sid, q->reason);
 	case OFS_OP_SET_ROOT:
+	case OFS_OP_ROOT_MOVE:
 		return proto_decode_root(body, len, &q->root, &q->birth_ns);
+	case OFS_OP_FREEZE:
+		q->oid = rbuf_oid(&r);
+		q->ms = rbuf_u32(&r);
+		if (!rbuf_error(&r) && q->ms > 600000)
+			return -OFS_ECORRUPT;    /* ten minutes at most */
+		break;
+	case OFS_OP_STOP_CHECK:
+		q->max = rbuf_u32(&r);
+		if (!rbuf_error(&r) && q->max > OFS_STOP_LIST_MAX)
+			return -OFS_ECORRUPT;
+		break;
 	case OFS_OP_SUMMARY:
 	case OFS_OP_VERIFY:
 		q->oid = rbuf_oid(&r);
@@ -481,8 +502,10 @@ int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_re
 		if (!rbuf_error(&r) && q->task.noids > OFS_MAX_TASK_OIDS)
 			return -OFS_ETOOBIG;
 		q->task.oids = q->task.noids ? rbuf_bytes(&r, (size_t)q->task.noids * OFS_OID_LEN) : NULL;
-		if (!rbuf_error(&r) && (q->task.kind != OFS_TASK_SCRUB || (q->task.flags & ~(uint32_t)OFS_TASK_F_ALL) ||
-				       (q->task.flags & OFS_TASK_F_DRYRUN && !(q->task.flags & OFS_TASK_F_REPAIR))))
+		if (!rbuf_error(&r) && ((q->task.kind != OFS_TASK_SCRUB && q->task.kind != OFS_TASK_DRAIN) || (q->task.flags & ~(uint32_t)OFS_TASK_F_ALL) ||
+				       (q->task.kind == OFS_TASK_SCRUB && q->task.flags & OFS_TASK_F_DRYRUN &&
+					!(q->task.flags & OFS_TASK_F_REPAIR)) ||
+				       (q->task.kind == OFS_TASK_DRAIN && (q->task.flags & OFS_TASK_F_REPAIR))))
 			return -OFS_ECORRUPT;
 		break;
 	case OFS_OP_TASK_POLL:
@@ -891,6 +914,8 @@ void proto_encode_stats(struct wbuf *w, const struct ofs_stats *s)
 {
 	wbuf_u64(w, s->objects);
 	wbuf_u64(w, s->bytes);
+	wbuf_u64(w, s->avail);
+	wbuf_u8(w, s->max_copies);
 }
 
 int proto_decode_stats(const uint8_t *b, size_t n, struct ofs_stats *s)
@@ -901,6 +926,10 @@ int proto_decode_stats(const uint8_t *b, size_t n, struct ofs_stats *s)
 	rbuf_init(&r, b, n);
 	t.objects = rbuf_u64(&r);
 	t.bytes = rbuf_u64(&r);
+	t.avail = rbuf_u64(&r);
+	t.max_copies = rbuf_u8(&r);
+	if (!rbuf_error(&r) && t.max_copies > OFS_MAX_REPLICAS)
+		return -OFS_ECORRUPT;
 	if (rbuf_done(&r))
 		return rbuf_done(&r);
 	*s = t;
@@ -1170,4 +1199,41 @@ int proto_decode_fetch_reply(const uint8_t *b, size_t len, struct ofs_fetch_repl
 		return -OFS_ECORRUPT;
 	*f = t;
 	return 0;
+}
+
+void proto_encode_stop_reply(struct wbuf *w, const struct ofs_stop_reply *s)
+{
+	uint32_t n = s->n > OFS_STOP_LIST_MAX ? OFS_STOP_LIST_MAX : s->n;
+
+	wbuf_u64(w, s->objects);
+	wbuf_u64(w, s->nshort);
+	wbuf_u32(w, n);
+	for (uint32_t i = 0; i < n; i++) {
+		wbuf_oid(w, s->list[i].oid);
+		wbuf_u8(w, s->list[i].good);
+		wbuf_u8(w, s->list[i].need);
+	}
+}
+
+int proto_decode_stop_reply(const uint8_t *b, size_t len, struct ofs_stop_reply *s)
+{
+	struct rbuf r;
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	rbuf_init(&r, b, len);
+	s->objects = rbuf_u64(&r);
+	s->nshort = rbuf_u64(&r);
+	s->n = rbuf_u32(&r);
+	if (!rbuf_error(&r) && (s->n > OFS_STOP_LIST_MAX || s->n > s->nshort || s->nshort > s->objects))
+		return -OFS_ECORRUPT;
+	for (uint32_t i = 0; i < s->n && !rbuf_error(&r); i++) {
+		s->list[i].oid = rbuf_oid(&r);
+		s->list[i].good = rbuf_u8(&r);
+		s->list[i].need = rbuf_u8(&r);
+	}
+	rc = rbuf_done(&r);
+	if (rc)
+		memset(s, 0, sizeof(*s));
+	return rc;
 }

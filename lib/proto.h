@@ -68,6 +68,16 @@ enum ofs_op {
 	                           receiver fetches a good copy and swaps it in */
 	OFS_OP_STALE_CLEAR,     /* oid, SID, version -> the stale record of that
 	                           copy is dropped (it is current at version) */
+	OFS_OP_FREEZE,          /* oid, milliseconds -> changes from clients are
+	                           refused (OFS_EMOVING) that long; 0 lifts it.
+	                           Taken under the object's change lock, so a
+	                           change in progress finishes first */
+	OFS_OP_ROOT_MOVE,       /* root handle, birth -> the root's copies moved:
+	                           the same root (OID and birth) now has this
+	                           handle; the root the server uses */
+	OFS_OP_STOP_CHECK,      /* max -> objects of this server that would be
+	                           left with fewer good copies than their write
+	                           confidence if it stopped now */
 	OFS_OP_MAX
 };
 
@@ -195,10 +205,12 @@ struct ofs_server_set {
 struct ofs_stats {
 	uint64_t objects;                      /* objects stored */
 	uint64_t bytes;                        /* byte-stream bytes stored */
+	uint64_t avail;                        /* bytes free for new data on its disk */
+	uint8_t max_copies;                    /* most copies any object it holds has */
 };
 
 /* Background tasks (DESIGN.md section 8) run inside a server. */
-enum ofs_task_kind { OFS_TASK_SCRUB = 1 };
+enum ofs_task_kind { OFS_TASK_SCRUB = 1, OFS_TASK_DRAIN = 2 };
 /* TASK_START flags */
 enum {
 	OFS_TASK_F_REPAIR = 1u << 0,   /* repair what the scrub finds */
@@ -330,7 +342,23 @@ struct ofs_req {
 	struct ofs_sid cands[OFS_MAX_REPLICAS];   /* every server) */
 	uint64_t rate;                 /* REPAIR_FETCH: bytes/s (0: unpaced) */
 	uint64_t version;              /* STALE_CLEAR: the copy is current at this */
+	uint32_t ms;                   /* FREEZE: how long (0: lift) */
 };
+
+/* STOP_CHECK reply: what stopping the server now would leave short. */
+#define OFS_STOP_LIST_MAX 64           /* objects named at most */
+struct ofs_stop_short {
+	struct ofs_oid oid;
+	uint8_t good, need;            /* good copies elsewhere, write confidence */
+};
+struct ofs_stop_reply {
+	uint64_t objects;              /* objects this server holds */
+	uint64_t nshort;               /* of them, left short */
+	uint32_t n;                    /* named below (the first ones) */
+	struct ofs_stop_short list[OFS_STOP_LIST_MAX];
+};
+void proto_encode_stop_reply(struct wbuf *w, const struct ofs_stop_reply *s);
+int proto_decode_stop_reply(const uint8_t *b, size_t n, struct ofs_stop_reply *s);
 
 /* True when name is a valid entry name: 1..255 bytes, no '/', not "." or
  * "..". (A NUL cannot occur inside a C string; the decoders reject it.) */

@@ -552,7 +552,7 @@ static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
 		memset(&q, 0, sizeof(q));
 		q.op = OFS_OP_TASK_START;
 		q.task.job = (uint64_t)j->id;
-		q.task.kind = OFS_TASK_SCRUB;
+		q.task.kind = strcmp(j->type, "drain") == 0 ? OFS_TASK_DRAIN : OFS_TASK_SCRUB;
 		q.task.rate = j->rate;
 		q.task.cursor = l->t.cursor;
 		q.task.objects_base = oid_is_zero(l->t.cursor) ? 0 : l->t.objects_done;
@@ -563,6 +563,8 @@ static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
 			q.task.flags = OFS_TASK_F_REPAIR;
 			if (j->flags & PBJ_DRY_RUN)
 				q.task.flags |= OFS_TASK_F_DRYRUN;
+		} else if (q.task.kind == OFS_TASK_DRAIN && (j->flags & PBJ_DRY_RUN)) {
+			q.task.flags = OFS_TASK_F_DRYRUN;
 		}
 		q.task.budget = l->unlimited ? UINT64_MAX : 0;
 		rc = call(l, &q, NULL, NULL);
@@ -841,6 +843,38 @@ int pbj_run(struct pbj_db *db, int64_t id, const struct pbj_runner_opts *o)
 			if (!any_failed && (j->flags & PBJ_REPAIR) && !(j->flags & PBJ_DRY_RUN) &&
 			    job_arg_int(j, "from_job") > 0)
 				rc = mark_source(db, job_arg_int(j, "from_job"), id);
+			if (!any_failed && !rc && !strcmp(j->type, "drain") && !(j->flags & PBJ_DRY_RUN)) {
+				/* Emptied: out of service. (A drain whose task could
+				 * not move everything failed above; the server stays
+				 * draining.) */
+				for (size_t i = 0; i < n && !rc; i++) {
+					struct ofs_req q;
+					memset(&q, 0, sizeof(q));
+					q.op = OFS_OP_SERVER_SET;
+					q.set.sid = l[i].t.server;
+					q.set.mask = OFS_SET_STATE;
+					q.set.state = OFS_SERVER_OUT;
+					rc = call(&l[i], &q, NULL, NULL);
+					/* (and where the operator looks first, so that
+					 * `servers` says so before gossip has spread it) */
+					for (size_t k = 0; !rc && k < o->ncluster; k++) {
+						struct conn *cc = NULL;
+						if (conn_open(o->cluster[k], &cc))
+							continue;
+						conn_set_timeout(cc, CALL_MS);
+						int r2 = conn_call(cc, &q, NULL, NULL);
+						conn_close(cc);
+						if (!r2)
+							break;
+					}
+					if (rc) {
+						any_failed = true;
+						why = "drained, but marking the server out failed: run "
+						      "ofs-pbj server set SID --state out";
+						rc = 0;
+					}
+				}
+			}
 			if (rc)
 				break;
 			rc = pbj_job_set_state(db, id, any_failed ? PBJ_FAILED : PBJ_SUCCEEDED,

@@ -208,36 +208,190 @@ static int repoint_owner(struct sidtab *t, struct replicator *r, const struct of
 	return rc;
 }
 
-int move_copy(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid, const struct ofs_attr *a, struct ofs_sid from, bool dry_run,
-	      uint64_t rate, repair_pace_fn pace, void *arg, struct move_result *res)
+/* Hold oid still (ms > 0) or let it go (ms == 0) on each server of to. */
+static int freeze_on(struct replicator *r, struct ofs_oid oid, const struct ofs_sid *to, size_t n,
+		     uint32_t ms)
 {
+	struct replica_result rr[OFS_MAX_REPLICAS + 1];
+	struct ofs_req *q;
+	struct wbuf body;
+	int rc;
+
+	if (n == 0)
+		return 0;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->op = OFS_OP_FREEZE;
+	q->oid = oid;
+	q->ms = ms;
+	wbuf_init(&body);
+	rc = proto_encode_req(&body, q);
+	if (!rc)
+		rc = replica_forward(r, OFS_OP_FREEZE, body.data, body.len, to, n, rr);
+	wbuf_free(&body);
+	for (size_t i = 0; !rc && i < n; i++) {
+		if (rr[i].rc && !rc)
+			rc = rr[i].rc;
+		free(rr[i].body);
+	}
+	free(q);
+	return rc;
+}
+
+/* The summary of oid's copy on sid (this server's own: from the store). */
+static int summary_of(struct store *s, struct replicator *r, struct ofs_sid sid, struct ofs_oid oid,
+		      struct ofs_summary *sm)
+{
+	struct replica_result rr;
+	struct wbuf body;
+	int rc;
+
+	memset(sm, 0, sizeof(*sm));
+	if (sid_eq(sid, store_sid(s))) {
+		rc = store_summary(s, oid, sm);
+		return rc == -ENOENT ? 0 : rc;
+	}
+	wbuf_init(&body);
+	wbuf_oid(&body, oid);
+	rc = wbuf_error(&body);
+	if (!rc)
+		rc = replica_forward(r, OFS_OP_SUMMARY, body.data, body.len, &sid, 1, &rr);
+	wbuf_free(&body);
+	if (rc)
+		return rc;
+	rc = rr.rc ? rr.rc : proto_decode_summary(rr.body, rr.len, sm);
+	free(rr.body);
+	return rc;
+}
+
+/* Step 4 for the root directory: every server serves the new handle. */
+static int repoint_root(struct sidtab *t, struct replicator *r, const struct ofs_handle *nh)
+{
+	struct ofs_server *e = NULL;
+	struct replica_result *rr = NULL;
+	struct ofs_sid *to = NULL;
+	struct ofs_handle cur;
+	struct ofs_req *q = NULL;
+	struct wbuf body;
+	int64_t birth = 0;
+	size_t ne = 0, n = 0;
+	int rc = sidtab_snapshot(t, &e, &ne), got = 0;
+
+	if (rc)
+		return rc;
+	wbuf_init(&body);
+	for (size_t i = 0; i < ne; i++)
+		if (sid_eq(e[i].sid, sidtab_self(t))) {
+			cur = e[i].root;
+			birth = e[i].root_birth_ns;
+			got = 1;
+		}
+	if (!got || !oid_eq(cur.oid, nh->oid)) {
+		rc = -ESTALE;            /* this server serves another root */
+		goto out;
+	}
+	rr = calloc(ne, sizeof(*rr));
+	to = calloc(ne, sizeof(*to));
+	q = calloc(1, sizeof(*q));
+	if (!rr || !to || !q) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < ne; i++)
+		if (e[i].state != OFS_SERVER_OUT)
+			to[n++] = e[i].sid;
+	q->op = OFS_OP_ROOT_MOVE;
+	q->root = *nh;
+	q->birth_ns = birth;
+	rc = proto_encode_req(&body, q);
+	if (!rc)
+		rc = replica_forward(r, OFS_OP_ROOT_MOVE, body.data, body.len, to, n, rr);
+	/* A server that does not answer now keeps the old list, which still
+	 * names copies that exist: its clients fail over along it. */
+	for (size_t i = 0; !rc && i < n; i++) {
+		if (rr[i].rc && rr[i].rc != -OFS_EUNREACHABLE && !rc)
+			rc = rr[i].rc;
+		free(rr[i].body);
+	}
+out:
+	wbuf_free(&body);
+	free(q);
+	free(to);
+	free(rr);
+	free(e);
+	return rc;
+}
+
+/* The servers of h's copies that are in service (not out). */
+static size_t in_service(struct sidtab *t, const struct ofs_sid *sids, size_t n, struct ofs_sid *out)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct ofs_server e;
+		if (sidtab_get(t, sids[i], &e) == 0 && e.state != OFS_SERVER_OUT)
+			out[k++] = sids[i];
+	}
+	return k;
+}
+
+/* The target of a move noted before: still one to use? */
+static bool usable_target(struct sidtab *t, struct ofs_sid from, struct ofs_sid target)
+{
+	struct ofs_server e;
+
+	return !sid_eq(target, from) && sidtab_get(t, target, &e) == 0 && e.state == OFS_SERVER_IN;
+}
+
+int move_copy(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid,
+	      const struct ofs_attr *a, struct ofs_sid from, unsigned flags, uint64_t rate,
+	      repair_pace_fn pace, void *arg, struct move_result *res)
+{
+	bool drop = (flags & MOVE_F_DROP_SOURCE) != 0, frozen = false;
 	struct ofs_handle nh;
 	struct ofs_fetch_reply fr;
-	struct ofs_sid keep[OFS_MAX_REPLICAS];
+	struct ofs_sid keep[OFS_MAX_REPLICAS + 1], hold[OFS_MAX_REPLICAS + 1], noted;
 	char th[OFS_OID_HEX], fh[OFS_OID_HEX];
-	size_t nkeep = 0;
+	size_t nkeep = 0, nhold = 0;
 	int rc;
 
 	memset(res, 0, sizeof(*res));
-	rc = choose_target(t, oid, a, from, &res->target);
-	if (rc)
-		return rc;
+	if (drop && !sid_eq(from, store_sid(s)))
+		return -EINVAL;          /* only this server's own copy is dropped */
+	/* 1: the target - the one noted by a run that did not finish, when it
+	 * can still take it; else placement's. (The copies that run switched
+	 * get the same handle again.) */
+	if (drop && store_move_get(s, oid, &noted) == 0 && usable_target(t, from, noted)) {
+		res->target = noted;
+	} else {
+		rc = choose_target(t, oid, a, from, &res->target);
+		if (rc)
+			return rc;
+	}
 	sid_to_hex(res->target, th);
 	sid_to_hex(from, fh);
 	memset(&nh, 0, sizeof(nh));
 	nh.oid = oid;
 	nh.nsids = a->nsids;
-	for (uint8_t i = 0; i < a->nsids; i++) {
+	for (uint8_t i = 0; i < a->nsids; i++)
 		nh.sids[i] = sid_eq(a->sids[i], from) ? res->target : a->sids[i];
-		if (!sid_eq(a->sids[i], from))
-			keep[nkeep++] = a->sids[i];
-	}
-	if (dry_run) {
-		snprintf(res->detail, sizeof(res->detail), "would recreate it on %.32s (placement) "
+	for (uint8_t i = 0; i < nh.nsids; i++)
+		if (!sid_eq(nh.sids[i], res->target) && !sid_eq(nh.sids[i], from))
+			keep[nkeep++] = nh.sids[i];
+	if (flags & MOVE_F_DRYRUN) {
+		snprintf(res->detail, sizeof(res->detail), "would copy it to %.32s (placement) "
 			 "and point the handle there instead of %.32s", th, fh);
 		return 0;
 	}
-	/* 2: the target fetches a verified copy from the copies kept. */
+	if (drop) {
+		rc = store_move_note(s, oid, res->target);
+		if (rc)
+			return rc;
+		keep[nkeep++] = from;    /* a draining copy is good to copy from */
+	}
+	/* 2: the target fetches a verified copy (the object keeps changing
+	 * meanwhile; the catch-up below is done held still). */
 	rc = repair_fetch_at(s, t, r, res->target, oid, keep, nkeep, 0, rate, "move", pace, arg, &fr);
 	if (rc)
 		return rc;
@@ -247,11 +401,58 @@ int move_copy(struct store *s, struct sidtab *t, struct replicator *r, struct of
 	}
 	res->source = fr.source;
 	res->bytes = fr.bytes;
-	/* 3: every copy, the new one too, gets the new handle. */
+	/* 3: hold the object still on every copy in service (a change in
+	 * progress finishes first), and bring the target up to the newest. */
+	{
+		struct ofs_sid all[OFS_MAX_REPLICAS + 1];
+		size_t nall = 0;
+		for (uint8_t i = 0; i < a->nsids; i++)
+			all[nall++] = a->sids[i];
+		if (!in_list(all, nall, from))
+			all[nall++] = from;
+		nhold = in_service(t, all, nall, hold);
+	}
+	rc = freeze_on(r, oid, hold, nhold, MOVE_HOLD_MS);
+	if (rc) {
+		(void)freeze_on(r, oid, hold, nhold, 0);
+		snprintf(res->detail, sizeof(res->detail), "could not hold it still: %s", ofs_strerror(rc));
+		return rc;
+	}
+	frozen = true;
+	for (int again = 0; again < 3; again++) {
+		struct ofs_summary ts, ks;
+		bool behind = false;
+		rc = summary_of(s, r, res->target, oid, &ts);
+		for (size_t i = 0; !rc && i < nkeep; i++) {
+			struct ofs_server e;
+			if (sidtab_get(t, keep[i], &e) != 0 || e.state == OFS_SERVER_OUT)
+				continue;
+			if (summary_of(s, r, keep[i], oid, &ks) != 0 || !ks.present || ks.behind)
+				continue;
+			behind |= !ts.present || ts.version < ks.version ||
+				  (ts.version == ks.version && !digest_eq(ts.digest, ks.digest));
+		}
+		if (rc || !behind)
+			break;
+		rc = repair_fetch_at(s, t, r, res->target, oid, keep, nkeep, OFS_FETCH_LOCALBAD, rate,
+				     "move", pace, arg, &fr);
+		if (!rc && fr.outcome != OFS_FETCH_DONE && fr.outcome != OFS_FETCH_GOOD)
+			rc = -EIO;
+		if (!rc)
+			res->bytes += fr.bytes;
+	}
+	if (rc) {
+		snprintf(res->detail, sizeof(res->detail), "copied to %.32s, could not catch it up: %s",
+			 th, ofs_strerror(rc));
+		goto out;
+	}
+	/* 4: every copy kept, and the new one, gets the new handle. */
 	{
 		struct ofs_req *q = calloc(1, sizeof(*q));
-		if (!q)
-			return -ENOMEM;
+		if (!q) {
+			rc = -ENOMEM;
+			goto out;
+		}
 		q->op = OFS_OP_SETATTR;
 		q->oid = oid;
 		q->mask = OFS_ATTR_SIDS;
@@ -263,48 +464,28 @@ int move_copy(struct store *s, struct sidtab *t, struct replicator *r, struct of
 			snprintf(res->detail, sizeof(res->detail),
 				 "copied to %.32s but not every copy took the new handle: %s", th,
 				 ofs_strerror(rc));
-			return rc;
+			goto out;
 		}
 	}
-	/* A change that reached the kept copies while the target fetched (the
-	 * owner of a child moved at the same time rewrote its pointer, say)
-	 * missed the target: then it is a version behind; fetch again. */
-	for (int again = 0; again < 3; again++) {
-		struct ofs_summary ts, ks;
-		int trc, krc;
-		struct wbuf body;
-		wbuf_init(&body);
-		wbuf_oid(&body, oid);
-		if (wbuf_error(&body)) {
-			wbuf_free(&body);
-			break;
-		}
-		{
-			struct replica_result rr[2];
-			struct ofs_sid two[2] = { res->target, keep[0] };
-			if (nkeep == 0 || replica_forward(r, OFS_OP_SUMMARY, body.data, body.len, two, 2, rr)) {
-				wbuf_free(&body);
-				break;
-			}
-			trc = rr[0].rc ? rr[0].rc : proto_decode_summary(rr[0].body, rr[0].len, &ts);
-			krc = rr[1].rc ? rr[1].rc : proto_decode_summary(rr[1].body, rr[1].len, &ks);
-			free(rr[0].body);
-			free(rr[1].body);
-		}
-		wbuf_free(&body);
-		if (trc || krc || !ts.present || !ks.present || ts.version >= ks.version)
-			break;
-		rc = repair_fetch_at(s, t, r, res->target, oid, keep, nkeep, 0, rate, "move", pace, arg, &fr);
-		if (rc)
-			return rc;
-	}
-	/* 4: the owner points at the new handle. */
-	rc = repoint_owner(t, r, a, &nh);
+	/* 5: the owner points at the new handle. */
+	rc = oid_is_zero(a->backref.owner) && a->type == OFS_OBJ_DIRECTORY ? repoint_root(t, r, &nh)
+									    : repoint_owner(t, r, a, &nh);
 	if (rc) {
 		snprintf(res->detail, sizeof(res->detail),
 			 "copied to %.32s, handle rewritten, but the owner's pointer was not: %s", th,
 			 ofs_strerror(rc));
-		return rc;
+		goto out;
+	}
+	/* 6: the source copy goes (still held: nobody reads it old). */
+	if (drop) {
+		rc = store_drop_copy(s, oid);
+		if (rc == -ENOENT)
+			rc = 0;
+		if (rc) {
+			snprintf(res->detail, sizeof(res->detail), "moved to %.32s; removing the copy "
+				 "here failed: %s", th, ofs_strerror(rc));
+			goto out;
+		}
 	}
 	snprintf(res->detail, sizeof(res->detail),
 		 "recreated on %.32s (its copy was already good); handle and owner now name it "
@@ -313,8 +494,18 @@ int move_copy(struct store *s, struct sidtab *t, struct replicator *r, struct of
 		char sh[OFS_OID_HEX];
 		sid_to_hex(fr.source, sh);
 		snprintf(res->detail, sizeof(res->detail),
-			 "recreated on %.32s from %.32s (%llu bytes); handle and owner now name it "
-			 "instead of %.32s", th, sh, (unsigned long long)fr.bytes, fh);
+			 "copied to %.32s from %.32s (%llu bytes); handle and owner now name it "
+			 "instead of %.32s", th, sh, (unsigned long long)res->bytes, fh);
 	}
-	return 0;
+out:
+	if (frozen) {
+		struct ofs_sid all[OFS_MAX_REPLICAS + 2];
+		size_t nall = 0;
+		for (size_t i = 0; i < nhold; i++)
+			all[nall++] = hold[i];
+		if (!in_list(all, nall, res->target))
+			all[nall++] = res->target;
+		(void)freeze_on(r, oid, all, nall, 0);   /* (else it lapses) */
+	}
+	return rc;
 }

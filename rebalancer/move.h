@@ -19,10 +19,29 @@
  * of them must take it: a copy on a server out of service cannot hold the
  * change up (the primary's write confidence would), and is itself moved
  * from the copies that took it.
- * The source copy is left where it is (repair: its server is out or gone;
- * drain removes it once the move is recorded). Each step sets a value, so
- * running a move again after a crash finishes it: the target says its copy
- * is good, the handles are set to the same list again.
+ *
+ * In full, with MOVE_F_DROP_SOURCE (drain, rebalance: `from` is this
+ * server, whose copy goes):
+ *   0. the target is noted in this server's store (durably), before
+ *      anything else, so that a run interrupted anywhere is run again to
+ *      the same target (unless that server left service meanwhile);
+ *   1-2. as above; this server's copy is a source too;
+ *   3. the object is held still (FREEZE, MOVE_HOLD_MS) on every copy in
+ *      service: a change in progress finishes, a client's next change is
+ *      refused with OFS_EMOVING and retried by the client. The target,
+ *      fetched while the object kept changing, is compared with the
+ *      others (SUMMARY) and fetched again until it is the newest;
+ *   4-5. the switch (handles, then the owner's pointer; for the root
+ *      directory, every server's root handle: ROOT_MOVE);
+ *   6. this server's copy and the note are removed, in one transaction,
+ *      still held: nobody reads the old copy once the new one serves;
+ *   7. the hold is lifted (or lapses).
+ * A client that still holds the old handle finds the copy gone on `from`
+ * and goes on to the next copy it names, which serves the new handle.
+ * Without MOVE_F_DROP_SOURCE (repair: `from` is out or gone) the source
+ * copy is left where it is. Each step sets a value, so running a move
+ * again after a crash finishes it: the target says its copy is good, the
+ * handles are set to the same list again.
  */
 #ifndef OFS_MOVE_H
 #define OFS_MOVE_H
@@ -37,6 +56,12 @@
 #include "sidtab.h"
 #include "store.h"
 
+enum {
+	MOVE_F_DRYRUN = 1u << 0,         /* choose the target, change nothing */
+	MOVE_F_DROP_SOURCE = 1u << 1,    /* from is this server: its copy goes */
+};
+#define MOVE_HOLD_MS 20000           /* a hold lapses after this (a mover died) */
+
 struct move_result {
 	struct ofs_sid target;           /* where the copy went */
 	struct ofs_sid source;           /* the copy it was fetched from */
@@ -46,13 +71,13 @@ struct move_result {
 
 /*
  * Move oid's copy away from `from`. a: the object's attributes as a copy
- * holds them (its handle, type, back reference). dry_run chooses the
- * target and changes nothing.
+ * holds them (its handle, type, back reference). flags: MOVE_F_*.
  * Returns 0 and *res, -OFS_ENOSERVERS when no server in service can take
- * it, -OFS_ECONFLICT/-ENODATA style errors from the fetch as negative
- * codes, or a transport error (-OFS_EUNREACHABLE).
+ * it, -EIO when no copy could be fetched (res->detail says why), or a
+ * transport error (-OFS_EUNREACHABLE): then run it again.
  */
-int move_copy(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid, const struct ofs_attr *a, struct ofs_sid from, bool dry_run,
-	      uint64_t rate, repair_pace_fn pace, void *arg, struct move_result *res);
+int move_copy(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid,
+	      const struct ofs_attr *a, struct ofs_sid from, unsigned flags, uint64_t rate,
+	      repair_pace_fn pace, void *arg, struct move_result *res);
 
 #endif

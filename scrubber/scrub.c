@@ -42,6 +42,8 @@ struct task {
 	uint64_t job;
 	uint64_t rate;
 	uint32_t flags;                  /* OFS_TASK_F_* */
+	uint8_t kind;                    /* enum ofs_task_kind */
+	uint64_t left;                   /* drain: objects that could not move */
 	uint64_t allow;                  /* repairs it may still do (UINT64_MAX: any;
 	                                    guarded by mu) */
 	struct ofs_oid start;            /* cursor it started from */
@@ -945,18 +947,15 @@ static int mend_structure(struct task *k, const struct walked *w, struct ofs_tas
 				 "mark it out (ofs-pbj server set SID --state out) and repair again");
 			return 0;
 		}
-		if (w->decode_rc || w->a.nsids == 0 || oid_is_zero(w->a.backref.owner)) {
+		if (w->decode_rc || w->a.nsids == 0) {
 			f->repair = OFS_REPAIR_LEFT;
-			snprintf(f->action, sizeof(f->action), "%s",
-				 oid_is_zero(w->a.backref.owner) && !w->decode_rc
-				 ? "left: the root directory's copies are not moved in this release"
-				 : "left: its record does not decode here");
+			snprintf(f->action, sizeof(f->action), "%s", "left: its record does not decode here");
 			return 0;
 		}
 		if (!dry(k) && (rc = take_budget(k)) != 0)
 			return rc;
-		rc = move_copy(k->sc->s, k->sc->t, k->sc->r, w->oid, &w->a, m->from, dry(k),
-			       k->rate, pace_fetch, k, &mr);
+		rc = move_copy(k->sc->s, k->sc->t, k->sc->r, w->oid, &w->a, m->from,
+			       dry(k) ? MOVE_F_DRYRUN : 0, k->rate, pace_fetch, k, &mr);
 		if (rc == -OFS_EUNREACHABLE || rc == -ECANCELED)
 			return rc;
 		if (rc) {
@@ -1106,6 +1105,81 @@ struct stale_phase {
 	struct ofs_oid last;
 	int rc;
 };
+
+/* ---- drain ---------------------------------------------------------------- */
+
+/* Move this server's copy of one object to where placement says, and drop
+ * it here (move_copy, MOVE_F_DROP_SOURCE). What cannot move is reported
+ * and counted: the task then fails at its end, and the server stays
+ * draining. A server or copy that does not answer is waited for a while;
+ * then the task fails and the runner runs it again from its cursor. */
+static int drain_one(struct task *k, const struct walked *w, uint64_t *bytes)
+{
+	struct scrubber *sc = k->sc;
+	struct ofs_sid me = store_sid(sc->s);
+	struct ofs_task_finding f;
+	struct move_result mr;
+	bool named = false;
+	int rc = 0;
+
+	*bytes = 0;
+	k->cur = w->oid;
+	memset(&f, 0, sizeof(f));
+	f.server = me;
+	f.oid = w->oid;
+	for (uint8_t i = 0; i < w->a.nsids; i++)
+		named |= sid_eq(w->a.sids[i], me);
+	if (w->decode_rc || !named) {
+		snprintf(f.kind, sizeof(f.kind), "%s", w->decode_rc ? "record_corrupt" : "orphan");
+		snprintf(f.detail, sizeof(f.detail), "%s",
+			 w->decode_rc ? "this copy's record does not decode: it cannot be moved"
+				      : "this copy is not named by its own handle (a stray copy)");
+		f.repair = OFS_REPAIR_LEFT;
+		snprintf(f.action, sizeof(f.action), "left here: a scrub with --repair mends it, "
+			 "then drain again");
+		k->left++;
+		return enqueue(k, &f);
+	}
+	for (int attempt = 0; attempt < 40; attempt++) {
+		pthread_mutex_lock(&sc->mu);
+		bool stop = hold(k);
+		pthread_mutex_unlock(&sc->mu);
+		if (stop)
+			return -ECANCELED;
+		rc = move_copy(sc->s, sc->t, sc->r, w->oid, &w->a, me,
+			       MOVE_F_DROP_SOURCE | (k->flags & OFS_TASK_F_DRYRUN ? MOVE_F_DRYRUN : 0),
+			       k->rate, pace_fetch, k, &mr);
+		if (rc != -OFS_EUNREACHABLE && rc != -OFS_EMOVING && rc != -EAGAIN && rc != -EBUSY &&
+		    rc != -OFS_EQUORUM)
+			break;
+		struct timespec ts = { .tv_sec = 0, .tv_nsec = 250000000 };
+		nanosleep(&ts, NULL);
+	}
+	if (rc == -ECANCELED)
+		return rc;
+	if (rc == -OFS_EUNREACHABLE || rc == -OFS_ENOSERVERS)
+		return rc;               /* the task fails; run again from the cursor */
+	if (k->flags & OFS_TASK_F_DRYRUN) {
+		if (rc)
+			return rc;
+		snprintf(f.kind, sizeof(f.kind), "move");
+		snprintf(f.detail, sizeof(f.detail), "%s copy of %llu bytes",
+			 ofs_type_name(w->a.type), (unsigned long long)w->a.size);
+		f.repair = OFS_REPAIR_WOULD;
+		snprintf(f.action, sizeof(f.action), "%.500s", mr.detail);
+		return enqueue(k, &f);
+	}
+	if (rc) {
+		snprintf(f.kind, sizeof(f.kind), "unreadable");
+		snprintf(f.detail, sizeof(f.detail), "could not be moved: %s", ofs_strerror(rc));
+		f.repair = OFS_REPAIR_FAILED;
+		snprintf(f.action, sizeof(f.action), "%.500s", mr.detail);
+		k->left++;
+		return enqueue(k, &f);
+	}
+	*bytes = w->a.type == OFS_OBJ_DFILE ? w->a.size : 0;
+	return 0;
+}
 
 static int stale_one(struct ofs_oid oid, const char *reason, void *arg)
 {
@@ -1269,7 +1343,7 @@ static void *task_main(void *arg)
 		pthread_mutex_unlock(&sc->mu);
 	}
 	k->pace_t0 = now_s();
-	if (k->flags & OFS_TASK_F_REPAIR)
+	if ((k->flags & OFS_TASK_F_REPAIR) && k->kind == OFS_TASK_SCRUB)
 		rc = stale_phase(k);
 	while (more && !rc) {
 		struct batch_ctx b = { .w = k->batch };
@@ -1283,7 +1357,9 @@ static void *task_main(void *arg)
 			if (hold(k))
 				rc = -ECANCELED;     /* (pause and cancel between objects too) */
 			pthread_mutex_unlock(&sc->mu);
-			if (!rc && (k->flags & OFS_TASK_F_REPAIR)) {
+			if (!rc && k->kind == OFS_TASK_DRAIN) {
+				rc = drain_one(k, &b.w[i], &bytes);
+			} else if (!rc && (k->flags & OFS_TASK_F_REPAIR)) {
 				k->holding = true;
 				k->nheld = 0;
 				rc = scrub_one(k, &b.w[i], &bytes);
@@ -1318,12 +1394,24 @@ static void *task_main(void *arg)
 		if (store_quarantine_purge(sc->s, sc->quarantine_s, &purged) == 0 && purged)
 			log_info("quarantine: removed %u old cop%s", purged, purged == 1 ? "y" : "ies");
 	}
-	if (rc == -ECANCELED) {
+	if (!rc && k->kind == OFS_TASK_DRAIN && k->left) {
+		char why[200];
+		snprintf(why, sizeof(why), "%llu object%s could not be moved (see the report); "
+			 "the server stays draining", (unsigned long long)k->left, k->left == 1 ? "" : "s");
+		log_error("job %llu: drain: %s", (unsigned long long)k->job, why);
+		finish(k, OFS_TASK_FAILED, why);
+	} else if (!rc && k->kind == OFS_TASK_DRAIN) {
+		log_info("job %llu: drain done, %llu objects%s", (unsigned long long)k->job,
+			 (unsigned long long)k->st.objects_done,
+			 k->flags & OFS_TASK_F_DRYRUN ? " would move" : " moved");
+		finish(k, OFS_TASK_DONE, NULL);
+	} else if (rc == -ECANCELED) {
 		finish(k, OFS_TASK_CANCELLED, "cancelled");
 	} else if (rc) {
 		char why[200], hex[OFS_OID_HEX];
 		oid_to_hex(k->cur, hex);
-		snprintf(why, sizeof(why), "scrub stopped at %s: %s", hex, ofs_strerror(rc));
+		snprintf(why, sizeof(why), "%s stopped at %s: %s",
+			 k->kind == OFS_TASK_DRAIN ? "drain" : "scrub", hex, ofs_strerror(rc));
 		log_error("job %llu: %s", (unsigned long long)k->job, why);
 		finish(k, OFS_TASK_FAILED, why);
 	} else {
@@ -1401,6 +1489,8 @@ int scrubber_start(struct scrubber *sc, const struct ofs_task_req *q)
 	k->job = q->job;
 	k->rate = q->rate ? q->rate : sc->default_rate;
 	k->flags = q->flags;
+	k->kind = q->kind;
+	k->left = 0;
 	k->allow = q->budget;        /* (UINT64_MAX: no cap; 0: none yet) */
 	k->start = q->cursor;
 	k->state = OFS_TASK_RUNNING;
@@ -1428,9 +1518,11 @@ int scrubber_start(struct scrubber *sc, const struct ofs_task_req *q)
 	}
 	pthread_mutex_unlock(&sc->mu);
 	if (!rc)
-		log_info("job %llu: scrub task started, %llu bytes/s%s", (unsigned long long)q->job,
+		log_info("job %llu: %s task started, %llu bytes/s%s", (unsigned long long)q->job,
+			 q->kind == OFS_TASK_DRAIN ? "drain" : "scrub",
 			 (unsigned long long)(q->rate ? q->rate : sc->default_rate),
-			 q->flags & OFS_TASK_F_DRYRUN ? ", repair (dry run)"
+			 q->kind == OFS_TASK_DRAIN ? (q->flags & OFS_TASK_F_DRYRUN ? " (dry run)" : "")
+			 : q->flags & OFS_TASK_F_DRYRUN ? ", repair (dry run)"
 			 : q->flags & OFS_TASK_F_REPAIR ? ", repair" : "");
 	return rc;
 }

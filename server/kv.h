@@ -28,6 +28,7 @@ enum kv_db {
 	KV_SERVERS,   /* SID -> server table entry */
 	KV_STALE,     /* OID | SID -> why that copy is behind (text) */
 	KV_INTENT,    /* OID -> "install DATA/incoming/OID" (a copy being swapped in) */
+	KV_MOVES,     /* OID -> target SID: this server's copy is moving there */
 	KV_NDB
 };
 

@@ -3,10 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "ofs_error.h"
 #include "proto.h"
+#include "drain.h"
 #include "points.h"
 #include "scrub.h"
 #include "repair.h"
@@ -115,6 +117,8 @@ static bool is_read(uint16_t op)
 		return false;
 	}
 }
+
+static int freeze(struct service *sv, struct ofs_oid oid, uint32_t ms);
 
 static int handle(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 {
@@ -302,6 +306,29 @@ static int handle(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 	case OFS_OP_STALE_CLEAR:
 		rc = repair_stale_clear(s, q->oid, q->sid, q->version);
 		break;
+	case OFS_OP_FREEZE:
+		rc = freeze(sv, q->oid, q->ms);
+		break;
+	case OFS_OP_ROOT_MOVE: {
+		struct ofs_handle used;
+		int64_t birth;
+		rc = sidtab_move_root(sv->tab, &q->root, q->birth_ns, &used, &birth);
+		if (!rc)
+			proto_encode_root(reply, &used, birth);
+		break;
+	}
+	case OFS_OP_STOP_CHECK: {
+		struct ofs_stop_reply *sr = malloc(sizeof(*sr));
+		if (!sr) {
+			rc = -ENOMEM;
+			break;
+		}
+		rc = drain_stop_check(s, sv->tab, sv->rep, q->max, sr);
+		if (!rc)
+			proto_encode_stop_reply(reply, sr);
+		free(sr);
+		break;
+	}
 	case OFS_OP_TASK_START:
 		rc = sv->scrub ? scrubber_start(sv->scrub, &q->task) : -OFS_EUNKNOWNOP;
 		break;
@@ -363,12 +390,82 @@ void service_init(struct service *sv, struct store *s, struct sidtab *t, struct 
 	sv->scrub = scrub;
 	for (int i = 0; i < SERVICE_NLOCKS; i++)
 		pthread_mutex_init(&sv->locks[i], NULL);
+	pthread_mutex_init(&sv->fmu, NULL);
+	memset(sv->frozen, 0, sizeof(sv->frozen));
 }
 
 void service_fini(struct service *sv)
 {
 	for (int i = 0; i < SERVICE_NLOCKS; i++)
 		pthread_mutex_destroy(&sv->locks[i]);
+	pthread_mutex_destroy(&sv->fmu);
+}
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Is oid held still? (Call with its change lock held.) */
+static bool is_frozen(struct service *sv, struct ofs_oid oid)
+{
+	int64_t now = mono_ns();
+	bool held = false;
+
+	pthread_mutex_lock(&sv->fmu);
+	for (int i = 0; i < SERVICE_NFROZEN; i++)
+		if (sv->frozen[i].until_ns > now && oid_eq(sv->frozen[i].oid, oid))
+			held = true;
+	pthread_mutex_unlock(&sv->fmu);
+	return held;
+}
+
+/* FREEZE: hold oid still for ms (0: lift), once the changes in progress
+ * on it here have finished (its change lock). */
+static int freeze(struct service *sv, struct ofs_oid oid, uint32_t ms)
+{
+	pthread_mutex_t *l = &sv->locks[oid_hash(oid) % SERVICE_NLOCKS];
+	int64_t now = mono_ns();
+	int slot = -1, rc = 0;
+
+	pthread_mutex_lock(l);
+	pthread_mutex_lock(&sv->fmu);
+	for (int i = 0; i < SERVICE_NFROZEN; i++) {
+		if (sv->frozen[i].until_ns > now && oid_eq(sv->frozen[i].oid, oid)) {
+			slot = i;
+			break;
+		}
+		if (slot < 0 && sv->frozen[i].until_ns <= now)
+			slot = i;
+	}
+	if (slot < 0) {
+		rc = ms ? -EBUSY : 0;
+	} else if (ms) {
+		sv->frozen[slot].oid = oid;
+		sv->frozen[slot].until_ns = now + (int64_t)ms * 1000000;
+	} else if (oid_eq(sv->frozen[slot].oid, oid)) {
+		sv->frozen[slot].until_ns = 0;
+	}
+	pthread_mutex_unlock(&sv->fmu);
+	pthread_mutex_unlock(l);
+	return rc;
+}
+
+/* Operations on one existing object named by q->oid. */
+static bool addresses_object(uint16_t op)
+{
+	switch (op) {
+	case OFS_OP_GETATTR: case OFS_OP_SETATTR: case OFS_OP_READ: case OFS_OP_WRITE:
+	case OFS_OP_COMMIT: case OFS_OP_REMOVE: case OFS_OP_KV_GET: case OFS_OP_KV_PUT:
+	case OFS_OP_KV_DEL: case OFS_OP_KV_LIST: case OFS_OP_DIRENT_CREATE:
+	case OFS_OP_DIRENT_REMOVE: case OFS_OP_DIRENT_LOOKUP: case OFS_OP_DIRENT_LIST:
+		return true;
+	default:
+		return false;
+	}
 }
 
 static bool is_change(uint16_t op)
@@ -449,12 +546,18 @@ static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_
 			others[nothers++] = a->sids[i];
 	}
 	need = a->confidence ? a->confidence : a->nsids;
-	if (!mine || nothers == 0) {
-		rc = handle(sv, q, reply);
-		goto out_free;
-	}
 	l = &sv->locks[oid_hash(q->oid) % SERVICE_NLOCKS];
 	pthread_mutex_lock(l);
+	if (q->op != OFS_OP_CREATE && is_frozen(sv, q->oid)) {
+		pthread_mutex_unlock(l);
+		rc = -OFS_EMOVING;
+		goto out_free;
+	}
+	if (!mine || nothers == 0) {
+		rc = handle(sv, q, reply);
+		pthread_mutex_unlock(l);
+		goto out_free;
+	}
 	if (overlaps(q)) {
 		/* Nothing this changes is visible before its COMMIT, and a put
 		 * whose COMMIT fails is undone: the copies may work while we
@@ -616,6 +719,14 @@ int service_handle(struct service *sv, uint16_t op, const uint8_t *body, size_t 
 		rc = handle_replicated(sv, q, body, len, reply);
 	} else {
 		rc = handle(sv, q, reply);
+	}
+	if (rc == -ENOENT && !forwarded && addresses_object(op)) {
+		/* No such entry, or no such object here? A client asks another
+		 * copy for the second (this one may have moved away). */
+		struct ofs_attr *a = malloc(sizeof(*a));
+		if (a && store_getattr(sv->store, q->oid, a) == -ENOENT)
+			rc = -OFS_ENOOBJ;
+		free(a);
 	}
 	if (rc)
 		reply->len = start;   /* an error reply has no body */

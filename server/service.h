@@ -19,6 +19,7 @@
 #include "wire.h"
 
 #define SERVICE_NLOCKS 256
+#define SERVICE_NFROZEN 256     /* objects held still at once, at most */
 
 /* What the handlers act on. The store, table and replicator are the
  * caller's; service_init/service_fini pair around the locks. */
@@ -33,6 +34,15 @@ struct service {
 	 * apply to the last copy's answer, so every copy sees the changes to
 	 * one object in the same order. */
 	pthread_mutex_t locks[SERVICE_NLOCKS];
+	/* Objects held still while a copy of theirs moves (FREEZE): a change
+	 * from a client gets -OFS_EMOVING until the hold lifts or lapses.
+	 * Held in memory only: a restarted server holds nothing, and the
+	 * mover, which froze it, runs the move again. */
+	pthread_mutex_t fmu;
+	struct service_frozen {
+		struct ofs_oid oid;
+		int64_t until_ns;          /* 0: free slot */
+	} frozen[SERVICE_NFROZEN];
 };
 
 void service_init(struct service *sv, struct store *s, struct sidtab *t, struct replicator *r,
@@ -51,7 +61,9 @@ void service_fini(struct service *sv);
  * is applied here and forwarded to them; it succeeds when at least the
  * object's write confidence of copies applied it (else -OFS_EQUORUM), and
  * copies that did not are recorded as stale with the reason. A request
- * marked OFS_OP_FORWARDED is applied here only.
+ * marked OFS_OP_FORWARDED is applied here only. A change from a client to
+ * an object held still (FREEZE) is refused with -OFS_EMOVING, which the
+ * client retries.
  */
 int service_handle(struct service *sv, uint16_t op, const uint8_t *body, size_t len,
 		   struct wbuf *reply);

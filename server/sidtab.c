@@ -270,6 +270,37 @@ int sidtab_offer_root(struct sidtab *t, const struct ofs_handle *h, int64_t birt
 	return store_server_put(t->s, &me);
 }
 
+int sidtab_move_root(struct sidtab *t, const struct ofs_handle *h, int64_t birth_ns,
+		     struct ofs_handle *used, int64_t *used_birth)
+{
+	struct ofs_server me;
+	int rc;
+
+	pthread_mutex_lock(&t->mu);
+	me = t->e[0];
+	pthread_mutex_unlock(&t->mu);
+	if (oid_is_zero(me.root.oid) || !oid_eq(me.root.oid, h->oid) ||
+	    me.root_birth_ns != birth_ns || h->nsids == 0)
+		return -ESTALE;
+	if (me.root.nsids != h->nsids ||
+	    memcmp(me.root.sids, h->sids, sizeof(h->sids[0]) * h->nsids) != 0) {
+		rc = store_adopt_root(t->s, h, birth_ns);
+		if (rc)
+			return rc;
+		pthread_mutex_lock(&t->mu);
+		t->e[0].root = *h;
+		t->e[0].version = next_version(t->e[0].version);
+		me = t->e[0];
+		pthread_mutex_unlock(&t->mu);
+		rc = store_server_put(t->s, &me);
+		if (rc)
+			return rc;
+	}
+	*used = me.root;
+	*used_birth = me.root_birth_ns;
+	return 0;
+}
+
 int sidtab_merge(struct sidtab *t, const struct ofs_server *e, size_t n)
 {
 	int changed = 0, rc = 0;

@@ -54,6 +54,15 @@ int sidtab_set(struct sidtab *t, const struct ofs_server_set *set, struct ofs_se
 int sidtab_offer_root(struct sidtab *t, const struct ofs_handle *h, int64_t birth_ns,
 		      struct ofs_handle *used, int64_t *used_birth);
 
+/*
+ * ROOT_MOVE: the root's copies moved. h names the same root as this server
+ * serves (the same OID and birth) with its new SID list: take that list.
+ * -ESTALE when this server serves another root (or none): nothing changes.
+ * *used and *used_birth receive the root this server now serves.
+ */
+int sidtab_move_root(struct sidtab *t, const struct ofs_handle *h, int64_t birth_ns,
+		      struct ofs_handle *used, int64_t *used_birth);
+
 /* Record that sid answered just now. */
 void sidtab_seen(struct sidtab *t, struct ofs_sid sid);
 

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -779,6 +780,100 @@ int store_remove(struct store *s, struct ofs_oid oid)
 	if (!rc && ra.type == OFS_OBJ_DFILE) {
 		pending_drop(s, pending_find(s, oid));
 		rc = bstream_remove(s->datadir, oid);
+	}
+	pthread_rwlock_unlock(l);
+	return rc;
+}
+
+struct move_args {
+	struct ofs_oid oid;
+	struct ofs_sid sid;
+	bool drop;                   /* store_drop_copy */
+	uint8_t type;
+};
+
+static int move_note_txn(struct kv_txn *t, void *arg)
+{
+	struct move_args *ma = arg;
+
+	return kv_put(t, KV_MOVES, ma->oid.b, OFS_OID_LEN, ma->sid.b, OFS_OID_LEN);
+}
+
+int store_move_note(struct store *s, struct ofs_oid oid, struct ofs_sid target)
+{
+	struct move_args ma = { .oid = oid, .sid = target };
+
+	if (s->read_only)
+		return -EROFS;
+	return kv_update(s->kv, move_note_txn, &ma);
+}
+
+static int move_get_txn(struct kv_txn *t, void *arg)
+{
+	struct move_args *ma = arg;
+	const void *v;
+	size_t vn;
+	int rc = kv_get(t, KV_MOVES, ma->oid.b, OFS_OID_LEN, &v, &vn);
+
+	if (rc)
+		return rc;
+	if (vn != OFS_OID_LEN)
+		return -OFS_ECORRUPT;
+	memcpy(ma->sid.b, v, OFS_OID_LEN);
+	return 0;
+}
+
+int store_move_get(struct store *s, struct ofs_oid oid, struct ofs_sid *target)
+{
+	struct move_args ma = { .oid = oid };
+	int rc = kv_view(s->kv, move_get_txn, &ma);
+
+	if (!rc)
+		*target = ma.sid;
+	return rc;
+}
+
+static int drop_txn(struct kv_txn *t, void *arg)
+{
+	struct move_args *ma = arg;
+	struct ofs_attr *a = malloc(sizeof(*a));
+	int rc;
+
+	if (!a)
+		return -ENOMEM;
+	rc = get_object(t, ma->oid, a);
+	if (rc == -OFS_ECORRUPT)
+		rc = 0;                  /* a record that does not decode goes too */
+	else if (!rc)
+		ma->type = a->type;
+	free(a);
+	if (rc)
+		return rc;
+	if ((rc = kv_del(t, KV_OBJECTS, ma->oid.b, OFS_OID_LEN)) ||
+	    (rc = kv_del_prefix(t, KV_CHUNKS, ma->oid.b, OFS_OID_LEN)) ||
+	    (rc = kv_del_prefix(t, KV_KEYVAL, ma->oid.b, OFS_OID_LEN)) ||
+	    (rc = kv_del_prefix(t, KV_STALE, ma->oid.b, OFS_OID_LEN)))
+		return rc;
+	rc = kv_del(t, KV_MOVES, ma->oid.b, OFS_OID_LEN);
+	return rc == -ENOENT ? 0 : rc;
+}
+
+int store_drop_copy(struct store *s, struct ofs_oid oid)
+{
+	struct move_args ma = { .oid = oid, .drop = true };
+	pthread_rwlock_t *l = obj_lock(s, oid);
+	int rc;
+
+	if (s->read_only)
+		return -EROFS;
+	pthread_rwlock_wrlock(l);
+	rc = kv_update(s->kv, drop_txn, &ma);
+	if (!rc) {
+		/* Any type: a copy whose record was garbled may have bytes too. */
+		pending_drop(s, pending_find(s, oid));
+		rc = bstream_remove(s->datadir, oid);
+		if (rc == -ENOENT)
+			rc = 0;
 	}
 	pthread_rwlock_unlock(l);
 	return rc;
@@ -1903,8 +1998,12 @@ static int stats_scan(const void *k, size_t kn, const void *v, size_t vn, void *
 	(void)k;
 	(void)kn;
 	sa->st.objects++;
-	if (rec_decode_object(v, vn, sa->a) == 0 && sa->a->type == OFS_OBJ_DFILE)
+	if (rec_decode_object(v, vn, sa->a) != 0)
+		return 0;
+	if (sa->a->type == OFS_OBJ_DFILE)
 		sa->st.bytes += sa->a->size;
+	if (sa->a->nsids > sa->st.max_copies)
+		sa->st.max_copies = sa->a->nsids;
 	return 0;
 }
 
@@ -1921,8 +2020,12 @@ int store_stats(struct store *s, struct ofs_stats *st)
 	if (!sa.a)
 		return -ENOMEM;
 	rc = kv_view(s->kv, stats_txn, &sa);
-	if (!rc)
+	if (!rc) {
+		struct statvfs vfs;
+		if (statvfs(s->datadir, &vfs) == 0)
+			sa.st.avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
 		*st = sa.st;
+	}
 	free(sa.a);
 	return rc;
 }

@@ -92,6 +92,17 @@ int store_create_oid(struct store *s, const struct ofs_attr *init, struct ofs_oi
 /* Remove an object with its records and byte stream. -ENOTEMPTY for a
  * dirdata that still has entries. */
 int store_remove(struct store *s, struct ofs_oid oid);
+/*
+ * Moves (rebalancer/move.c). A copy about to move away is noted with its
+ * target, durably, before anything else happens, so that a move
+ * interrupted anywhere is run again to the same target. store_move_get:
+ * -ENOENT when none is noted. store_drop_copy removes this server's copy
+ * whatever it holds (a dirdata's entries too: they live on in the copy that
+ * took its place) together with its move note; -ENOENT when there is none.
+ */
+int store_move_note(struct store *s, struct ofs_oid oid, struct ofs_sid target);
+int store_move_get(struct store *s, struct ofs_oid oid, struct ofs_sid *target);
+int store_drop_copy(struct store *s, struct ofs_oid oid);
 int store_getattr(struct store *s, struct ofs_oid oid, struct ofs_attr *a);
 /* Change the fields mask selects (OFS_ATTR_*), bump the version; *out
  * (may be NULL) receives the attributes as stored. OFS_ATTR_SIZE is

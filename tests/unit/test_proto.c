@@ -181,7 +181,15 @@ static void mk_req(struct ofs_req *q, uint16_t op)
 		break;
 	case OFS_OP_STATS:
 		break;
+	case OFS_OP_FREEZE:
+		q->oid = mk_oid(18);
+		q->ms = 20000;
+		break;
+	case OFS_OP_STOP_CHECK:
+		q->max = 10;
+		break;
 	case OFS_OP_SET_ROOT:
+	case OFS_OP_ROOT_MOVE:
 		q->root.oid = mk_oid(3);
 		q->root.nsids = 1;
 		memset(q->root.sids[0].b, 0x43, sizeof(q->root.sids[0].b));
@@ -2139,6 +2147,69 @@ static void test_fetch_reply_round_trips_and_rejects_bad_outcomes(void **state)
 	wbuf_free(&w);
 }
 
+static void test_stop_reply_round_trips_and_rejects_bad_counts(void **state)
+{
+	struct ofs_stop_reply *s = calloc(1, sizeof(*s)), *back = calloc(1, sizeof(*back));
+	struct wbuf w;
+
+	(void)state;
+	assert_non_null(s);
+	assert_non_null(back);
+	s->objects = 10;
+	s->nshort = 3;
+	s->n = 2;
+	s->list[0].oid = mk_oid(1);
+	s->list[0].good = 0;
+	s->list[0].need = 1;
+	s->list[1].oid = mk_oid(2);
+	s->list[1].good = 2;
+	s->list[1].need = 3;
+	wbuf_init(&w);
+	proto_encode_stop_reply(&w, s);
+	assert_int_equal(proto_decode_stop_reply(w.data, w.len, back), 0);
+	assert_int_equal(back->objects, 10);
+	assert_int_equal(back->nshort, 3);
+	assert_int_equal(back->n, 2);
+	assert_memory_equal(back->list[1].oid.b, s->list[1].oid.b, OFS_OID_LEN);
+	assert_int_equal(back->list[1].good, 2);
+	assert_int_equal(back->list[1].need, 3);
+	for (size_t cut = 0; cut < w.len; cut++)
+		assert_int_not_equal(proto_decode_stop_reply(w.data, cut, back), 0);
+	/* more named than short */
+	s->nshort = 1;
+	w.len = 0;
+	proto_encode_stop_reply(&w, s);
+	assert_int_equal(proto_decode_stop_reply(w.data, w.len, back), -OFS_ECORRUPT);
+	/* more short than held */
+	s->nshort = 11;
+	w.len = 0;
+	proto_encode_stop_reply(&w, s);
+	assert_int_equal(proto_decode_stop_reply(w.data, w.len, back), -OFS_ECORRUPT);
+	wbuf_free(&w);
+	free(s);
+	free(back);
+}
+
+static void test_freeze_request_round_trips_and_caps_its_time(void **state)
+{
+	struct ofs_req q = { .op = OFS_OP_FREEZE }, back;
+	struct wbuf w;
+
+	(void)state;
+	q.oid = mk_oid(5);
+	q.ms = 20000;
+	wbuf_init(&w);
+	assert_int_equal(proto_encode_req(&w, &q), 0);
+	assert_int_equal(proto_decode_req(OFS_OP_FREEZE, w.data, w.len, &back), 0);
+	assert_int_equal(back.ms, 20000);
+	assert_memory_equal(back.oid.b, q.oid.b, OFS_OID_LEN);
+	q.ms = 600001;
+	w.len = 0;
+	assert_int_equal(proto_encode_req(&w, &q), 0);
+	assert_int_equal(proto_decode_req(OFS_OP_FREEZE, w.data, w.len, &back), -OFS_ECORRUPT);
+	wbuf_free(&w);
+}
+
 static void test_task_requests_reject_unknown_kind_and_action(void **state)
 {
 	struct ofs_req q = { .op = OFS_OP_TASK_START }, back;
@@ -2231,6 +2302,8 @@ int main(void)
 		cmocka_unit_test(test_task_status_round_trips_and_checks_before_delivering),
 		cmocka_unit_test(test_summary_round_trips_and_rejects_unknown_flags),
 		cmocka_unit_test(test_fetch_reply_round_trips_and_rejects_bad_outcomes),
+		cmocka_unit_test(test_stop_reply_round_trips_and_rejects_bad_counts),
+		cmocka_unit_test(test_freeze_request_round_trips_and_caps_its_time),
 		cmocka_unit_test(test_task_requests_reject_unknown_kind_and_action),
 		cmocka_unit_test(test_behind_rejects_control_characters_in_reason),
 		cmocka_unit_test(test_stale_list_round_trips),
