@@ -494,7 +494,7 @@ int move_copy(struct store *s, struct sidtab *t, struct replicator *r, struct of
 		char sh[OFS_OID_HEX];
 		sid_to_hex(fr.source, sh);
 		snprintf(res->detail, sizeof(res->detail),
-			 "copied to %.32s from %.32s (%llu bytes); handle and owner now name it "
+			 "recreated on %.32s from %.32s (%llu bytes); handle and owner now name it "
 			 "instead of %.32s", th, sh, (unsigned long long)res->bytes, fh);
 	}
 out:

@@ -46,6 +46,7 @@ OFS_EBASE = 10000
 ECHECKSUM, ECORRUPT, EPROTO, ETYPE, ENAME, ETOOBIG, EUNKNOWNOP, EVERSION = (
     OFS_EBASE + i for i in range(1, 9))
 ENOENT = 2
+OFS_ENOOBJ = 10014   # this server holds no copy of the object (lib/ofs_error.h)
 
 TIMEOUT = float(os.environ.get("RAWFRAME_TIMEOUT", "20"))
 
@@ -428,9 +429,10 @@ def case_wrong_type(addr, ctx):
 def case_missing_object(addr, ctx):
     s = connect(addr)
     ghost = os.urandom(16)
-    expect_status(s, GETATTR, ghost, -ENOENT, "GETATTR of an unknown OID")
-    expect_status(s, READ, ghost + struct.pack(">QI", 0, 10), -ENOENT, "READ of an unknown OID")
-    expect_status(s, WRITE, ghost + struct.pack(">QII", 0, 0, 1) + b"x", -ENOENT,
+    # (not ENOENT, which for an entry operation means "no such entry")
+    expect_status(s, GETATTR, ghost, -OFS_ENOOBJ, "GETATTR of an unknown OID")
+    expect_status(s, READ, ghost + struct.pack(">QI", 0, 10), -OFS_ENOOBJ, "READ of an unknown OID")
+    expect_status(s, WRITE, ghost + struct.pack(">QII", 0, 0, 1) + b"x", -OFS_ENOOBJ,
                   "WRITE to an unknown OID")
     still_usable(s, "unknown OIDs")
     s.close()
