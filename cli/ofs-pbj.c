@@ -29,6 +29,9 @@ static const char usage_text[] =
 	"  submit scrub [--server SID]... [--path PATH]... [--repair | --no-repair]\n"
 	"               [--rate BYTES/s] [--priority N] [--max-repairs N]\n"
 	"  submit repair [--server SID]... [--path PATH]... [--job JOB] [--max-repairs N]\n"
+	"  submit rebalance [--threshold PCT] [--rate BYTES/s] [--dry-run]\n"
+	"                                move file data until every server's used fraction\n"
+	"                                is within PCT points (default 10) of the mean\n"
 	"  submit drain --server SID [--rate BYTES/s] [--dry-run]\n"
 	"                                move every copy off SID, then mark it out\n"
 	"               [--rate BYTES/s] [--priority N]\n"
@@ -138,6 +141,7 @@ static int cmd_servers(const char *const *cluster, size_t ncluster, bool json)
 			json_object_set_new(o, "weight", json_real(e[i].weight_milli / 1000.0));
 			json_object_set_new(o, "objects", up ? json_integer((json_int_t)st.objects) : json_null());
 			json_object_set_new(o, "bytes_used", up ? json_integer((json_int_t)st.bytes) : json_null());
+			json_object_set_new(o, "capacity", up ? json_integer((json_int_t)st.capacity) : json_null());
 			json_array_append_new(arr, o);
 		} else {
 			char objs[24] = "-", bytes[24] = "-", attrs[OFS_SERVER_ATTRS * OFS_SERVER_ATTR_LEN];

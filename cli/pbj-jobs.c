@@ -251,8 +251,9 @@ static int job_exit(const json_t *st)
 		return EXIT_FINDINGS;        /* stopped at its repair cap: a human decides */
 	if (strcmp(state, "succeeded") != 0)
 		return EXIT_FAIL;
-	if (!strcmp(json_string_value(json_object_get(st, "type")), "drain"))
-		return 0;                    /* moved everything (or, dry: the plan) */
+	if (!strcmp(json_string_value(json_object_get(st, "type")), "drain") ||
+	    !strcmp(json_string_value(json_object_get(st, "type")), "rebalance"))
+		return 0;                    /* moved what it had to (or, dry: the plan) */
 	return json_integer_value(json_object_get(f, "total")) >
 	       json_integer_value(json_object_get(f, "repaired")) ? EXIT_FINDINGS : 0;
 }
@@ -600,10 +601,8 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 		goto out;
 	}
 	if (strcmp(argv[0], "scrub") != 0 && strcmp(argv[0], "repair") != 0 &&
-	    strcmp(argv[0], "drain") != 0) {
-		rc = usage_err(strcmp(argv[0], "rebalance") == 0
-			       ? "submit %s: not in this release yet (scrub, repair and drain are)"
-			       : "submit %s: unknown job type (scrub, repair, drain)", argv[0]);
+	    strcmp(argv[0], "drain") != 0 && strcmp(argv[0], "rebalance") != 0) {
+		rc = usage_err("submit %s: unknown job type (scrub, repair, rebalance, drain)", argv[0]);
 		goto out;
 	}
 	snprintf(j->type, sizeof(j->type), "%s", argv[0]);
@@ -632,6 +631,15 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 			}
 			j->priority = (int)p;
 			i++;
+		} else if (!strcmp(a, "--threshold") && v && !strcmp(j->type, "rebalance")) {
+			char *end;
+			long t = strtol(v, &end, 10);
+			if (!*v || *end || t < 1 || t > 100) {
+				rc = usage_err("--threshold %s: points from the mean, 1 to 100", v);
+				goto out;
+			}
+			json_object_set_new(args, "threshold", json_integer(t));
+			i++;
 		} else if (!strcmp(a, "--server") && v && !strcmp(j->type, "drain")) {
 			if (json_array_size(servers)) {
 				rc = usage_err("submit drain: one --server at a time%s", "");
@@ -646,7 +654,8 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 			}
 			json_array_append_new(servers, json_string(v));
 			i++;
-		} else if (!strcmp(a, "--path") && v && strcmp(j->type, "drain")) {
+		} else if (!strcmp(a, "--path") && v && strcmp(j->type, "drain") &&
+			   strcmp(j->type, "rebalance")) {
 			if (v[0] != '/' || strlen(v) > 4096) {
 				rc = usage_err("--path %s: an absolute path in the cluster", v);
 				goto out;
@@ -663,7 +672,8 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 				goto out;
 			}
 			i++;
-		} else if (!strcmp(a, "--max-repairs") && v && strcmp(j->type, "drain")) {
+		} else if (!strcmp(a, "--max-repairs") && v && strcmp(j->type, "drain") &&
+			   strcmp(j->type, "rebalance")) {
 			char *end;
 			long long m = strtoll(v, &end, 10);
 			if (!*v || *end || m < 0 || m > 1000000000) {
@@ -684,7 +694,11 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 		rc = usage_err("submit drain needs --server SID%s", "");
 		goto out;
 	}
-	if (!strcmp(j->type, "drain"))
+	if (!strcmp(j->type, "rebalance") && json_array_size(servers)) {
+		rc = usage_err("submit rebalance: every server takes part; no --server%s", "");
+		goto out;
+	}
+	if (!strcmp(j->type, "drain") || !strcmp(j->type, "rebalance"))
 		repair = 0;
 	else if (!strcmp(j->type, "repair"))
 		repair = 1;
@@ -784,6 +798,24 @@ static int cmd_submit(struct pbj_db *db, int argc, char **argv, const char *cons
 			free(text);
 		}
 		json_decref(a);
+		if (rc)
+			goto out;
+	}
+	if (!strcmp(j->type, "rebalance")) {
+		json_t *a = j->args[0] ? json_loads(j->args, 0, NULL) : NULL;
+		json_t *t = a ? json_object_get(a, "threshold") : NULL;
+		int pct = json_is_integer(t) ? (int)json_integer_value(t) : PBJ_DEFAULT_THRESHOLD;
+		json_decref(a);
+		if (ncluster == 0) {
+			fprintf(stderr, "ofs-pbj: submit rebalance needs the cluster: --cluster HOST:PORT "
+				"or OFS_CLUSTER\n");
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		/* The plan as the cluster stands: on standard output for a dry
+		 * run (unless --json), else on standard error. */
+		rc = pbj_rebalance_preview(cluster, ncluster, pct,
+					   (j->flags & PBJ_DRY_RUN) && !json ? stdout : stderr);
 		if (rc)
 			goto out;
 	}

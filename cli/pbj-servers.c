@@ -9,6 +9,7 @@
 #include "conn.h"
 #include "ofs_error.h"
 #include "pbj-servers.h"
+#include "plan.h"
 
 #define EXIT_NOTOK 1
 #define EXIT_USAGE 2
@@ -189,7 +190,15 @@ int pbj_drain_prepare(const char *const *cluster, size_t ncluster, const char *s
 		q.set.sid = sid;
 		q.set.mask = OFS_SET_STATE;
 		q.set.state = OFS_SERVER_DRAINING;
-		rc = pbj_call_server(via, &q, &b, &bn, 10000);
+		/* On the server itself first: it keeps the state across a
+		 * restart, where a state it had not yet heard by gossip would be
+		 * announced anew by its restart and lost. Then where the
+		 * operator looks. */
+		rc = pbj_call_server(f->address, &q, &b, &bn, 10000);
+		free(b);
+		b = NULL;
+		if (!rc)
+			rc = pbj_call_server(via, &q, &b, &bn, 10000);
 		free(b);
 		if (rc) {
 			fprintf(stderr, "ofs-pbj: drain %s: marking it draining failed: %s\n", sidhex,
@@ -300,6 +309,71 @@ int pbj_ok_to_stop(const char *const *cluster, size_t ncluster, int argc, char *
 	}
 out:
 	free(sr);
+	free(e);
+	return ret;
+}
+
+int pbj_rebalance_preview(const char *const *cluster, size_t ncluster, int threshold, FILE *out)
+{
+	struct ofs_server *e = NULL;
+	struct plan_server *ps = NULL;
+	struct plan *p = NULL;
+	const char *via = NULL;
+	size_t n = 0;
+	int rc = pbj_fetch_table(cluster, ncluster, &e, &n, &via), ret = 0;
+
+	if (rc) {
+		fprintf(stderr, "ofs-pbj: cannot read the server table from %s: %s\n", cluster[0],
+			ofs_strerror(rc));
+		return EXIT_FAIL;
+	}
+	ps = calloc(n ? n : 1, sizeof(*ps));
+	p = malloc(sizeof(*p));
+	if (!ps || !p) {
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct ofs_stats st;
+		ps[i].sid = e[i].sid;
+		if (e[i].state == OFS_SERVER_IN && stats_of(&e[i], &st) == 0) {
+			ps[i].used = st.bytes;
+			ps[i].capacity = st.capacity;
+			ps[i].in = true;
+		}
+	}
+	rc = plan_rebalance(ps, n, threshold, p);
+	if (rc) {
+		fprintf(stderr, "ofs-pbj: planning the rebalance: %s\n", ofs_strerror(rc));
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	fprintf(out, "rebalance plan: threshold %d points around the mean, %.1f%% used\n", threshold,
+		p->mean * 100);
+	for (size_t i = 0; i < n; i++) {
+		char hex[OFS_OID_HEX];
+		sid_to_hex(ps[i].sid, hex);
+		if (!ps[i].in)
+			fprintf(out, "  %s  (not in service or not answering: left out)\n", hex);
+		else
+			fprintf(out, "  %s  %llu of %llu bytes, %.1f%%\n", hex,
+				(unsigned long long)ps[i].used, (unsigned long long)ps[i].capacity,
+				ps[i].capacity ? 100.0 * (double)ps[i].used / (double)ps[i].capacity : 0);
+	}
+	for (size_t k = 0; k < p->nmoves; k++) {
+		char a[OFS_OID_HEX], b[OFS_OID_HEX];
+		sid_to_hex(p->moves[k].from, a);
+		sid_to_hex(p->moves[k].to, b);
+		fprintf(out, "  move %llu bytes from %s to %s\n", (unsigned long long)p->moves[k].bytes, a, b);
+	}
+	if (p->balanced)
+		fprintf(out, "every server is within the threshold: nothing to move\n");
+	else
+		fprintf(out, "bytes to move: %llu (the least any plan must move: %llu)\n",
+			(unsigned long long)p->bytes, (unsigned long long)p->min_bytes);
+out:
+	free(p);
+	free(ps);
 	free(e);
 	return ret;
 }

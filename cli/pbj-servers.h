@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "proto.h"
 
@@ -35,5 +36,9 @@ int pbj_drain_prepare(const char *const *cluster, size_t ncluster, const char *s
  * every object it holds with at least its write confidence of good copies
  * elsewhere, 1 (naming the first objects) when not. */
 int pbj_ok_to_stop(const char *const *cluster, size_t ncluster, int argc, char **argv, bool json);
+
+/* Print the rebalance plan for the cluster as it is now (threshold in
+ * points) on out. 0 or an exit status. */
+int pbj_rebalance_preview(const char *const *cluster, size_t ncluster, int threshold, FILE *out);
 
 #endif

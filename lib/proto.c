@@ -287,6 +287,11 @@ int proto_encode_req(struct wbuf *w, const struct ofs_req *q)
 		wbuf_u32(w, q->task.noids);
 		if (q->task.noids)
 			wbuf_bytes(w, q->task.oids, (size_t)q->task.noids * OFS_OID_LEN);
+		wbuf_u8(w, q->task.nalloc);
+		for (uint8_t i = 0; i < q->task.nalloc && i < OFS_TASK_MAX_ALLOC; i++) {
+			wbuf_sid(w, q->task.alloc_sid[i]);
+			wbuf_u64(w, q->task.alloc_bytes[i]);
+		}
 		break;
 	case OFS_OP_TASK_POLL:
 		wbuf_u64(w, q->task.job);
@@ -502,10 +507,19 @@ int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_re
 		if (!rbuf_error(&r) && q->task.noids > OFS_MAX_TASK_OIDS)
 			return -OFS_ETOOBIG;
 		q->task.oids = q->task.noids ? rbuf_bytes(&r, (size_t)q->task.noids * OFS_OID_LEN) : NULL;
-		if (!rbuf_error(&r) && ((q->task.kind != OFS_TASK_SCRUB && q->task.kind != OFS_TASK_DRAIN) || (q->task.flags & ~(uint32_t)OFS_TASK_F_ALL) ||
+		q->task.nalloc = rbuf_u8(&r);
+		if (!rbuf_error(&r) && q->task.nalloc > OFS_TASK_MAX_ALLOC)
+			return -OFS_ECORRUPT;
+		for (uint8_t i = 0; i < q->task.nalloc && !rbuf_error(&r); i++) {
+			q->task.alloc_sid[i] = rbuf_sid(&r);
+			q->task.alloc_bytes[i] = rbuf_u64(&r);
+		}
+		if (!rbuf_error(&r) && ((q->task.kind != OFS_TASK_SCRUB && q->task.kind != OFS_TASK_DRAIN &&
+					 q->task.kind != OFS_TASK_REBALANCE) || (q->task.flags & ~(uint32_t)OFS_TASK_F_ALL) ||
 				       (q->task.kind == OFS_TASK_SCRUB && q->task.flags & OFS_TASK_F_DRYRUN &&
 					!(q->task.flags & OFS_TASK_F_REPAIR)) ||
-				       (q->task.kind == OFS_TASK_DRAIN && (q->task.flags & OFS_TASK_F_REPAIR))))
+				       (q->task.kind != OFS_TASK_SCRUB && (q->task.flags & OFS_TASK_F_REPAIR)) ||
+				       (q->task.kind != OFS_TASK_REBALANCE && q->task.nalloc)))
 			return -OFS_ECORRUPT;
 		break;
 	case OFS_OP_TASK_POLL:
@@ -915,6 +929,7 @@ void proto_encode_stats(struct wbuf *w, const struct ofs_stats *s)
 	wbuf_u64(w, s->objects);
 	wbuf_u64(w, s->bytes);
 	wbuf_u64(w, s->avail);
+	wbuf_u64(w, s->capacity);
 	wbuf_u8(w, s->max_copies);
 }
 
@@ -927,6 +942,7 @@ int proto_decode_stats(const uint8_t *b, size_t n, struct ofs_stats *s)
 	t.objects = rbuf_u64(&r);
 	t.bytes = rbuf_u64(&r);
 	t.avail = rbuf_u64(&r);
+	t.capacity = rbuf_u64(&r);
 	t.max_copies = rbuf_u8(&r);
 	if (!rbuf_error(&r) && t.max_copies > OFS_MAX_REPLICAS)
 		return -OFS_ECORRUPT;

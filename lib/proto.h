@@ -206,11 +206,13 @@ struct ofs_stats {
 	uint64_t objects;                      /* objects stored */
 	uint64_t bytes;                        /* byte-stream bytes stored */
 	uint64_t avail;                        /* bytes free for new data on its disk */
+	uint64_t capacity;                     /* bytes it may hold (--capacity, else its disk) */
 	uint8_t max_copies;                    /* most copies any object it holds has */
 };
 
 /* Background tasks (DESIGN.md section 8) run inside a server. */
-enum ofs_task_kind { OFS_TASK_SCRUB = 1, OFS_TASK_DRAIN = 2 };
+enum ofs_task_kind { OFS_TASK_SCRUB = 1, OFS_TASK_DRAIN = 2, OFS_TASK_REBALANCE = 3 };
+#define OFS_TASK_MAX_ALLOC 16          /* REBALANCE: targets of one task */
 /* TASK_START flags */
 enum {
 	OFS_TASK_F_REPAIR = 1u << 0,   /* repair what the scrub finds */
@@ -252,6 +254,9 @@ struct ofs_task_req {
 	uint64_t budget;               /* START: repairs the task may do (UINT64_MAX:
 	                                  any); POLL: this many more (0: none) */
 	uint8_t action;                /* CTL: enum ofs_task_action */
+	uint8_t nalloc;                /* START (REBALANCE): bytes to send to each */
+	struct ofs_sid alloc_sid[OFS_TASK_MAX_ALLOC];
+	uint64_t alloc_bytes[OFS_TASK_MAX_ALLOC];
 };
 
 struct ofs_task_status {

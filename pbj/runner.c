@@ -10,6 +10,7 @@
 #include "ofs.h"
 #include "ofs_error.h"
 #include "proto.h"
+#include "plan.h"
 #include "runner.h"
 
 #define CALL_MS 10000                /* one request to a server */
@@ -30,6 +31,8 @@ struct live {
 	uint64_t owed;                   /* repairs granted and not yet seen stored */
 	bool starved;                    /* waiting for more */
 	bool unlimited;                  /* no cap */
+	bool ran;                        /* started once in this run (rebalance:
+	                                    a restart plans again) */
 };
 
 #define GRANT_CHUNK 16                   /* repairs granted to a task at once */
@@ -41,6 +44,11 @@ struct cap {
 	uint64_t stored;                 /* repaired findings in the store */
 	uint64_t step;                   /* the cap as submitted */
 	bool hit;                        /* the job was paused at the cap */
+	/* rebalance: the plan the tasks start with (planned again from the
+	 * usage as it is when a task starts over) */
+	const struct pbj_runner_opts *o;
+	struct plan *plan;
+	bool planned;
 };
 
 static int64_t now_ns(void)
@@ -530,6 +538,46 @@ static uint64_t grant(struct cap *cp, struct live *l, struct live *all, size_t n
 	return g;
 }
 
+/* The rebalance plan from every server's usage now (STATS). */
+static int make_plan(const struct pbj_runner_opts *o, const struct pbj_job *j, struct plan *p)
+{
+	struct ofs_server *e = NULL;
+	struct plan_server *ps;
+	size_t ne = 0;
+	int64_t pct = job_arg_int(j, "threshold");
+	int rc = fetch_table(o, &e, &ne);
+
+	if (rc)
+		return rc;
+	ps = calloc(ne ? ne : 1, sizeof(*ps));
+	if (!ps) {
+		free(e);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < ne; i++) {
+		struct ofs_req q = { .op = OFS_OP_STATS };
+		struct ofs_stats st;
+		struct conn *c = NULL;
+		uint8_t *b = NULL;
+		size_t bn = 0;
+		ps[i].sid = e[i].sid;
+		if (e[i].state != OFS_SERVER_IN || conn_open(e[i].address, &c))
+			continue;
+		conn_set_timeout(c, CALL_MS);
+		if (conn_call(c, &q, &b, &bn) == 0 && proto_decode_stats(b, bn, &st) == 0) {
+			ps[i].used = st.bytes;
+			ps[i].capacity = st.capacity;
+			ps[i].in = true;
+		}
+		free(b);
+		conn_close(c);
+	}
+	rc = plan_rebalance(ps, ne, pct > 0 && pct <= 100 ? (double)pct : PBJ_DEFAULT_THRESHOLD, p);
+	free(ps);
+	free(e);
+	return rc;
+}
+
 static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
 		struct pbj_finding *fbuf, struct cap *cp, struct live *all, size_t nall)
 {
@@ -552,7 +600,8 @@ static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
 		memset(&q, 0, sizeof(q));
 		q.op = OFS_OP_TASK_START;
 		q.task.job = (uint64_t)j->id;
-		q.task.kind = strcmp(j->type, "drain") == 0 ? OFS_TASK_DRAIN : OFS_TASK_SCRUB;
+		q.task.kind = strcmp(j->type, "drain") == 0 ? OFS_TASK_DRAIN :
+			      strcmp(j->type, "rebalance") == 0 ? OFS_TASK_REBALANCE : OFS_TASK_SCRUB;
 		q.task.rate = j->rate;
 		q.task.cursor = l->t.cursor;
 		q.task.objects_base = oid_is_zero(l->t.cursor) ? 0 : l->t.objects_done;
@@ -567,6 +616,44 @@ static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
 			q.task.flags = OFS_TASK_F_DRYRUN;
 		}
 		q.task.budget = l->unlimited ? UINT64_MAX : 0;
+		if (q.task.kind == OFS_TASK_DRAIN) {
+			/* What moved is gone from the server: a drain that runs
+			 * again walks what is left from the start, so that a copy
+			 * that failed to move is tried again. */
+			memset(&q.task.cursor, 0, sizeof(q.task.cursor));
+		}
+		if (q.task.kind == OFS_TASK_REBALANCE) {
+			struct plan_move mv[OFS_TASK_MAX_ALLOC];
+			if (!cp->plan)
+				return -ENOMEM;
+			if (!cp->planned || l->ran) {
+				rc = make_plan(cp->o, j, cp->plan);
+				if (rc) {
+					attempt_failed(l, "planning the moves", rc);
+					return pbj_task_put(db, &l->t);
+				}
+				cp->planned = true;
+			}
+			/* Planned from the usage as it is: the walk starts over. */
+			memset(&q.task.cursor, 0, sizeof(q.task.cursor));
+			q.task.objects_base = 0;
+			q.task.objects_base = 0;
+			q.task.bytes_base = l->t.bytes_done;
+			q.task.nalloc = (uint8_t)plan_moves_from(cp->plan, l->t.server, mv, OFS_TASK_MAX_ALLOC);
+			for (uint8_t i = 0; i < q.task.nalloc; i++) {
+				q.task.alloc_sid[i] = mv[i].to;
+				q.task.alloc_bytes[i] = mv[i].bytes;
+			}
+			if (j->flags & PBJ_DRY_RUN)
+				q.task.flags = OFS_TASK_F_DRYRUN;
+			if (q.task.nalloc == 0) {
+				l->t.state = PBJ_SUCCEEDED;
+				snprintf(l->t.reason, sizeof(l->t.reason), "%s",
+					 cp->plan->balanced ? "within the threshold already"
+							    : "nothing to send from this server");
+				return pbj_task_put(db, &l->t);
+			}
+		}
 		rc = call(l, &q, NULL, NULL);
 		if (rc == -EBUSY)
 			return 0;            /* the server runs enough tasks: later */
@@ -575,6 +662,7 @@ static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
 			return pbj_task_put(db, &l->t);
 		}
 		l->started = true;
+		l->ran = true;
 		l->acked = 0;            /* a new task on the server counts from 1 */
 		l->sent_ctl = 0xff;      /* (it may be paused: say what the job is) */
 		l->t.state = PBJ_RUNNING;
@@ -728,13 +816,15 @@ int pbj_run(struct pbj_db *db, int64_t id, const struct pbj_runner_opts *o)
 	struct pbj_job *j = malloc(sizeof(*j));
 	struct pbj_finding *fbuf = calloc(OFS_MAX_TASK_FINDINGS, sizeof(*fbuf));
 	struct live *l = NULL;
-	struct cap cp = { 0 };
+	struct cap cp = { .o = o };
 	size_t n = 0;
 	int rc;
 
-	if (!j || !fbuf) {
+	cp.plan = calloc(1, sizeof(*cp.plan));
+	if (!j || !fbuf || !cp.plan) {
 		free(j);
 		free(fbuf);
+		free(cp.plan);
 		return -ENOMEM;
 	}
 	rc = pbj_job_get(db, id, j);
@@ -906,6 +996,7 @@ out:
 	}
 	free(l);
 	free(fbuf);
+	free(cp.plan);
 	free(j);
 	return rc;
 }

@@ -24,6 +24,7 @@
 #include "jobstore.h"
 
 #define PBJ_POLL_MS 200
+#define PBJ_DEFAULT_THRESHOLD 10   /* rebalance: points from the mean */
 #define PBJ_MAX_RETRIES 20           /* about a minute of a server being away */
 
 /* Totals over a job's tasks, for progress lines. */

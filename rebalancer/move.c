@@ -345,8 +345,8 @@ static bool usable_target(struct sidtab *t, struct ofs_sid from, struct ofs_sid 
 }
 
 int move_copy(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid,
-	      const struct ofs_attr *a, struct ofs_sid from, unsigned flags, uint64_t rate,
-	      repair_pace_fn pace, void *arg, struct move_result *res)
+	      const struct ofs_attr *a, struct ofs_sid from, const struct ofs_sid *to, unsigned flags,
+	      uint64_t rate, repair_pace_fn pace, void *arg, struct move_result *res)
 {
 	bool drop = (flags & MOVE_F_DROP_SOURCE) != 0, frozen = false;
 	struct ofs_handle nh;
@@ -364,6 +364,10 @@ int move_copy(struct store *s, struct sidtab *t, struct replicator *r, struct of
 	 * get the same handle again.) */
 	if (drop && store_move_get(s, oid, &noted) == 0 && usable_target(t, from, noted)) {
 		res->target = noted;
+	} else if (to) {
+		if (!usable_target(t, from, *to) || in_list(a->sids, a->nsids, *to))
+			return -EINVAL;
+		res->target = *to;
 	} else {
 		rc = choose_target(t, oid, a, from, &res->target);
 		if (rc)
@@ -508,4 +512,65 @@ out:
 		(void)freeze_on(r, oid, all, nall, 0);   /* (else it lapses) */
 	}
 	return rc;
+}
+
+bool move_placed_on(struct sidtab *t, struct ofs_oid oid, unsigned copies, struct ofs_sid sid)
+{
+	struct ofs_server *e = NULL;
+	struct place_server *ps;
+	struct ofs_sid out[OFS_MAX_REPLICAS];
+	size_t ne = 0;
+	bool on = false;
+	int got;
+
+	if (copies == 0 || copies > OFS_MAX_REPLICAS || sidtab_snapshot(t, &e, &ne) != 0)
+		return false;
+	ps = calloc(ne ? ne : 1, sizeof(*ps));
+	if (!ps) {
+		free(e);
+		return false;
+	}
+	for (size_t i = 0; i < ne; i++) {
+		ps[i].sid = e[i].sid;
+		ps[i].weight = e[i].weight_milli / 1000.0;
+		ps[i].state = e[i].state == OFS_SERVER_IN ? PLACE_IN :
+			      e[i].state == OFS_SERVER_DRAINING ? PLACE_DRAINING : PLACE_OUT;
+		ofs_server_attr(&e[i], PLACE_DOMAIN_ATTR, ps[i].domain, sizeof(ps[i].domain));
+	}
+	got = ne ? place_choose(PLACE_DEFAULT, oid, ps, ne, copies, NULL, out) : 0;
+	for (int i = 0; i < got; i++)
+		on |= sid_eq(out[i], sid);
+	free(ps);
+	free(e);
+	return on;
+}
+
+static size_t racks_of(struct sidtab *t, const struct ofs_sid *sids, size_t n)
+{
+	char seen[OFS_MAX_REPLICAS + 1][PLACE_DOMAIN_LEN];
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct ofs_server e;
+		char r[PLACE_DOMAIN_LEN] = "";
+		bool dup = false;
+		if (sidtab_get(t, sids[i], &e) == 0)
+			ofs_server_attr(&e, PLACE_DOMAIN_ATTR, r, sizeof(r));
+		for (size_t j = 0; j < k; j++)
+			dup |= strcmp(seen[j], r) == 0;
+		if (!dup && k <= OFS_MAX_REPLICAS)
+			snprintf(seen[k++], sizeof(seen[0]), "%s", r);
+	}
+	return k;
+}
+
+bool move_keeps_spread(struct sidtab *t, const struct ofs_attr *a, struct ofs_sid from,
+		       struct ofs_sid to)
+{
+	struct ofs_sid after[OFS_MAX_REPLICAS];
+	size_t n = a->nsids < OFS_MAX_REPLICAS ? a->nsids : OFS_MAX_REPLICAS;
+
+	for (size_t i = 0; i < n; i++)
+		after[i] = sid_eq(a->sids[i], from) ? to : a->sids[i];
+	return racks_of(t, after, n) >= racks_of(t, a->sids, n);
 }

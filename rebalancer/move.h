@@ -71,13 +71,25 @@ struct move_result {
 
 /*
  * Move oid's copy away from `from`. a: the object's attributes as a copy
- * holds them (its handle, type, back reference). flags: MOVE_F_*.
+ * holds them (its handle, type, back reference). to: the target (NULL:
+ * placement's; -EINVAL when it is out of service or holds a copy); a
+ * target noted by an unfinished run wins. flags: MOVE_F_*.
  * Returns 0 and *res, -OFS_ENOSERVERS when no server in service can take
  * it, -EIO when no copy could be fetched (res->detail says why), or a
  * transport error (-OFS_EUNREACHABLE): then run it again.
  */
 int move_copy(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid,
-	      const struct ofs_attr *a, struct ofs_sid from, unsigned flags, uint64_t rate,
-	      repair_pace_fn pace, void *arg, struct move_result *res);
+	      const struct ofs_attr *a, struct ofs_sid from, const struct ofs_sid *to, unsigned flags,
+	      uint64_t rate, repair_pace_fn pace, void *arg, struct move_result *res);
+
+/* Would placement, over the servers in service now, put one of an object's
+ * `copies` copies on sid? (Rebalance moves the copies it would not
+ * first.) */
+bool move_placed_on(struct sidtab *t, struct ofs_oid oid, unsigned copies, struct ofs_sid sid);
+
+/* Does moving a's copy from `from` to `to` keep its failure-domain spread
+ * (as many distinct racks among its copies as before, or more)? */
+bool move_keeps_spread(struct sidtab *t, const struct ofs_attr *a, struct ofs_sid from,
+		       struct ofs_sid to);
 
 #endif

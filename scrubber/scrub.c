@@ -44,6 +44,10 @@ struct task {
 	uint32_t flags;                  /* OFS_TASK_F_* */
 	uint8_t kind;                    /* enum ofs_task_kind */
 	uint64_t left;                   /* drain: objects that could not move */
+	uint8_t nalloc;                  /* rebalance: bytes still to send to each */
+	struct ofs_sid alloc_sid[OFS_TASK_MAX_ALLOC];
+	uint64_t alloc_left[OFS_TASK_MAX_ALLOC];
+	int pass;                        /* rebalance: 1 misplaced copies, 2 any */
 	uint64_t allow;                  /* repairs it may still do (UINT64_MAX: any;
 	                                    guarded by mu) */
 	struct ofs_oid start;            /* cursor it started from */
@@ -954,7 +958,7 @@ static int mend_structure(struct task *k, const struct walked *w, struct ofs_tas
 		}
 		if (!dry(k) && (rc = take_budget(k)) != 0)
 			return rc;
-		rc = move_copy(k->sc->s, k->sc->t, k->sc->r, w->oid, &w->a, m->from,
+		rc = move_copy(k->sc->s, k->sc->t, k->sc->r, w->oid, &w->a, m->from, NULL,
 			       dry(k) ? MOVE_F_DRYRUN : 0, k->rate, pace_fetch, k, &mr);
 		if (rc == -OFS_EUNREACHABLE || rc == -ECANCELED)
 			return rc;
@@ -1146,7 +1150,7 @@ static int drain_one(struct task *k, const struct walked *w, uint64_t *bytes)
 		pthread_mutex_unlock(&sc->mu);
 		if (stop)
 			return -ECANCELED;
-		rc = move_copy(sc->s, sc->t, sc->r, w->oid, &w->a, me,
+		rc = move_copy(sc->s, sc->t, sc->r, w->oid, &w->a, me, NULL,
 			       MOVE_F_DROP_SOURCE | (k->flags & OFS_TASK_F_DRYRUN ? MOVE_F_DRYRUN : 0),
 			       k->rate, pace_fetch, k, &mr);
 		if (rc != -OFS_EUNREACHABLE && rc != -OFS_EMOVING && rc != -EAGAIN && rc != -EBUSY &&
@@ -1157,8 +1161,10 @@ static int drain_one(struct task *k, const struct walked *w, uint64_t *bytes)
 	}
 	if (rc == -ECANCELED)
 		return rc;
-	if (rc == -OFS_EUNREACHABLE || rc == -OFS_ENOSERVERS)
-		return rc;               /* the task fails; run again from the cursor */
+	if (rc && rc != -EIO && rc != -EINVAL)
+		return rc;               /* a server did not answer, say: the task fails
+		                            and runs again (from the start: what moved
+		                            is gone from here) */
 	if (k->flags & OFS_TASK_F_DRYRUN) {
 		if (rc)
 			return rc;
@@ -1178,6 +1184,103 @@ static int drain_one(struct task *k, const struct walked *w, uint64_t *bytes)
 		return enqueue(k, &f);
 	}
 	*bytes = w->a.type == OFS_OBJ_DFILE ? w->a.size : 0;
+	return 0;
+}
+
+/* ---- rebalance -------------------------------------------------------------- */
+
+/* A target with room for this copy, that holds none and keeps the spread:
+ * on pass 1 only a server placement would choose (the copy is misplaced
+ * here), on pass 2 any. -1 when none. */
+static int rebalance_target(struct task *k, const struct walked *w)
+{
+	struct scrubber *sc = k->sc;
+	struct ofs_sid me = store_sid(sc->s);
+	int best = -1;
+
+	for (int i = 0; i < k->nalloc; i++) {
+		bool holds = false;
+		if (k->alloc_left[i] < w->a.size || w->a.size == 0)
+			continue;
+		for (uint8_t j = 0; j < w->a.nsids; j++)
+			holds |= sid_eq(w->a.sids[j], k->alloc_sid[i]);
+		if (holds || !move_keeps_spread(sc->t, &w->a, me, k->alloc_sid[i]))
+			continue;
+		if (k->pass == 1 && !move_placed_on(sc->t, w->oid, w->a.nsids, k->alloc_sid[i]))
+			continue;
+		if (best < 0 || k->alloc_left[i] > k->alloc_left[best])
+			best = i;
+	}
+	return best;
+}
+
+/* Move this copy where the plan sends bytes, if it fits. 1: nothing left to
+ * send (the walk stops). */
+static int rebalance_one(struct task *k, const struct walked *w, uint64_t *bytes)
+{
+	struct scrubber *sc = k->sc;
+	struct ofs_sid me = store_sid(sc->s);
+	struct ofs_task_finding f;
+	struct move_result mr;
+	bool named = false, any = false;
+	int at, rc = 0;
+
+	*bytes = 0;
+	k->cur = w->oid;
+	for (int i = 0; i < k->nalloc; i++)
+		any |= k->alloc_left[i] > 0;
+	if (!any)
+		return 1;
+	if (w->decode_rc || w->a.type != OFS_OBJ_DFILE)
+		return 0;                /* only file data weighs */
+	for (uint8_t i = 0; i < w->a.nsids; i++)
+		named |= sid_eq(w->a.sids[i], me);
+	if (!named)
+		return 0;
+	if (k->pass == 1 && move_placed_on(sc->t, w->oid, w->a.nsids, me))
+		return 0;                /* where placement wants it: pass 2 */
+	at = rebalance_target(k, w);
+	if (at < 0)
+		return 0;
+	for (int attempt = 0; attempt < 40; attempt++) {
+		pthread_mutex_lock(&sc->mu);
+		bool stop = hold(k);
+		pthread_mutex_unlock(&sc->mu);
+		if (stop)
+			return -ECANCELED;
+		rc = move_copy(sc->s, sc->t, sc->r, w->oid, &w->a, me, &k->alloc_sid[at],
+			       MOVE_F_DROP_SOURCE | (k->flags & OFS_TASK_F_DRYRUN ? MOVE_F_DRYRUN : 0),
+			       k->rate, pace_fetch, k, &mr);
+		if (rc != -OFS_EUNREACHABLE && rc != -OFS_EMOVING && rc != -EAGAIN && rc != -EBUSY &&
+		    rc != -OFS_EQUORUM)
+			break;
+		struct timespec ts = { .tv_sec = 0, .tv_nsec = 250000000 };
+		nanosleep(&ts, NULL);
+	}
+	if (rc == -ECANCELED || rc == -OFS_EUNREACHABLE)
+		return rc;
+	memset(&f, 0, sizeof(f));
+	f.server = me;
+	f.oid = w->oid;
+	if (rc) {
+		/* Left where it is: the plan's bytes come from other copies. */
+		snprintf(f.kind, sizeof(f.kind), "unreadable");
+		snprintf(f.detail, sizeof(f.detail), "could not be moved: %s", ofs_strerror(rc));
+		f.repair = OFS_REPAIR_FAILED;
+		snprintf(f.action, sizeof(f.action), "%.500s", mr.detail);
+		return enqueue(k, &f);
+	}
+	k->alloc_left[at] -= w->a.size;
+	*bytes = w->a.size;
+	if (k->flags & OFS_TASK_F_DRYRUN) {
+		snprintf(f.kind, sizeof(f.kind), "move");
+		snprintf(f.detail, sizeof(f.detail), "file data of %llu bytes%s",
+			 (unsigned long long)w->a.size,
+			 k->pass == 1 ? " (placement wants it elsewhere)" : "");
+		f.repair = OFS_REPAIR_WOULD;
+		snprintf(f.action, sizeof(f.action), "%.500s", mr.detail);
+		return enqueue(k, &f);
+	}
 	return 0;
 }
 
@@ -1342,9 +1445,19 @@ static void *task_main(void *arg)
 		k->st.bytes_total = stats.bytes;
 		pthread_mutex_unlock(&sc->mu);
 	}
+	if (k->kind == OFS_TASK_REBALANCE) {
+		uint64_t sum = 0;
+		for (int i = 0; i < k->nalloc; i++)
+			sum += k->alloc_left[i];
+		pthread_mutex_lock(&sc->mu);
+		k->st.bytes_total = sum;
+		pthread_mutex_unlock(&sc->mu);
+		k->pass = 1;
+	}
 	k->pace_t0 = now_s();
 	if ((k->flags & OFS_TASK_F_REPAIR) && k->kind == OFS_TASK_SCRUB)
 		rc = stale_phase(k);
+again:
 	while (more && !rc) {
 		struct batch_ctx b = { .w = k->batch };
 		if (k->nonly)
@@ -1357,7 +1470,14 @@ static void *task_main(void *arg)
 			if (hold(k))
 				rc = -ECANCELED;     /* (pause and cancel between objects too) */
 			pthread_mutex_unlock(&sc->mu);
-			if (!rc && k->kind == OFS_TASK_DRAIN) {
+			if (!rc && k->kind == OFS_TASK_REBALANCE) {
+				rc = rebalance_one(k, &b.w[i], &bytes);
+				if (rc == 1) {
+					more = false;    /* sent all the plan asked */
+					rc = 0;
+					break;
+				}
+			} else if (!rc && k->kind == OFS_TASK_DRAIN) {
 				rc = drain_one(k, &b.w[i], &bytes);
 			} else if (!rc && (k->flags & OFS_TASK_F_REPAIR)) {
 				k->holding = true;
@@ -1389,6 +1509,19 @@ static void *task_main(void *arg)
 		if (b.n == 0 && k->nonly && !more)
 			break;
 	}
+	if (!rc && k->kind == OFS_TASK_REBALANCE && k->pass == 1) {
+		bool any = false;
+		for (int i = 0; i < k->nalloc; i++)
+			any |= k->alloc_left[i] > 0;
+		if (any) {
+			/* The copies placement wants elsewhere went first; now
+			 * any copy that fits. */
+			k->pass = 2;
+			started = false;
+			more = true;
+			goto again;
+		}
+	}
 	if (k->flags & OFS_TASK_F_REPAIR) {
 		unsigned purged = 0;
 		if (store_quarantine_purge(sc->s, sc->quarantine_s, &purged) == 0 && purged)
@@ -1400,6 +1533,11 @@ static void *task_main(void *arg)
 			 "the server stays draining", (unsigned long long)k->left, k->left == 1 ? "" : "s");
 		log_error("job %llu: drain: %s", (unsigned long long)k->job, why);
 		finish(k, OFS_TASK_FAILED, why);
+	} else if (!rc && k->kind == OFS_TASK_REBALANCE) {
+		log_info("job %llu: rebalance done, %llu bytes %s", (unsigned long long)k->job,
+			 (unsigned long long)k->st.bytes_done,
+			 k->flags & OFS_TASK_F_DRYRUN ? "would move" : "moved");
+		finish(k, OFS_TASK_DONE, NULL);
 	} else if (!rc && k->kind == OFS_TASK_DRAIN) {
 		log_info("job %llu: drain done, %llu objects%s", (unsigned long long)k->job,
 			 (unsigned long long)k->st.objects_done,
@@ -1411,7 +1549,8 @@ static void *task_main(void *arg)
 		char why[200], hex[OFS_OID_HEX];
 		oid_to_hex(k->cur, hex);
 		snprintf(why, sizeof(why), "%s stopped at %s: %s",
-			 k->kind == OFS_TASK_DRAIN ? "drain" : "scrub", hex, ofs_strerror(rc));
+			 k->kind == OFS_TASK_DRAIN ? "drain" : k->kind == OFS_TASK_REBALANCE ? "rebalance" : "scrub",
+			 hex, ofs_strerror(rc));
 		log_error("job %llu: %s", (unsigned long long)k->job, why);
 		finish(k, OFS_TASK_FAILED, why);
 	} else {
@@ -1491,6 +1630,11 @@ int scrubber_start(struct scrubber *sc, const struct ofs_task_req *q)
 	k->flags = q->flags;
 	k->kind = q->kind;
 	k->left = 0;
+	k->nalloc = q->nalloc;
+	for (uint8_t i = 0; i < q->nalloc; i++) {
+		k->alloc_sid[i] = q->alloc_sid[i];
+		k->alloc_left[i] = q->alloc_bytes[i];
+	}
 	k->allow = q->budget;        /* (UINT64_MAX: no cap; 0: none yet) */
 	k->start = q->cursor;
 	k->state = OFS_TASK_RUNNING;
@@ -1519,9 +1663,9 @@ int scrubber_start(struct scrubber *sc, const struct ofs_task_req *q)
 	pthread_mutex_unlock(&sc->mu);
 	if (!rc)
 		log_info("job %llu: %s task started, %llu bytes/s%s", (unsigned long long)q->job,
-			 q->kind == OFS_TASK_DRAIN ? "drain" : "scrub",
+			 q->kind == OFS_TASK_DRAIN ? "drain" : q->kind == OFS_TASK_REBALANCE ? "rebalance" : "scrub",
 			 (unsigned long long)(q->rate ? q->rate : sc->default_rate),
-			 q->kind == OFS_TASK_DRAIN ? (q->flags & OFS_TASK_F_DRYRUN ? " (dry run)" : "")
+			 q->kind != OFS_TASK_SCRUB ? (q->flags & OFS_TASK_F_DRYRUN ? " (dry run)" : "")
 			 : q->flags & OFS_TASK_F_DRYRUN ? ", repair (dry run)"
 			 : q->flags & OFS_TASK_F_REPAIR ? ", repair" : "");
 	return rc;

@@ -31,7 +31,7 @@ static const char usage_text[] =
 	"usage: ofs-server init --data DIR [--attr KEY=VALUE]... [--chunk-size BYTES]\n"
 	"       ofs-server run --data DIR --listen HOST:PORT [--peer HOST:PORT]... [--log FILE]\n"
 	"                  [--max-conns N] [--scrub-rate BYTES/s] [--quarantine-days N]\n"
-	"                  [--orphan-grace SECONDS]\n"
+	"                  [--orphan-grace SECONDS] [--capacity BYTES]\n"
 	"       ofs-server inspect --data DIR OID [--json]\n"
 	"       ofs-server tool --data DIR list|keys|get-key|set-key|rm-key|set-version|remove ...\n"
 	"       ofs-server --help | --version\n";
@@ -50,7 +50,7 @@ static int fail(const char *what, int rc)
 }
 
 enum { OPT_DATA = 1, OPT_ATTR, OPT_CHUNK, OPT_LISTEN, OPT_LOG, OPT_MAXCONNS, OPT_JSON,
-       OPT_PEER, OPT_SCRUB_RATE, OPT_QUARANTINE, OPT_ORPHAN_GRACE, OPT_HELP };
+       OPT_PEER, OPT_SCRUB_RATE, OPT_QUARANTINE, OPT_ORPHAN_GRACE, OPT_HELP, OPT_CAPACITY };
 
 #define MAX_PEERS 16
 /* How long a start waits for each peer's list of our stale copies. */
@@ -68,6 +68,7 @@ static const struct option long_opts[] = {
 	{ "scrub-rate", required_argument, NULL, OPT_SCRUB_RATE },
 	{ "quarantine-days", required_argument, NULL, OPT_QUARANTINE },
 	{ "orphan-grace", required_argument, NULL, OPT_ORPHAN_GRACE },
+	{ "capacity", required_argument, NULL, OPT_CAPACITY },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -78,7 +79,7 @@ struct args {
 	size_t nattrs;
 	const char *peers[MAX_PEERS];
 	size_t npeers;
-	uint64_t chunk, max_conns, scrub_rate, quarantine_days, orphan_grace;
+	uint64_t chunk, max_conns, scrub_rate, quarantine_days, orphan_grace, capacity;
 	bool json;
 	const char *operand;
 };
@@ -145,6 +146,13 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 			if (parse_size(optarg, &a->scrub_rate) || a->scrub_rate < 4096) {
 				usage_error("--scrub-rate %s: bytes per second, at least 4K (suffixes K, M, G)",
 					    optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_CAPACITY:
+			if (parse_size(optarg, &a->capacity) || a->capacity < (1u << 20)) {
+				usage_error("--capacity %s: bytes this server may hold, at least 1M "
+					    "(suffixes K, M, G)", optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -239,7 +247,7 @@ static int cmd_run(int argc, char **argv)
 	char sidhex[OFS_OID_HEX], where[OFS_ADDR_MAX];
 	sigset_t mask;
 	int lfd = -1, sfd = -1, logfd = -1;
-	int rc = parse(argc, argv, "run", "45689:;", &a);   /* (OPT_ letters: + '0') */
+	int rc = parse(argc, argv, "run", "45689:;=", &a);   /* (OPT_ letters: + '0') */
 
 	if (rc)
 		return rc;
@@ -284,6 +292,8 @@ static int cmd_run(int argc, char **argv)
 		rc = fail(a.data, rc);
 		goto out;
 	}
+	store_set_capacity(s, a.capacity);
+
 	rc = net_listen(&addr, &lfd, &bound);
 	if (rc) {
 		rc = fail(a.listen, rc);

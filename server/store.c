@@ -46,6 +46,7 @@ struct store {
 	char *datadir;                      /* owned */
 	struct kv *kv;
 	bool read_only;
+	uint64_t capacity;                  /* bytes it may hold; 0: its disk's size */
 	int lock_fd;                        /* DATA/lock, flock'd; -1 read-only */
 	struct ofs_sid sid;
 	uint32_t chunk_size;
@@ -2012,6 +2013,11 @@ static int stats_txn(struct kv_txn *t, void *arg)
 	return kv_scan(t, KV_OBJECTS, NULL, 0, NULL, 0, stats_scan, arg);
 }
 
+void store_set_capacity(struct store *s, uint64_t bytes)
+{
+	s->capacity = bytes;
+}
+
 int store_stats(struct store *s, struct ofs_stats *st)
 {
 	struct stats_args sa = { .a = malloc(sizeof(struct ofs_attr)) };
@@ -2022,8 +2028,16 @@ int store_stats(struct store *s, struct ofs_stats *st)
 	rc = kv_view(s->kv, stats_txn, &sa);
 	if (!rc) {
 		struct statvfs vfs;
-		if (statvfs(s->datadir, &vfs) == 0)
+		if (statvfs(s->datadir, &vfs) == 0) {
 			sa.st.avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+			sa.st.capacity = (uint64_t)vfs.f_blocks * vfs.f_frsize;
+		}
+		if (s->capacity) {
+			uint64_t left = s->capacity > sa.st.bytes ? s->capacity - sa.st.bytes : 0;
+			sa.st.capacity = s->capacity;
+			if (left < sa.st.avail)
+				sa.st.avail = left;
+		}
 		*st = sa.st;
 	}
 	free(sa.a);

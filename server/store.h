@@ -207,6 +207,10 @@ int store_servers(struct store *s, store_server_fn fn, void *arg);
 /* Objects stored and byte-stream bytes they hold (a scan of the object
  * records: cost grows with the object count). */
 int store_stats(struct store *s, struct ofs_stats *st);
+/* The bytes of file data this server may hold (--capacity): what STATS
+ * reports as its capacity, and its free bytes at most that less what it
+ * holds. 0 (the default): its disk's size and free space. */
+void store_set_capacity(struct store *s, uint64_t bytes);
 
 /* The chunk digests of a dfile in order (for inspect and scrub). */
 typedef int (*store_chunk_fn)(uint64_t idx, struct ofs_digest d, void *arg);
