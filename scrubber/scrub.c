@@ -1242,6 +1242,19 @@ static int rebalance_one(struct task *k, const struct walked *w, uint64_t *bytes
 	at = rebalance_target(k, w);
 	if (at < 0)
 		return 0;
+	/* A server just returned to service: its state may not have reached
+	 * this server by gossip yet. Wait a little; then give up on it. */
+	for (int wait = 0;; wait++) {
+		struct ofs_server e;
+		if (sidtab_get(sc->t, k->alloc_sid[at], &e) == 0 && e.state == OFS_SERVER_IN)
+			break;
+		if (wait >= 80) {
+			k->alloc_left[at] = 0;
+			return 0;
+		}
+		struct timespec ts = { .tv_sec = 0, .tv_nsec = 250000000 };
+		nanosleep(&ts, NULL);
+	}
 	for (int attempt = 0; attempt < 40; attempt++) {
 		pthread_mutex_lock(&sc->mu);
 		bool stop = hold(k);
@@ -1453,6 +1466,8 @@ static void *task_main(void *arg)
 		k->st.bytes_total = sum;
 		pthread_mutex_unlock(&sc->mu);
 		k->pass = 1;
+	} else {
+		k->pass = 0;
 	}
 	k->pace_t0 = now_s();
 	if ((k->flags & OFS_TASK_F_REPAIR) && k->kind == OFS_TASK_SCRUB)
@@ -1508,6 +1523,17 @@ again:
 			break;
 		if (b.n == 0 && k->nonly && !more)
 			break;
+	}
+	if (!rc && k->kind == OFS_TASK_DRAIN && !k->left && !(k->flags & OFS_TASK_F_DRYRUN) &&
+	    k->pass++ < 10 && store_stats(sc->s, &stats) == 0 && stats.objects > 0) {
+		/* A client that had not yet heard the server is draining may
+		 * have put an object here behind the walk: walk again until
+		 * nothing is left (the placement's view settles in seconds). */
+		struct timespec ts = { .tv_sec = 0, .tv_nsec = 500000000 };
+		nanosleep(&ts, NULL);
+		started = false;
+		more = true;
+		goto again;
 	}
 	if (!rc && k->kind == OFS_TASK_REBALANCE && k->pass == 1) {
 		bool any = false;

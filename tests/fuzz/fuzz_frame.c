@@ -250,6 +250,29 @@ static void fuzz_replies(const uint8_t *b, size_t n)
 			check_same(&w, b, n);
 		}
 		{
+			struct ofs_stop_reply *sr = malloc(sizeof(*sr));
+			if (sr) {
+				rc = proto_decode_stop_reply(b, n, sr);
+				check_code(rc);
+				if (rc == 0) {
+					wbuf_init(&w);
+					proto_encode_stop_reply(&w, sr);
+					check_same(&w, b, n);
+				}
+				free(sr);
+			}
+		}
+		{
+			struct ofs_stats st;
+			rc = proto_decode_stats(b, n, &st);
+			check_code(rc);
+			if (rc == 0) {
+				wbuf_init(&w);
+				proto_encode_stats(&w, &st);
+				check_same(&w, b, n);
+			}
+		}
+		{
 			struct ofs_fetch_reply fr;
 			rc = proto_decode_fetch_reply(b, n, &fr);
 			check_code(rc);

@@ -15,7 +15,7 @@ RESPONSE = 0x8000
  KV_PUT, KV_DEL, KV_LIST, DIRENT_CREATE, DIRENT_REMOVE, DIRENT_LOOKUP,
  DIRENT_LIST, COMMIT, SERVERS, SERVER_SET, STATS, REPORT, SET_ROOT, BEHIND,
  STALE_FOR, SUMMARY, TASK_START, TASK_POLL, TASK_CTL, POINTS, VERIFY,
- REPAIR_FETCH, STALE_CLEAR) = range(1, 33)
+ REPAIR_FETCH, STALE_CLEAR, FREEZE, ROOT_MOVE, STOP_CHECK) = range(1, 36)
 METAFILE, DFILE, DIRECTORY, DIRDATA = 1, 2, 3, 4
 
 
@@ -79,7 +79,13 @@ REQUESTS = {
     "req-stale-for": (STALE_FOR, oid(0) + oid(25) + string(b"")),
     "req-summary": (SUMMARY, oid(30)),
     "req-task-start": (TASK_START, u64(7) + u8(1) + u32(3) + u64(50 << 20) + oid(31) + u64(10) + u64(4096)
-                    + u64(16) + u32(2) + oid(39) + oid(40)),
+                    + u64(16) + u32(2) + oid(39) + oid(40) + u8(0)),
+    "req-task-start-rebalance": (TASK_START, u64(8) + u8(3) + u32(0) + u64(50 << 20) + oid(0)
+                                 + u64(0) + u64(0) + u64(0) + u32(0) + u8(2)
+                                 + oid(49) + u64(1 << 20) + oid(50) + u64(4096)),
+    "req-freeze": (FREEZE, oid(51) + u32(20000)),
+    "req-root-move": (ROOT_MOVE, handle(52, 3) + i64(1700000000 * 10**9)),
+    "req-stop-check": (STOP_CHECK, u32(10)),
     "req-task-poll": (TASK_POLL, u64(7) + u64(3) + u64(16)),
     "req-verify": (VERIFY, oid(41)),
     "req-repair-fetch": (REPAIR_FETCH, oid(42) + u32(1) + u64(64 << 20) + u8(2) + oid(43) + oid(44)
@@ -105,6 +111,9 @@ REPLIES = {
                         + oid(33) + string(b"") + u64(1) + u8(0) + u32(1) + u64(1) + oid(34) + oid(35)
                         + string(b"checksum_mismatch") + string(b"chunk 3 does not match")
                         + u8(1) + oid(47) + string(b"fetched version 3") + oid(0)),
+    "rep-stop-check": (STOP_CHECK, u64(10) + u64(2) + u32(2) + oid(53) + u8(0) + u8(1)
+                       + oid(54) + u8(2) + u8(3)),
+    "rep-stats": (STATS, u64(10) + u64(4096) + u64(1 << 30) + u64(4 << 30) + u8(3)),
     "rep-repair-fetch": (REPAIR_FETCH, u8(1) + oid(48) + u64(3) + u64(4096) + string(b"fetched")),
     "rep-stale-list": (STALE_FOR, u32(2) + oid(26) + string(b"create not applied")
                        + oid(27) + string(b"") + u8(1)),

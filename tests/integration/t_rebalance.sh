@@ -57,8 +57,32 @@ ofs_pbj servers --json >"$T/dry.json"
 assert_eq 0 "$(jq --arg s "$(srv_sid e)" '.servers[] | select(.sid == $s) | .bytes_used' "$T/dry.json")" \
 	"bytes on e after the dry run"
 
-log "the rebalance"
-ok ofs_pbj submit rebalance --wait --json
+log "the rebalance, paced: paused, resumed, its scheduler SIGKILLed and restarted"
+bg ofs_pbj submit rebalance --rate 512K --wait --json >"$T/bg.out" 2>&1
+SCHED=$BG
+JOB=$(ofs_pbj list --json | jq '[.jobs[].id] | max')
+JOB=$((JOB + 1))
+moved_some() {
+	local n
+	n=$(ofs_pbj status "$JOB" --json 2>/dev/null | jq '.progress.bytes_done // 0' 2>/dev/null)
+	[ "${n:-0}" -gt 0 ]
+}
+all_paused() {
+	ofs_pbj status "$JOB" --json 2>/dev/null |
+		jq -e '[.tasks[] | select(.state != "succeeded")] | length > 0 and all(.state == "paused")' >/dev/null
+}
+wait_until 60 "the rebalance to move some bytes" moved_some
+ok ofs_pbj pause "$JOB"
+wait_until 30 "the moving tasks to pause" all_paused
+sleep 0.5
+B1=$(ofs_pbj status "$JOB" --json | jq .progress.bytes_done)
+sleep 1.5
+B2=$(ofs_pbj status "$JOB" --json | jq .progress.bytes_done)
+assert_eq "$B1" "$B2" "bytes moved while paused"
+ok ofs_pbj resume "$JOB"
+{ kill -KILL "$SCHED"; } 2>/dev/null
+wait_pid "$SCHED" 30
+ok ofs_pbj wait "$JOB" --json
 cp "$T/last.out" "$T/rebalance.json"
 assert_eq succeeded "$(json "$T/rebalance.json" .state)" "rebalance state"
 MOVED=$(json "$T/rebalance.json" .progress.bytes_done)
