@@ -907,11 +907,22 @@ int store_getattr(struct store *s, struct ofs_oid oid, struct ofs_attr *a)
 	return rc;
 }
 
+static bool same_handle(const struct ofs_handle *a, const struct ofs_handle *b)
+{
+	if (!oid_eq(a->oid, b->oid) || a->nsids != b->nsids)
+		return false;
+	for (uint8_t i = 0; i < a->nsids && i < OFS_MAX_REPLICAS; i++)
+		if (!sid_eq(a->sids[i], b->sids[i]))
+			return false;
+	return true;
+}
+
 struct setattr_args {
 	struct ofs_oid oid;
 	uint32_t mask;
 	const struct ofs_attr *in;
 	struct ofs_attr *cur;      /* scratch, and the result */
+	bool unchanged;            /* the change sets what is there: no-op */
 };
 
 static int setattr_txn(struct kv_txn *t, void *arg)
@@ -928,6 +939,25 @@ static int setattr_txn(struct kv_txn *t, void *arg)
 	if ((sa->mask & OFS_ATTR_LAYOUT) &&
 	    (a->type == OFS_OBJ_DFILE || a->type == OFS_OBJ_DIRDATA))
 		return -OFS_ETYPE;
+	/* Handles set to what they are already (a move's switch run again on
+	 * every copy, after one missed it) change nothing, not even the
+	 * version: the copies stay at one version. */
+	sa->unchanged = !(sa->mask & ~(uint32_t)(OFS_ATTR_SIDS | OFS_ATTR_LAYOUT)) && sa->mask;
+	if (sa->unchanged && (sa->mask & OFS_ATTR_SIDS)) {
+		struct ofs_handle x = { .nsids = a->nsids }, y = { .nsids = in->nsids };
+		memcpy(x.sids, a->sids, sizeof(x.sids));
+		memcpy(y.sids, in->sids, sizeof(y.sids));
+		sa->unchanged = same_handle(&x, &y);
+	}
+	if (sa->unchanged && (sa->mask & OFS_ATTR_LAYOUT)) {
+		sa->unchanged = strncmp(a->dist, in->dist, sizeof(a->dist)) == 0 &&
+				a->strip_size == in->strip_size && a->replicas == in->replicas &&
+				a->confidence == in->confidence && a->nparts == in->nparts;
+		for (uint16_t i = 0; sa->unchanged && i < a->nparts && i < OFS_MAX_STRIPES; i++)
+			sa->unchanged = same_handle(&a->parts[i], &in->parts[i]);
+	}
+	if (sa->unchanged)
+		return 0;                /* (cur: the attributes as stored) */
 	if (sa->mask & OFS_ATTR_SIZE)
 		a->size = in->size;
 	if (sa->mask & OFS_ATTR_MODE)
@@ -1810,11 +1840,20 @@ static int dirent_create_txn(struct kv_txn *t, void *arg)
 	uint8_t key[REC_KV_KEY_MAX];
 	size_t kn = rec_kv_key(ka->oid, ka->k, ka->kn, key);
 	struct wbuf w;
-	int rc = kvop_object(t, ka, true);
+	int rc = kvop_object(t, ka, false);
 
 	if (rc)
 		return rc;
 	rc = dirent_get(t, ka, &ka->present, &ka->old);
+	if (rc)
+		return rc;
+	/* Replacing an entry with itself changes nothing, not even the
+	 * version: a move that sets it again on every copy (after one copy
+	 * missed the first time) leaves the copies at one version. */
+	if (ka->present && (ka->flags & OFS_DIRENT_REPLACE) && ka->old.type == ka->d->type &&
+	    same_handle(&ka->old.handle, &ka->d->handle))
+		return 0;
+	rc = kvop_object(t, ka, true);
 	if (rc)
 		return rc;
 	if (ka->present) {

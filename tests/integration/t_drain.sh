@@ -129,6 +129,26 @@ ofs_pbj servers --json >"$T/servers.json"
 assert_eq in "$(jq -r --arg s "$C" '.servers[] | select(.sid == $s) | .state' "$T/servers.json")" \
 	"c's state after the refusal"
 
+log "a drain the others have no room for is refused"
+# A cluster of its own whose servers may hold 2 MiB each, all full.
+EXTRA_RUN_ARGS="--capacity 2M"
+OFS_PBJ_DB=$T/space.db
+start_cluster "sa:r1" "sb:r1" "sc:r2" "sd:r3"
+ok ofs mkdir /g
+mkrand "$T/half" $((512 * 1024))
+# (16 files, 3 copies: every server holds about 6 MiB, so none has room)
+for i in $(seq 1 16); do ok ofs put --replicas 3 "$T/half" "/g/h$i"; done
+SB=$(srv_sid sb)
+assert_exit 2 ofs_pbj submit drain --server "$SB"
+assert_contains "$(cat "$T/last.out" "$T/last.err")" "bytes free"
+ofs_pbj servers --json >"$T/space.json"
+assert_eq in "$(jq -r --arg s "$SB" '.servers[] | select(.sid == $s) | .state' "$T/space.json")" \
+	"sb's state after the refusal"
+stop_cluster s
+EXTRA_RUN_ARGS=""
+OFS_PBJ_DB=$T/pbj.db
+use_server a
+
 log "undrain: b back in service"
 restart_server b
 ok ofs_pbj server set "$B" --state in

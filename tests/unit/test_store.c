@@ -144,6 +144,15 @@ static struct ofs_oid mk_oid(uint8_t seed)
 	return o;
 }
 
+static struct ofs_sid mk_sid(uint8_t seed)
+{
+	struct ofs_sid s;
+
+	for (int i = 0; i < OFS_OID_LEN; i++)
+		s.b[i] = (uint8_t)(seed * 5 + i + 2);
+	return s;
+}
+
 static struct ofs_oid create_type(struct store *s, uint8_t type)
 {
 	struct ofs_attr *a = calloc(1, sizeof(*a));
@@ -992,6 +1001,50 @@ static void test_missing_stream_fails_reads(void **state)
 }
 
 /* ---- wrong types ----------------------------------------------------------------- */
+
+static void test_setting_handles_and_entries_to_what_they_are_keeps_the_version(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *s = open_new(fx);
+	struct ofs_oid dd = create_type(s, OFS_OBJ_DIRDATA), meta = create_type(s, OFS_OBJ_METAFILE);
+	struct ofs_dirent d = { .type = OFS_OBJ_METAFILE }, old;
+	struct ofs_attr in, a;
+	bool replaced;
+	uint64_t v0;
+
+	memset(&in, 0, sizeof(in));
+	in.nsids = 2;
+	in.sids[0] = mk_sid(3);
+	in.sids[1] = mk_sid(4);
+	assert_int_equal(store_setattr(s, meta, OFS_ATTR_SIDS, &in, NULL), 0);
+	assert_int_equal(store_getattr(s, meta, &a), 0);
+	v0 = a.version;
+	/* the same list again (a move's switch run a second time): no change */
+	assert_int_equal(store_setattr(s, meta, OFS_ATTR_SIDS, &in, &a), 0);
+	assert_int_equal(a.version, v0);
+	assert_int_equal(store_getattr(s, meta, &a), 0);
+	assert_int_equal(a.version, v0);
+	/* another list: a change */
+	in.sids[1] = mk_sid(5);
+	assert_int_equal(store_setattr(s, meta, OFS_ATTR_SIDS, &in, NULL), 0);
+	assert_int_equal(store_getattr(s, meta, &a), 0);
+	assert_int_equal(a.version, v0 + 1);
+
+	d.handle.oid = mk_oid(1);
+	d.handle.nsids = 1;
+	d.handle.sids[0] = mk_sid(3);
+	assert_int_equal(store_dirent_create(s, dd, "x", &d, 0, &replaced, &old), 0);
+	assert_int_equal(store_getattr(s, dd, &a), 0);
+	v0 = a.version;
+	assert_int_equal(store_dirent_create(s, dd, "x", &d, OFS_DIRENT_REPLACE, &replaced, &old), 0);
+	assert_int_equal(store_getattr(s, dd, &a), 0);
+	assert_int_equal(a.version, v0);
+	d.handle.sids[0] = mk_sid(6);
+	assert_int_equal(store_dirent_create(s, dd, "x", &d, OFS_DIRENT_REPLACE, &replaced, &old), 0);
+	assert_true(replaced);
+	assert_int_equal(store_getattr(s, dd, &a), 0);
+	assert_int_equal(a.version, v0 + 1);
+}
 
 static void test_operations_on_the_wrong_type_are_etype(void **state)
 {
@@ -2262,6 +2315,7 @@ int main(void)
 		T(test_flipped_byte_fails_reads_of_its_chunk_only),
 		T(test_truncated_stream_fails_reads_not_garbage),
 		T(test_missing_stream_fails_reads),
+		T(test_setting_handles_and_entries_to_what_they_are_keeps_the_version),
 		T(test_operations_on_the_wrong_type_are_etype),
 		T(test_remove_deletes_records_chunks_kv_and_stream),
 		T(test_remove_of_non_empty_dirdata_is_enotempty),
