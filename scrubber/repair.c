@@ -12,6 +12,9 @@
 #include "wire.h"
 
 #define FETCH_PIECE ((uint32_t)4 << 20)    /* bytes per READ (OFS_MAX_IO) */
+#ifndef FETCH_DEPTH
+#define FETCH_DEPTH 4                      /* READs in flight */
+#endif
 #define MAX_CANDS 64                       /* copies compared at most */
 
 static int found_bad(const char *kind, const char *detail, void *arg)
@@ -202,15 +205,15 @@ static int fetch_from(struct store *s, struct replicator *r, struct ofs_oid oid,
 	if (rc)
 		goto out;
 	if (a->type == OFS_OBJ_DFILE) {
-		/* Two reads in flight: the source reads and verifies the next
-		 * piece while this one is written here. */
-		struct replica_sent sent[2];
-		struct replica_result res2[2];
-		uint32_t lens[2] = { 0, 0 };
-		bool inflight[2] = { false, false };
+		/* FETCH_DEPTH reads in flight: the source reads and verifies
+		 * the next pieces while this one is written here. */
+		struct replica_sent sent[FETCH_DEPTH];
+		struct replica_result res2[FETCH_DEPTH];
+		uint32_t lens[FETCH_DEPTH] = { 0 };
+		bool inflight[FETCH_DEPTH] = { false };
 		uint64_t next = 0;
 		int cur = 0;
-		for (int i = 0; i < 2 && next < a->size && !rc; i++) {
+		for (int i = 0; i < FETCH_DEPTH && next < a->size && !rc; i++) {
 			rc = send_read(r, c->sid, q, next, a->size, pace, arg, &sent[i], &res2[i], &lens[i]);
 			inflight[i] = !rc;
 			next += lens[i];
@@ -241,9 +244,9 @@ static int fetch_from(struct store *s, struct replicator *r, struct ofs_oid oid,
 				inflight[cur] = !rc;
 				next += lens[cur];
 			}
-			cur ^= 1;
+			cur = (cur + 1) % FETCH_DEPTH;
 		}
-		for (int i = 0; i < 2; i++) {
+		for (int i = 0; i < FETCH_DEPTH; i++) {
 			if (inflight[i]) {
 				replica_collect(r, &sent[i], &res2[i]);
 				free(res2[i].body);
