@@ -142,12 +142,13 @@ static int apply_to_copies(struct sidtab *t, struct replicator *r, const struct 
 	}
 	if (n == 0)
 		return -OFS_EUNREACHABLE;
+	memset(rr, 0, sizeof(rr));
 	wbuf_init(&body);
 	rc = proto_encode_req(&body, q);
 	if (!rc)
 		rc = replica_forward(r, q->op, body.data, body.len, to, n, rr);
 	wbuf_free(&body);
-	for (size_t i = 0; !rc && i < n; i++) {
+	for (size_t i = 0; i < n; i++) {   /* (every body freed) */
 		if (rr[i].rc && !rc)
 			rc = rr[i].rc;
 		free(rr[i].body);
@@ -225,12 +226,13 @@ static int freeze_on(struct replicator *r, struct ofs_oid oid, const struct ofs_
 	q->op = OFS_OP_FREEZE;
 	q->oid = oid;
 	q->ms = ms;
+	memset(rr, 0, sizeof(rr));
 	wbuf_init(&body);
 	rc = proto_encode_req(&body, q);
 	if (!rc)
 		rc = replica_forward(r, OFS_OP_FREEZE, body.data, body.len, to, n, rr);
 	wbuf_free(&body);
-	for (size_t i = 0; !rc && i < n; i++) {
+	for (size_t i = 0; i < n; i++) {   /* (every body freed) */
 		if (rr[i].rc && !rc)
 			rc = rr[i].rc;
 		free(rr[i].body);
@@ -309,7 +311,7 @@ static int repoint_root(struct sidtab *t, struct replicator *r, const struct ofs
 		rc = replica_forward(r, OFS_OP_ROOT_MOVE, body.data, body.len, to, n, rr);
 	/* A server that does not answer now keeps the old list, which still
 	 * names copies that exist: its clients fail over along it. */
-	for (size_t i = 0; !rc && i < n; i++) {
+	for (size_t i = 0; i < n; i++) {   /* (every body freed) */
 		if (rr[i].rc && rr[i].rc != -OFS_EUNREACHABLE && !rc)
 			rc = rr[i].rc;
 		free(rr[i].body);
