@@ -58,10 +58,11 @@ assert_eq 0 "$(jq --arg s "$(srv_sid e)" '.servers[] | select(.sid == $s) | .byt
 	"bytes on e after the dry run"
 
 log "the rebalance, paced: paused, resumed, its scheduler SIGKILLed and restarted"
-bg ofs_pbj submit rebalance --rate 512K --wait --json >"$T/bg.out" 2>&1
-SCHED=$BG
+# (the job's id: one more than the last before it is submitted)
 JOB=$(ofs_pbj list --json | jq '[.jobs[].id] | max')
 JOB=$((JOB + 1))
+bg ofs_pbj submit rebalance --rate 512K --wait --json >"$T/bg.out" 2>&1
+SCHED=$BG
 moved_some() {
 	local n
 	n=$(ofs_pbj status "$JOB" --json 2>/dev/null | jq '.progress.bytes_done // 0' 2>/dev/null)
