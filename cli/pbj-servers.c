@@ -10,6 +10,7 @@
 #include "ofs_error.h"
 #include "pbj-servers.h"
 #include "plan.h"
+#include "runner.h"
 
 #define EXIT_NOTOK 1
 #define EXIT_USAGE 2
@@ -83,6 +84,23 @@ int pbj_resolve_sid(const char *arg, const struct ofs_server *e, size_t n, struc
 }
 
 
+/* The entry of e[0..n-1] that arg names (a SID or a unique prefix); NULL
+ * after saying on stderr why none ("ofs-pbj: WHAT ARG: ..."). */
+static const struct ofs_server *server_named(const char *what, const char *arg,
+					     const struct ofs_server *e, size_t n)
+{
+	struct ofs_sid sid;
+	int rc = pbj_resolve_sid(arg, e, n, &sid);
+
+	for (size_t i = 0; !rc && i < n; i++)
+		if (sid_eq(e[i].sid, sid))
+			return &e[i];
+	fprintf(stderr, "ofs-pbj: %s %s: %s\n", what, arg,
+		rc == -EINVAL ? "not a SID (32 hex digits, or a unique prefix of 4 or more)" :
+		rc == -EEXIST ? "prefix matches several servers" : "no such server");
+	return NULL;
+}
+
 static const char *rack_of(const struct ofs_server *e, char *buf, size_t n)
 {
 	buf[0] = '\0';
@@ -108,7 +126,8 @@ static int stats_of(const struct ofs_server *e, struct ofs_stats *st)
 int pbj_drain_prepare(const char *const *cluster, size_t ncluster, const char *sidarg,
 		      bool dry_run, char sidhex[OFS_OID_HEX])
 {
-	struct ofs_server *e = NULL, *f = NULL;
+	struct ofs_server *e = NULL;
+	const struct ofs_server *f = NULL;
 	struct ofs_stats fs, os;
 	struct ofs_sid sid;
 	const char *via = NULL;
@@ -122,23 +141,13 @@ int pbj_drain_prepare(const char *const *cluster, size_t ncluster, const char *s
 			ofs_strerror(rc));
 		return EXIT_FAIL;
 	}
-	rc = pbj_resolve_sid(sidarg, e, n, &sid);
-	if (rc) {
-		fprintf(stderr, "ofs-pbj: --server %s: %s\n", sidarg,
-			rc == -EINVAL ? "not a SID (32 hex digits, or a unique prefix of 4 or more)" :
-			rc == -EEXIST ? "prefix matches several servers" : "no such server");
+	f = server_named("--server", sidarg, e, n);
+	if (!f) {
 		free(e);
 		return EXIT_USAGE;
 	}
+	sid = f->sid;
 	sid_to_hex(sid, sidhex);
-	for (size_t i = 0; i < n; i++)
-		if (sid_eq(e[i].sid, sid))
-			f = &e[i];
-	if (!f) {
-		fprintf(stderr, "ofs-pbj: --server %s: no such server\n", sidarg);
-		ret = EXIT_USAGE;
-		goto out;
-	}
 	if (f->state == OFS_SERVER_OUT) {
 		fprintf(stderr, "ofs-pbj: drain %s: the server is out of service already; "
 			"`ofs-pbj server set %s --state in` returns it\n", sidhex, sidhex);
@@ -184,22 +193,8 @@ int pbj_drain_prepare(const char *const *cluster, size_t ncluster, const char *s
 		goto out;
 	}
 	if (!dry_run && f->state != OFS_SERVER_DRAINING) {
-		struct ofs_req q = { .op = OFS_OP_SERVER_SET };
-		uint8_t *b = NULL;
-		size_t bn = 0;
-		q.set.sid = sid;
-		q.set.mask = OFS_SET_STATE;
-		q.set.state = OFS_SERVER_DRAINING;
-		/* On the server itself first: it keeps the state across a
-		 * restart, where a state it had not yet heard by gossip would be
-		 * announced anew by its restart and lost. Then where the
-		 * operator looks. */
-		rc = pbj_call_server(f->address, &q, &b, &bn, 10000);
-		free(b);
-		b = NULL;
-		if (!rc)
-			rc = pbj_call_server(via, &q, &b, &bn, 10000);
-		free(b);
+		struct pbj_runner_opts o = { .cluster = cluster, .ncluster = ncluster };
+		rc = pbj_server_state(&o, f->address, sid, OFS_SERVER_DRAINING);
 		if (rc) {
 			fprintf(stderr, "ofs-pbj: drain %s: marking it draining failed: %s\n", sidhex,
 				ofs_strerror(rc));
@@ -217,7 +212,6 @@ int pbj_ok_to_stop(const char *const *cluster, size_t ncluster, int argc, char *
 	struct ofs_server *e = NULL;
 	struct ofs_stop_reply *sr = NULL;
 	struct ofs_req q = { .op = OFS_OP_STOP_CHECK };
-	struct ofs_sid sid;
 	const char *via = NULL, *addr = NULL;
 	char hex[OFS_OID_HEX];
 	uint8_t *b = NULL;
@@ -234,22 +228,14 @@ int pbj_ok_to_stop(const char *const *cluster, size_t ncluster, int argc, char *
 			ofs_strerror(rc));
 		return EXIT_FAIL;
 	}
-	rc = pbj_resolve_sid(argv[0], e, n, &sid);
-	if (rc) {
-		fprintf(stderr, "ofs-pbj: ok-to-stop %s: %s\n", argv[0],
-			rc == -EINVAL ? "not a SID (32 hex digits, or a unique prefix of 4 or more)" :
-			rc == -EEXIST ? "prefix matches several servers" : "no such server");
-		free(e);
-		return EXIT_USAGE;
-	}
-	sid_to_hex(sid, hex);
-	for (size_t i = 0; i < n; i++)
-		if (sid_eq(e[i].sid, sid))
-			addr = e[i].address;
-	if (!addr) {
-		fprintf(stderr, "ofs-pbj: ok-to-stop %s: no such server\n", argv[0]);
-		free(e);
-		return EXIT_USAGE;
+	{
+		const struct ofs_server *f = server_named("ok-to-stop", argv[0], e, n);
+		if (!f) {
+			free(e);
+			return EXIT_USAGE;
+		}
+		sid_to_hex(f->sid, hex);
+		addr = f->address;
 	}
 	q.max = OFS_STOP_LIST_MAX;
 	sr = malloc(sizeof(*sr));
@@ -315,36 +301,15 @@ out:
 
 int pbj_rebalance_preview(const char *const *cluster, size_t ncluster, int threshold, FILE *out)
 {
-	struct ofs_server *e = NULL;
+	struct pbj_runner_opts o = { .cluster = cluster, .ncluster = ncluster };
 	struct plan_server *ps = NULL;
-	struct plan *p = NULL;
-	const char *via = NULL;
+	struct plan *p = malloc(sizeof(*p));
 	size_t n = 0;
-	int rc = pbj_fetch_table(cluster, ncluster, &e, &n, &via), ret = 0;
+	int rc = p ? pbj_plan_now(&o, threshold, p, &ps, &n) : -ENOMEM, ret = 0;
 
 	if (rc) {
-		fprintf(stderr, "ofs-pbj: cannot read the server table from %s: %s\n", cluster[0],
+		fprintf(stderr, "ofs-pbj: planning the rebalance from %s: %s\n", cluster[0],
 			ofs_strerror(rc));
-		return EXIT_FAIL;
-	}
-	ps = calloc(n ? n : 1, sizeof(*ps));
-	p = malloc(sizeof(*p));
-	if (!ps || !p) {
-		ret = EXIT_FAIL;
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct ofs_stats st;
-		ps[i].sid = e[i].sid;
-		if (e[i].state == OFS_SERVER_IN && stats_of(&e[i], &st) == 0) {
-			ps[i].used = st.bytes;
-			ps[i].capacity = st.capacity;
-			ps[i].in = true;
-		}
-	}
-	rc = plan_rebalance(ps, n, threshold, p);
-	if (rc) {
-		fprintf(stderr, "ofs-pbj: planning the rebalance: %s\n", ofs_strerror(rc));
 		ret = EXIT_FAIL;
 		goto out;
 	}
@@ -374,6 +339,5 @@ int pbj_rebalance_preview(const char *const *cluster, size_t ncluster, int thres
 out:
 	free(p);
 	free(ps);
-	free(e);
 	return ret;
 }

@@ -13,6 +13,7 @@
 #include "plan.h"
 #include "runner.h"
 
+#define STATS_MS 30000                   /* STATS walks a server's records */
 #define CALL_MS 10000                /* one request to a server */
 #define LEASE_TTL_MS 10000
 
@@ -538,13 +539,44 @@ static uint64_t grant(struct cap *cp, struct live *l, struct live *all, size_t n
 	return g;
 }
 
-/* The rebalance plan from every server's usage now (STATS). */
-static int make_plan(const struct pbj_runner_opts *o, const struct pbj_job *j, struct plan *p)
+/* One request to one address with a deadline. */
+static int call_at(const char *addr, struct ofs_req *q)
+{
+	struct conn *c = NULL;
+	int rc = conn_open(addr, &c);
+
+	if (rc)
+		return rc;
+	conn_set_timeout(c, CALL_MS);
+	rc = conn_call(c, q, NULL, NULL);
+	conn_close(c);
+	return rc;
+}
+
+int pbj_server_state(const struct pbj_runner_opts *o, const char *addr, struct ofs_sid sid,
+		     uint8_t state)
+{
+	struct ofs_req q;
+	int rc;
+
+	memset(&q, 0, sizeof(q));
+	q.op = OFS_OP_SERVER_SET;
+	q.set.sid = sid;
+	q.set.mask = OFS_SET_STATE;
+	q.set.state = state;
+	rc = call_at(addr, &q);
+	for (size_t k = 0; !rc && k < o->ncluster; k++)
+		if (call_at(o->cluster[k], &q) == 0)
+			break;
+	return rc;
+}
+
+int pbj_plan_now(const struct pbj_runner_opts *o, double pct, struct plan *p,
+		 struct plan_server **out, size_t *nout)
 {
 	struct ofs_server *e = NULL;
 	struct plan_server *ps;
 	size_t ne = 0;
-	int64_t pct = job_arg_int(j, "threshold");
 	int rc = fetch_table(o, &e, &ne);
 
 	if (rc)
@@ -563,7 +595,7 @@ static int make_plan(const struct pbj_runner_opts *o, const struct pbj_job *j, s
 		ps[i].sid = e[i].sid;
 		if (e[i].state != OFS_SERVER_IN || conn_open(e[i].address, &c))
 			continue;
-		conn_set_timeout(c, CALL_MS);
+		conn_set_timeout(c, STATS_MS);
 		if (conn_call(c, &q, &b, &bn) == 0 && proto_decode_stats(b, bn, &st) == 0) {
 			ps[i].used = st.bytes;
 			ps[i].capacity = st.capacity;
@@ -572,10 +604,24 @@ static int make_plan(const struct pbj_runner_opts *o, const struct pbj_job *j, s
 		free(b);
 		conn_close(c);
 	}
-	rc = plan_rebalance(ps, ne, pct > 0 && pct <= 100 ? (double)pct : PBJ_DEFAULT_THRESHOLD, p);
-	free(ps);
 	free(e);
+	rc = plan_rebalance(ps, ne, pct, p);
+	if (!rc && out) {
+		*out = ps;
+		*nout = ne;
+	} else {
+		free(ps);
+	}
 	return rc;
+}
+
+/* The rebalance plan of job j from every server's usage now. */
+static int make_plan(const struct pbj_runner_opts *o, const struct pbj_job *j, struct plan *p)
+{
+	int64_t pct = job_arg_int(j, "threshold");
+
+	return pbj_plan_now(o, pct > 0 && pct <= 100 ? (double)pct : PBJ_DEFAULT_THRESHOLD, p,
+			    NULL, NULL);
 }
 
 static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
@@ -938,25 +984,7 @@ int pbj_run(struct pbj_db *db, int64_t id, const struct pbj_runner_opts *o)
 				 * not move everything failed above; the server stays
 				 * draining.) */
 				for (size_t i = 0; i < n && !rc; i++) {
-					struct ofs_req q;
-					memset(&q, 0, sizeof(q));
-					q.op = OFS_OP_SERVER_SET;
-					q.set.sid = l[i].t.server;
-					q.set.mask = OFS_SET_STATE;
-					q.set.state = OFS_SERVER_OUT;
-					rc = call(&l[i], &q, NULL, NULL);
-					/* (and where the operator looks first, so that
-					 * `servers` says so before gossip has spread it) */
-					for (size_t k = 0; !rc && k < o->ncluster; k++) {
-						struct conn *cc = NULL;
-						if (conn_open(o->cluster[k], &cc))
-							continue;
-						conn_set_timeout(cc, CALL_MS);
-						int r2 = conn_call(cc, &q, NULL, NULL);
-						conn_close(cc);
-						if (!r2)
-							break;
-					}
+					rc = pbj_server_state(o, l[i].address, l[i].t.server, OFS_SERVER_OUT);
 					if (rc) {
 						any_failed = true;
 						why = "drained, but marking the server out failed: run "

@@ -47,6 +47,28 @@ struct pbj_runner_opts {
 	                                    cap, instead of waiting for a resume */
 };
 
+/*
+ * Set server sid's state on the server itself (at addr) and then on the
+ * first cluster address that takes it. On the server itself first: a
+ * server restarted before gossip brought it an operator's change would
+ * announce its old state anew (entries are versioned by the clock) and
+ * undo it; and where the operator looks, so that `servers` says so before
+ * gossip has spread it. 0, or why the server itself did not take it.
+ */
+int pbj_server_state(const struct pbj_runner_opts *o, const char *addr, struct ofs_sid sid,
+		     uint8_t state);
+
+struct plan;
+struct plan_server;
+/*
+ * The rebalance plan (plan.h) for the cluster as it is now: the table from
+ * o->cluster, each in-service server's usage (STATS; one that does not
+ * answer is left out), threshold pct points. *out and *nout (when out is not
+ * NULL) receive the servers as planned, owned by the caller. 0 or an error.
+ */
+int pbj_plan_now(const struct pbj_runner_opts *o, double pct, struct plan *p,
+		 struct plan_server **out, size_t *nout);
+
 /* The reason a job paused at its repair cap starts with this. */
 #define PBJ_CAP_REASON "repair cap reached"
 

@@ -19,6 +19,16 @@ static bool in_list(const struct ofs_sid *l, size_t n, struct ofs_sid s)
 	return false;
 }
 
+/* A server-table entry as placement sees it. */
+static void place_entry(const struct ofs_server *e, struct place_server *p)
+{
+	p->sid = e->sid;
+	p->weight = e->weight_milli / 1000.0;
+	p->state = e->state == OFS_SERVER_IN ? PLACE_IN :
+		   e->state == OFS_SERVER_DRAINING ? PLACE_DRAINING : PLACE_OUT;
+	ofs_server_attr(e, PLACE_DOMAIN_ATTR, p->domain, sizeof(p->domain));
+}
+
 /* Step 1: the target. */
 static int choose_target(struct sidtab *t, struct ofs_oid oid, const struct ofs_attr *a,
 			 struct ofs_sid from, struct ofs_sid *target)
@@ -43,12 +53,7 @@ static int choose_target(struct sidtab *t, struct ofs_oid oid, const struct ofs_
 			ofs_server_attr(&e[i], PLACE_DOMAIN_ATTR, used[nused++], PLACE_DOMAIN_LEN);
 		if (in_list(a->sids, a->nsids, e[i].sid) || sid_eq(e[i].sid, from))
 			continue;            /* holds a copy, or is the one left */
-		ps[np].sid = e[i].sid;
-		ps[np].weight = e[i].weight_milli / 1000.0;
-		ps[np].state = e[i].state == OFS_SERVER_IN ? PLACE_IN :
-			       e[i].state == OFS_SERVER_DRAINING ? PLACE_DRAINING : PLACE_OUT;
-		ofs_server_attr(&e[i], PLACE_DOMAIN_ATTR, ps[np].domain, sizeof(ps[np].domain));
-		np++;
+		place_entry(&e[i], &ps[np++]);
 	}
 	got = np ? place_choose(PLACE_DEFAULT, oid, ps, np, np < RANKED ? (unsigned)np : RANKED,
 				NULL, ranked) : 0;
@@ -533,11 +538,7 @@ bool move_placed_on(struct sidtab *t, struct ofs_oid oid, unsigned copies, struc
 		return false;
 	}
 	for (size_t i = 0; i < ne; i++) {
-		ps[i].sid = e[i].sid;
-		ps[i].weight = e[i].weight_milli / 1000.0;
-		ps[i].state = e[i].state == OFS_SERVER_IN ? PLACE_IN :
-			      e[i].state == OFS_SERVER_DRAINING ? PLACE_DRAINING : PLACE_OUT;
-		ofs_server_attr(&e[i], PLACE_DOMAIN_ATTR, ps[i].domain, sizeof(ps[i].domain));
+		place_entry(&e[i], &ps[i]);
 	}
 	got = ne ? place_choose(PLACE_DEFAULT, oid, ps, ne, copies, NULL, out) : 0;
 	for (int i = 0; i < got; i++)

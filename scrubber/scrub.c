@@ -1112,6 +1112,40 @@ struct stale_phase {
 
 /* ---- drain ---------------------------------------------------------------- */
 
+static void pause_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Move this server's copy of w's object away (to `to`, NULL: where
+ * placement says) and drop it here, as drain and rebalance do. A copy or
+ * server that does not answer, or an object held still by another move,
+ * is waited for up to 10 s; -ECANCELED when the task is cancelled. */
+static int move_away(struct task *k, const struct walked *w, const struct ofs_sid *to,
+		     struct move_result *mr)
+{
+	struct scrubber *sc = k->sc;
+	unsigned flags = MOVE_F_DROP_SOURCE | (k->flags & OFS_TASK_F_DRYRUN ? MOVE_F_DRYRUN : 0);
+	int rc = 0;
+
+	for (int attempt = 0; attempt < 40; attempt++) {
+		pthread_mutex_lock(&sc->mu);
+		bool stop = hold(k);
+		pthread_mutex_unlock(&sc->mu);
+		if (stop)
+			return -ECANCELED;
+		rc = move_copy(sc->s, sc->t, sc->r, w->oid, &w->a, store_sid(sc->s), to, flags,
+			       k->rate, pace_fetch, k, mr);
+		if (rc != -OFS_EUNREACHABLE && rc != -OFS_EMOVING && rc != -EAGAIN && rc != -EBUSY &&
+		    rc != -OFS_EQUORUM)
+			break;
+		pause_ms(250);
+	}
+	return rc;
+}
+
 /* Move this server's copy of one object to where placement says, and drop
  * it here (move_copy, MOVE_F_DROP_SOURCE). What cannot move is reported
  * and counted: the task then fails at its end, and the server stays
@@ -1144,21 +1178,7 @@ static int drain_one(struct task *k, const struct walked *w, uint64_t *bytes)
 		k->left++;
 		return enqueue(k, &f);
 	}
-	for (int attempt = 0; attempt < 40; attempt++) {
-		pthread_mutex_lock(&sc->mu);
-		bool stop = hold(k);
-		pthread_mutex_unlock(&sc->mu);
-		if (stop)
-			return -ECANCELED;
-		rc = move_copy(sc->s, sc->t, sc->r, w->oid, &w->a, me, NULL,
-			       MOVE_F_DROP_SOURCE | (k->flags & OFS_TASK_F_DRYRUN ? MOVE_F_DRYRUN : 0),
-			       k->rate, pace_fetch, k, &mr);
-		if (rc != -OFS_EUNREACHABLE && rc != -OFS_EMOVING && rc != -EAGAIN && rc != -EBUSY &&
-		    rc != -OFS_EQUORUM)
-			break;
-		struct timespec ts = { .tv_sec = 0, .tv_nsec = 250000000 };
-		nanosleep(&ts, NULL);
-	}
+	rc = move_away(k, w, NULL, &mr);
 	if (rc == -ECANCELED)
 		return rc;
 	if (rc && rc != -EIO && rc != -EINVAL)
@@ -1252,24 +1272,9 @@ static int rebalance_one(struct task *k, const struct walked *w, uint64_t *bytes
 			k->alloc_left[at] = 0;
 			return 0;
 		}
-		struct timespec ts = { .tv_sec = 0, .tv_nsec = 250000000 };
-		nanosleep(&ts, NULL);
+		pause_ms(250);
 	}
-	for (int attempt = 0; attempt < 40; attempt++) {
-		pthread_mutex_lock(&sc->mu);
-		bool stop = hold(k);
-		pthread_mutex_unlock(&sc->mu);
-		if (stop)
-			return -ECANCELED;
-		rc = move_copy(sc->s, sc->t, sc->r, w->oid, &w->a, me, &k->alloc_sid[at],
-			       MOVE_F_DROP_SOURCE | (k->flags & OFS_TASK_F_DRYRUN ? MOVE_F_DRYRUN : 0),
-			       k->rate, pace_fetch, k, &mr);
-		if (rc != -OFS_EUNREACHABLE && rc != -OFS_EMOVING && rc != -EAGAIN && rc != -EBUSY &&
-		    rc != -OFS_EQUORUM)
-			break;
-		struct timespec ts = { .tv_sec = 0, .tv_nsec = 250000000 };
-		nanosleep(&ts, NULL);
-	}
+	rc = move_away(k, w, &k->alloc_sid[at], &mr);
 	if (rc == -ECANCELED || rc == -OFS_EUNREACHABLE)
 		return rc;
 	memset(&f, 0, sizeof(f));
@@ -1529,8 +1534,7 @@ again:
 		/* A client that had not yet heard the server is draining may
 		 * have put an object here behind the walk: walk again until
 		 * nothing is left (the placement's view settles in seconds). */
-		struct timespec ts = { .tv_sec = 0, .tv_nsec = 500000000 };
-		nanosleep(&ts, NULL);
+		pause_ms(500);
 		started = false;
 		more = true;
 		goto again;

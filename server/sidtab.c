@@ -185,6 +185,25 @@ static bool older(const struct ofs_handle *a, int64_t ba, const struct ofs_handl
 	return oid_cmp(a->oid, b->oid) < 0;
 }
 
+/* Serve root h (born birth_ns) from now on: the store's root record, then
+ * this server's own entry, a new version of it, persisted. Errors: those
+ * of store_adopt_root (-ENOTEMPTY: our own root has entries). */
+static int take_root(struct sidtab *t, const struct ofs_handle *h, int64_t birth_ns)
+{
+	struct ofs_server me;
+	int rc = store_adopt_root(t->s, h, birth_ns);
+
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&t->mu);
+	t->e[0].root = *h;
+	t->e[0].root_birth_ns = birth_ns;
+	t->e[0].version = next_version(t->e[0].version);
+	me = t->e[0];
+	pthread_mutex_unlock(&t->mu);
+	return store_server_put(t->s, &me);
+}
+
 /*
  * The cluster's namespace root is the oldest any server serves. When a
  * peer serves an older one than ours, adopt it (store_adopt_root refuses
@@ -210,7 +229,7 @@ static int adopt_oldest_root(struct sidtab *t)
 	pthread_mutex_unlock(&t->mu);
 	if (oid_eq(best.oid, me.root.oid))
 		return 0;
-	rc = store_adopt_root(t->s, &best, best_birth);
+	rc = take_root(t, &best, best_birth);
 	if (rc == -ENOTEMPTY) {
 		if (!t->refused) {
 			char hex[OFS_OID_HEX];
@@ -228,13 +247,7 @@ static int adopt_oldest_root(struct sidtab *t)
 		oid_to_hex(best.oid, hex);
 		log_info("joined the cluster's namespace: root %s", hex);
 	}
-	pthread_mutex_lock(&t->mu);
-	t->e[0].root = best;
-	t->e[0].root_birth_ns = best_birth;
-	t->e[0].version = next_version(t->e[0].version);
-	me = t->e[0];
-	pthread_mutex_unlock(&t->mu);
-	return store_server_put(t->s, &me);
+	return 0;
 }
 
 int sidtab_offer_root(struct sidtab *t, const struct ofs_handle *h, int64_t birth_ns,
@@ -251,15 +264,9 @@ int sidtab_offer_root(struct sidtab *t, const struct ofs_handle *h, int64_t birt
 		*used_birth = me.root_birth_ns;
 		return 0;
 	}
-	rc = store_adopt_root(t->s, h, birth_ns);
+	rc = take_root(t, h, birth_ns);
 	if (rc)
 		return rc;
-	pthread_mutex_lock(&t->mu);
-	t->e[0].root = *h;
-	t->e[0].root_birth_ns = birth_ns;
-	t->e[0].version = next_version(t->e[0].version);
-	me = t->e[0];
-	pthread_mutex_unlock(&t->mu);
 	*used = *h;
 	*used_birth = birth_ns;
 	{
@@ -267,7 +274,7 @@ int sidtab_offer_root(struct sidtab *t, const struct ofs_handle *h, int64_t birt
 		oid_to_hex(h->oid, hex);
 		log_info("took the namespace root a client made: %s", hex);
 	}
-	return store_server_put(t->s, &me);
+	return 0;
 }
 
 int sidtab_move_root(struct sidtab *t, const struct ofs_handle *h, int64_t birth_ns,
@@ -284,17 +291,10 @@ int sidtab_move_root(struct sidtab *t, const struct ofs_handle *h, int64_t birth
 		return -ESTALE;
 	if (me.root.nsids != h->nsids ||
 	    memcmp(me.root.sids, h->sids, sizeof(h->sids[0]) * h->nsids) != 0) {
-		rc = store_adopt_root(t->s, h, birth_ns);
+		rc = take_root(t, h, birth_ns);
 		if (rc)
 			return rc;
-		pthread_mutex_lock(&t->mu);
-		t->e[0].root = *h;
-		t->e[0].version = next_version(t->e[0].version);
-		me = t->e[0];
-		pthread_mutex_unlock(&t->mu);
-		rc = store_server_put(t->s, &me);
-		if (rc)
-			return rc;
+		me.root = *h;
 	}
 	*used = me.root;
 	*used_birth = me.root_birth_ns;

@@ -395,7 +395,32 @@ rack_of() {
 # inspect_json NAME OID : ofs-server inspect --json of OID on NAME's data dir.
 inspect_json() { "$OFS_SERVER" inspect --data "$(srv_data "$1")" "$2" --json; }
 
-# ---- four-server clusters named PREFIX{a,b,c,d} (t_scrub, t_repair*) ------
+# ---- four-server clusters named PREFIX{a,b,c,d} (t_scrub, t_repair*, t_drain_kill)
+
+# cluster_with_files PREFIX N SIZEFN STRIPED : a fresh cluster PREFIX{a,b,c,d}
+# (racks r1 r1 r2 r3, job store $T/PREFIX.db, OFS_CLUSTER on PREFIXa) with N
+# files of random bytes in /f, put through one client: file I, of
+# $(SIZEFN I) bytes and kept in $T/PREFIX.srcI, is /f/sI with STRIPED
+# ("COPIES STRIPES STRIP_SIZE") when I is a multiple of 4, else /f/pI with
+# 3 copies in one stripe.
+cluster_with_files() {
+	local c=$1 n=$2 sizefn=$3 striped=$4 i
+	start_cluster "${c}a:r1" "${c}b:r1" "${c}c:r2" "${c}d:r3"
+	export OFS_PBJ_DB=$T/$c.db
+	ok ofs mkdir /f
+	: >"$T/$c.list"
+	for i in $(seq 1 "$n"); do
+		mkrand "$T/$c.src$i" "$("$sizefn" "$i")"
+		if [ $((i % 4)) = 0 ]; then
+			echo "$T/$c.src$i /f/s$i $striped" >>"$T/$c.list"
+		else
+			echo "$T/$c.src$i /f/p$i 3 1 1048576" >>"$T/$c.list"
+		fi
+	done
+	# (one client for all the puts: a process start per file under the
+	# sanitizers would dominate the test)
+	"$OFS_ITEST_BIN/putmany" "$OFS_CLUSTER" <"$T/$c.list" || fail "putmany"
+}
 
 # stop_cluster PREFIX : stop its four servers.
 stop_cluster() {

@@ -7,23 +7,10 @@ KiB=1024 MiB=$((1024 * 1024))
 NFILES=${OFS_REPAIR_FILES:-24}
 
 # cluster N : a fresh four-server cluster under $T/cN with files on it.
+repair_size() { if [ $(($1 % 4)) = 0 ]; then echo $((MiB + $1 * 1000)); else echo $(($1 * 3 * KiB + 1)); fi; }
 cluster() {
-	local c=$1 i
-	start_cluster "${c}a:r1" "${c}b:r1" "${c}c:r2" "${c}d:r3"
-	export OFS_PBJ_DB=$T/$c.db
-	ok ofs mkdir /f
-	: >"$T/$c.list"
-	for i in $(seq 1 "$NFILES"); do
-		if [ $((i % 4)) = 0 ]; then
-			mkrand "$T/$c.src$i" $((MiB + i * 1000))
-			echo "$T/$c.src$i /f/s$i 3 3 262144" >>"$T/$c.list"
-		else
-			mkrand "$T/$c.src$i" $((i * 3 * KiB + 1))
-			echo "$T/$c.src$i /f/p$i 3 1 1048576" >>"$T/$c.list"
-		fi
-	done
-	"$OFS_ITEST_BIN/putmany" "$OFS_CLUSTER" <"$T/$c.list" || fail "putmany"
-	CUR=$c
+	cluster_with_files "$1" "$NFILES" repair_size "3 3 262144"
+	CUR=$1
 }
 
 

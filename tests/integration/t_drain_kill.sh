@@ -7,22 +7,10 @@ TEST_NAME=t_drain_kill
 
 NFILES=${OFS_DRAIN_KILL_FILES:-80}
 
-cluster() {
-	local c=$1 i
-	start_cluster "${c}a:r1" "${c}b:r1" "${c}c:r2" "${c}d:r3"
-	export OFS_PBJ_DB=$T/$c.db
-	ok ofs mkdir /f
-	: >"$T/$c.list"
-	for i in $(seq 1 "$NFILES"); do
-		mkrand "$T/$c.src$i" $((i * 1013 % 150000 + 20000))
-		if [ $((i % 4)) = 0 ]; then
-			echo "$T/$c.src$i /f/s$i 3 2 65536" >>"$T/$c.list"
-		else
-			echo "$T/$c.src$i /f/p$i 3 1 1048576" >>"$T/$c.list"
-		fi
-	done
-	"$OFS_ITEST_BIN/putmany" "$OFS_CLUSTER" <"$T/$c.list" || fail "putmany"
-}
+# cluster N : a fresh four-server cluster under $T/cN with files on it.
+kill_size() { echo $(($1 * 1013 % 150000 + 20000)); }
+cluster() { cluster_with_files "$1" "$NFILES" kill_size "3 2 65536"; }
+
 # out_everywhere C : every server of cluster C lists Cb as out
 out_everywhere() {
 	local i st
@@ -59,40 +47,38 @@ check() {
 	fi
 }
 
+# start_drain C : cluster C with its files, a drain of Cb running in the
+# background ($JOBP) that has moved some objects.
+start_drain() {
+	cluster "$1"
+	bg ofs_pbj submit drain --server "$(srv_sid "${1}b")" --rate 4M --wait --json \
+		>"$T/drainjob.out" 2>&1
+	JOBP=$BG
+	wait_until 60 "the drain to move some objects" moved_some 1 5
+}
+
+# kill_and_back C NAME WHAT : SIGKILL server C+NAME, start it again where it
+# was; the drain finishes; the cluster is checked and stopped.
+kill_and_back() {
+	kill_server "$1$2"
+	sleep 1
+	restart_same_port "$1$2"
+	wait_pid "$JOBP" 180
+	[ "$REAP_ST" = 0 ] || fail "the drain did not finish after the $3 came back (exit $REAP_ST)"
+	check "$1"
+	stop_cluster "$1"
+}
+
 log "SIGKILL of the source server mid-drain"
-cluster k1
-B=$(srv_sid k1b)
-bg ofs_pbj submit drain --server "$B" --rate 4M --wait --json >"$T/drainjob.out" 2>&1
-JOBP=$BG
-wait_until 60 "the drain to move some objects" moved_some 1 5
-kill_server k1b
-sleep 1
-restart_same_port k1b
-wait_pid "$JOBP" 180
-[ "$REAP_ST" = 0 ] || fail "the drain did not finish after the source came back (exit $REAP_ST)"
-check k1
-stop_cluster k1
+start_drain k1
+kill_and_back k1 b source
 
 log "SIGKILL of a target server mid-drain"
-cluster k2
-B=$(srv_sid k2b)
-bg ofs_pbj submit drain --server "$B" --rate 4M --wait --json >"$T/drainjob.out" 2>&1
-JOBP=$BG
-wait_until 60 "the drain to move some objects" moved_some 1 5
-kill_server k2c
-sleep 1
-restart_same_port k2c
-wait_pid "$JOBP" 180
-[ "$REAP_ST" = 0 ] || fail "the drain did not finish after the target came back (exit $REAP_ST)"
-check k2
-stop_cluster k2
+start_drain k2
+kill_and_back k2 c target
 
 log "SIGKILL of the scheduler mid-drain"
-cluster k3
-B=$(srv_sid k3b)
-bg ofs_pbj submit drain --server "$B" --rate 4M --wait --json >"$T/drainjob.out" 2>&1
-JOBP=$BG
-wait_until 60 "the drain to move some objects" moved_some 1 5
+start_drain k3
 { kill -KILL "$JOBP"; } 2>/dev/null
 wait_pid "$JOBP" 30
 ok ofs_pbj wait 1 --json

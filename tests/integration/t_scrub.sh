@@ -27,25 +27,8 @@ KiB=1024 MiB=$((1024 * 1024))
 NFILES=${OFS_SCRUB_FILES:-200}
 
 # cluster N : a fresh four-server cluster under $T/cN with files on it.
-cluster() {
-	local c=$1 i
-	start_cluster "${c}a:r1" "${c}b:r1" "${c}c:r2" "${c}d:r3"
-	export OFS_PBJ_DB=$T/$c.db
-	ok ofs mkdir /f
-	: >"$T/$c.list"
-	for i in $(seq 1 "$NFILES"); do
-		if [ $((i % 4)) = 0 ]; then
-			mkrand "$T/$c.src$i" $((MiB / 4 + i * 1000))
-			echo "$T/$c.src$i /f/s$i 3 3 65536" >>"$T/$c.list"
-		else
-			mkrand "$T/$c.src$i" $((i * 3 * KiB + 1))
-			echo "$T/$c.src$i /f/p$i 3 1 1048576" >>"$T/$c.list"
-		fi
-	done
-	# (one client for all the puts: a process start per file under the
-	# sanitizers would dominate the test)
-	"$OFS_ITEST_BIN/putmany" "$OFS_CLUSTER" <"$T/$c.list" || fail "putmany"
-}
+scrub_size() { if [ $(($1 % 4)) = 0 ]; then echo $((MiB / 4 + $1 * 1000)); else echo $(($1 * 3 * KiB + 1)); fi; }
+cluster() { cluster_with_files "$1" "$NFILES" scrub_size "3 3 65536"; }
 
 # scrub EXPECTED_EXIT : run a scrub to its end; job id in $JOB.
 scrub() {
