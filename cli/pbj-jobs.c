@@ -666,6 +666,9 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 			repair = 1;
 		} else if (!strcmp(a, "--no-repair") && !strcmp(j->type, "scrub")) {
 			repair = 0;
+		} else if (!strcmp(a, "--metadata-only") &&
+			   (!strcmp(j->type, "scrub") || !strcmp(j->type, "repair"))) {
+			json_object_set_new(args, "metadata_only", json_integer(1));
 		} else if (!strcmp(a, "--job") && v && !strcmp(j->type, "repair")) {
 			if (parse_job_id(v, &from_job)) {
 				rc = usage_err("--job %s: not a job id", v);

@@ -1730,6 +1730,12 @@ int ofs_adopt_part(struct ofs_client *c, const char *path, const struct ofs_hand
 	return rc;
 }
 
+int ofs_set_entry(struct ofs_client *c, const struct ofs_handle *dirdata, const char *name,
+		  const struct ofs_dirent *d, uint32_t flags)
+{
+	return dirent_call(c, OFS_OP_DIRENT_CREATE, dirdata, name, d, flags, NULL, NULL);
+}
+
 int ofs_unlink_entry(struct ofs_client *c, const struct ofs_handle *dirdata, const char *name,
 		     struct ofs_dirent *removed)
 {
@@ -1760,8 +1766,29 @@ int ofs_setattr_handle(struct ofs_client *c, const struct ofs_handle *h, uint32_
 	return obj_setattr(c, h, mask, a);
 }
 
+int ofs_recreate(struct ofs_client *c, const struct ofs_handle *h, const struct ofs_attr *a)
+{
+	struct ofs_req *q = req_new(OFS_OP_CREATE, h->oid);
+	int rc;
+
+	if (!q)
+		return -ENOMEM;
+	if (h->nsids == 0 || h->nsids > OFS_MAX_REPLICAS) {
+		free(q);
+		return -EINVAL;
+	}
+	q->attr = *a;
+	q->attr.nsids = h->nsids;
+	memcpy(q->attr.sids, h->sids, sizeof(h->sids));
+	if (!q->attr.replicas)
+		q->attr.replicas = h->nsids;
+	rc = call(c, h, q, NULL, NULL);
+	free(q);
+	return rc;
+}
+
 int ofs_relink_entry(struct ofs_client *c, const struct ofs_handle *dir, const char *name,
-		     const struct ofs_dirent *d)
+		     const struct ofs_dirent *d, uint32_t flags)
 {
 	struct ofs_attr *a = calloc(1, sizeof(*a));
 	struct ofs_handle dd;
@@ -1775,7 +1802,7 @@ int ofs_relink_entry(struct ofs_client *c, const struct ofs_handle *dir, const c
 	if (!rc)
 		rc = dirdata_for(a, name, &dd);
 	if (!rc)
-		rc = dirent_call(c, OFS_OP_DIRENT_CREATE, &dd, name, d, OFS_DIRENT_REPLACE, NULL, NULL);
+		rc = dirent_call(c, OFS_OP_DIRENT_CREATE, &dd, name, d, flags, NULL, NULL);
 	free(a);
 	return rc;
 }

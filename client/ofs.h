@@ -94,14 +94,23 @@ int ofs_adopt_part(struct ofs_client *c, const char *path, const struct ofs_hand
 		   uint8_t type, uint64_t size);
 int ofs_unlink_entry(struct ofs_client *c, const struct ofs_handle *dirdata, const char *name,
 		     struct ofs_dirent *removed);
+/* DIRENT_CREATE of name -> d in dirdata itself (flags as ofs_relink_entry). */
+int ofs_set_entry(struct ofs_client *c, const struct ofs_handle *dirdata, const char *name,
+		  const struct ofs_dirent *d, uint32_t flags);
 int ofs_set_backref(struct ofs_client *c, const struct ofs_handle *h, const struct ofs_backref *br);
 /* SETATTR of the fields mask selects, through the object's primary. */
 int ofs_setattr_handle(struct ofs_client *c, const struct ofs_handle *h, uint32_t mask,
 		       const struct ofs_attr *a);
 /* The dirdata of directory dir (its attributes) that holds entry name. */
 int ofs_dirdata_for(const struct ofs_attr *dir, const char *name, struct ofs_handle *dd);
-/* Point entry name of directory dir at d (replacing what it named). */
+/* Point entry name of directory dir at d: flags OFS_DIRENT_REPLACE
+ * replaces what it named; 0 makes it only when the name is free
+ * (-EEXIST otherwise). -ENOENT: the dirdata exists nowhere. */
 int ofs_relink_entry(struct ofs_client *c, const struct ofs_handle *dir, const char *name,
-		     const struct ofs_dirent *d);
+		     const struct ofs_dirent *d, uint32_t flags);
+/* Create object h (its OID, on its servers) with attributes a: for
+ * repair, a lost part recreated empty where its owner expects it.
+ * -EEXIST when a copy holds it already. */
+int ofs_recreate(struct ofs_client *c, const struct ofs_handle *h, const struct ofs_attr *a);
 
 #endif

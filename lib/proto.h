@@ -217,7 +217,9 @@ enum ofs_task_kind { OFS_TASK_SCRUB = 1, OFS_TASK_DRAIN = 2, OFS_TASK_REBALANCE 
 enum {
 	OFS_TASK_F_REPAIR = 1u << 0,   /* repair what the scrub finds */
 	OFS_TASK_F_DRYRUN = 1u << 1,   /* ... only say what would be done */
-	OFS_TASK_F_ALL = (1u << 2) - 1,
+	OFS_TASK_F_NODATA = 1u << 2,   /* scrub: records, copies and structure;
+	                                  byte streams are not re-read */
+	OFS_TASK_F_ALL = (1u << 3) - 1,
 };
 /* What became of a finding (ofs_task_finding.repair). */
 enum ofs_repair_state {

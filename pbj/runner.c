@@ -661,6 +661,8 @@ static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
 		} else if (q.task.kind == OFS_TASK_DRAIN && (j->flags & PBJ_DRY_RUN)) {
 			q.task.flags = OFS_TASK_F_DRYRUN;
 		}
+		if (q.task.kind == OFS_TASK_SCRUB && job_arg_int(j, "metadata_only"))
+			q.task.flags |= OFS_TASK_F_NODATA;
 		q.task.budget = l->unlimited ? UINT64_MAX : 0;
 		if (q.task.kind == OFS_TASK_DRAIN) {
 			/* What moved is gone from the server: a drain that runs

@@ -8,6 +8,7 @@
 
 #include "log.h"
 #include "ofs_error.h"
+#include "records.h"
 #include "repair.h"
 #include "wire.h"
 
@@ -23,6 +24,37 @@ static int found_bad(const char *kind, const char *detail, void *arg)
 	(void)detail;
 	*(bool *)arg = true;
 	return 0;
+}
+
+struct decodes {
+	bool *bad;
+	uint8_t last[OFS_MAX_KEY];
+	size_t lastn;
+};
+
+static int entry_decodes(const void *key, size_t kn, const void *v, size_t vn, void *arg)
+{
+	struct decodes *d = arg;
+	struct ofs_dirent e;
+
+	memcpy(d->last, key, kn);
+	d->lastn = kn;
+	if (rec_decode_dirent(v, vn, &e) != 0)
+		*d->bad = true;
+	return 0;
+}
+
+/* A dirdata's own check: every entry decodes. */
+static int dirdata_decodes(struct store *s, struct ofs_oid oid, bool *bad)
+{
+	struct decodes d = { .bad = bad };
+	bool more = true;
+	int rc = 0;
+
+	while (more && !rc && !*bad)
+		rc = store_kv_list(s, oid, d.lastn ? d.last : NULL, d.lastn, OFS_MAX_LIST,
+				   entry_decodes, &d, &more);
+	return rc;
 }
 
 int repair_verify(struct store *s, struct ofs_oid oid, struct ofs_summary *sm)
@@ -50,6 +82,15 @@ int repair_verify(struct store *s, struct ofs_oid oid, struct ofs_summary *sm)
 	sm->behind = rc == 1;
 	if (sm->type == OFS_OBJ_DFILE) {
 		rc = store_scrub_dfile(s, oid, found_bad, NULL, &bad, &bytes);
+		if (rc == -ENOENT) {
+			memset(sm, 0, sizeof(*sm));
+			return 0;
+		}
+		if (rc)
+			return rc;
+	}
+	if (sm->type == OFS_OBJ_DIRDATA) {
+		rc = dirdata_decodes(s, oid, &bad);
 		if (rc == -ENOENT) {
 			memset(sm, 0, sizeof(*sm));
 			return 0;
@@ -348,6 +389,60 @@ static void say(struct ofs_fetch_reply *out, uint8_t outcome, const struct cand 
 	va_end(ap);
 }
 
+static bool kv_type(const struct ofs_summary *local, const struct ofs_summary *first)
+{
+	uint8_t type = local->present ? local->type : first->type;
+	return type == OFS_OBJ_METAFILE || type == OFS_OBJ_DIRECTORY || type == OFS_OBJ_DIRDATA;
+}
+
+/* The vote of the copies at version v (this one when it verifies, and
+ * c[at..end) that VERIFY): 1 and *win when one content has more than
+ * half the votes, 0 when none has, or an error. Copies that do not verify
+ * are marked bad. */
+static int kv_vote(struct replicator *r, struct ofs_oid oid, const struct ofs_summary *local,
+		   bool local_ok, struct cand *c, size_t at, size_t end, uint64_t v,
+		   struct ofs_digest *win)
+{
+	struct ofs_digest dig[MAX_CANDS + 1];
+	unsigned votes[MAX_CANDS + 1], total = 0;
+	size_t nd = 0;
+
+	for (size_t i = at; i <= end; i++) {
+		struct ofs_digest d;
+		size_t j;
+		if (i == end) {
+			if (!local_ok || local->version != v)
+				break;
+			d = local->digest;
+		} else {
+			struct ofs_summary vs;
+			int vrc, rc = ask_all(r, OFS_OP_VERIFY, oid, &c[i].sid, 1, &vs, &vrc);
+			if (rc)
+				return rc;
+			c[i].bad = !(vrc == 0 && vs.present && vs.checked && !vs.bad &&
+				     vs.version == v && digest_eq(vs.digest, c[i].sm.digest));
+			if (c[i].bad)
+				continue;
+			d = c[i].sm.digest;
+		}
+		for (j = 0; j < nd && !digest_eq(dig[j], d); j++)
+			;
+		if (j == nd) {
+			dig[nd] = d;
+			votes[nd++] = 0;
+		}
+		votes[j]++;
+		total++;
+	}
+	for (size_t j = 0; j < nd; j++) {
+		if (2 * votes[j] > total) {
+			*win = dig[j];
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int repair_fetch(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid,
 		 const struct ofs_sid *cands, size_t ncands, unsigned flags, const char *tag,
 		 repair_pace_fn pace, void *arg, struct ofs_fetch_reply *out)
@@ -413,7 +508,32 @@ int repair_fetch(struct store *s, struct sidtab *t, struct replicator *r, struct
 			if (!seen)
 				dig[ndig++] = c[i].sm.digest;
 		}
-		if (local_ok && local.version == v) {
+		if (kv_type(&local, &c[at].sm) &&
+		    (ndig > 1 || (local_ok && local.version == v &&
+				  !digest_eq(local.digest, c[at].sm.digest)))) {
+			/* Key-value parts differ at the top version: the copies
+			 * that verify vote, and a majority decides; a tie is a
+			 * conflict, never a guess. */
+			struct ofs_digest win;
+			int vr = kv_vote(r, oid, &local, local_ok, c, at, end, v, &win);
+			if (vr < 0)
+				return vr;
+			if (vr == 0) {
+				say(out, OFS_FETCH_CONFLICT, NULL,
+				    "the copies' key-value parts differ at version %llu and no "
+				    "version of them has a majority; nothing changed",
+				    (unsigned long long)v);
+				return 0;
+			}
+			if (local_ok && local.version == v && digest_eq(local.digest, win)) {
+				say(out, OFS_FETCH_GOOD, NULL, "this copy agrees with the majority at "
+				    "version %llu", (unsigned long long)v);
+				goto good;
+			}
+			for (size_t i = at; i < end; i++)
+				c[i].bad |= !digest_eq(c[i].sm.digest, win);
+			ndig = 1;                /* the fetch below takes the majority's */
+		} else if (local_ok && local.version == v) {
 			/* This copy verifies at the top version: it is good unless
 			 * a differing sibling verifies too (then: a conflict). */
 			for (size_t i = at; i < end; i++) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "ofs.h"
@@ -21,7 +22,7 @@
 
 /* What repair needs to mend a structure finding (repair mode only). */
 enum { MEND_NONE, MEND_BACKREF, MEND_DANGLING_ENTRY, MEND_DANGLING_PART, MEND_ORPHAN,
-       MEND_MOVE };
+       MEND_MOVE, MEND_SECOND_OWNER, MEND_ENTRY_TYPE };
 struct mend {
 	int what;
 	struct ofs_handle child;         /* BACKREF: the object; DANGLING: what was named */
@@ -29,12 +30,47 @@ struct mend {
 	char name[OFS_NAME_MAX + 1];     /* DANGLING_ENTRY: the entry */
 	struct ofs_oid ref;              /* the finding's other object */
 	struct ofs_sid from;             /* MOVE: the server out of service */
+	bool relink;                     /* ORPHAN: its owner is there to point again */
+	struct ofs_sid owner_at;         /* ORPHAN, SECOND_OWNER: a server holding the owner */
+	uint8_t type;                    /* ENTRY_TYPE: the object's type */
+	uint32_t stripe;                 /* SECOND_OWNER: the owner's stripe */
 };
 
 struct walked {
 	struct ofs_oid oid;
 	struct ofs_attr a;
 	int decode_rc;
+};
+
+/*
+ * Settling. A finding that compares this copy with others, or an object
+ * with its owner or parts, may be a change caught half done: a write on
+ * its way to the copies, a create between its objects and its entry, a
+ * rename between its entry and its back reference, a remove between its
+ * entry and its objects. Such a finding is a suspect until a second look
+ * SETTLE_S later sees it again with the same evidence (for a copy behind:
+ * still behind the version the first look saw elsewhere); a second look
+ * that sees different evidence (the object kept changing) looks again, up
+ * to SETTLE_ROUNDS times, and then lets it go for the next scrub. Every
+ * client step of such a change follows the one before in milliseconds.
+ */
+#define SETTLE_S 1.0
+#define SETTLE_ROUNDS 5
+#define SUSPECT_SEEN 8           /* findings remembered per suspect object */
+enum { PH_REPORT, PH_FIRST, PH_CONFIRM };
+struct seen {
+	struct ofs_sid server;
+	char kind[OFS_TASK_KIND_LEN];
+	char detail[OFS_TASK_DETAIL_LEN];
+	uint64_t ahead;                  /* stale_replica: the newer version seen */
+};
+struct suspect {
+	struct ofs_oid oid;
+	struct ofs_oid prev;             /* the task's cursor when it was first seen */
+	double due;
+	int rounds;
+	uint8_t n;
+	struct seen s[SUSPECT_SEEN];
 };
 
 struct task {
@@ -74,6 +110,19 @@ struct task {
 	struct mend *hm;                 /* held[i]'s mending information */
 	size_t nheld, capheld;
 	const struct mend *next_mend;    /* for the finding being added */
+	int phase;                       /* PH_*: how settling findings are taken */
+	struct suspect fresh;            /* the object being walked, first look */
+	struct suspect *sus;             /* waiting for their second look, due order */
+	size_t nsus, capsus;
+	struct suspect *look;            /* PH_FIRST: being filled; PH_CONFIRM: the
+	                                    first look's */
+	struct suspect *again;           /* PH_CONFIRM: seen again, but changed */
+	struct ofs_oid prev;             /* the cursor before the object walked */
+	uint64_t ev_ahead;               /* stale_replica being added: the newer
+	                                    version; ev_lag: this copy's */
+	uint64_t ev_lag;
+	bool copies_differ;              /* compare_siblings: this copy's content
+	                                    is in question (no structure check) */
 	struct ofs_client *client;       /* to this server, for structure repairs */
 };
 
@@ -133,6 +182,7 @@ static void task_free(struct task *k)
 	free(k->batch);
 	free(k->held);
 	free(k->hm);
+	free(k->sus);
 	ofs_client_close(k->client);
 	memset(k, 0, sizeof(*k));
 }
@@ -199,6 +249,45 @@ static int enqueue(struct task *k, const struct ofs_task_finding *in)
 	return rc;
 }
 
+static const struct seen *seen_in(const struct suspect *sp, struct ofs_sid server,
+				  const char *kind)
+{
+	for (uint8_t i = 0; sp && i < sp->n; i++)
+		if (sid_eq(sp->s[i].server, server) && !strcmp(sp->s[i].kind, kind))
+			return &sp->s[i];
+	return NULL;
+}
+
+/* Does a second look confirm the first? A copy behind must still be
+ * behind what the first look saw; a missing copy or differing contents
+ * at one version do not come from a change in flight; anything else must
+ * be seen with the same evidence. */
+static bool confirms(const struct seen *first, const char *kind, const char *detail,
+		     uint64_t lag)
+{
+	if (!strcmp(kind, "stale_replica"))
+		return lag < first->ahead;
+	if (!strcmp(kind, "missing_replica") || !strcmp(kind, "replica_conflict") ||
+	    !strcmp(kind, "keyval_mismatch"))
+		return true;
+	return strcmp(first->detail, detail) == 0;
+}
+
+static int suspect_note(struct suspect *sp, struct ofs_sid server, const char *kind,
+			const char *detail, uint64_t ahead)
+{
+	struct seen *e;
+
+	if (!sp || sp->n >= SUSPECT_SEEN || seen_in(sp, server, kind))
+		return 0;
+	e = &sp->s[sp->n++];
+	e->server = server;
+	snprintf(e->kind, sizeof(e->kind), "%s", kind);
+	snprintf(e->detail, sizeof(e->detail), "%s", detail);
+	e->ahead = ahead;
+	return 0;
+}
+
 /* A finding about server's copy of oid; other: the copy it was compared
  * with (repair mode uses it; not reported). */
 static int add_finding_other(struct task *k, struct ofs_sid server, struct ofs_oid oid,
@@ -213,6 +302,13 @@ static int add_finding_other(struct task *k, struct ofs_sid server, struct ofs_o
 	snprintf(f.detail, sizeof(f.detail), "%s", detail);
 	if (k->next_mend)
 		f.ref = k->next_mend->ref;
+	if (k->phase != PH_REPORT) {
+		const struct seen *first = k->phase == PH_CONFIRM ? seen_in(k->look, server, kind) : NULL;
+		if (!first || !confirms(first, kind, detail, k->ev_lag))
+			return suspect_note(k->phase == PH_FIRST ? k->look : k->again, server, kind,
+					    detail, k->ev_ahead);
+		/* seen twice, the same: reported */
+	}
 	if (!k->holding)
 		return enqueue(k, &f);
 	if (k->nheld == k->capheld) {
@@ -322,7 +418,7 @@ static int compare_siblings(struct task *k, const struct walked *w)
 	struct ofs_sid me = store_sid(sc->s), others[OFS_MAX_REPLICAS], quiet[OFS_MAX_REPLICAS];
 	struct replica_result res[OFS_MAX_REPLICAS];
 	struct ofs_summary mine, theirs[OFS_MAX_REPLICAS];
-	bool ok[OFS_MAX_REPLICAS] = { false };
+	bool ok[OFS_MAX_REPLICAS] = { false }, said_differ = false;
 	size_t n = 0, nquiet = 0;
 	char detail[OFS_TASK_DETAIL_LEN], hex[OFS_OID_HEX];
 	struct wbuf body;
@@ -392,7 +488,12 @@ static int compare_siblings(struct task *k, const struct walked *w)
 			snprintf(detail, sizeof(detail), "version %llu here, %llu on %s",
 				 (unsigned long long)mine.version,
 				 (unsigned long long)theirs[i].version, hex);
-			return add_finding(k, me, w->oid, "stale_replica", detail);
+			k->copies_differ = true;
+			k->ev_lag = mine.version;
+			k->ev_ahead = theirs[i].version;
+			rc = add_finding(k, me, w->oid, "stale_replica", detail);
+			k->ev_lag = k->ev_ahead = 0;
+			return rc;
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -411,12 +512,18 @@ static int compare_siblings(struct task *k, const struct walked *w)
 			rc = add_finding(k, others[i], w->oid, "missing_replica", detail);
 		} else if (theirs[i].version == mine.version &&
 			   (theirs[i].size != mine.size || !digest_eq(theirs[i].digest, mine.digest))) {
-			if (!reporter(&w->a, me, skip, ns))
+			bool kv = w->a.type != OFS_OBJ_DFILE;
+			k->copies_differ = true;
+			if (said_differ || !reporter(&w->a, me, skip, ns))
 				continue;
+			said_differ = true;
 			snprintf(detail, sizeof(detail),
-				 "version %llu on both, recorded contents differ from %s",
+				 kv ? "version %llu on both, key-value parts differ from %s's "
+				      "(a value changed, a key lost or added)"
+				    : "version %llu on both, recorded contents differ from %s",
 				 (unsigned long long)mine.version, hex);
-			rc = add_finding_other(k, me, w->oid, "replica_conflict", detail, others[i]);
+			rc = add_finding_other(k, me, w->oid, kv ? "keyval_mismatch" : "replica_conflict",
+					       detail, others[i]);
 		}
 		if (rc)
 			return rc;
@@ -518,9 +625,49 @@ static int locate(struct task *k, const struct ofs_handle *h, struct ofs_summary
 
 /* Check one forward pointer of this owner: the child exists somewhere and
  * its back reference names this owner (and stripe, or entry name). */
+/* What an owner says about a child (POINTS): asked of this server, then
+ * of the servers in near (the child's own), then of every other one in
+ * service, until one holds the owner. */
+struct points_answer {
+	bool held;                       /* some server holds the owner */
+	bool quiet;                      /* some server did not answer */
+	uint8_t ans;                     /* POINTS_*, from the one that holds it */
+	struct ofs_sid where;            /* that server */
+};
+
+static int ask_points(struct task *k, struct ofs_oid owner, struct ofs_oid child,
+		      uint32_t stripe, const char *name, const struct ofs_sid *near, size_t nnear,
+		      struct points_answer *pa);
+
+/* "; bytes lost: A-B, C-D, ..." - the file's byte ranges that lay in
+ * stripe i of metafile a (simple stripe: strip S of every N*S). */
+static void lost_ranges(const struct ofs_attr *a, uint32_t i, char *out, size_t n)
+{
+	uint64_t S = a->strip_size ? a->strip_size : 1, N = a->nparts ? a->nparts : 1;
+	uint64_t total = 0, count = 0;
+	size_t at;
+
+	if (!n)
+		return;
+	at = (size_t)snprintf(out, n, "; the file's bytes lost:");
+	for (uint64_t off = (uint64_t)i * S; off < a->size; off += N * S) {
+		uint64_t end = off + S < a->size ? off + S : a->size;
+		total += end - off;
+		if (count++ < 8 && at < n)
+			at += (size_t)snprintf(out + at, n - at, " %llu-%llu",
+					       (unsigned long long)off, (unsigned long long)end - 1);
+	}
+	if (at < n && count > 8)
+		at += (size_t)snprintf(out + at, n - at, " and %llu more ranges",
+				       (unsigned long long)(count - 8));
+	if (at < n)
+		snprintf(out + at, n - at, count ? " (%llu bytes in all)" : " none (it held no bytes)",
+			 (unsigned long long)total);
+}
+
 static int check_pointer(struct task *k, const struct walked *w, const struct ofs_handle *child,
 			 const char *what, struct ofs_oid want_owner, long want_stripe,
-			 const char *want_name)
+			 const char *want_name, int want_type)
 {
 	struct ofs_summary sm;
 	struct ofs_sid where;
@@ -534,13 +681,42 @@ static int check_pointer(struct task *k, const struct walked *w, const struct of
 		struct mend m = { .what = want_name && w->a.type == OFS_OBJ_DIRDATA
 					  ? MEND_DANGLING_ENTRY : MEND_DANGLING_PART,
 				  .child = *child, .ref = child->oid };
+		size_t dn;
 		snprintf(m.name, sizeof(m.name), "%s", want_name ? want_name : "");
-		snprintf(detail, sizeof(detail), "%s names %s, which none of its servers holds",
-			 what, ch);
+		dn = (size_t)snprintf(detail, sizeof(detail), "%s names %s, which none of its servers holds",
+				      what, ch);
+		if (w->a.type == OFS_OBJ_METAFILE && want_stripe >= 0 && dn < sizeof(detail))
+			lost_ranges(&w->a, (uint32_t)want_stripe, detail + dn, sizeof(detail) - dn);
 		k->next_mend = &m;
 		rc = add_finding(k, store_sid(k->sc->s), w->oid, "dangling_pointer", detail);
 		k->next_mend = NULL;
 		return rc;
+	}
+	if (!oid_is_zero(sm.backref.owner) && !oid_eq(sm.backref.owner, want_owner)) {
+		/* Named by another owner: does that one point at it too? */
+		struct points_answer pa;
+		rc = ask_points(k, sm.backref.owner, child->oid, sm.backref.stripe, sm.backref.name,
+				child->sids, child->nsids, &pa);
+		if (rc)
+			return rc;
+		if (!pa.held && pa.quiet)
+			return 0;            /* no verdict while a server is silent */
+		if (pa.held && (pa.ans == POINTS_YES || pa.ans == POINTS_ELSEWHERE)) {
+			struct mend m = { .what = MEND_SECOND_OWNER, .child = *child,
+					  .ref = w->oid, .owner_at = pa.where,
+					  .stripe = want_stripe >= 0 ? (uint32_t)want_stripe : 0 };
+			snprintf(m.name, sizeof(m.name), "%s", want_name ? want_name : "");
+			oid_to_hex(sm.backref.owner, oh);
+			oid_to_hex(w->oid, ch);
+			snprintf(detail, sizeof(detail),
+				 "owners %s (stripe %u, name '%s': its back reference) and %s (%s) both "
+				 "point at it; the first keeps it",
+				 oh, sm.backref.stripe, sm.backref.name, ch, what);
+			k->next_mend = &m;
+			rc = add_finding(k, where, child->oid, "multiple_owners", detail);
+			k->next_mend = NULL;
+			return rc;
+		}
 	}
 	if (!oid_eq(sm.backref.owner, want_owner) ||
 	    (want_stripe >= 0 && sm.backref.stripe != (uint32_t)want_stripe) ||
@@ -555,6 +731,18 @@ static int check_pointer(struct task *k, const struct walked *w, const struct of
 			 oh, sm.backref.stripe, sm.backref.name, what);
 		k->next_mend = &m;
 		rc = add_finding(k, where, child->oid, "backref_mismatch", detail);
+		k->next_mend = NULL;
+		return rc;
+	}
+	if (want_type >= 0 && sm.type != want_type) {
+		/* The object's own record says what it is. */
+		struct mend m = { .what = MEND_ENTRY_TYPE, .child = *child, .ref = child->oid,
+				  .type = sm.type };
+		snprintf(m.name, sizeof(m.name), "%s", want_name ? want_name : "");
+		snprintf(detail, sizeof(detail), "%s says %s, but %s is a %s", what,
+			 ofs_type_name((uint8_t)want_type), ch, ofs_type_name(sm.type));
+		k->next_mend = &m;
+		rc = add_finding(k, store_sid(k->sc->s), w->oid, "backref_mismatch", detail);
 		k->next_mend = NULL;
 		return rc;
 	}
@@ -581,14 +769,32 @@ static int check_entry(const void *key, size_t kn, const void *v, size_t vn, voi
 		return 0;                    /* record_corrupt, said elsewhere */
 	snprintf(name, sizeof(name), "%.*s", (int)kn, (const char *)key);
 	snprintf(what, sizeof(what), "entry '%s'", name);
-	ec->rc = check_pointer(ec->k, ec->w, &d.handle, what, ec->w->a.backref.owner, -1, name);
+	ec->rc = check_pointer(ec->k, ec->w, &d.handle, what, ec->w->a.backref.owner, -1, name,
+			       d.type);
 	return ec->rc;
 }
 
-/* Does an owner point back at this object? Ask this server, then the
- * object's siblings' servers, then every other one, until one holds the
- * owner. */
-static int check_owner(struct task *k, const struct walked *w)
+/* A metafile or directory whose layout is not set: a put or mkdir in
+ * progress (or abandoned by its client). */
+static bool building(const struct ofs_attr *a)
+{
+	return (a->type == OFS_OBJ_METAFILE || a->type == OFS_OBJ_DIRECTORY) && a->nparts == 0;
+}
+
+/* Changed within the orphan grace? */
+static bool young(const struct scrubber *sc, const struct ofs_attr *a)
+{
+	int64_t t = a->mtime_ns > a->ctime_ns ? a->mtime_ns : a->ctime_ns;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - t <
+	       sc->orphan_grace_s * 1000000000LL;
+}
+
+static int ask_points(struct task *k, struct ofs_oid owner, struct ofs_oid child,
+		      uint32_t stripe, const char *name, const struct ofs_sid *near, size_t nnear,
+		      struct points_answer *pa)
 {
 	struct scrubber *sc = k->sc;
 	struct ofs_server *e = NULL;
@@ -596,19 +802,28 @@ static int check_owner(struct task *k, const struct walked *w)
 	size_t n = 0, ne = 0;
 	struct ofs_req q;
 	struct wbuf body;
-	bool quiet = false, held = false;
 	int rc;
-	char detail[OFS_TASK_DETAIL_LEN], oh[OFS_OID_HEX];
 
-	if (oid_is_zero(w->a.backref.owner))
-		return 0;                    /* the root */
+	memset(pa, 0, sizeof(*pa));
+	memset(&q, 0, sizeof(q));
+	q.op = OFS_OP_POINTS;
+	q.oid = owner;
+	q.child = child;
+	q.offset = stripe;
+	snprintf(q.name, sizeof(q.name), "%s", name);
+	/* The owner here: the common case, no round trip. */
+	if (points_check(sc->s, sc->r, &q, false, &pa->ans) == 0) {
+		pa->held = true;
+		pa->where = store_sid(sc->s);
+		return 0;
+	}
 	rc = sidtab_snapshot(sc->t, &e, &ne);
 	if (rc)
 		return rc;
 	order[n++] = store_sid(sc->s);
-	for (uint8_t i = 0; i < w->a.nsids; i++)
-		if (!sid_eq(w->a.sids[i], order[0]))
-			order[n++] = w->a.sids[i];
+	for (size_t i = 0; i < nnear && i < OFS_MAX_REPLICAS; i++)
+		if (!sid_eq(near[i], order[0]))
+			order[n++] = near[i];
 	for (size_t i = 0; i < ne; i++) {
 		bool dup = false;
 		for (size_t j = 0; j < n; j++)
@@ -617,56 +832,75 @@ static int check_owner(struct task *k, const struct walked *w)
 			order[n++] = e[i].sid;
 	}
 	free(e);
-	memset(&q, 0, sizeof(q));
-	q.op = OFS_OP_POINTS;
-	q.oid = w->a.backref.owner;
-	q.child = w->oid;
-	q.offset = w->a.backref.stripe;
-	snprintf(q.name, sizeof(q.name), "%s", w->a.backref.name);
-	{
-		/* The owner here and pointing back: the common case, no round
-		 * trip. Anything else is asked of every server below. */
-		uint8_t ans = POINTS_NO;
-		if (points_check(sc->s, sc->r, &q, false, &ans) == 0 && ans != POINTS_NO)
-			return 0;
-	}
 	wbuf_init(&body);
 	rc = proto_encode_req(&body, &q);
-	for (size_t at = 0; !rc && at < n && !held; at += OFS_MAX_REPLICAS) {
+	/* (order[0] is this server, answered above) */
+	for (size_t at = 1; !rc && at < n && !pa->held; at += OFS_MAX_REPLICAS) {
 		struct replica_result res[OFS_MAX_REPLICAS];
 		size_t m = n - at < OFS_MAX_REPLICAS ? n - at : OFS_MAX_REPLICAS;
 		rc = replica_forward(sc->r, OFS_OP_POINTS, body.data, body.len, order + at, m, res);
 		for (size_t i = 0; !rc && i < m; i++) {
 			if (!res[i].rc && res[i].len == 1) {
-				held = true;
-				if (res[i].body[0] != 0) {     /* points back (or elsewhere: */
-					free(res[i].body);     /* the owner reports that) */
-					for (size_t j = i + 1; j < m; j++)
-						free(res[j].body);
-					wbuf_free(&body);
-					return 0;
+				if (!pa->held) {
+					pa->held = true;
+					pa->ans = res[i].body[0];
+					pa->where = order[at + i];
 				}
 			} else if (res[i].rc != -ENOENT) {
-				quiet = true;
+				pa->quiet = true;
 			}
 			free(res[i].body);
 		}
 	}
 	wbuf_free(&body);
+	return rc;
+}
+
+/* Does the owner its back reference names point back at this object? */
+static int check_owner(struct task *k, const struct walked *w)
+{
+	struct scrubber *sc = k->sc;
+	struct points_answer pa;
+	char detail[OFS_TASK_DETAIL_LEN], oh[OFS_OID_HEX];
+	bool unfinished;
+	int rc;
+
+	if (oid_is_zero(w->a.backref.owner))
+		return 0;                    /* the root */
+	if (building(&w->a) && young(sc, &w->a))
+		return 0;                    /* a put or mkdir in progress */
+	rc = ask_points(k, w->a.backref.owner, w->oid, w->a.backref.stripe, w->a.backref.name,
+			w->a.sids, w->a.nsids, &pa);
 	if (rc)
 		return rc;
+	if (!pa.held && pa.quiet)
+		return 0;                    /* some server did not answer: no verdict */
+	/* Points back (or elsewhere: the owner reports that), or is being built. */
+	unfinished = pa.held && pa.ans == POINTS_BUILDING && !young(sc, &w->a);
+	if (pa.held && pa.ans != POINTS_NO && !unfinished)
+		return 0;
 	oid_to_hex(w->a.backref.owner, oh);
-	if (held) {
+	if (unfinished) {
+		snprintf(detail, sizeof(detail), "its owner %s was never finished (a put or mkdir "
+			 "whose client stopped): it has no layout", oh);
+	} else if (building(&w->a)) {
+		snprintf(detail, sizeof(detail), "it was never finished (a put or mkdir whose client "
+			 "stopped): it has no layout and no entry names it");
+	} else if (pa.held) {
 		snprintf(detail, sizeof(detail), "its owner %s (stripe %u, name '%s') does not point at it",
 			 oh, w->a.backref.stripe, w->a.backref.name);
-	} else if (!quiet) {
+	} else {
 		snprintf(detail, sizeof(detail), "its owner %s (name '%s') exists nowhere",
 			 oh, w->a.backref.name);
-	} else {
-		return 0;                    /* some server did not answer: no verdict */
 	}
 	{
 		struct mend m = { .what = MEND_ORPHAN, .ref = w->a.backref.owner };
+		/* Relinked from the back reference when its owner is there and
+		 * finished; /lost+found only when there is nothing to relink to. */
+		if (pa.held && !unfinished && !building(&w->a)) {
+			m.owner_at = pa.where;
+			m.relink = true;
+		}
 		k->next_mend = &m;
 		rc = add_finding(k, store_sid(sc->s), w->oid, "orphan", detail);
 		k->next_mend = NULL;
@@ -686,7 +920,8 @@ static int check_structure(struct task *k, const struct walked *w)
 			snprintf(what, sizeof(what), "%s %u",
 				 w->a.type == OFS_OBJ_METAFILE ? "stripe" : "dirdata", (unsigned)i);
 			rc = check_pointer(k, w, &w->a.parts[i], what, w->oid,
-					   w->a.type == OFS_OBJ_METAFILE ? (long)i : -1, NULL);
+					   w->a.type == OFS_OBJ_METAFILE ? (long)i : -1, NULL,
+					   w->a.type == OFS_OBJ_METAFILE ? OFS_OBJ_DFILE : OFS_OBJ_DIRDATA);
 		}
 	} else if (w->a.type == OFS_OBJ_DIRDATA) {
 		struct entries_ctx ec = { .k = k, .w = w };
@@ -703,6 +938,23 @@ static int check_structure(struct task *k, const struct walked *w)
 		rc = check_owner(k, w);
 	return rc;
 }
+
+/* The object's copies, then (while they agree) its structure, with the
+ * findings taken as phase says (settling). */
+static int look_around(struct task *k, const struct walked *w, int phase)
+{
+	int rc;
+
+	k->phase = phase;
+	k->copies_differ = false;
+	rc = compare_siblings(k, w);
+	if (!rc && !k->copies_differ)
+		rc = check_structure(k, w);   /* (from a copy in question: after repair) */
+	k->phase = PH_REPORT;
+	return rc;
+}
+
+static int suspect_push(struct task *k, const struct suspect *sp);
 
 static int scrub_one(struct task *k, const struct walked *w, uint64_t *bytes)
 {
@@ -723,7 +975,7 @@ static int scrub_one(struct task *k, const struct walked *w, uint64_t *bytes)
 	if (rc == 1)
 		return local_finding("stale_replica", "this copy missed changes while its server "
 				     "was away (known since then)", k);
-	if (w->a.type == OFS_OBJ_DFILE) {
+	if (w->a.type == OFS_OBJ_DFILE && !(k->flags & OFS_TASK_F_NODATA)) {
 		rc = store_scrub_dfile(sc->s, w->oid, local_finding, throttle, k, bytes);
 		if (rc == -ENOENT)
 			return 0;            /* removed meanwhile */
@@ -735,9 +987,129 @@ static int scrub_one(struct task *k, const struct walked *w, uint64_t *bytes)
 		if (rc || bad)
 			return rc;           /* (a corrupt copy differs from its siblings: said once) */
 	}
-	rc = compare_siblings(k, w);
-	if (!rc)
-		rc = check_structure(k, w);
+	memset(&k->fresh, 0, sizeof(k->fresh));
+	k->fresh.oid = w->oid;
+	k->fresh.prev = k->prev;
+	k->look = &k->fresh;
+	rc = look_around(k, w, PH_FIRST);
+	k->look = NULL;
+	if (!rc && k->fresh.n) {
+		k->fresh.due = now_s() + SETTLE_S;
+		rc = suspect_push(k, &k->fresh);
+	}
+	return rc;
+}
+
+/* ---- settling: the second look ------------------------------------------ */
+
+#define SUSPECTS_MAX 1024        /* waiting at once; more: the oldest is looked at early */
+
+static int suspect_push(struct task *k, const struct suspect *sp)
+{
+	if (k->nsus == k->capsus) {
+		size_t cap = k->capsus ? k->capsus * 2 : 16;
+		struct suspect *n = realloc(k->sus, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		k->sus = n;
+		k->capsus = cap;
+	}
+	k->sus[k->nsus++] = *sp;
+	return 0;
+}
+
+/* The cursor a restart may resume after: not past an object still
+ * waiting for its second look. */
+static struct ofs_oid safe_cursor(const struct task *k, struct ofs_oid cursor)
+{
+	for (size_t i = 0; i < k->nsus; i++)
+		if (memcmp(k->sus[i].prev.b, cursor.b, OFS_OID_LEN) < 0)
+			cursor = k->sus[i].prev;
+	return cursor;
+}
+
+static int repair_object(struct task *k, const struct walked *w);
+static void pause_ms(long ms);
+
+static int second_look(struct task *k, const struct suspect *sp)
+{
+	struct walked *w = malloc(sizeof(*w));
+	struct suspect *again = calloc(1, sizeof(*again));
+	int rc;
+
+	if (!w || !again) {
+		free(w);
+		free(again);
+		return -ENOMEM;
+	}
+	rc = store_getattr(k->sc->s, sp->oid, &w->a);
+	if (rc == -ENOENT || rc == -OFS_ECORRUPT) {
+		rc = 0;                      /* gone (or the next scrub's record_corrupt) */
+		goto out;
+	}
+	if (rc)
+		goto out;
+	w->oid = sp->oid;
+	w->decode_rc = 0;
+	again->oid = sp->oid;
+	again->prev = sp->prev;
+	again->rounds = sp->rounds + 1;
+	k->cur = sp->oid;
+	k->look = (struct suspect *)sp;
+	k->again = again;
+	k->holding = (k->flags & OFS_TASK_F_REPAIR) != 0;
+	k->nheld = 0;
+	rc = look_around(k, w, PH_CONFIRM);
+	k->holding = false;
+	k->look = k->again = NULL;
+	if (!rc && k->nheld)
+		rc = repair_object(k, w);
+	k->nheld = 0;
+	if (!rc && again->n) {
+		char hex[OFS_OID_HEX];
+		oid_to_hex(sp->oid, hex);
+		if (again->rounds < SETTLE_ROUNDS) {
+			again->due = now_s() + SETTLE_S;
+			rc = suspect_push(k, again);
+		} else {
+			log_info("job %llu: %s kept changing while it was checked (%s); left for the next scrub",
+				 (unsigned long long)k->job, hex, again->s[0].kind);
+		}
+	}
+out:
+	free(again);
+	free(w);
+	return rc;
+}
+
+/* Take the second looks that are due; with wait, all of them (waiting
+ * for each one's time). -ECANCELED when cancelled meanwhile. */
+static int settle(struct task *k, bool wait)
+{
+	struct scrubber *sc = k->sc;
+	struct suspect *sp = malloc(sizeof(*sp));
+	int rc = 0;
+
+	if (!sp)
+		return -ENOMEM;
+	while (k->nsus && !rc) {
+		double left = k->sus[0].due - now_s();
+		if (left > 0 && !wait && k->nsus < SUSPECTS_MAX)
+			break;
+		if (left > 0) {
+			pause_ms(left > 0.1 ? 100 : (long)(left * 1000) + 1);
+			pthread_mutex_lock(&sc->mu);
+			if (hold(k))
+				rc = -ECANCELED;
+			pthread_mutex_unlock(&sc->mu);
+			continue;
+		}
+		*sp = k->sus[0];
+		memmove(k->sus, k->sus + 1, (k->nsus - 1) * sizeof(*k->sus));
+		k->nsus--;
+		rc = second_look(k, sp);
+	}
+	free(sp);
 	return rc;
 }
 
@@ -827,7 +1199,7 @@ static bool is_copy_kind(const char *kind)
 {
 	static const char *const kinds[] = { "checksum_mismatch", "size_mismatch", "unreadable",
 					     "missing_replica", "stale_replica", "record_corrupt",
-					     "replica_conflict" };
+					     "replica_conflict", "keyval_mismatch" };
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (strcmp(kind, kinds[i]) == 0)
 			return true;
@@ -919,6 +1291,136 @@ static void lost_name(const struct walked *w, char *out, size_t n)
 	}
 }
 
+/* A finding's outcome once its action is written: done (or would be,
+ * in a dry run), or failed with the reason in front of the action. An
+ * unreachable server stops the task (it is retried). */
+static int mend_outcome(struct task *k, struct ofs_task_finding *f, int rc)
+{
+	if (rc) {
+		char why[OFS_TASK_DETAIL_LEN];
+		snprintf(why, sizeof(why), "%s", f->action);
+		f->repair = OFS_REPAIR_FAILED;
+		snprintf(f->action, sizeof(f->action), "failed (%s): %.400s", ofs_strerror(rc), why);
+		return rc == -OFS_EUNREACHABLE ? rc : 0;
+	}
+	if (dry(k)) {
+		f->repair = OFS_REPAIR_WOULD;
+		return 0;
+	}
+	f->repair = OFS_REPAIR_DONE;
+	count_repair(k);
+	return 0;
+}
+
+/* Make dirdata dd of directory dir again, empty, on its servers: the
+ * entries come back from their objects' back references. */
+static int remake_dirdata(struct ofs_client *c, const struct ofs_handle *dd, struct ofs_oid dir)
+{
+	struct ofs_attr *a = calloc(1, sizeof(*a));
+	int rc;
+
+	if (!a)
+		return -ENOMEM;
+	a->type = OFS_OBJ_DIRDATA;
+	a->mode = 0755;
+	a->uid = (uint32_t)getuid();
+	a->gid = (uint32_t)getgid();
+	a->backref.owner = dir;
+	a->replicas = dd->nsids;
+	a->confidence = (uint8_t)(dd->nsids / 2 + 1);
+	rc = ofs_recreate(c, dd, a);
+	free(a);
+	return rc == -EEXIST ? 0 : rc;
+}
+
+/*
+ * Point an orphan's owner at it again, from its back reference: a
+ * metafile or directory gets its entry back under its recorded name; a
+ * dfile (dirdata) takes back its stripe (its directory's slot) when what
+ * is there now exists nowhere. 1: nothing to relink to (the name or the
+ * slot is taken): /lost+found instead.
+ */
+static int relink(struct task *k, struct ofs_client *c, const struct walked *w,
+		  const struct mend *m, char *act, size_t n)
+{
+	struct ofs_attr *oa = malloc(sizeof(*oa));
+	struct ofs_handle own = { .oid = w->a.backref.owner, .nsids = 1 };
+	struct ofs_handle me = { .oid = w->oid, .nsids = w->a.nsids };
+	char hex[OFS_OID_HEX];
+	int rc;
+
+	if (!oa)
+		return -ENOMEM;
+	own.sids[0] = m->owner_at;
+	memcpy(me.sids, w->a.sids, sizeof(me.sids));
+	oid_to_hex(own.oid, hex);
+	rc = ofs_getattr(c, &own, oa);
+	if (rc)
+		goto out;
+	own.nsids = oa->nsids;
+	memcpy(own.sids, oa->sids, sizeof(own.sids));
+	if (w->a.type == OFS_OBJ_METAFILE || w->a.type == OFS_OBJ_DIRECTORY) {
+		struct ofs_dirent d = { .type = w->a.type, .handle = me };
+		const char *name = w->a.backref.name;
+		rc = 1;
+		if (oa->type != OFS_OBJ_DIRECTORY || !name[0])
+			goto out;
+		snprintf(act, n, "%sentry '%s' in directory %s made again from its back reference",
+			 dry(k) ? "would have its " : "", name, hex);
+		if (dry(k)) {
+			rc = 0;
+			goto out;
+		}
+		rc = ofs_relink_entry(c, &own, name, &d, 0);
+		if (rc == -ENOENT) {
+			/* its dirdata is gone too: made again, empty */
+			struct ofs_handle dd;
+			rc = ofs_dirdata_for(oa, name, &dd);
+			if (!rc)
+				rc = remake_dirdata(c, &dd, own.oid);
+			if (!rc)
+				rc = ofs_relink_entry(c, &own, name, &d, 0);
+		}
+		if (rc == -EEXIST)
+			rc = 1;              /* the name is taken: lost+found */
+	} else {
+		uint16_t slot = UINT16_MAX;
+		uint8_t want = w->a.type == OFS_OBJ_DFILE ? OFS_OBJ_METAFILE : OFS_OBJ_DIRECTORY;
+		rc = 1;
+		if (oa->type != want)
+			goto out;
+		for (uint16_t i = 0; i < oa->nparts; i++) {
+			struct ofs_summary sm;
+			struct ofs_sid where;
+			int state;
+			if (w->a.type == OFS_OBJ_DFILE && i != w->a.backref.stripe)
+				continue;
+			rc = locate(k, &oa->parts[i], &sm, &where, &state);
+			if (rc)
+				goto out;
+			rc = 1;
+			if (state == WHERE_NOWHERE) {
+				slot = i;
+				break;
+			}
+		}
+		if (slot == UINT16_MAX)
+			goto out;            /* its place is taken: lost+found */
+		snprintf(act, n, "%s%s %u of %s again (what was there exists nowhere)",
+			 dry(k) ? "would be " : "", want == OFS_OBJ_METAFILE ? "stripe" : "dirdata",
+			 slot, hex);
+		if (dry(k)) {
+			rc = 0;
+			goto out;
+		}
+		oa->parts[slot] = me;
+		rc = ofs_setattr_handle(c, &own, OFS_ATTR_LAYOUT, oa);
+	}
+out:
+	free(oa);
+	return rc;
+}
+
 static int mend_structure(struct task *k, const struct walked *w, struct ofs_task_finding *f,
 			  const struct mend *m)
 {
@@ -928,15 +1430,52 @@ static int mend_structure(struct task *k, const struct walked *w, struct ofs_tas
 
 	memset(&f->source, 0, sizeof(f->source));
 	oid_to_hex(m->child.oid, oh);
-	if (m->what == MEND_NONE || m->what == MEND_DANGLING_PART) {
+	if (m->what == MEND_NONE ||
+	    (m->what == MEND_DANGLING_PART && w->a.type == OFS_OBJ_METAFILE) ||
+	    (m->what == MEND_SECOND_OWNER && w->a.type != OFS_OBJ_DIRDATA)) {
 		f->repair = OFS_REPAIR_LEFT;
 		snprintf(f->action, sizeof(f->action), "%s",
 			 m->what == MEND_NONE ? "not repaired: no action for it"
-			 : w->a.type == OFS_OBJ_METAFILE
-			 ? "left: that stripe's bytes are lost; restore the file from elsewhere "
-			   "(it is never truncated silently)"
-			 : "left: the directory's entries are lost with it; their files show up as orphans");
+			 : m->what == MEND_SECOND_OWNER
+			 ? "left: one part shared by two owners; the back reference's owner keeps it, "
+			   "copy the other's data by hand before removing it"
+			 : "left: that stripe's bytes are lost; restore the file from elsewhere "
+			   "(it is never truncated silently)");
 		return 0;
+	}
+	if (m->what == MEND_DANGLING_PART || m->what == MEND_SECOND_OWNER ||
+	    m->what == MEND_ENTRY_TYPE) {
+		struct ofs_handle self = { .oid = w->oid, .nsids = w->a.nsids };
+		memcpy(self.sids, w->a.sids, sizeof(self.sids));
+		if (m->what == MEND_DANGLING_PART)
+			snprintf(f->action, sizeof(f->action), "%sdirdata %s made again, empty; its "
+				 "entries come back from their objects' back references",
+				 dry(k) ? "would be: " : "", oh);
+		else if (m->what == MEND_SECOND_OWNER)
+			snprintf(f->action, sizeof(f->action), "%sentry '%s' removed from this "
+				 "directory; the owner its back reference names keeps %s",
+				 dry(k) ? "would be: " : "", m->name, oh);
+		else
+			snprintf(f->action, sizeof(f->action), "%sentry '%s' rewritten as a %s, "
+				 "what the object's own record says", dry(k) ? "would be: " : "",
+				 m->name, ofs_type_name(m->type));
+		if (dry(k))
+			return mend_outcome(k, f, 0);
+		if ((rc = take_budget(k)) != 0)
+			return rc;
+		rc = task_client(k, &c);
+		if (!rc && m->what == MEND_DANGLING_PART) {
+			rc = remake_dirdata(c, &m->child, w->oid);
+		} else if (!rc && m->what == MEND_SECOND_OWNER) {
+			struct ofs_dirent gone;
+			rc = ofs_unlink_entry(c, &self, m->name, &gone);
+			if (rc == -ENOENT)
+				rc = 0;      /* removed meanwhile */
+		} else if (!rc) {
+			struct ofs_dirent d = { .type = m->type, .handle = m->child };
+			rc = ofs_set_entry(c, &self, m->name, &d, OFS_DIRENT_REPLACE);
+		}
+		return mend_outcome(k, f, rc);
 	}
 	if (m->what == MEND_MOVE) {
 		struct move_result mr;
@@ -984,6 +1523,16 @@ static int mend_structure(struct task *k, const struct walked *w, struct ofs_tas
 				 "in progress); a later repair moves it",
 				 (long long)((wall_ns() - t) / 1000000000LL), k->sc->orphan_grace_s);
 			return 0;
+		}
+		if (m->relink) {
+			if (!dry(k) && (rc = take_budget(k)) != 0)
+				return rc;
+			rc = task_client(k, &c);
+			if (!rc)
+				rc = relink(k, c, w, m, f->action, sizeof(f->action));
+			if (rc != 1)
+				return mend_outcome(k, f, rc);
+			rc = 0;              /* nothing to relink to: lost+found */
 		}
 		lost_name(w, name, sizeof(name));
 		snprintf(path, sizeof(path), "/lost+found/%s", name);
@@ -1078,7 +1627,7 @@ static int repair_object(struct task *k, const struct walked *w)
 			if (local_rc)
 				return local_rc;
 			local_done = true;
-			if (strcmp(f->kind, "replica_conflict") == 0 &&
+			if ((!strcmp(f->kind, "replica_conflict") || !strcmp(f->kind, "keyval_mismatch")) &&
 			    local_fr.outcome == OFS_FETCH_GOOD && !sid_is_zero(other)) {
 				/* This copy verifies: the differing one is the bad one. */
 				rc = fix_copy(k, w->oid, &w->a, have_attr, other, f, &fr, false);
@@ -1500,6 +2049,7 @@ again:
 			} else if (!rc && k->kind == OFS_TASK_DRAIN) {
 				rc = drain_one(k, &b.w[i], &bytes);
 			} else if (!rc && (k->flags & OFS_TASK_F_REPAIR)) {
+				k->prev = started ? cursor : (struct ofs_oid){ { 0 } };
 				k->holding = true;
 				k->nheld = 0;
 				rc = scrub_one(k, &b.w[i], &bytes);
@@ -1508,8 +2058,11 @@ again:
 					rc = repair_object(k, &b.w[i]);
 				k->nheld = 0;
 			} else if (!rc) {
+				k->prev = started ? cursor : (struct ofs_oid){ { 0 } };
 				rc = scrub_one(k, &b.w[i], &bytes);
 			}
+			if (!rc && k->nsus)
+				rc = settle(k, false);
 			if (rc)
 				break;
 			cursor = b.w[i].oid;
@@ -1517,7 +2070,7 @@ again:
 			pthread_mutex_lock(&sc->mu);
 			k->st.objects_done++;
 			k->st.bytes_done += bytes;
-			k->st.cursor = cursor;
+			k->st.cursor = safe_cursor(k, cursor);
 			if (k->st.objects_done > k->st.objects_total)
 				k->st.objects_total = k->st.objects_done;
 			if (k->st.bytes_done > k->st.bytes_total)
@@ -1528,6 +2081,14 @@ again:
 			break;
 		if (b.n == 0 && k->nonly && !more)
 			break;
+	}
+	if (!rc && k->nsus) {
+		rc = settle(k, true);        /* the last second looks */
+		if (!rc) {
+			pthread_mutex_lock(&sc->mu);
+			k->st.cursor = cursor;
+			pthread_mutex_unlock(&sc->mu);
+		}
 	}
 	if (!rc && k->kind == OFS_TASK_DRAIN && !k->left && !(k->flags & OFS_TASK_F_DRYRUN) &&
 	    k->pass++ < 10 && store_stats(sc->s, &stats) == 0 && stats.objects > 0) {

@@ -61,6 +61,10 @@ int points_check(struct store *s, struct replicator *rep, const struct ofs_req *
 	if (rc)
 		goto out;
 	*ans = POINTS_NO;
+	if ((a->type == OFS_OBJ_METAFILE || a->type == OFS_OBJ_DIRECTORY) && a->nparts == 0) {
+		*ans = POINTS_BUILDING;
+		goto out;
+	}
 	switch (a->type) {
 	case OFS_OBJ_METAFILE:
 		for (uint16_t i = 0; i < a->nparts; i++)

@@ -19,8 +19,11 @@
 #include "store.h"
 
 /* The owner does not point at it; points at it where its back reference
- * says; points at it under another stripe or entry name. */
-enum { POINTS_NO = 0, POINTS_YES = 1, POINTS_ELSEWHERE = 2 };
+ * says; points at it under another stripe or entry name; is still being
+ * built (a metafile or directory whose layout is not set yet: a put or
+ * mkdir in progress, or one whose client died - the caller weighs its
+ * age). */
+enum { POINTS_NO = 0, POINTS_YES = 1, POINTS_ELSEWHERE = 2, POINTS_BUILDING = 3 };
 
 /* 0 and *ans, or -ENOENT when this server holds no copy of the owner, or
  * a store or transport error. */

@@ -2,7 +2,9 @@
 # t_repair_structure: repair of structure and placement on four servers
 # (racks r1 r1 r2 r3) holding 3 copies of files, each case in a fresh
 # cluster, then a new scrub is clean and every file reads back:
-#  - an orphan goes to /lost+found (named for what and where it was), a
+#  - an orphan whose directory is there gets its entry back under its
+#    recorded name; one whose name was taken meanwhile goes to
+#    /lost+found (named for what and where it was); a
 #    dangling entry is removed, a wrong back reference is rewritten from
 #    the forward pointer (also through repair --job);
 #  - copies that missed writes while their server was down (stale records
@@ -12,32 +14,51 @@
 #    dropped at start, the job finishes;
 #  - a server taken out of service: its copies are recreated where
 #    placement says, and no handle names it any more;
-#  - two copies that both verify but differ: left as replica_conflict;
+#  - three copies of a directory that all verify and all differ: a tie,
+#    left (keyval_mismatch, no majority);
 #  - a cancelled repair job; the scheduler SIGKILLed mid-repair.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/repair_lib.sh"
 
-log "an entry removed from every copy of its directory: the file goes to /lost+found"
+log "an entry removed from every copy of its directory: made again from the back reference"
 cluster r11
 j=$(ofs stat --json /f)
 DD=$(jq -r '.dirdata[0].oid' <<<"$j")
+DDS=$(jq -r '.dirdata[0].sids[]' <<<"$j")
 MF=$(ofs stat --json /f/p5 | jq -r .oid)
-on_all_copies "$(jq -r '.dirdata[0].sids[]' <<<"$j")" \
-	bash -c 'exec "$0" tool --data "$DATA" rm-key "$1" p5' "$OFS_SERVER" "$DD"
+on_all_copies "$DDS" bash -c 'exec "$0" tool --data "$DATA" rm-key "$1" p5' "$OFS_SERVER" "$DD"
 use_server r11a
 all_up r11
 run 1 repair --dry-run
 assert_eq orphan "$(json "$T/report.json" '[.findings[].kind] | join(" ")')" "dry run finds the orphan"
-assert_contains "$(json "$T/report.json" '.findings[0].repair')" "would move it to /lost+found/p5.$MF" "dry run action"
-assert_exit 3 ofs stat /lost+found
+assert_contains "$(json "$T/report.json" '.findings[0].repair')" "would have its entry 'p5'" "dry run action"
+assert_exit 3 ofs stat /f/p5
 run 0 repair
 assert_eq orphan "$(json "$T/report.json" '[.findings[].kind] | join(" ")')" "the orphan"
 assert_eq true "$(json "$T/report.json" '.findings[0].repaired')" "orphan repaired"
+assert_contains "$(json "$T/report.json" '.findings[0].repair')" "entry 'p5' in directory" "relinked"
+assert_eq "$MF" "$(ofs stat --json /f/p5 | jq -r .oid)" "the entry names the same metafile again"
+assert_exit 3 ofs stat /lost+found
+clean_scrub
+all_read_back
+
+log "... and when its name was taken meanwhile: the file goes to /lost+found"
+MF=$(ofs stat --json /f/p6 | jq -r .oid)
+on_all_copies "$DDS" bash -c 'exec "$0" tool --data "$DATA" rm-key "$1" p6' "$OFS_SERVER" "$DD"
+use_server r11a
+all_up r11
+echo "a newer file under the old name" >"$T/newer"
+ok ofs put "$T/newer" /f/p6
+run 0 repair
+assert_eq orphan "$(json "$T/report.json" '[.findings[].kind] | join(" ")')" "the orphan"
+assert_contains "$(json "$T/report.json" '.findings[0].repair')" "moved to /lost+found/p6.$MF" "moved"
 ok ofs ls /lost+found
 name=$(cat "$T/last.out")
-assert_match "^p5\.$MF\.in-" "$name" "lost+found name says what and where"
+assert_match "^p6\.$MF\.in-" "$name" "lost+found name says what and where"
 ok ofs get "/lost+found/$name" "$T/back"
-assert_same_file "$T/r11.src5" "$T/back" "the orphaned file's data"
+assert_same_file "$T/r11.src6" "$T/back" "the orphaned file's data"
+ok ofs get /f/p6 "$T/back"
+assert_same_file "$T/newer" "$T/back" "the new file keeps the name"
 LF=$(ofs stat --json /lost+found | jq -r .oid)
 for sid in $(ofs stat --json "/lost+found/$name" | jq -r '.sids[]'); do
 	assert_eq "$LF" "$(inspect_json "$(srv_by_sid "$sid")" "$MF" | jq -r .backref.owner)" \
@@ -46,7 +67,7 @@ for sid in $(ofs stat --json "/lost+found/$name" | jq -r '.sids[]'); do
 		"back reference on $sid names the entry"
 done
 clean_scrub
-read_back_except /f/p5
+read_back_except /f/p6
 stop_cluster r11
 
 log "a metafile removed everywhere: the dangling entry is removed, its dfile goes to /lost+found"
@@ -199,26 +220,32 @@ all_read_back
 clean_scrub
 for n in a b c d; do [ "r16$n" = "$X" ] || stop_server "r16$n"; done
 
-log "two copies that both verify but differ: replica_conflict, left, nothing changed"
+log "three copies of a directory, each different, each valid: a tie, left, nothing changed"
 cluster r17
 j=$(ofs stat --json /f)
 DD=$(jq -r '.dirdata[0].oid' <<<"$j")
-VSID=$(jq -r '.dirdata[0].sids[1]' <<<"$j")
-VICTIM=$(srv_by_sid "$VSID")
-stop_server "$VICTIM"
-# an extra entry on one copy only: a valid dirent (a copy of p1's), so
-# that copy verifies as well as the others
-ofs_server tool --data "$(srv_data "$VICTIM")" get-key "$DD" p1 >"$T/p1.ent" || fail "tool get-key"
-ofs_server tool --data "$(srv_data "$VICTIM")" set-key "$DD" extra <"$T/p1.ent" || fail "tool set-key"
-restart_same_port "$VICTIM"
+VICTIMS=
+for i in 1 2; do
+	VICTIM=$(srv_by_sid "$(jq -r ".dirdata[0].sids[$i]" <<<"$j")")
+	VICTIMS="$VICTIMS $VICTIM"
+	stop_server "$VICTIM"
+	# an extra entry on this copy only: a valid dirent (a copy of p1's),
+	# so that every copy verifies and no two agree
+	ofs_server tool --data "$(srv_data "$VICTIM")" get-key "$DD" p1 >"$T/p1.ent" || fail "tool get-key"
+	ofs_server tool --data "$(srv_data "$VICTIM")" set-key "$DD" "extra$i" <"$T/p1.ent" ||
+		fail "tool set-key"
+	restart_same_port "$VICTIM"
+done
 use_server r17a
 all_up r17
-before=$(ofs_server inspect --data "$(srv_data "$VICTIM")" "$DD" --json 2>/dev/null | jq -r .version)
 run 1 repair
-assert_eq replica_conflict "$(json "$T/report.json" '[.findings[].kind] | unique | join(" ")')" "the conflict ($(cat "$T/report.json"))"
+assert_eq keyval_mismatch "$(json "$T/report.json" '[.findings[].kind] | unique | join(" ")')" "the mismatch ($(cat "$T/report.json"))"
 assert_eq left "$(json "$T/report.json" '.findings[0].repair_state')" "left for a human"
-assert_contains "$(json "$T/report.json" '.findings[0].repair')" "both verify" "the evidence"
-ok ofs_server tool --data "$(srv_data "$VICTIM")" keys "$DD" --json
+assert_contains "$(json "$T/report.json" '.findings[0].repair')" "no version of them has a majority" "the evidence"
+for v in $VICTIMS; do
+	ok ofs_server tool --data "$(srv_data "$v")" keys "$DD" --json
+	assert_contains "$(cat "$T/last.out")" extra "$v keeps its extra entry"
+done
 stop_cluster r17
 
 log "cancel a repair job; SIGKILL the scheduler mid-repair and start it again"
