@@ -27,9 +27,11 @@
 static const char usage_text[] =
 	"usage: ofs-pbj [--cluster HOST:PORT]... [--db FILE] COMMAND [ARGS]\n"
 	"  submit scrub [--server SID]... [--path PATH]... [--repair | --no-repair]\n"
-	"               [--rate BYTES/s] [--priority N] [--max-repairs N]\n"
+	"               [--metadata-only] [--rate BYTES/s] [--priority N] [--max-repairs N]\n"
+	"                                --metadata-only: records, copies and structure\n"
+	"                                (the namespace check); byte streams are not re-read\n"
 	"  submit repair [--server SID]... [--path PATH]... [--job JOB] [--max-repairs N]\n"
-	"               [--rate BYTES/s] [--priority N]\n"
+	"               [--metadata-only] [--rate BYTES/s] [--priority N]\n"
 	"  submit rebalance [--threshold PCT] [--rate BYTES/s] [--dry-run]\n"
 	"                                move file data until every server's used fraction\n"
 	"                                is within PCT points (default 10) of the mean\n"

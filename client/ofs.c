@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1579,6 +1580,16 @@ int ofs_unlink(struct ofs_client *c, const char *path)
 	return rc;
 }
 
+/* Fault injection for the namespace tests: OFS_FAULT=NAME makes this
+ * process die (SIGKILL) at the step of that name, as a crash would. */
+static void fault_point(const char *name)
+{
+	const char *f = getenv("OFS_FAULT");
+
+	if (f && strcmp(f, name) == 0)
+		raise(SIGKILL);
+}
+
 int ofs_rename(struct ofs_client *c, const char *oldpath, const char *newpath)
 {
 	struct resolved ro, rn, rt;
@@ -1626,9 +1637,12 @@ int ofs_rename(struct ofs_client *c, const char *oldpath, const char *newpath)
 			 ent.type == OFS_OBJ_METAFILE ? OFS_DIRENT_REPLACE : 0, &replaced, &old);
 	if (rc)
 		goto out;
+	fault_point("rename-entry-made");
 	a->backref.owner = rn.ent.handle.oid;
 	snprintf(a->backref.name, sizeof(a->backref.name), "%s", nname);
 	rc = obj_setattr(c, &ent.handle, OFS_ATTR_BACKREF, a);
+	if (!rc)
+		fault_point("rename-backref-set");
 	if (!rc)
 		rc = dirent_call(c, OFS_OP_DIRENT_REMOVE, &odd, oname, NULL, 0, NULL, NULL);
 	if (!rc && replaced && !oid_eq(old.handle.oid, ent.handle.oid))

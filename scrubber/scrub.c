@@ -514,7 +514,9 @@ static int compare_siblings(struct task *k, const struct walked *w)
 			   (theirs[i].size != mine.size || !digest_eq(theirs[i].digest, mine.digest))) {
 			bool kv = w->a.type != OFS_OBJ_DFILE;
 			k->copies_differ = true;
-			if (said_differ || !reporter(&w->a, me, skip, ns))
+			/* (no copy can be shown at fault: the first that
+			 * answers says it, once) */
+			if (said_differ || !reporter(&w->a, me, quiet, nquiet))
 				continue;
 			said_differ = true;
 			snprintf(detail, sizeof(detail),
@@ -811,11 +813,15 @@ static int ask_points(struct task *k, struct ofs_oid owner, struct ofs_oid child
 	q.child = child;
 	q.offset = stripe;
 	snprintf(q.name, sizeof(q.name), "%s", name);
-	/* The owner here: the common case, no round trip. */
+	/* The owner here and pointing: the common case, no round trip. A
+	 * "no" is asked of the others too (a copy may lack what the others
+	 * hold, and a server that holds a directory but not its dirdata
+	 * answers a forwarded question from what it holds). */
 	if (points_check(sc->s, sc->r, &q, false, &pa->ans) == 0) {
 		pa->held = true;
 		pa->where = store_sid(sc->s);
-		return 0;
+		if (pa->ans != POINTS_NO)
+			return 0;
 	}
 	rc = sidtab_snapshot(sc->t, &e, &ne);
 	if (rc)
@@ -835,17 +841,20 @@ static int ask_points(struct task *k, struct ofs_oid owner, struct ofs_oid child
 	wbuf_init(&body);
 	rc = proto_encode_req(&body, &q);
 	/* (order[0] is this server, answered above) */
-	for (size_t at = 1; !rc && at < n && !pa->held; at += OFS_MAX_REPLICAS) {
+	for (size_t at = 1; !rc && at < n && pa->ans == POINTS_NO; at += OFS_MAX_REPLICAS) {
 		struct replica_result res[OFS_MAX_REPLICAS];
 		size_t m = n - at < OFS_MAX_REPLICAS ? n - at : OFS_MAX_REPLICAS;
 		rc = replica_forward(sc->r, OFS_OP_POINTS, body.data, body.len, order + at, m, res);
 		for (size_t i = 0; !rc && i < m; i++) {
 			if (!res[i].rc && res[i].len == 1) {
-				if (!pa->held) {
-					pa->held = true;
-					pa->ans = res[i].body[0];
+				uint8_t a = res[i].body[0];
+				/* any holder that points (or builds) outweighs a "no" */
+				if (!pa->held || (pa->ans == POINTS_NO && a != POINTS_NO) ||
+				    (pa->ans == POINTS_BUILDING && (a == POINTS_YES || a == POINTS_ELSEWHERE))) {
+					pa->ans = a;
 					pa->where = order[at + i];
 				}
+				pa->held = true;
 			} else if (res[i].rc != -ENOENT) {
 				pa->quiet = true;
 			}
@@ -1361,6 +1370,7 @@ static int relink(struct task *k, struct ofs_client *c, const struct walked *w,
 	memcpy(own.sids, oa->sids, sizeof(own.sids));
 	if (w->a.type == OFS_OBJ_METAFILE || w->a.type == OFS_OBJ_DIRECTORY) {
 		struct ofs_dirent d = { .type = w->a.type, .handle = me };
+		struct ofs_handle dd, dd1;
 		const char *name = w->a.backref.name;
 		rc = 1;
 		if (oa->type != OFS_OBJ_DIRECTORY || !name[0])
@@ -1371,15 +1381,20 @@ static int relink(struct task *k, struct ofs_client *c, const struct walked *w,
 			rc = 0;
 			goto out;
 		}
-		rc = ofs_relink_entry(c, &own, name, &d, 0);
+		/* Through the dirdata's primary only: a copy that answers in
+		 * its place while the primary says "not here" (the dirdata
+		 * being made again by another repair, below) would apply the
+		 * entry to copies that do not hold the dirdata yet. */
+		rc = ofs_dirdata_for(oa, name, &dd);
+		dd1 = dd;
+		dd1.nsids = 1;
+		if (!rc)
+			rc = ofs_set_entry(c, &dd1, name, &d, 0);
 		if (rc == -ENOENT) {
 			/* its dirdata is gone too: made again, empty */
-			struct ofs_handle dd;
-			rc = ofs_dirdata_for(oa, name, &dd);
+			rc = remake_dirdata(c, &dd, own.oid);
 			if (!rc)
-				rc = remake_dirdata(c, &dd, own.oid);
-			if (!rc)
-				rc = ofs_relink_entry(c, &own, name, &d, 0);
+				rc = ofs_set_entry(c, &dd1, name, &d, 0);
 		}
 		if (rc == -EEXIST)
 			rc = 1;              /* the name is taken: lost+found */

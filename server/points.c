@@ -84,9 +84,12 @@ int points_check(struct store *s, struct replicator *rep, const struct ofs_req *
 			int r = points_dirdata(s, a->parts[i].oid, q, &sub);
 			if (r == 0) {
 				*ans = sub;
-				continue;
+				if (sub != POINTS_NO)
+					continue;
+				/* This copy of the dirdata lacks the entry: so
+				 * may this copy alone (its siblings are asked). */
 			}
-			if (r != -ENOENT || forwarded || !rep) {
+			if ((r && r != -ENOENT) || forwarded || !rep) {
 				rc = r == -ENOENT ? 0 : r;
 				continue;
 			}

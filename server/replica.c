@@ -180,6 +180,37 @@ void replica_collect(struct replicator *r, struct replica_sent *sent, struct rep
 	}
 }
 
+/* Questions that change nothing: asked again when a pooled connection
+ * turns out dead (its server restarted since), since nothing can have
+ * been applied twice. */
+static bool read_only(uint16_t op)
+{
+	switch (op) {
+	case OFS_OP_PING: case OFS_OP_GETATTR: case OFS_OP_READ: case OFS_OP_KV_GET:
+	case OFS_OP_KV_LIST: case OFS_OP_DIRENT_LOOKUP: case OFS_OP_DIRENT_LIST:
+	case OFS_OP_STATS: case OFS_OP_STALE_FOR: case OFS_OP_SUMMARY: case OFS_OP_POINTS:
+	case OFS_OP_VERIFY: case OFS_OP_STOP_CHECK:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Close every idle connection to sid (after one of them was found dead). */
+static void drop_pooled(struct replicator *r, struct ofs_sid sid)
+{
+	pthread_mutex_lock(&r->mu);
+	for (size_t i = 0; i < r->npool;) {
+		if (sid_eq(r->pool[i].sid, sid)) {
+			conn_close(r->pool[i].c);
+			r->pool[i] = r->pool[--r->npool];
+		} else {
+			i++;
+		}
+	}
+	pthread_mutex_unlock(&r->mu);
+}
+
 int replica_forward(struct replicator *r, uint16_t op, const uint8_t *body, size_t len,
 		    const struct ofs_sid *sids, size_t n, struct replica_result *res)
 {
@@ -191,6 +222,14 @@ int replica_forward(struct replicator *r, uint16_t op, const uint8_t *body, size
 		size_t m = n - at < OFS_MAX_REPLICAS ? n - at : OFS_MAX_REPLICAS;
 		replica_send(r, op, body, len, sids + at, m, &sent, res + at);
 		replica_collect(r, &sent, res + at);
+	}
+	for (size_t i = 0; i < n && read_only(op); i++) {
+		if (!conn_is_transport_error(res[i].rc))
+			continue;
+		drop_pooled(r, sids[i]);
+		free(res[i].body);
+		replica_send(r, op, body, len, sids + i, 1, &sent, res + i);
+		replica_collect(r, &sent, res + i);
 	}
 	return 0;
 }

@@ -532,10 +532,19 @@ static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_
 			body = fw.data;
 			len = fw.len;
 		}
-	} else {
+	}
+	l = &sv->locks[oid_hash(q->oid) % SERVICE_NLOCKS];
+	pthread_mutex_lock(l);
+	if (q->op != OFS_OP_CREATE) {
+		/* Its copies as they are once no other change of it is in
+		 * flight here: read before the lock, a create still being
+		 * forwarded would leave this change unforwarded. */
 		a = malloc(sizeof(*a));
-		if (!a)
-			return -ENOMEM;
+		if (!a) {
+			pthread_mutex_unlock(l);
+			rc = -ENOMEM;
+			goto out_free;
+		}
 		if (store_getattr(sv->store, q->oid, a) != 0)
 			a->nsids = 0;      /* let the local handler say why */
 	}
@@ -546,8 +555,6 @@ static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_
 			others[nothers++] = a->sids[i];
 	}
 	need = a->confidence ? a->confidence : a->nsids;
-	l = &sv->locks[oid_hash(q->oid) % SERVICE_NLOCKS];
-	pthread_mutex_lock(l);
 	if (q->op != OFS_OP_CREATE && is_frozen(sv, q->oid)) {
 		pthread_mutex_unlock(l);
 		rc = -OFS_EMOVING;

@@ -1859,8 +1859,10 @@ static int dirent_create_txn(struct kv_txn *t, void *arg)
 	if (ka->present) {
 		if (!(ka->flags & OFS_DIRENT_REPLACE))
 			return -EEXIST;
-		/* The same object with a new handle (a copy moved): any type. */
-		bool same = oid_eq(ka->old.handle.oid, ka->d->handle.oid) && ka->old.type == ka->d->type;
+		/* The same object with a new handle (a copy moved), or its
+		 * type set right (repair, from the object's own record): any
+		 * type. */
+		bool same = oid_eq(ka->old.handle.oid, ka->d->handle.oid);
 		if (!same && ka->old.type != OFS_OBJ_METAFILE)
 			return -EISDIR;
 		if (!same && ka->d->type != OFS_OBJ_METAFILE)

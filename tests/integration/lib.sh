@@ -140,6 +140,16 @@ assert_contains() {
 	esac
 }
 
+assert_not_contains() {
+	case "$1" in
+	*"$2"*) fail "${3:-text}: '$2' found in: $1" ;;
+	esac
+}
+
+assert_not_same_file() {
+	! cmp -s "$1" "$2" || fail "${3:-files}: $1 and $2 are the same"
+}
+
 assert_same_file() {
 	cmp -s "$1" "$2" || fail "${3:-files}: $1 and $2 differ ($(stat -c %s "$1" 2>/dev/null) vs $(stat -c %s "$2" 2>/dev/null) bytes)"
 }
