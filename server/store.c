@@ -2413,6 +2413,8 @@ int store_scrub_dfile(struct store *s, struct ofs_oid oid, store_scrub_finding_f
 		rc = -OFS_ECORRUPT;
 	if (rc == 0) {
 		rc = bstream_open(s->datadir, oid, 0, &fd);
+		if (rc == -ENOENT && kv_view(s->kv, piece_txn, &pa) == -ENOENT)
+			goto out_locked;      /* removed meanwhile (rc: -ENOENT) */
 		if (rc == -ENOENT) {
 			rc = found("missing_replica", "the byte stream file is missing", arg);
 			goto out_locked;
@@ -2469,7 +2471,11 @@ out_locked:
 			size = pa.a->size;    /* (shrunk meanwhile: check what is left) */
 		if (!rc)
 			rc = bstream_pread(fd, buf, (size_t)len, off, &got);
+		else if (rc == -ENOENT)
+			stop = true;          /* removed meanwhile: nothing to say */
 		pthread_rwlock_unlock(l);
+		if (stop)
+			break;
 		if (rc) {
 			snprintf(detail, sizeof(detail), "read error at offset %llu: %s",
 				 (unsigned long long)off, ofs_strerror(rc));
@@ -2663,6 +2669,35 @@ int store_tool_set_backref(struct store *s, struct ofs_oid oid, const struct ofs
 	if (!ta.a)
 		return -ENOMEM;
 	rc = kv_update(s->kv, tool_backref_txn, &ta);
+	free(ta.a);
+	return rc;
+}
+
+static int tool_part_txn(struct kv_txn *t, void *arg)
+{
+	struct tool_args *ta = arg;
+	int rc = get_object(t, ta->oid, ta->a);
+
+	if (rc)
+		return rc;
+	if ((ta->a->type != OFS_OBJ_METAFILE && ta->a->type != OFS_OBJ_DIRECTORY) ||
+	    ta->version >= ta->a->nparts)
+		return -EINVAL;
+	memcpy(ta->a->parts[ta->version].oid.b, ta->v, OFS_OID_LEN);
+	return put_object(t, ta->oid, ta->a);
+}
+
+int store_tool_set_part(struct store *s, struct ofs_oid oid, uint32_t index, struct ofs_oid part)
+{
+	struct tool_args ta = { .oid = oid, .v = part.b, .version = index };
+	int rc;
+
+	if (s->read_only)
+		return -EROFS;
+	ta.a = malloc(sizeof(*ta.a));
+	if (!ta.a)
+		return -ENOMEM;
+	rc = kv_update(s->kv, tool_part_txn, &ta);
 	free(ta.a);
 	return rc;
 }

@@ -265,6 +265,9 @@ int store_tool_set_key(struct store *s, struct ofs_oid oid, const void *k, size_
 int store_tool_rm_key(struct store *s, struct ofs_oid oid, const void *k, size_t kn);
 int store_tool_set_version(struct store *s, struct ofs_oid oid, uint64_t version);
 int store_tool_set_backref(struct store *s, struct ofs_oid oid, const struct ofs_backref *br);
+/* Point part index of a metafile or directory at another OID (its SIDs
+ * kept). -EINVAL: not one, or no such part. */
+int store_tool_set_part(struct store *s, struct ofs_oid oid, uint32_t index, struct ofs_oid part);
 
 /*
  * Receiving a whole copy of an object from a sibling (repair; the move

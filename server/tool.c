@@ -28,6 +28,7 @@ static const char tool_usage[] =
 	"       ofs-server tool --data DIR rm-key OID KEY\n"
 	"       ofs-server tool --data DIR set-version OID N\n"
 	"       ofs-server tool --data DIR set-backref OID OWNER STRIPE [NAME]\n"
+	"       ofs-server tool --data DIR set-part OID INDEX PART\n"
 	"       ofs-server tool --data DIR remove OID\n";
 
 static int tusage(const char *fmt, const char *arg)
@@ -187,6 +188,8 @@ int tool_main(const char *data, int argc, char **argv, bool json)
 		return tusage("%s needs an OID (32 hex digits)", cmd);
 	if (!strcmp(cmd, "set-backref") && argc != 4 && argc != 5)
 		return tusage("set-backref OID OWNER STRIPE [NAME]%s", "");
+	if (!strcmp(cmd, "set-part") && argc != 4)
+		return tusage("set-part OID INDEX PART%s", "");
 	if ((!strcmp(cmd, "list") && argc != 1) ||
 	    ((!strcmp(cmd, "keys") || !strcmp(cmd, "remove")) && argc != 2) ||
 	    ((!strcmp(cmd, "get-key") || !strcmp(cmd, "set-key") || !strcmp(cmd, "rm-key") ||
@@ -194,7 +197,7 @@ int tool_main(const char *data, int argc, char **argv, bool json)
 		return tusage("wrong number of arguments for %s", cmd);
 	if (strcmp(cmd, "list") && strcmp(cmd, "keys") && strcmp(cmd, "get-key") &&
 	    strcmp(cmd, "set-key") && strcmp(cmd, "rm-key") && strcmp(cmd, "set-version") &&
-	    strcmp(cmd, "remove") && strcmp(cmd, "set-backref"))
+	    strcmp(cmd, "remove") && strcmp(cmd, "set-backref") && strcmp(cmd, "set-part"))
 		return tusage("unknown command '%s'", cmd);
 	rc = store_open(data, ro, &s);
 	if (rc)
@@ -284,6 +287,17 @@ int tool_main(const char *data, int argc, char **argv, bool json)
 			rc = store_tool_set_backref(s, oid, &br);
 			if (rc)
 				ret = tfail(argv[1], rc);
+		}
+	} else if (!strcmp(cmd, "set-part")) {
+		struct ofs_oid part;
+		uint64_t index;
+		if (parse_uint(argv[2], 0, UINT16_MAX, &index) || oid_from_hex(argv[3], &part)) {
+			ret = tusage("set-part OID INDEX PART: bad INDEX or PART%s", "");
+		} else if ((rc = store_tool_set_part(s, oid, (uint32_t)index, part)) != 0) {
+			if (rc == -EINVAL)
+				fprintf(stderr, "ofs-server: tool: %s: not a metafile or directory with "
+					"part %s\n", argv[1], argv[2]);
+			ret = rc == -EINVAL ? EXIT_FAIL : tfail(argv[1], rc);
 		}
 	} else {
 		rc = store_remove(s, oid);

@@ -167,6 +167,18 @@ assert_exit() {
 
 ok() { assert_exit 0 "$@"; }
 
+# assert_exit_in "CODES" CMD... : run CMD, require one of the exit statuses.
+assert_exit_in() {
+	local want=$1 rc
+	shift
+	"$@" >"$T/last.out" 2>"$T/last.err"
+	rc=$?
+	case " $want " in
+	*" $rc "*) ;;
+	*) fail "'$*' exited $rc, expected one of $want; stdout: $(head -c 600 "$T/last.out"); stderr: $(head -c 600 "$T/last.err")" ;;
+	esac
+}
+
 # wait_until SECONDS WHAT CMD... : poll CMD (every 50 ms) until it succeeds.
 wait_until() {
 	local secs=$1 what=$2 deadline

@@ -16,8 +16,9 @@
 # copy; the root's dirdata damaged on one copy; two directories naming
 # one file (multiple_owners); an entry whose type is wrong; a directory
 # whose parent is gone (to /lost+found with its contents); a back
-# reference naming the wrong entry; a garbled entry on one copy; a rename
-# killed between its steps, both ways.
+# reference naming the wrong entry; a garbled entry on one copy; a
+# metafile's stripe pointer broken (its dfile takes the stripe back); a
+# rename killed between its steps, both ways.
 . "$(dirname "$0")/lib.sh"
 export OFS_REPAIR_FILES=6
 . "$(dirname "$0")/repair_lib.sh"
@@ -284,6 +285,31 @@ case_ready
 mend record_corrupt "would" "fetched"
 all_read_back
 stop_cluster n14
+
+log "a metafile's stripe pointer broken: the dfile it lost takes its stripe back"
+case_start n17
+j=$(ofs stat --json /f/s4)
+MF=$(jq -r .oid <<<"$j")
+DF=$(jq -r '.dfiles[1].oid' <<<"$j")
+on_all_copies "$(jq -r '.sids[]' <<<"$j")" \
+	bash -c 'exec "$0" tool --data "$DATA" set-part "$1" 1 0123456789abcdef0123456789abcdef' \
+	"$OFS_SERVER" "$MF"
+case_ready
+run 1 repair --dry-run
+assert_eq "dangling_pointer orphan" "$(kinds)" "dry run finds"
+assert_contains "$(actions)" "would be stripe 1 of $MF again" "dry run: the dfile"
+# (the stripe that exists nowhere is left, unless the dfile took it back
+# before the metafile's check looked)
+assert_exit_in "0 1" ofs_pbj submit repair --wait --json
+JOB=$(json "$T/last.out" .id)
+ok ofs_pbj report "$JOB" --json
+cp "$T/last.out" "$T/report.json"
+assert_contains "$(json "$T/report.json" '.findings[] | select(.kind == "orphan") | .repair')" \
+	"stripe 1 of $MF again" "the dfile re-attached"
+assert_eq "$DF" "$(ofs stat --json /f/s4 | jq -r '.dfiles[1].oid')" "the metafile names it again"
+clean_scrub
+all_read_back
+stop_cluster n17
 
 log "a rename killed after its new entry: two owners, rolled back to the old name"
 case_start n15

@@ -4,8 +4,8 @@
 # broken. Three servers (racks r1 r2 r3, the default orphan grace); one
 # nschurn process makes 10 000 namespace changes (creates, overwrites,
 # renames within and across directories and onto existing names,
-# removes, mkdir and rmdir) through two clients, while scrubs run back to
-# back - metadata-only and full, alternating - each with --wait. Every
+# removes, mkdir and rmdir) through four clients, while scrubs run one
+# after another - metadata-only and full, alternating - each with --wait. Every
 # scrub must end succeeded with zero findings; nschurn must see no error
 # and find its tree as it left it; a last scrub after the load is clean.
 . "$(dirname "$0")/lib.sh"
@@ -15,7 +15,7 @@ start_cluster a:r1 b:r2 c:r3
 export OFS_PBJ_DB=$T/pbj.db
 ok ofs mkdir /load
 
-bg "$OFS_ITEST_BIN/nschurn" "$OFS_CLUSTER" /load "$OPS" 2
+bg "$OFS_ITEST_BIN/nschurn" "$OFS_CLUSTER" /load "$OPS" 4
 LOAD=$BG
 scrubs=0
 meta=0
@@ -26,12 +26,13 @@ until _proc_done "$LOAD"; do
 	else
 		mode=
 	fi
-	assert_exit 0 ofs_pbj submit scrub $mode --wait --json
+	assert_exit_in "0 1" ofs_pbj submit scrub $mode --wait --json    # (1: findings, shown below)
 	assert_json "$T/last.out"
 	JOB=$(json "$T/last.out" .id)
 	assert_eq succeeded "$(json "$T/last.out" .state)" "scrub $JOB ($mode) state"
 	assert_eq 0 "$(json "$T/last.out" .findings.total)" "scrub $JOB ($mode) during the load: findings $(ofs_pbj report "$JOB" --json)"
 	scrubs=$((scrubs + 1))
+	sleep 1        # (room for the load on two cores; the scrubs still overlap it throughout)
 done
 wait_pid "$LOAD" 600
 assert_eq 0 "$REAP_ST" "nschurn exit status"
