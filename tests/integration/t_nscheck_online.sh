@@ -2,11 +2,11 @@
 # t_nscheck_online: the namespace check runs while clients create,
 # rename, replace and remove files, and reports nothing that is not
 # broken. Three servers (racks r1 r2 r3, the default orphan grace); one
-# nschurn process makes 10 000 namespace changes (creates, overwrites,
+# nsload process makes 10 000 namespace changes (creates, overwrites,
 # renames within and across directories and onto existing names,
 # removes, mkdir and rmdir) through four clients, while scrubs run one
 # after another - metadata-only and full, alternating - each with --wait. Every
-# scrub must end succeeded with zero findings; nschurn must see no error
+# scrub must end succeeded with zero findings; nsload must see no error
 # and find its tree as it left it; a last scrub after the load is clean.
 . "$(dirname "$0")/lib.sh"
 
@@ -15,7 +15,7 @@ start_cluster a:r1 b:r2 c:r3
 export OFS_PBJ_DB=$T/pbj.db
 ok ofs mkdir /load
 
-bg "$OFS_ITEST_BIN/nschurn" "$OFS_CLUSTER" /load "$OPS" 4
+bg "$OFS_ITEST_BIN/nsload" "$OFS_CLUSTER" --dir /load --ops "$OPS" --threads 4
 LOAD=$BG
 scrubs=0
 meta=0
@@ -35,7 +35,7 @@ until _proc_done "$LOAD"; do
 	sleep 1        # (room for the load on two cores; the scrubs still overlap it throughout)
 done
 wait_pid "$LOAD" 600
-assert_eq 0 "$REAP_ST" "nschurn exit status"
+assert_eq 0 "$REAP_ST" "nsload exit status"
 log "$scrubs scrubs ($meta metadata-only) ran during $OPS namespace changes, no finding"
 [ "$scrubs" -ge 2 ] || fail "only $scrubs scrubs ran during the load"
 assert_exit 0 ofs_pbj submit scrub --wait --json
