@@ -8,7 +8,6 @@
 
 #include "log.h"
 #include "ofs_error.h"
-#include "records.h"
 #include "repair.h"
 #include "wire.h"
 
@@ -24,37 +23,6 @@ static int found_bad(const char *kind, const char *detail, void *arg)
 	(void)detail;
 	*(bool *)arg = true;
 	return 0;
-}
-
-struct decodes {
-	bool *bad;
-	uint8_t last[OFS_MAX_KEY];
-	size_t lastn;
-};
-
-static int entry_decodes(const void *key, size_t kn, const void *v, size_t vn, void *arg)
-{
-	struct decodes *d = arg;
-	struct ofs_dirent e;
-
-	memcpy(d->last, key, kn);
-	d->lastn = kn;
-	if (rec_decode_dirent(v, vn, &e) != 0)
-		*d->bad = true;
-	return 0;
-}
-
-/* A dirdata's own check: every entry decodes. */
-static int dirdata_decodes(struct store *s, struct ofs_oid oid, bool *bad)
-{
-	struct decodes d = { .bad = bad };
-	bool more = true;
-	int rc = 0;
-
-	while (more && !rc && !*bad)
-		rc = store_kv_list(s, oid, d.lastn ? d.last : NULL, d.lastn, OFS_MAX_LIST,
-				   entry_decodes, &d, &more);
-	return rc;
 }
 
 int repair_verify(struct store *s, struct ofs_oid oid, struct ofs_summary *sm)
@@ -89,16 +57,7 @@ int repair_verify(struct store *s, struct ofs_oid oid, struct ofs_summary *sm)
 		if (rc)
 			return rc;
 	}
-	if (sm->type == OFS_OBJ_DIRDATA) {
-		rc = dirdata_decodes(s, oid, &bad);
-		if (rc == -ENOENT) {
-			memset(sm, 0, sizeof(*sm));
-			return 0;
-		}
-		if (rc)
-			return rc;
-	}
-	sm->checked = true;
+	sm->checked = true;     /* (a dirdata entry that does not decode: corrupt) */
 	sm->bad = bad || sm->corrupt;
 	return 0;
 }
@@ -389,6 +348,20 @@ static void say(struct ofs_fetch_reply *out, uint8_t outcome, const struct cand 
 	va_end(ap);
 }
 
+/* Re-read candidate c on its server (VERIFY): c->bad unless it verifies
+ * at version v with the digest its summary gave. */
+static int verify_cand(struct replicator *r, struct ofs_oid oid, struct cand *c, uint64_t v)
+{
+	struct ofs_summary vs;
+	int vrc, rc = ask_all(r, OFS_OP_VERIFY, oid, &c->sid, 1, &vs, &vrc);
+
+	if (rc)
+		return rc;
+	c->bad = !(vrc == 0 && vs.present && vs.checked && !vs.bad && vs.version == v &&
+		   digest_eq(vs.digest, c->sm.digest));
+	return 0;
+}
+
 static bool kv_type(const struct ofs_summary *local, const struct ofs_summary *first)
 {
 	uint8_t type = local->present ? local->type : first->type;
@@ -415,12 +388,9 @@ static int kv_vote(struct replicator *r, struct ofs_oid oid, const struct ofs_su
 				break;
 			d = local->digest;
 		} else {
-			struct ofs_summary vs;
-			int vrc, rc = ask_all(r, OFS_OP_VERIFY, oid, &c[i].sid, 1, &vs, &vrc);
+			int rc = verify_cand(r, oid, &c[i], v);
 			if (rc)
 				return rc;
-			c[i].bad = !(vrc == 0 && vs.present && vs.checked && !vs.bad &&
-				     vs.version == v && digest_eq(vs.digest, c[i].sm.digest));
 			if (c[i].bad)
 				continue;
 			d = c[i].sm.digest;
@@ -562,14 +532,10 @@ int repair_fetch(struct store *s, struct sidtab *t, struct replicator *r, struct
 			size_t good = 0, pick = 0;
 			struct ofs_digest gd[MAX_CANDS];
 			for (size_t i = at; i < end; i++) {
-				struct ofs_summary vs;
-				int vrc;
 				bool seen = false;
-				rc = ask_all(r, OFS_OP_VERIFY, oid, &c[i].sid, 1, &vs, &vrc);
+				rc = verify_cand(r, oid, &c[i], v);
 				if (rc)
 					return rc;
-				c[i].bad = !(vrc == 0 && vs.present && vs.checked && !vs.bad &&
-					     vs.version == v && digest_eq(vs.digest, c[i].sm.digest));
 				if (c[i].bad)
 					continue;
 				for (size_t j = 0; j < good; j++)

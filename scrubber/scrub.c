@@ -1531,7 +1531,7 @@ static int mend_structure(struct task *k, const struct walked *w, struct ofs_tas
 	}
 	if (m->what == MEND_ORPHAN) {
 		int64_t t = w->a.mtime_ns > w->a.ctime_ns ? w->a.mtime_ns : w->a.ctime_ns;
-		if (wall_ns() - t < k->sc->orphan_grace_s * 1000000000LL) {
+		if (young(k->sc, &w->a)) {
 			f->repair = OFS_REPAIR_LEFT;
 			snprintf(f->action, sizeof(f->action),
 				 "left: changed %llds ago, within the %llds grace (a create may be "
