@@ -432,17 +432,6 @@ static int file_destroy(struct ofs_client *c, const struct ofs_handle *mf)
 	return rc;
 }
 
-static uint64_t name_hash(const char *name)
-{
-	uint64_t h = 1469598103934665603ull;    /* FNV-1a */
-
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-		h ^= *p;
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
 /* The dirdata object that holds name in directory dir (attrs da). */
 static int dirdata_for(const struct ofs_attr *da, const char *name, struct ofs_handle *dd)
 {
@@ -450,7 +439,7 @@ static int dirdata_for(const struct ofs_attr *da, const char *name, struct ofs_h
 		return -ENOTDIR;
 	if (da->nparts == 0)
 		return -OFS_ECORRUPT;
-	*dd = da->parts[name_hash(name) % da->nparts];
+	*dd = da->parts[ofs_name_hash(name) % da->nparts];
 	return 0;
 }
 

@@ -66,6 +66,11 @@ struct ofs_digest checksum_stream_final(struct checksum_stream *s)
 	return canon(XXH3_128bits_digest(s->st));
 }
 
+void checksum_stream_reset(struct checksum_stream *s)
+{
+	XXH3_128bits_reset(s->st);
+}
+
 void checksum_stream_free(struct checksum_stream *s)
 {
 	if (!s)

@@ -32,6 +32,8 @@ struct checksum_stream *checksum_stream_new(void);
 void checksum_stream_update(struct checksum_stream *s, const void *p, size_t n);
 struct ofs_digest checksum_stream_final(struct checksum_stream *s);
 void checksum_stream_free(struct checksum_stream *s);
+/* Start over, as if new (no allocation). */
+void checksum_stream_reset(struct checksum_stream *s);
 
 /* The chunks [first, last] that bytes [off, off+len) touch; len > 0. */
 void checksum_chunk_span(uint64_t off, uint64_t len, uint32_t chunk,

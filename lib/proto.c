@@ -12,6 +12,17 @@
 #include "ofs_error.h"
 #include "proto.h"
 
+uint64_t ofs_name_hash(const char *name)
+{
+	uint64_t h = 1469598103934665603ull;    /* FNV-1a */
+
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+		h ^= *p;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
 bool ofs_name_valid(const char *name)
 {
 	size_t n = strlen(name);
@@ -59,7 +70,7 @@ const char *ofs_op_name(uint16_t op)
 		[OFS_OP_STALE_FOR] = "stale_for", [OFS_OP_SUMMARY] = "summary",
 		[OFS_OP_TASK_START] = "task_start", [OFS_OP_TASK_POLL] = "task_poll",
 		[OFS_OP_TASK_CTL] = "task_ctl", [OFS_OP_POINTS] = "points",
-		[OFS_OP_VERIFY] = "verify", [OFS_OP_REPAIR_FETCH] = "repair_fetch",
+		[OFS_OP_VERIFY] = "verify", [OFS_OP_SUMMARY_MANY] = "summary_many", [OFS_OP_REPAIR_FETCH] = "repair_fetch",
 		[OFS_OP_STALE_CLEAR] = "stale_clear", [OFS_OP_FREEZE] = "freeze",
 		[OFS_OP_ROOT_MOVE] = "root_move", [OFS_OP_STOP_CHECK] = "stop_check",
 	};
@@ -302,6 +313,12 @@ int proto_encode_req(struct wbuf *w, const struct ofs_req *q)
 		wbuf_u64(w, q->task.job);
 		wbuf_u8(w, q->task.action);
 		break;
+	case OFS_OP_SUMMARY_MANY:
+		if (q->data_len % OFS_OID_LEN || q->data_len / OFS_OID_LEN > OFS_SUMMARY_MANY_MAX)
+			return -EINVAL;
+		wbuf_u32(w, (uint32_t)(q->data_len / OFS_OID_LEN));
+		wbuf_bytes(w, q->data, q->data_len);
+		break;
 	case OFS_OP_POINTS:
 		wbuf_oid(w, q->oid);
 		wbuf_oid(w, q->child);
@@ -527,6 +544,14 @@ int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_re
 		q->task.ack = rbuf_u64(&r);
 		q->task.budget = rbuf_u64(&r);
 		break;
+	case OFS_OP_SUMMARY_MANY: {
+		uint32_t n = rbuf_u32(&r);
+		if (rbuf_error(&r) || n == 0 || n > OFS_SUMMARY_MANY_MAX)
+			return -OFS_ECORRUPT;
+		q->data = rbuf_bytes(&r, (size_t)n * OFS_OID_LEN);
+		q->data_len = (size_t)n * OFS_OID_LEN;
+		break;
+	}
 	case OFS_OP_POINTS:
 		q->oid = rbuf_oid(&r);
 		q->child = rbuf_oid(&r);
@@ -1154,25 +1179,23 @@ void proto_encode_summary(struct wbuf *w, const struct ofs_summary *s)
 	wbuf_str(w, s->backref.name);
 }
 
-int proto_decode_summary(const uint8_t *b, size_t len, struct ofs_summary *s)
+static int decode_summary(struct rbuf *r, struct ofs_summary *s)
 {
-	struct rbuf r;
 	struct ofs_summary t;
 	const uint8_t *d;
 	uint8_t fl;
 
-	rbuf_init(&r, b, len);
-	fl = rbuf_u8(&r);
-	t.version = rbuf_u64(&r);
-	t.size = rbuf_u64(&r);
-	d = rbuf_bytes(&r, sizeof(t.digest.b));
+	fl = rbuf_u8(r);
+	t.version = rbuf_u64(r);
+	t.size = rbuf_u64(r);
+	d = rbuf_bytes(r, sizeof(t.digest.b));
 	memset(&t.backref, 0, sizeof(t.backref));
-	t.type = rbuf_u8(&r);
-	t.backref.owner = rbuf_oid(&r);
-	t.backref.stripe = rbuf_u32(&r);
-	decode_name(&r, t.backref.name, true);
-	if (rbuf_done(&r))
-		return rbuf_done(&r);
+	t.type = rbuf_u8(r);
+	t.backref.owner = rbuf_oid(r);
+	t.backref.stripe = rbuf_u32(r);
+	decode_name(r, t.backref.name, true);
+	if (rbuf_error(r))
+		return rbuf_error(r);
 	if (t.type != 0 && !ofs_type_valid(t.type))
 		return -OFS_ECORRUPT;
 	if (fl > 31 || ((fl & 16) && !(fl & 8)))
@@ -1185,6 +1208,41 @@ int proto_decode_summary(const uint8_t *b, size_t len, struct ofs_summary *s)
 	memcpy(t.digest.b, d, sizeof(t.digest.b));
 	*s = t;
 	return 0;
+}
+
+int proto_decode_summary(const uint8_t *b, size_t len, struct ofs_summary *s)
+{
+	struct rbuf r;
+	struct ofs_summary t;
+	int rc;
+
+	rbuf_init(&r, b, len);
+	rc = decode_summary(&r, &t);
+	if (!rc)
+		rc = rbuf_done(&r);
+	if (!rc)
+		*s = t;
+	return rc;
+}
+
+void proto_encode_summaries(struct wbuf *w, const struct ofs_summary *s, uint32_t n)
+{
+	wbuf_u32(w, n);
+	for (uint32_t i = 0; i < n; i++)
+		proto_encode_summary(w, &s[i]);
+}
+
+int proto_decode_summaries(const uint8_t *b, size_t len, struct ofs_summary *s, uint32_t n)
+{
+	struct rbuf r;
+	int rc = 0;
+
+	rbuf_init(&r, b, len);
+	if (rbuf_u32(&r) != n)
+		return rbuf_error(&r) ? rbuf_error(&r) : -OFS_ECORRUPT;
+	for (uint32_t i = 0; i < n && !rc; i++)
+		rc = decode_summary(&r, &s[i]);
+	return rc ? rc : rbuf_done(&r);
 }
 
 void proto_encode_fetch_reply(struct wbuf *w, const struct ofs_fetch_reply *f)

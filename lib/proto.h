@@ -25,6 +25,7 @@
 #define OFS_MAX_KEY 1024          /* bytes in one key-value key */
 #define OFS_MAX_VALUE (1u << 20)  /* bytes in one key-value value */
 #define OFS_MAX_LIST 1000         /* entries in one list reply */
+#define OFS_SUMMARY_MANY_MAX 512  /* objects asked of in one SUMMARY_MANY */
 #define OFS_DIST_MAX 31           /* bytes in a distribution name */
 
 enum ofs_op {
@@ -78,6 +79,8 @@ enum ofs_op {
 	OFS_OP_STOP_CHECK,      /* max -> objects of this server that would be
 	                           left with fewer good copies than their write
 	                           confidence if it stopped now */
+	OFS_OP_SUMMARY_MANY,    /* n, n oids -> n summaries, in order (SUMMARY
+	                           of each; an object not here: not present) */
 	OFS_OP_MAX
 };
 
@@ -323,7 +326,8 @@ struct ofs_req {
 	struct ofs_attr attr;          /* CREATE, SETATTR */
 	uint64_t offset;               /* READ, WRITE */
 	uint32_t length;               /* READ: at most OFS_MAX_IO */
-	const uint8_t *data;           /* WRITE bytes, KV_PUT value */
+	const uint8_t *data;           /* WRITE bytes, KV_PUT value, SUMMARY_MANY:
+	                                  the oids (OFS_OID_LEN each) */
 	size_t data_len;
 	const uint8_t *key;            /* KV_*: key; KV_LIST: list after it */
 	size_t key_len;
@@ -370,6 +374,9 @@ int proto_decode_stop_reply(const uint8_t *b, size_t n, struct ofs_stop_reply *s
 /* True when name is a valid entry name: 1..255 bytes, no '/', not "." or
  * "..". (A NUL cannot occur inside a C string; the decoders reject it.) */
 bool ofs_name_valid(const char *name);
+/* The hash that picks a name's dirdata in a directory of N of them:
+ * parts[ofs_name_hash(name) % N] (FNV-1a, 64-bit). */
+uint64_t ofs_name_hash(const char *name);
 bool ofs_type_valid(uint8_t type);
 const char *ofs_type_name(uint8_t type);
 
@@ -490,6 +497,10 @@ void proto_encode_summary(struct wbuf *w, const struct ofs_summary *s);
 void proto_encode_fetch_reply(struct wbuf *w, const struct ofs_fetch_reply *f);
 int proto_decode_fetch_reply(const uint8_t *b, size_t len, struct ofs_fetch_reply *f);
 int proto_decode_summary(const uint8_t *b, size_t len, struct ofs_summary *s);
+/* SUMMARY_MANY reply: n summaries one after another. The decoder takes
+ * exactly n (-OFS_ECORRUPT on a short, long or bad body). */
+void proto_encode_summaries(struct wbuf *w, const struct ofs_summary *s, uint32_t n);
+int proto_decode_summaries(const uint8_t *b, size_t len, struct ofs_summary *s, uint32_t n);
 
 /* SET_ROOT reply: the root in use and its birth. */
 void proto_encode_root(struct wbuf *w, const struct ofs_handle *h, int64_t birth_ns);

@@ -18,7 +18,7 @@
 #include "scrub.h"
 
 #define TASKS_KEPT 64            /* finished tasks remembered for their poll */
-#define WALK_BATCH 64            /* objects read from the index at once */
+#define WALK_BATCH 256           /* objects read from the index at once */
 
 /* What repair needs to mend a structure finding (repair mode only). */
 enum { MEND_NONE, MEND_BACKREF, MEND_DANGLING_ENTRY, MEND_DANGLING_PART, MEND_ORPHAN,
@@ -73,6 +73,32 @@ struct suspect {
 	struct seen s[SUSPECT_SEEN];
 };
 
+/*
+ * The sibling copies' summaries of a walked batch, asked for with one
+ * SUMMARY_MANY per sibling server (all at once) instead of one SUMMARY
+ * per object: the first look at each object of the batch compares with
+ * these. ok[i][j]: the answer for batch object i from the server named
+ * by its handle's sids[j]. A second look always asks afresh.
+ */
+struct prefetched {
+	struct ofs_summary sm[WALK_BATCH][OFS_MAX_REPLICAS];
+	bool ok[WALK_BATCH][OFS_MAX_REPLICAS];
+	struct ofs_summary mine[WALK_BATCH];     /* this server's copies */
+	bool mine_ok;
+};
+
+/* Children's summaries asked ahead (SUMMARY_MANY of each child's primary),
+ * sorted by OID: what locate would find first, for a first look. */
+struct kid {
+	struct ofs_oid oid;
+	struct ofs_sid from;             /* the child's primary, which answered */
+	struct ofs_summary sm;
+};
+struct kidtab {
+	struct kid *v;
+	size_t n, cap;
+};
+
 struct task {
 	bool used;
 	uint64_t job;
@@ -124,6 +150,11 @@ struct task {
 	bool copies_differ;              /* compare_siblings: this copy's content
 	                                    is in question (no structure check) */
 	struct ofs_client *client;       /* to this server, for structure repairs */
+	struct prefetched *pre;          /* the walked batch's sibling summaries */
+	struct kidtab kids;              /* the batch's parts, asked ahead */
+	struct kidtab page_kids;         /* a dirdata's page of entries, asked ahead */
+	long pre_at;                     /* the object being scrubbed: its index in
+	                                    the batch (-1: none, ask) */
 };
 
 struct scrubber {
@@ -180,6 +211,9 @@ static void task_free(struct task *k)
 	free(k->only);
 	free(k->f);
 	free(k->batch);
+	free(k->pre);
+	free(k->kids.v);
+	free(k->page_kids.v);
 	free(k->held);
 	free(k->hm);
 	free(k->sus);
@@ -412,6 +446,270 @@ static bool reporter(const struct ofs_attr *a, struct ofs_sid me, const struct o
 	return false;
 }
 
+/* The servers a walked object's copies are compared with: its handle's,
+ * but this one. */
+static size_t siblings(const struct ofs_attr *a, struct ofs_sid me, size_t *at)
+{
+	size_t n = 0;
+
+	for (uint8_t j = 0; j < a->nsids && j < OFS_MAX_REPLICAS; j++)
+		if (!sid_eq(a->sids[j], me))
+			at[n++] = j;
+	return n;
+}
+
+/*
+ * Ask every sibling server of the batch's objects for the summaries of
+ * the objects it holds a copy of, with one SUMMARY_MANY each, all at
+ * once. A server that does not answer (or does not know the operation)
+ * leaves its entries unset: those objects are asked one by one.
+ */
+static void prefetch(struct task *k, const struct walked *w, size_t nw)
+{
+	struct ofs_sid me = store_sid(k->sc->s);
+	struct ofs_sid sid[WALK_BATCH * OFS_MAX_REPLICAS];
+	struct ofs_summary *got = NULL;
+	uint8_t *oids = NULL;
+	size_t nsid = 0;
+
+	if (!k->pre)
+		return;
+	memset(k->pre->ok, 0, sizeof(k->pre->ok));
+	k->pre->mine_ok = false;
+	for (size_t i = 0; i < nw; i++) {
+		size_t at[OFS_MAX_REPLICAS], n;
+		if (w[i].decode_rc)
+			continue;
+		n = siblings(&w[i].a, me, at);
+		for (size_t j = 0; j < n; j++) {
+			size_t x = 0;
+			while (x < nsid && !sid_eq(sid[x], w[i].a.sids[at[j]]))
+				x++;
+			if (x == nsid)
+				sid[nsid++] = w[i].a.sids[at[j]];
+		}
+	}
+	if (nsid == 0)
+		return;
+	got = malloc(WALK_BATCH * sizeof(*got));
+	oids = malloc((size_t)WALK_BATCH * OFS_OID_LEN);
+	if (got) {
+		/* this server's own copies, read at the same moment */
+		struct ofs_oid o[WALK_BATCH];
+		for (size_t i = 0; i < nw; i++)
+			o[i] = w[i].oid;
+		k->pre->mine_ok = store_summary_many(k->sc->s, o, nw, k->pre->mine) == 0;
+	}
+	/* (one server at a time in groups of OFS_MAX_REPLICAS sent at once) */
+	for (size_t x0 = 0; got && oids && x0 < nsid; x0 += OFS_MAX_REPLICAS) {
+		struct replica_sent sent[OFS_MAX_REPLICAS];
+		struct replica_result res[OFS_MAX_REPLICAS];
+		struct wbuf body[OFS_MAX_REPLICAS];
+		uint32_t cnt[OFS_MAX_REPLICAS];
+		size_t m = nsid - x0 < OFS_MAX_REPLICAS ? nsid - x0 : OFS_MAX_REPLICAS;
+		for (size_t y = 0; y < m; y++) {
+			struct ofs_req q;
+			size_t c = 0;
+			for (size_t i = 0; i < nw; i++)
+				for (uint8_t j = 0; !w[i].decode_rc && j < w[i].a.nsids; j++)
+					if (sid_eq(w[i].a.sids[j], sid[x0 + y]))
+						memcpy(oids + OFS_OID_LEN * c++, w[i].oid.b, OFS_OID_LEN);
+			memset(&q, 0, sizeof(q));
+			q.op = OFS_OP_SUMMARY_MANY;
+			q.data = oids;
+			q.data_len = c * OFS_OID_LEN;
+			cnt[y] = (uint32_t)c;
+			wbuf_init(&body[y]);
+			memset(&res[y], 0, sizeof(res[y]));
+			if (proto_encode_req(&body[y], &q) == 0)
+				replica_send(k->sc->r, OFS_OP_SUMMARY_MANY, body[y].data, body[y].len,
+					     &sid[x0 + y], 1, &sent[y], &res[y]);
+			else
+				sent[y].n = 0;
+		}
+		for (size_t y = 0; y < m; y++) {
+			size_t c = 0;
+			if (sent[y].n)
+				replica_collect(k->sc->r, &sent[y], &res[y]);
+			wbuf_free(&body[y]);
+			if (!sent[y].n || res[y].rc ||
+			    proto_decode_summaries(res[y].body, res[y].len, got, cnt[y]) != 0) {
+				free(res[y].body);
+				continue;
+			}
+			for (size_t i = 0; i < nw; i++)
+				for (uint8_t j = 0; !w[i].decode_rc && j < w[i].a.nsids; j++)
+					if (sid_eq(w[i].a.sids[j], sid[x0 + y]) && c < cnt[y]) {
+						k->pre->sm[i][j] = got[c++];
+						k->pre->ok[i][j] = true;
+					}
+			free(res[y].body);
+		}
+	}
+	free(oids);
+	free(got);
+}
+
+/* The prefetched summaries of the object being scrubbed from each of the
+ * n servers in others, if the batch has them all (first look only). */
+static bool prefetched_for(const struct task *k, const struct walked *w,
+			   const struct ofs_sid *others, size_t n, struct ofs_summary *theirs)
+{
+	if (!k->pre || k->pre_at < 0 || k->phase != PH_FIRST)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t j = 0;
+		while (j < w->a.nsids && !sid_eq(w->a.sids[j], others[i]))
+			j++;
+		if (j == w->a.nsids || !k->pre->ok[k->pre_at][j])
+			return false;
+		theirs[i] = k->pre->sm[k->pre_at][j];
+	}
+	return true;
+}
+
+static int cmp_kid(const void *a, const void *b)
+{
+	return memcmp(((const struct kid *)a)->oid.b, ((const struct kid *)b)->oid.b, OFS_OID_LEN);
+}
+
+/*
+ * Ask the primaries of the n children in h (those not on this server: the
+ * caller looks at its own copies) for their summaries, one SUMMARY_MANY
+ * per server, OFS_MAX_REPLICAS servers at a time, into kt (replacing what
+ * it held). A child whose primary does not answer, or does not hold it,
+ * is not in kt: it is located the old way.
+ */
+static void prefetch_kids(struct task *k, struct kidtab *kt, const struct ofs_handle *h, size_t n)
+{
+	struct ofs_sid me = store_sid(k->sc->s), sid[OFS_MAX_REPLICAS];
+	size_t *todo = NULL, ntodo = 0;
+	struct ofs_summary *got = NULL;
+	uint8_t *oids = NULL;
+
+	kt->n = 0;
+	if (!k->pre || n == 0)
+		return;
+	todo = malloc(n * sizeof(*todo));
+	got = malloc(OFS_SUMMARY_MANY_MAX * sizeof(*got));
+	oids = malloc((size_t)OFS_SUMMARY_MANY_MAX * OFS_OID_LEN);
+	if (!todo || !got || !oids || (kt->cap < n && !(kt->v = realloc(kt->v, n * sizeof(*kt->v)))))
+		goto out;
+	if (kt->cap < n)
+		kt->cap = n;
+	for (size_t i = 0; i < n; i++)
+		if (h[i].nsids && !sid_eq(h[i].sids[0], me))
+			todo[ntodo++] = i;
+	while (ntodo) {
+		struct replica_sent sent[OFS_MAX_REPLICAS];
+		struct replica_result res[OFS_MAX_REPLICAS];
+		struct wbuf body[OFS_MAX_REPLICAS];
+		size_t *which[OFS_MAX_REPLICAS] = { NULL };
+		uint32_t cnt[OFS_MAX_REPLICAS] = { 0 };
+		size_t m = 0, left = 0;
+		/* up to OFS_MAX_REPLICAS servers, up to the most one asks */
+		for (size_t t = 0; t < ntodo; t++) {
+			const struct ofs_sid *p = &h[todo[t]].sids[0];
+			size_t y = 0;
+			while (y < m && !sid_eq(sid[y], *p))
+				y++;
+			if (y == m && m < OFS_MAX_REPLICAS) {
+				sid[m] = *p;
+				which[m] = malloc(OFS_SUMMARY_MANY_MAX * sizeof(size_t));
+				if (!which[m])
+					break;
+				m++;
+			}
+			if (y < m && cnt[y] < OFS_SUMMARY_MANY_MAX)
+				which[y][cnt[y]++] = todo[t];
+			else
+				todo[left++] = todo[t];   /* the next round */
+		}
+		ntodo = left;
+		for (size_t y = 0; y < m; y++) {
+			struct ofs_req q;
+			for (uint32_t c = 0; c < cnt[y]; c++)
+				memcpy(oids + OFS_OID_LEN * c, h[which[y][c]].oid.b, OFS_OID_LEN);
+			memset(&q, 0, sizeof(q));
+			q.op = OFS_OP_SUMMARY_MANY;
+			q.data = oids;
+			q.data_len = (size_t)cnt[y] * OFS_OID_LEN;
+			wbuf_init(&body[y]);
+			memset(&res[y], 0, sizeof(res[y]));
+			sent[y].n = 0;
+			if (cnt[y] && proto_encode_req(&body[y], &q) == 0)
+				replica_send(k->sc->r, OFS_OP_SUMMARY_MANY, body[y].data, body[y].len,
+					     &sid[y], 1, &sent[y], &res[y]);
+		}
+		for (size_t y = 0; y < m; y++) {
+			if (sent[y].n)
+				replica_collect(k->sc->r, &sent[y], &res[y]);
+			wbuf_free(&body[y]);
+			if (sent[y].n && !res[y].rc &&
+			    proto_decode_summaries(res[y].body, res[y].len, got, cnt[y]) == 0) {
+				for (uint32_t c = 0; c < cnt[y]; c++) {
+					if (!got[c].present || got[c].corrupt)
+						continue;
+					kt->v[kt->n].oid = h[which[y][c]].oid;
+					kt->v[kt->n].from = sid[y];
+					kt->v[kt->n].sm = got[c];
+					kt->n++;
+				}
+			}
+			free(res[y].body);
+			free(which[y]);
+		}
+		if (m == 0)
+			break;
+	}
+	qsort(kt->v, kt->n, sizeof(*kt->v), cmp_kid);
+out:
+	free(oids);
+	free(got);
+	free(todo);
+}
+
+/* The parts (stripes, dirdata) of the batch's metafiles and directories
+ * this server checks (it is their primary), asked ahead. */
+static void prefetch_parts(struct task *k, const struct walked *w, size_t nw)
+{
+	struct ofs_sid me = store_sid(k->sc->s);
+	struct ofs_handle *h;
+	size_t n = 0, cap = 0;
+
+	for (size_t i = 0; i < nw; i++)
+		if (!w[i].decode_rc && w[i].a.nsids && sid_eq(w[i].a.sids[0], me) &&
+		    (w[i].a.type == OFS_OBJ_METAFILE || w[i].a.type == OFS_OBJ_DIRECTORY))
+			cap += w[i].a.nparts;
+	k->kids.n = 0;
+	if (cap == 0 || !(h = malloc(cap * sizeof(*h))))
+		return;
+	for (size_t i = 0; i < nw; i++)
+		if (!w[i].decode_rc && w[i].a.nsids && sid_eq(w[i].a.sids[0], me) &&
+		    (w[i].a.type == OFS_OBJ_METAFILE || w[i].a.type == OFS_OBJ_DIRECTORY))
+			for (uint16_t j = 0; j < w[i].a.nparts && n < cap; j++)
+				h[n++] = w[i].a.parts[j];
+	prefetch_kids(k, &k->kids, h, n);
+	free(h);
+}
+
+/* The child's summary asked ahead from its primary (first look only). */
+static const struct kid *kid_of(const struct task *k, const struct ofs_handle *child)
+{
+	const struct kidtab *tabs[2] = { &k->page_kids, &k->kids };
+
+	if (k->phase != PH_FIRST || child->nsids == 0)
+		return NULL;
+	for (int t = 0; t < 2; t++) {
+		struct kid key = { .oid = child->oid };
+		const struct kid *f = tabs[t]->n ? bsearch(&key, tabs[t]->v, tabs[t]->n,
+							   sizeof(key), cmp_kid) : NULL;
+		if (f && sid_eq(f->from, child->sids[0]))
+			return f;
+	}
+	return NULL;
+}
+
 static int compare_siblings(struct task *k, const struct walked *w)
 {
 	struct scrubber *sc = k->sc;
@@ -460,26 +758,40 @@ static int compare_siblings(struct task *k, const struct walked *w)
 	}
 	if (n == 0)
 		return 0;
-	rc = store_summary(sc->s, w->oid, &mine);
-	if (rc == -ENOENT)
-		return 0;                    /* removed meanwhile */
-	if (rc)
-		return rc;
-	wbuf_init(&body);
-	wbuf_oid(&body, w->oid);
-	rc = wbuf_error(&body);
-	if (!rc)
-		rc = replica_forward(sc->r, OFS_OP_SUMMARY, body.data, body.len, others, n, res);
-	wbuf_free(&body);
-	if (rc)
-		return rc;
-	for (size_t i = 0; i < n; i++) {
-		if (!res[i].rc && proto_decode_summary(res[i].body, res[i].len, &theirs[i]) == 0 &&
-		    !theirs[i].corrupt && !theirs[i].behind)
-			ok[i] = true;
-		else
-			quiet[nquiet++] = others[i];     /* no answer, or it reports itself */
-		free(res[i].body);
+	if (k->pre && k->pre_at >= 0 && k->phase == PH_FIRST && k->pre->mine_ok &&
+	    k->pre->mine[k->pre_at].present && !k->pre->mine[k->pre_at].corrupt) {
+		mine = k->pre->mine[k->pre_at];
+	} else {
+		rc = store_summary(sc->s, w->oid, &mine);
+		if (rc == -ENOENT)
+			return 0;            /* removed meanwhile */
+		if (rc)
+			return rc;
+	}
+	if (prefetched_for(k, w, others, n, theirs)) {
+		for (size_t i = 0; i < n; i++) {
+			if (theirs[i].corrupt || theirs[i].behind)
+				quiet[nquiet++] = others[i];     /* it reports itself */
+			else
+				ok[i] = true;
+		}
+	} else {
+		wbuf_init(&body);
+		wbuf_oid(&body, w->oid);
+		rc = wbuf_error(&body);
+		if (!rc)
+			rc = replica_forward(sc->r, OFS_OP_SUMMARY, body.data, body.len, others, n, res);
+		wbuf_free(&body);
+		if (rc)
+			return rc;
+		for (size_t i = 0; i < n; i++) {
+			if (!res[i].rc && proto_decode_summary(res[i].body, res[i].len, &theirs[i]) == 0 &&
+			    !theirs[i].corrupt && !theirs[i].behind)
+				ok[i] = true;
+			else
+				quiet[nquiet++] = others[i];     /* no answer, or it reports itself */
+			free(res[i].body);
+		}
 	}
 	/* This copy behind a sibling: it says so itself. */
 	for (size_t i = 0; i < n; i++) {
@@ -667,6 +979,29 @@ static void lost_ranges(const struct ofs_attr *a, uint32_t i, char *out, size_t 
 			 (unsigned long long)total);
 }
 
+/* Is this server the child's primary, and does its copy show the pointer
+ * right (back reference and type)? Then it is, with no question asked:
+ * locate would have taken this copy, the first of the child's servers
+ * that holds it (a back reference is not part of a copy's digest, so
+ * another copy may differ, and the primary's is the one judged).
+ * Anything else is asked of the child's servers. */
+static bool right_here(struct task *k, const struct ofs_handle *child, struct ofs_oid want_owner,
+		       long want_stripe, const char *want_name, int want_type)
+{
+	struct ofs_attr *a;
+	bool right;
+
+	if (child->nsids == 0 || !sid_eq(child->sids[0], store_sid(k->sc->s)) ||
+	    !(a = malloc(sizeof(*a))))
+		return false;
+	right = store_getattr(k->sc->s, child->oid, a) == 0 && oid_eq(a->backref.owner, want_owner) &&
+		(want_stripe < 0 || a->backref.stripe == (uint32_t)want_stripe) &&
+		(!want_name || strcmp(a->backref.name, want_name) == 0) &&
+		(want_type < 0 || a->type == want_type);
+	free(a);
+	return right;
+}
+
 static int check_pointer(struct task *k, const struct walked *w, const struct ofs_handle *child,
 			 const char *what, struct ofs_oid want_owner, long want_stripe,
 			 const char *want_name, int want_type)
@@ -674,7 +1009,19 @@ static int check_pointer(struct task *k, const struct walked *w, const struct of
 	struct ofs_summary sm;
 	struct ofs_sid where;
 	char detail[OFS_TASK_DETAIL_LEN], ch[OFS_OID_HEX], oh[OFS_OID_HEX];
-	int state, rc = locate(k, child, &sm, &where, &state);
+	const struct kid *kd;
+	int state, rc;
+
+	if (right_here(k, child, want_owner, want_stripe, want_name, want_type))
+		return 0;
+	if ((kd = kid_of(k, child)) != NULL) {
+		sm = kd->sm;                 /* what locate would find first */
+		where = kd->from;
+		state = WHERE_FOUND;
+		rc = 0;
+	} else {
+		rc = locate(k, child, &sm, &where, &state);
+	}
 
 	if (rc || state == WHERE_UNKNOWN)
 		return rc;
@@ -751,29 +1098,69 @@ static int check_pointer(struct task *k, const struct walked *w, const struct of
 	return 0;
 }
 
+/* A page of a dirdata's entries, read first, checked after (their
+ * children asked ahead all at once). */
+#define ENTRY_PAGE OFS_SUMMARY_MANY_MAX
 struct entries_ctx {
-	struct task *k;
-	const struct walked *w;
 	uint8_t last[OFS_MAX_KEY];
 	size_t lastn;
-	int rc;
+	size_t n;
+	char (*name)[OFS_NAME_MAX + 1];
+	struct ofs_dirent *d;
+	struct ofs_handle *h;
 };
 
-static int check_entry(const void *key, size_t kn, const void *v, size_t vn, void *arg)
+static int take_entry(const void *key, size_t kn, const void *v, size_t vn, void *arg)
 {
 	struct entries_ctx *ec = arg;
-	struct ofs_dirent d;
-	char name[OFS_NAME_MAX + 1], what[OFS_NAME_MAX + 32];
 
 	memcpy(ec->last, key, kn);
 	ec->lastn = kn;
-	if (rec_decode_dirent(v, vn, &d) != 0)
+	if (rec_decode_dirent(v, vn, &ec->d[ec->n]) != 0)
 		return 0;                    /* record_corrupt, said elsewhere */
-	snprintf(name, sizeof(name), "%.*s", (int)kn, (const char *)key);
-	snprintf(what, sizeof(what), "entry '%s'", name);
-	ec->rc = check_pointer(ec->k, ec->w, &d.handle, what, ec->w->a.backref.owner, -1, name,
-			       d.type);
-	return ec->rc;
+	snprintf(ec->name[ec->n], sizeof(ec->name[0]), "%.*s", (int)kn, (const char *)key);
+	ec->h[ec->n] = ec->d[ec->n].handle;
+	ec->n++;
+	return 0;
+}
+
+/* Every entry of a dirdata names an object whose back reference names
+ * the dirdata's directory and the entry's name. */
+static int check_entries(struct task *k, const struct walked *w)
+{
+	struct entries_ctx ec = { .lastn = 0 };
+	bool more = true;
+	int rc = 0;
+
+	ec.name = malloc(ENTRY_PAGE * sizeof(*ec.name));
+	ec.d = malloc(ENTRY_PAGE * sizeof(*ec.d));
+	ec.h = malloc(ENTRY_PAGE * sizeof(*ec.h));
+	if (!ec.name || !ec.d || !ec.h)
+		rc = -ENOMEM;
+	while (more && !rc) {
+		ec.n = 0;
+		rc = store_kv_list(k->sc->s, w->oid, ec.lastn ? ec.last : NULL, ec.lastn,
+				   ENTRY_PAGE, take_entry, &ec, &more);
+		if (rc == -ENOENT) {
+			rc = 0;                  /* removed meanwhile */
+			break;
+		}
+		if (rc)
+			break;
+		if (k->phase == PH_FIRST)
+			prefetch_kids(k, &k->page_kids, ec.h, ec.n);
+		for (size_t i = 0; i < ec.n && !rc; i++) {
+			char what[OFS_NAME_MAX + 32];
+			snprintf(what, sizeof(what), "entry '%s'", ec.name[i]);
+			rc = check_pointer(k, w, &ec.d[i].handle, what, w->a.backref.owner, -1,
+					   ec.name[i], ec.d[i].type);
+		}
+	}
+	k->page_kids.n = 0;
+	free(ec.name);
+	free(ec.d);
+	free(ec.h);
+	return rc;
 }
 
 /* A metafile or directory whose layout is not set: a put or mkdir in
@@ -933,15 +1320,7 @@ static int check_structure(struct task *k, const struct walked *w)
 					   w->a.type == OFS_OBJ_METAFILE ? OFS_OBJ_DFILE : OFS_OBJ_DIRDATA);
 		}
 	} else if (w->a.type == OFS_OBJ_DIRDATA) {
-		struct entries_ctx ec = { .k = k, .w = w };
-		bool more = true;
-		while (more && !rc && !ec.rc)
-			rc = store_kv_list(k->sc->s, w->oid, ec.lastn ? ec.last : NULL, ec.lastn,
-					   OFS_MAX_LIST, check_entry, &ec, &more);
-		if (rc == -ENOENT)
-			rc = 0;
-		if (!rc)
-			rc = ec.rc;
+		rc = check_entries(k, w);
 	}
 	if (!rc)
 		rc = check_owner(k, w);
@@ -2048,8 +2427,13 @@ again:
 			rc = walk_list(k, started ? &cursor : NULL, &b, &more);
 		else
 			rc = store_walk(sc->s, started ? &cursor : NULL, WALK_BATCH, batch_add, &b, &more);
+		if (!rc && k->kind == OFS_TASK_SCRUB) {
+			prefetch(k, b.w, b.n);
+			prefetch_parts(k, b.w, b.n);
+		}
 		for (size_t i = 0; i < b.n && !rc; i++) {
 			uint64_t bytes = 0;
+			k->pre_at = (long)i;
 			pthread_mutex_lock(&sc->mu);
 			if (hold(k))
 				rc = -ECANCELED;     /* (pause and cancel between objects too) */
@@ -2076,6 +2460,7 @@ again:
 				k->prev = started ? cursor : (struct ofs_oid){ { 0 } };
 				rc = scrub_one(k, &b.w[i], &bytes);
 			}
+			k->pre_at = -1;
 			if (!rc && k->nsus)
 				rc = settle(k, false);
 			if (rc)
@@ -2251,6 +2636,9 @@ int scrubber_start(struct scrubber *sc, const struct ofs_task_req *q)
 	k->next_seq = 1;
 	k->f = calloc(OFS_MAX_TASK_FINDINGS, sizeof(*k->f));
 	k->batch = calloc(WALK_BATCH, sizeof(*k->batch));
+	k->pre_at = -1;
+	if (q->kind == OFS_TASK_SCRUB)
+		k->pre = malloc(sizeof(*k->pre));   /* (without it: one SUMMARY each) */
 	if (q->noids && k->f && k->batch) {
 		k->only = malloc((size_t)q->noids * sizeof(*k->only));
 		if (k->only) {

@@ -78,8 +78,10 @@ int points_check(struct store *s, struct replicator *rep, const struct ofs_req *
 		for (uint16_t i = 0; i < a->nparts; i++)
 			if (oid_eq(a->parts[i].oid, q->child))
 				*ans = POINTS_YES;         /* one of its dirdata */
-		/* An entry: in the directory's dirdata, here or on its servers. */
-		for (uint16_t i = 0; i < a->nparts && *ans == POINTS_NO && !rc; i++) {
+		/* An entry: in the directory's dirdata, here or on its servers;
+		 * first the one its name hashes to, where it belongs. */
+		for (uint16_t at = 0; at < a->nparts && *ans == POINTS_NO && !rc; at++) {
+			uint16_t i = (uint16_t)((ofs_name_hash(q->name) + at) % a->nparts);
 			uint8_t sub = POINTS_NO;
 			int r = points_dirdata(s, a->parts[i].oid, q, &sub);
 			if (r == 0) {

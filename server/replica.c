@@ -189,7 +189,7 @@ static bool read_only(uint16_t op)
 	case OFS_OP_PING: case OFS_OP_GETATTR: case OFS_OP_READ: case OFS_OP_KV_GET:
 	case OFS_OP_KV_LIST: case OFS_OP_DIRENT_LOOKUP: case OFS_OP_DIRENT_LIST:
 	case OFS_OP_STATS: case OFS_OP_STALE_FOR: case OFS_OP_SUMMARY: case OFS_OP_POINTS:
-	case OFS_OP_VERIFY: case OFS_OP_STOP_CHECK:
+	case OFS_OP_VERIFY: case OFS_OP_STOP_CHECK: case OFS_OP_SUMMARY_MANY:
 		return true;
 	default:
 		return false;

@@ -120,6 +120,23 @@ static bool is_read(uint16_t op)
 
 static int freeze(struct service *sv, struct ofs_oid oid, uint32_t ms);
 
+/* What SUMMARY answers for one object: "not here" is an answer (not
+ * present), not an error. */
+static int summary_of(struct store *s, struct ofs_oid oid, struct ofs_summary *sm)
+{
+	int rc = store_summary(s, oid, sm);
+
+	if (rc == -ENOENT) {
+		memset(sm, 0, sizeof(*sm));
+		return 0;
+	}
+	if (rc)
+		return rc;
+	rc = store_behind(s, oid);
+	sm->behind = rc == 1;
+	return rc < 0 ? rc : 0;
+}
+
 static int handle(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 {
 	struct store *s = sv->store;
@@ -268,18 +285,31 @@ static int handle(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 	}
 	case OFS_OP_SUMMARY: {
 		struct ofs_summary sm;
-		memset(&sm, 0, sizeof(sm));
-		rc = store_summary(s, q->oid, &sm);
-		if (rc == -ENOENT) {
-			memset(&sm, 0, sizeof(sm));
-			rc = 0;               /* "not here" is the answer, not an error */
-		} else if (!rc) {
-			rc = store_behind(s, q->oid);
-			sm.behind = rc == 1;
-			rc = rc < 0 ? rc : 0;
-		}
+		rc = summary_of(s, q->oid, &sm);
 		if (!rc)
 			proto_encode_summary(reply, &sm);
+		break;
+	}
+	case OFS_OP_SUMMARY_MANY: {
+		uint32_t n = (uint32_t)(q->data_len / OFS_OID_LEN);
+		struct ofs_summary *sm = calloc(n ? n : 1, sizeof(*sm));
+		if (!sm) {
+			rc = -ENOMEM;
+			break;
+		}
+		struct ofs_oid *oids = malloc((n ? n : 1) * sizeof(*oids));
+		if (!oids) {
+			free(sm);
+			rc = -ENOMEM;
+			break;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			memcpy(oids[i].b, q->data + (size_t)i * OFS_OID_LEN, OFS_OID_LEN);
+		rc = store_summary_many(s, oids, n, sm);
+		free(oids);
+		if (!rc)
+			proto_encode_summaries(reply, sm, n);
+		free(sm);
 		break;
 	}
 	case OFS_OP_VERIFY: {

@@ -2586,6 +2586,70 @@ int store_summary(struct store *s, struct ofs_oid oid, struct ofs_summary *sm)
 	return rc;
 }
 
+/* Many at once, in one read transaction (a snapshot: each summary is of
+ * a committed state of its object). */
+struct summary_many_args {
+	const struct ofs_oid *oids;
+	size_t n;
+	struct ofs_summary *sm;
+	struct summary_args sa;
+};
+
+static int summary_many_txn(struct kv_txn *t, void *arg)
+{
+	struct summary_many_args *ma = arg;
+
+	for (size_t i = 0; i < ma->n; i++) {
+		struct ofs_summary *sm = &ma->sm[i];
+		int rc;
+		memset(sm, 0, sizeof(*sm));
+		ma->sa.oid = ma->oids[i];
+		ma->sa.corrupt = false;
+		checksum_stream_reset(ma->sa.cs);
+		rc = summary_txn(t, &ma->sa);
+		if (rc == -ENOENT)
+			continue;            /* not here: not present */
+		if (rc == -OFS_ECORRUPT) {
+			sm->present = sm->corrupt = true;   /* its record does not decode */
+			continue;
+		}
+		if (rc)
+			return rc;
+		sm->present = true;
+		sm->version = ma->sa.a->version;
+		sm->size = ma->sa.a->size;
+		sm->digest = checksum_stream_final(ma->sa.cs);
+		sm->corrupt = ma->sa.corrupt;
+		sm->type = ma->sa.a->type;
+		sm->backref = ma->sa.a->backref;
+	}
+	return 0;
+}
+
+int store_summary_many(struct store *s, const struct ofs_oid *oids, size_t n,
+		       struct ofs_summary *sm)
+{
+	struct summary_many_args ma = { .oids = oids, .n = n, .sm = sm };
+	int rc;
+
+	ma.sa.a = malloc(sizeof(*ma.sa.a));
+	ma.sa.cs = checksum_stream_new();
+	if (!ma.sa.a || !ma.sa.cs)
+		rc = -ENOMEM;
+	else
+		rc = kv_view(s->kv, summary_many_txn, &ma);
+	for (size_t i = 0; !rc && i < n; i++) {
+		if (!sm[i].present)
+			continue;
+		rc = store_behind(s, oids[i]);
+		sm[i].behind = rc == 1;
+		rc = rc < 0 ? rc : 0;
+	}
+	checksum_stream_free(ma.sa.cs);
+	free(ma.sa.a);
+	return rc;
+}
+
 /* ---- expert tools (ofs-server tool): fault injection and surgery ---------- */
 
 struct tool_args {

@@ -253,6 +253,12 @@ int store_scrub_dfile(struct store *s, struct ofs_oid oid, store_scrub_finding_f
  * reports that itself). behind is left false (see store_behind). */
 int store_summary(struct store *s, struct ofs_oid oid, struct ofs_summary *sm);
 
+/* The summaries of n objects (as SUMMARY_MANY answers them), read in one
+ * transaction: an object not here is not present; one whose record does
+ * not decode is present and corrupt; behind is set from store_behind. */
+int store_summary_many(struct store *s, const struct ofs_oid *oids, size_t n,
+		       struct ofs_summary *sm);
+
 /*
  * Expert tools (ofs-server tool), for surgery and fault injection on a
  * stopped server: change the key-value part without the checks and the

@@ -188,6 +188,10 @@ static void mk_req(struct ofs_req *q, uint16_t op)
 	case OFS_OP_STOP_CHECK:
 		q->max = 10;
 		break;
+	case OFS_OP_SUMMARY_MANY:
+		q->data = sample_oids;
+		q->data_len = sizeof(sample_oids);
+		break;
 	case OFS_OP_SET_ROOT:
 	case OFS_OP_ROOT_MOVE:
 		q->root.oid = mk_oid(3);
@@ -2119,6 +2123,62 @@ static void test_summary_round_trips_and_rejects_unknown_flags(void **state)
 	wbuf_free(&w);
 }
 
+static void test_summary_many_round_trips_and_is_bounded(void **state)
+{
+	struct ofs_summary s[3], back[3];
+	uint8_t oids[OFS_OID_LEN * (OFS_SUMMARY_MANY_MAX + 1)];
+	struct ofs_req q, d;
+	struct wbuf w;
+
+	(void)state;
+	memset(s, 0, sizeof(s));
+	s[0].present = true;
+	s[0].version = 3;
+	s[0].type = OFS_OBJ_METAFILE;
+	snprintf(s[0].backref.name, sizeof(s[0].backref.name), "f1");
+	s[2].present = s[2].behind = true;
+	s[2].type = OFS_OBJ_DFILE;
+	s[2].backref.stripe = 2;
+	wbuf_init(&w);
+	proto_encode_summaries(&w, s, 3);
+	assert_int_equal(proto_decode_summaries(w.data, w.len, back, 3), 0);
+	assert_true(back[0].present && !back[1].present && back[2].behind);
+	assert_string_equal(back[0].backref.name, "f1");
+	assert_int_equal(back[2].backref.stripe, 2);
+	/* a count other than asked, a short body, a long one */
+	assert_int_equal(proto_decode_summaries(w.data, w.len, back, 2), -OFS_ECORRUPT);
+	assert_int_not_equal(proto_decode_summaries(w.data, w.len - 1, back, 3), 0);
+	wbuf_u8(&w, 0);                     /* one byte too many */
+	assert_int_equal(proto_decode_summaries(w.data, w.len, back, 3), -OFS_ECORRUPT);
+	wbuf_free(&w);
+
+	/* the request: n oids, 1..OFS_SUMMARY_MANY_MAX of them */
+	for (size_t i = 0; i < sizeof(oids); i++)
+		oids[i] = (uint8_t)i;
+	memset(&q, 0, sizeof(q));
+	q.op = OFS_OP_SUMMARY_MANY;
+	q.data = oids;
+	q.data_len = 2 * OFS_OID_LEN;
+	encode_req(&w, &q);
+	assert_int_equal(decode_wbuf(OFS_OP_SUMMARY_MANY, &w, &d), 0);
+	assert_int_equal(d.data_len, 2 * OFS_OID_LEN);
+	assert_memory_equal(d.data, oids, 2 * OFS_OID_LEN);
+	w.data[3] = 3;                       /* claims three, carries two */
+	assert_int_not_equal(decode_wbuf(OFS_OP_SUMMARY_MANY, &w, &d), 0);
+	w.data[3] = 0;                       /* claims none */
+	assert_int_equal(decode_wbuf(OFS_OP_SUMMARY_MANY, &w, &d), -OFS_ECORRUPT);
+	wbuf_free(&w);
+	q.data_len = (OFS_SUMMARY_MANY_MAX + 1) * OFS_OID_LEN;
+	wbuf_init(&w);
+	assert_int_not_equal(proto_encode_req(&w, &q), 0);   /* too many to ask */
+	wbuf_free(&w);
+	wbuf_init(&w);
+	wbuf_u32(&w, OFS_SUMMARY_MANY_MAX + 1);
+	wbuf_bytes(&w, oids, (OFS_SUMMARY_MANY_MAX + 1) * OFS_OID_LEN);
+	assert_int_equal(decode_wbuf(OFS_OP_SUMMARY_MANY, &w, &d), -OFS_ECORRUPT);
+	wbuf_free(&w);
+}
+
 static void test_fetch_reply_round_trips_and_rejects_bad_outcomes(void **state)
 {
 	struct ofs_fetch_reply f = { .outcome = OFS_FETCH_DONE, .version = 9, .bytes = 4096 }, back;
@@ -2301,6 +2361,7 @@ int main(void)
 		cmocka_unit_test(test_behind_and_stale_for_requests_round_trip),
 		cmocka_unit_test(test_task_status_round_trips_and_checks_before_delivering),
 		cmocka_unit_test(test_summary_round_trips_and_rejects_unknown_flags),
+		cmocka_unit_test(test_summary_many_round_trips_and_is_bounded),
 		cmocka_unit_test(test_fetch_reply_round_trips_and_rejects_bad_outcomes),
 		cmocka_unit_test(test_stop_reply_round_trips_and_rejects_bad_counts),
 		cmocka_unit_test(test_freeze_request_round_trips_and_caps_its_time),

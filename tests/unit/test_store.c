@@ -2123,6 +2123,44 @@ static int count_dir(const char *path)
 	return n;
 }
 
+/* SUMMARY_MANY's answers are store_summary's, one transaction for all. */
+static void test_summary_many_agrees_with_summary(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *s = open_new(fx);
+	struct ofs_oid oids[4];
+	struct ofs_summary many[4], one;
+	struct image im = { 0 };
+
+	oids[0] = create_dfile(s);
+	write_both(s, oids[0], &im, 0, 2 * CS + 5, 1);
+	oids[1] = create_dfile(s);
+	memset(&oids[2], 0x5a, sizeof(oids[2]));          /* not here */
+	oids[3] = create_type(s, OFS_OBJ_DIRDATA);
+	assert_int_equal(store_tool_set_key(s, oids[3], "bad", 3, "x", 1), 0);
+	assert_int_equal(store_behind_mark(s, oids[1], "test"), 0);
+	assert_int_equal(store_summary_many(s, oids, 4, many), 0);
+	for (int i = 0; i < 4; i++) {
+		if (i == 2) {
+			assert_int_equal(store_summary(s, oids[i], &one), -ENOENT);
+			assert_false(many[i].present);
+			continue;
+		}
+		assert_int_equal(store_summary(s, oids[i], &one), 0);
+		assert_true(many[i].present);
+		assert_int_equal(many[i].version, one.version);
+		assert_int_equal(many[i].size, one.size);
+		assert_int_equal(many[i].type, one.type);
+		assert_memory_equal(many[i].digest.b, one.digest.b, sizeof(one.digest.b));
+		assert_int_equal(many[i].corrupt, one.corrupt);
+	}
+	assert_false(many[0].behind);
+	assert_true(many[1].behind);
+	assert_true(many[3].corrupt);                      /* an entry that does not decode */
+	assert_false(many[0].corrupt);
+	free(im.b);
+}
+
 static void test_incoming_copy_replaces_a_bad_one_and_keeps_it_aside(void **state)
 {
 	struct fixture *fx = *state;
@@ -2279,6 +2317,7 @@ int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 #define INCOMING_TESTS \
+		T(test_summary_many_agrees_with_summary), \
 		T(test_incoming_copy_replaces_a_bad_one_and_keeps_it_aside), \
 		T(test_incoming_copy_refuses_a_copy_changed_meanwhile), \
 		T(test_incoming_copy_left_by_a_crash_is_dropped_at_open),
