@@ -1733,6 +1733,57 @@ int ofs_adopt_part(struct ofs_client *c, const char *path, const struct ofs_hand
 	return rc;
 }
 
+int ofs_copy_part(struct ofs_client *c, const struct ofs_handle *part, uint8_t type,
+		  uint64_t size, const struct ofs_backref *br, struct ofs_handle *out)
+{
+	struct ofs_attr *a = calloc(1, sizeof(*a));
+	uint8_t *buf = NULL;
+	uint64_t got = 0;
+	int rc;
+
+	if (!a)
+		return -ENOMEM;
+	if (part->nsids == 0 || (type != OFS_OBJ_DFILE && type != OFS_OBJ_DIRDATA)) {
+		free(a);
+		return -EINVAL;
+	}
+	if (type == OFS_OBJ_DIRDATA)
+		size = 0;                    /* a new dirdata starts empty */
+	a->type = type;
+	a->mode = type == OFS_OBJ_DFILE ? 0644 : 0755;
+	a->uid = (uint32_t)getuid();
+	a->gid = (uint32_t)getgid();
+	a->backref = *br;
+	a->replicas = part->nsids;
+	a->confidence = (uint8_t)(part->nsids / 2 + 1);   /* a majority, as remade dirdata */
+	rc = obj_create(c, a, part->nsids, NULL, out);
+	free(a);
+	if (rc)
+		return rc;
+	if (size && !(buf = malloc(size < OFS_MAX_IO ? (size_t)size : OFS_MAX_IO)))
+		rc = -ENOMEM;
+	for (uint64_t off = 0; !rc && off < size;) {
+		size_t n = size - off < OFS_MAX_IO ? (size_t)(size - off) : OFS_MAX_IO;
+		rc = dfile_read(c, part, off, buf, n);
+		if (!rc)
+			rc = dfile_write(c, out, off, buf, n);
+		off += n;
+	}
+	if (!rc && type == OFS_OBJ_DFILE)
+		rc = dfile_commit(c, out, &got);
+	if (!rc && got != size)
+		rc = -EIO;                   /* (the source changed size meanwhile) */
+	free(buf);
+	if (rc)
+		obj_remove(c, out);
+	return rc;
+}
+
+int ofs_remove_part(struct ofs_client *c, const struct ofs_handle *part)
+{
+	return obj_remove(c, part);
+}
+
 int ofs_set_entry(struct ofs_client *c, const struct ofs_handle *dirdata, const char *name,
 		  const struct ofs_dirent *d, uint32_t flags)
 {

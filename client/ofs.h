@@ -94,6 +94,15 @@ int ofs_adopt_part(struct ofs_client *c, const char *path, const struct ofs_hand
 		   uint8_t type, uint64_t size);
 int ofs_unlink_entry(struct ofs_client *c, const struct ofs_handle *dirdata, const char *name,
 		     struct ofs_dirent *removed);
+/* For repair, a second owner's own part in place of a shared one: a new
+ * object of type (as many copies as part, placed afresh) with back
+ * reference br - a dfile holding part's first size bytes, durable; a
+ * dirdata empty (the entries stay with the owner their back references
+ * name). On failure nothing of it is left. ofs_remove_part removes one
+ * object (all its copies). */
+int ofs_copy_part(struct ofs_client *c, const struct ofs_handle *part, uint8_t type,
+		  uint64_t size, const struct ofs_backref *br, struct ofs_handle *out);
+int ofs_remove_part(struct ofs_client *c, const struct ofs_handle *part);
 /* DIRENT_CREATE of name -> d in dirdata itself (flags as ofs_relink_entry). */
 int ofs_set_entry(struct ofs_client *c, const struct ofs_handle *dirdata, const char *name,
 		  const struct ofs_dirent *d, uint32_t flags);

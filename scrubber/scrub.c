@@ -33,7 +33,8 @@ struct mend {
 	bool relink;                     /* ORPHAN: its owner is there to point again */
 	struct ofs_sid owner_at;         /* ORPHAN, SECOND_OWNER: a server holding the owner */
 	uint8_t type;                    /* ENTRY_TYPE: the object's type */
-	uint32_t stripe;                 /* SECOND_OWNER: the owner's stripe */
+	uint32_t stripe;                 /* SECOND_OWNER: the owner's stripe (slot) */
+	uint64_t size;                   /* SECOND_OWNER: the shared dfile's length */
 };
 
 struct walked {
@@ -150,6 +151,7 @@ struct task {
 	bool copies_differ;              /* compare_siblings: this copy's content
 	                                    is in question (no structure check) */
 	struct ofs_client *client;       /* to this server, for structure repairs */
+	uint32_t part_at;                /* check_structure: the part being checked */
 	struct prefetched *pre;          /* the walked batch's sibling summaries */
 	struct kidtab kids;              /* the batch's parts, asked ahead */
 	struct kidtab page_kids;         /* a dirdata's page of entries, asked ahead */
@@ -1053,7 +1055,7 @@ static int check_pointer(struct task *k, const struct walked *w, const struct of
 		if (pa.held && (pa.ans == POINTS_YES || pa.ans == POINTS_ELSEWHERE)) {
 			struct mend m = { .what = MEND_SECOND_OWNER, .child = *child,
 					  .ref = w->oid, .owner_at = pa.where,
-					  .stripe = want_stripe >= 0 ? (uint32_t)want_stripe : 0 };
+					  .stripe = k->part_at, .size = sm.size };
 			snprintf(m.name, sizeof(m.name), "%s", want_name ? want_name : "");
 			oid_to_hex(sm.backref.owner, oh);
 			oid_to_hex(w->oid, ch);
@@ -1313,6 +1315,7 @@ static int check_structure(struct task *k, const struct walked *w)
 		return 0;                    /* the primary checks, once */
 	if (w->a.type == OFS_OBJ_METAFILE || w->a.type == OFS_OBJ_DIRECTORY) {
 		for (uint16_t i = 0; i < w->a.nparts && !rc; i++) {
+			k->part_at = i;
 			snprintf(what, sizeof(what), "%s %u",
 				 w->a.type == OFS_OBJ_METAFILE ? "stripe" : "dirdata", (unsigned)i);
 			rc = check_pointer(k, w, &w->a.parts[i], what, w->oid,
@@ -1815,6 +1818,74 @@ out:
 	return rc;
 }
 
+/*
+ * A metafile (directory) whose stripe (dirdata) is another owner's - the
+ * one its back reference names, which keeps it - gets its own: a copy of
+ * the dfile's bytes (a new, empty dirdata: the entries belong to the
+ * owner their back references name), put in its slot if the slot still
+ * holds the shared part.
+ */
+static int own_part(struct task *k, const struct walked *w, struct ofs_task_finding *f,
+		    const struct mend *m)
+{
+	bool file = w->a.type == OFS_OBJ_METAFILE;
+	struct ofs_handle self = { .oid = w->oid, .nsids = w->a.nsids }, fresh = { .nsids = 0 };
+	struct ofs_backref br = { .owner = w->oid, .stripe = file ? m->stripe : 0 };
+	struct ofs_client *c = NULL;
+	struct ofs_attr *a;
+	char oh[OFS_OID_HEX], nh[OFS_OID_HEX];
+	int rc;
+
+	memcpy(self.sids, w->a.sids, sizeof(self.sids));
+	oid_to_hex(m->child.oid, oh);
+	if (dry(k)) {
+		if (file)
+			snprintf(f->action, sizeof(f->action), "would be: stripe %u of this file given "
+				 "its own copy of %s's %llu bytes; the owner its back reference names "
+				 "keeps %s", m->stripe, oh, (unsigned long long)m->size, oh);
+		else
+			snprintf(f->action, sizeof(f->action), "would be: dirdata %u of this directory "
+				 "made anew, empty; the owner its back reference names keeps %s and the "
+				 "entries in it", m->stripe, oh);
+		return mend_outcome(k, f, 0);
+	}
+	if ((rc = take_budget(k)) != 0)
+		return rc;
+	if (!(a = malloc(sizeof(*a))))
+		return -ENOMEM;
+	rc = task_client(k, &c);
+	if (!rc)
+		rc = ofs_getattr(c, &self, a);
+	if (!rc && (m->stripe >= a->nparts || !oid_eq(a->parts[m->stripe].oid, m->child.oid))) {
+		free(a);
+		snprintf(f->action, sizeof(f->action), "nothing to do: slot %u no longer names %s",
+			 m->stripe, oh);
+		return mend_outcome(k, f, 0);
+	}
+	if (!rc)
+		rc = ofs_copy_part(c, &m->child, file ? OFS_OBJ_DFILE : OFS_OBJ_DIRDATA, m->size,
+				   &br, &fresh);
+	if (!rc) {
+		a->parts[m->stripe] = fresh;
+		rc = ofs_setattr_handle(c, &self, OFS_ATTR_LAYOUT, a);
+		if (rc)
+			ofs_remove_part(c, &fresh);
+	}
+	free(a);
+	snprintf(nh, sizeof(nh), "?");
+	if (!rc)
+		oid_to_hex(fresh.oid, nh);
+	if (file)
+		snprintf(f->action, sizeof(f->action), "stripe %u of this file given its own copy of "
+			 "%s (%llu bytes): %s; the owner its back reference names keeps %s",
+			 m->stripe, oh, (unsigned long long)m->size, nh, oh);
+	else
+		snprintf(f->action, sizeof(f->action), "dirdata %u of this directory made anew, empty "
+			 "(%s); the owner its back reference names keeps %s and the entries in it",
+			 m->stripe, nh, oh);
+	return mend_outcome(k, f, rc);
+}
+
 static int mend_structure(struct task *k, const struct walked *w, struct ofs_task_finding *f,
 			  const struct mend *m)
 {
@@ -1825,18 +1896,16 @@ static int mend_structure(struct task *k, const struct walked *w, struct ofs_tas
 	memset(&f->source, 0, sizeof(f->source));
 	oid_to_hex(m->child.oid, oh);
 	if (m->what == MEND_NONE ||
-	    (m->what == MEND_DANGLING_PART && w->a.type == OFS_OBJ_METAFILE) ||
-	    (m->what == MEND_SECOND_OWNER && w->a.type != OFS_OBJ_DIRDATA)) {
+	    (m->what == MEND_DANGLING_PART && w->a.type == OFS_OBJ_METAFILE)) {
 		f->repair = OFS_REPAIR_LEFT;
 		snprintf(f->action, sizeof(f->action), "%s",
 			 m->what == MEND_NONE ? "not repaired: no action for it"
-			 : m->what == MEND_SECOND_OWNER
-			 ? "left: one part shared by two owners; the back reference's owner keeps it, "
-			   "copy the other's data by hand before removing it"
 			 : "left: that stripe's bytes are lost; restore the file from elsewhere "
 			   "(it is never truncated silently)");
 		return 0;
 	}
+	if (m->what == MEND_SECOND_OWNER && w->a.type != OFS_OBJ_DIRDATA)
+		return own_part(k, w, f, m);
 	if (m->what == MEND_DANGLING_PART || m->what == MEND_SECOND_OWNER ||
 	    m->what == MEND_ENTRY_TYPE) {
 		struct ofs_handle self = { .oid = w->oid, .nsids = w->a.nsids };

@@ -14,7 +14,9 @@
 # (keyval_mismatch, the majority wins); a dirdata lost on every copy (its
 # files come back from their back references); a metafile lost on one
 # copy; the root's dirdata damaged on one copy; two directories naming
-# one file (multiple_owners); an entry whose type is wrong; a directory
+# one file (multiple_owners); two files sharing one stripe (the second
+# gets its own copy); two directories sharing one dirdata (the second
+# gets a new, empty one); an entry whose type is wrong; a directory
 # whose parent is gone (to /lost+found with its contents); a back
 # reference naming the wrong entry; a garbled entry on one copy; a
 # metafile's stripe pointer broken (its dfile takes the stripe back); a
@@ -221,6 +223,63 @@ assert_contains "$(json "$T/repaired.json" '.findings[0].detail')" "both point a
 assert_exit 3 ofs stat /g/p1
 all_read_back
 stop_cluster n10
+
+log "two files share one stripe: multiple_owners, the second file gets its own copy"
+case_start n18
+j2=$(ofs stat --json /f/p2)
+j3=$(ofs stat --json /f/p3)
+MF2=$(jq -r .oid <<<"$j2")
+OLD2=$(jq -r '.dfiles[0].oid' <<<"$j2")
+DF3=$(jq -r '.dfiles[0].oid' <<<"$j3")
+on_all_copies "$(jq -r '.dfiles[0].sids[]' <<<"$j2")" \
+	bash -c 'exec "$0" tool --data "$DATA" remove "$1"' "$OFS_SERVER" "$OLD2"
+on_all_copies "$(jq -r '.sids[]' <<<"$j2")" \
+	bash -c 'exec "$0" tool --data "$DATA" set-part "$1" 0 "$2"' "$OFS_SERVER" "$MF2" "$DF3"
+case_ready
+mend multiple_owners "would be: stripe 0 of this file given its own copy of $DF3's 9217 bytes" \
+	"stripe 0 of this file given its own copy of $DF3 (9217 bytes)"
+assert_contains "$(json "$T/repaired.json" '.findings[0].detail')" "both point at it" "both owners named"
+j2=$(ofs stat --json /f/p2)
+NEW2=$(jq -r '.dfiles[0].oid' <<<"$j2")
+[ "$NEW2" != "$DF3" ] && [ "$NEW2" != "$OLD2" ] || fail "p2's stripe 0 is $NEW2: not a new dfile"
+assert_eq 3 "$(jq -r '.dfiles[0].sids | length' <<<"$j2")" "the copy has as many copies"
+for s in $(jq -r '.dfiles[0].sids[]' <<<"$j2"); do
+	assert_eq "$MF2 0" "$(inspect_json "$(srv_by_sid "$s")" "$NEW2" | jq -r '"\(.backref.owner) \(.backref.stripe)"')" \
+		"the copy's back reference on $s"
+done
+assert_eq "$DF3" "$(ofs stat --json /f/p3 | jq -r '.dfiles[0].oid')" "p3 keeps its dfile"
+SRC3=$(awk '$2 == "/f/p3" { print $1 }' "$T/$CUR.list")
+ok ofs get /f/p2 "$T/back"
+head -c "$(jq -r .size <<<"$j2")" "$SRC3" >"$T/want2"
+assert_same_file "$T/want2" "$T/back" "p2 now holds p3's bytes, its own copy"
+read_back_except /f/p2
+stop_cluster n18
+
+log "two directories share one dirdata: multiple_owners, the second gets a new, empty one"
+case_start n19
+ok ofs mkdir /g
+jg=$(ofs stat --json /g)
+G=$(jq -r .oid <<<"$jg")
+OLDG=$(jq -r '.dirdata[0].oid' <<<"$jg")
+DDF=$(dirdata_of /f)
+on_all_copies "$(jq -r '.dirdata[0].sids[]' <<<"$jg")" \
+	bash -c 'exec "$0" tool --data "$DATA" remove "$1"' "$OFS_SERVER" "$OLDG"
+on_all_copies "$(jq -r '.sids[]' <<<"$jg")" \
+	bash -c 'exec "$0" tool --data "$DATA" set-part "$1" 0 "$2"' "$OFS_SERVER" "$G" "$DDF"
+case_ready
+mend multiple_owners "would be: dirdata 0 of this directory made anew, empty" \
+	"dirdata 0 of this directory made anew, empty"
+NEWG=$(ofs stat --json /g | jq -r '.dirdata[0].oid')
+[ "$NEWG" != "$DDF" ] && [ "$NEWG" != "$OLDG" ] || fail "/g's dirdata 0 is $NEWG: not a new one"
+assert_eq "$DDF" "$(dirdata_of /f)" "/f keeps its dirdata"
+ok ofs ls /g
+assert_eq "" "$(cat "$T/last.out")" "/g is empty"
+echo "a file in the mended directory" >"$T/g1"
+ok ofs put "$T/g1" /g/g1
+ok ofs get /g/g1 "$T/back"
+assert_same_file "$T/g1" "$T/back" "a file put in /g afterwards"
+all_read_back
+stop_cluster n19
 
 log "an entry whose type is wrong: rewritten from the object's own record"
 case_start n11
