@@ -84,8 +84,10 @@ struct suspect {
 struct prefetched {
 	struct ofs_summary sm[WALK_BATCH][OFS_MAX_REPLICAS];
 	bool ok[WALK_BATCH][OFS_MAX_REPLICAS];
-	struct ofs_summary mine[WALK_BATCH];     /* this server's copies */
-	bool mine_ok;
+	struct ofs_summary mine[WALK_BATCH];     /* this server's copies it leads */
+	bool mine_ok[WALK_BATCH];
+	bool lead_alive[WALK_BATCH];             /* another server leads it, and
+	                                            answered: it compares */
 };
 
 /* Children's summaries asked ahead (SUMMARY_MANY of each child's primary),
@@ -448,28 +450,38 @@ static bool reporter(const struct ofs_attr *a, struct ofs_sid me, const struct o
 	return false;
 }
 
-/* The servers a walked object's copies are compared with: its handle's,
- * but this one. */
-static size_t siblings(const struct ofs_attr *a, struct ofs_sid me, size_t *at)
+/* The copy that compares an object's copies: the first of its servers in
+ * service (its primary, unless that one is out). */
+static bool lead_of(const struct scrubber *sc, const struct ofs_attr *a, struct ofs_sid *lead)
 {
-	size_t n = 0;
-
-	for (uint8_t j = 0; j < a->nsids && j < OFS_MAX_REPLICAS; j++)
-		if (!sid_eq(a->sids[j], me))
-			at[n++] = j;
-	return n;
+	for (uint8_t j = 0; j < a->nsids && j < OFS_MAX_REPLICAS; j++) {
+		struct ofs_server e;
+		if (sidtab_get(sc->t, a->sids[j], &e) == 0 && e.state != OFS_SERVER_OUT) {
+			*lead = a->sids[j];
+			return true;
+		}
+	}
+	return false;
 }
 
 /*
- * Ask every sibling server of the batch's objects for the summaries of
- * the objects it holds a copy of, with one SUMMARY_MANY each, all at
- * once. A server that does not answer (or does not know the operation)
- * leaves its entries unset: those objects are asked one by one.
+ * Ahead of the batch's first looks. The copies of an object are compared
+ * by its lead copy (lead_of): for the batch's objects this server leads,
+ * every sibling server is asked once for the summaries of all of them it
+ * holds (SUMMARY_MANY, all servers at once), and this server's own copies
+ * are read in one transaction at the same moment. For the objects another
+ * server leads, that server is only asked whether it answers (PING); when
+ * it does, it compares them (nothing is asked of this copy's summary
+ * twice), and when it does not, this copy compares them itself, the old
+ * way. A server that does not answer SUMMARY_MANY leaves its entries
+ * unset: those objects are asked one by one.
  */
 static void prefetch(struct task *k, const struct walked *w, size_t nw)
 {
-	struct ofs_sid me = store_sid(k->sc->s);
-	struct ofs_sid sid[WALK_BATCH * OFS_MAX_REPLICAS];
+	struct scrubber *sc = k->sc;
+	struct ofs_sid me = store_sid(sc->s);
+	struct ofs_sid sid[WALK_BATCH * OFS_MAX_REPLICAS], lead[WALK_BATCH];
+	bool has_lead[WALK_BATCH], asks[WALK_BATCH * OFS_MAX_REPLICAS], alive[WALK_BATCH * OFS_MAX_REPLICAS];
 	struct ofs_summary *got = NULL;
 	uint8_t *oids = NULL;
 	size_t nsid = 0;
@@ -477,32 +489,47 @@ static void prefetch(struct task *k, const struct walked *w, size_t nw)
 	if (!k->pre)
 		return;
 	memset(k->pre->ok, 0, sizeof(k->pre->ok));
-	k->pre->mine_ok = false;
+	memset(k->pre->mine_ok, 0, sizeof(k->pre->mine_ok));
+	memset(k->pre->lead_alive, 0, sizeof(k->pre->lead_alive));
+	memset(asks, 0, sizeof(asks));
+	memset(alive, 0, sizeof(alive));
+	/* the servers to ask: siblings of what this server leads (summaries),
+	 * leads of the rest (alive?) */
 	for (size_t i = 0; i < nw; i++) {
-		size_t at[OFS_MAX_REPLICAS], n;
-		if (w[i].decode_rc)
+		has_lead[i] = !w[i].decode_rc && lead_of(sc, &w[i].a, &lead[i]);
+		if (!has_lead[i])
 			continue;
-		n = siblings(&w[i].a, me, at);
-		for (size_t j = 0; j < n; j++) {
+		for (uint8_t j = 0; j < w[i].a.nsids; j++) {
+			struct ofs_sid t = w[i].a.sids[j];
+			bool mine = sid_eq(lead[i], me);
 			size_t x = 0;
-			while (x < nsid && !sid_eq(sid[x], w[i].a.sids[at[j]]))
+			if (sid_eq(t, me) || (!mine && !sid_eq(t, lead[i])))
+				continue;
+			while (x < nsid && !sid_eq(sid[x], t))
 				x++;
 			if (x == nsid)
-				sid[nsid++] = w[i].a.sids[at[j]];
+				sid[nsid++] = t;
+			asks[x] |= mine;
 		}
 	}
-	if (nsid == 0)
-		return;
 	got = malloc(WALK_BATCH * sizeof(*got));
 	oids = malloc((size_t)WALK_BATCH * OFS_OID_LEN);
 	if (got) {
-		/* this server's own copies, read at the same moment */
+		/* this server's own copies of what it leads, read at one moment */
 		struct ofs_oid o[WALK_BATCH];
+		size_t at[WALK_BATCH], n = 0;
 		for (size_t i = 0; i < nw; i++)
-			o[i] = w[i].oid;
-		k->pre->mine_ok = store_summary_many(k->sc->s, o, nw, k->pre->mine) == 0;
+			if (has_lead[i] && sid_eq(lead[i], me)) {
+				at[n] = i;
+				o[n++] = w[i].oid;
+			}
+		if (n && store_summary_many(sc->s, o, n, got) == 0)
+			for (size_t x = 0; x < n; x++) {
+				k->pre->mine[at[x]] = got[x];
+				k->pre->mine_ok[at[x]] = true;
+			}
 	}
-	/* (one server at a time in groups of OFS_MAX_REPLICAS sent at once) */
+	/* (OFS_MAX_REPLICAS servers at a time, asked at once) */
 	for (size_t x0 = 0; got && oids && x0 < nsid; x0 += OFS_MAX_REPLICAS) {
 		struct replica_sent sent[OFS_MAX_REPLICAS];
 		struct replica_result res[OFS_MAX_REPLICAS];
@@ -512,41 +539,47 @@ static void prefetch(struct task *k, const struct walked *w, size_t nw)
 		for (size_t y = 0; y < m; y++) {
 			struct ofs_req q;
 			size_t c = 0;
-			for (size_t i = 0; i < nw; i++)
-				for (uint8_t j = 0; !w[i].decode_rc && j < w[i].a.nsids; j++)
+			for (size_t i = 0; asks[x0 + y] && i < nw; i++)
+				for (uint8_t j = 0; has_lead[i] && sid_eq(lead[i], me) && j < w[i].a.nsids; j++)
 					if (sid_eq(w[i].a.sids[j], sid[x0 + y]))
 						memcpy(oids + OFS_OID_LEN * c++, w[i].oid.b, OFS_OID_LEN);
 			memset(&q, 0, sizeof(q));
-			q.op = OFS_OP_SUMMARY_MANY;
+			q.op = c ? OFS_OP_SUMMARY_MANY : OFS_OP_PING;
 			q.data = oids;
 			q.data_len = c * OFS_OID_LEN;
 			cnt[y] = (uint32_t)c;
 			wbuf_init(&body[y]);
 			memset(&res[y], 0, sizeof(res[y]));
+			sent[y].n = 0;
 			if (proto_encode_req(&body[y], &q) == 0)
-				replica_send(k->sc->r, OFS_OP_SUMMARY_MANY, body[y].data, body[y].len,
-					     &sid[x0 + y], 1, &sent[y], &res[y]);
-			else
-				sent[y].n = 0;
+				replica_send(sc->r, q.op, body[y].data, body[y].len, &sid[x0 + y], 1,
+					     &sent[y], &res[y]);
 		}
 		for (size_t y = 0; y < m; y++) {
 			size_t c = 0;
 			if (sent[y].n)
-				replica_collect(k->sc->r, &sent[y], &res[y]);
+				replica_collect(sc->r, &sent[y], &res[y]);
 			wbuf_free(&body[y]);
-			if (!sent[y].n || res[y].rc ||
-			    proto_decode_summaries(res[y].body, res[y].len, got, cnt[y]) != 0) {
-				free(res[y].body);
-				continue;
+			alive[x0 + y] = sent[y].n && !res[y].rc;
+			if (alive[x0 + y] && cnt[y] &&
+			    proto_decode_summaries(res[y].body, res[y].len, got, cnt[y]) == 0) {
+				for (size_t i = 0; i < nw; i++)
+					for (uint8_t j = 0; has_lead[i] && sid_eq(lead[i], me) &&
+							    j < w[i].a.nsids; j++)
+						if (sid_eq(w[i].a.sids[j], sid[x0 + y]) && c < cnt[y]) {
+							k->pre->sm[i][j] = got[c++];
+							k->pre->ok[i][j] = true;
+						}
 			}
-			for (size_t i = 0; i < nw; i++)
-				for (uint8_t j = 0; !w[i].decode_rc && j < w[i].a.nsids; j++)
-					if (sid_eq(w[i].a.sids[j], sid[x0 + y]) && c < cnt[y]) {
-						k->pre->sm[i][j] = got[c++];
-						k->pre->ok[i][j] = true;
-					}
 			free(res[y].body);
 		}
+	}
+	for (size_t i = 0; i < nw; i++) {
+		if (!has_lead[i] || sid_eq(lead[i], me))
+			continue;
+		for (size_t x = 0; x < nsid; x++)
+			if (sid_eq(sid[x], lead[i]))
+				k->pre->lead_alive[i] = alive[x];
 	}
 	free(oids);
 	free(got);
@@ -718,17 +751,16 @@ static int compare_siblings(struct task *k, const struct walked *w)
 	struct ofs_sid me = store_sid(sc->s), others[OFS_MAX_REPLICAS], quiet[OFS_MAX_REPLICAS];
 	struct replica_result res[OFS_MAX_REPLICAS];
 	struct ofs_summary mine, theirs[OFS_MAX_REPLICAS];
-	bool ok[OFS_MAX_REPLICAS] = { false }, said_differ = false;
-	size_t n = 0, nquiet = 0;
-	char detail[OFS_TASK_DETAIL_LEN], hex[OFS_OID_HEX];
+	bool ok[OFS_MAX_REPLICAS] = { false }, said_differ = false, lead;
+	struct ofs_sid gone[OFS_MAX_REPLICAS];
+	size_t n = 0, nquiet = 0, ngone = 0;
+	char detail[OFS_TASK_DETAIL_LEN], hex[OFS_OID_HEX], mehex[OFS_OID_HEX];
 	struct wbuf body;
 	int rc;
 
 	/* A copy on a server out of service (or no longer in the table) is
 	 * missing for the cluster: reported by the first copy in service. */
 	{
-		struct ofs_sid gone[OFS_MAX_REPLICAS];
-		size_t ngone = 0;
 		for (uint8_t i = 0; i < w->a.nsids && ngone < OFS_MAX_REPLICAS; i++) {
 			struct ofs_server e;
 			int g = sidtab_get(sc->t, w->a.sids[i], &e);
@@ -760,7 +792,10 @@ static int compare_siblings(struct task *k, const struct walked *w)
 	}
 	if (n == 0)
 		return 0;
-	if (k->pre && k->pre_at >= 0 && k->phase == PH_FIRST && k->pre->mine_ok &&
+	if (k->pre && k->pre_at >= 0 && k->phase == PH_FIRST && k->pre->lead_alive[k->pre_at])
+		return 0;                    /* its lead copy compares them (it answers) */
+	lead = reporter(&w->a, me, gone, ngone);
+	if (k->pre && k->pre_at >= 0 && k->phase == PH_FIRST && k->pre->mine_ok[k->pre_at] &&
 	    k->pre->mine[k->pre_at].present && !k->pre->mine[k->pre_at].corrupt) {
 		mine = k->pre->mine[k->pre_at];
 	} else {
@@ -840,6 +875,17 @@ static int compare_siblings(struct task *k, const struct walked *w)
 				 (unsigned long long)mine.version, hex);
 			rc = add_finding_other(k, me, w->oid, kv ? "keyval_mismatch" : "replica_conflict",
 					       detail, others[i]);
+		} else if (lead && theirs[i].version < mine.version) {
+			/* A sibling behind: its lead says so, for it (the
+			 * sibling does not compare while its lead answers). */
+			sid_to_hex(me, mehex);
+			snprintf(detail, sizeof(detail), "version %llu here, %llu on %s",
+				 (unsigned long long)theirs[i].version,
+				 (unsigned long long)mine.version, mehex);
+			k->ev_lag = theirs[i].version;
+			k->ev_ahead = mine.version;
+			rc = add_finding(k, others[i], w->oid, "stale_replica", detail);
+			k->ev_lag = k->ev_ahead = 0;
 		}
 		if (rc)
 			return rc;

@@ -11,7 +11,8 @@
 #  - a deleted byte-stream file: one missing_replica (defined so: the
 #    record is there, its bytes are not; see ofs-pbj(8));
 #  - one copy's version rolled back (ofs-server tool set-version): one
-#    stale_replica, from that copy;
+#    stale_replica on that copy (said by the object's lead copy); then
+#    the lead's own copy rolled back too: said once, by itself;
 #  - a garbled directory entry on one copy (tool set-key): one
 #    record_corrupt, not also a replica_conflict from its siblings;
 #  - an entry removed from every copy of its directory: one orphan (the
@@ -143,6 +144,23 @@ for n in a b c d; do wait_until 30 "c5$n to see all four up" sees_up "c5$n" 4; d
 scrub 1
 only_finding stale_replica
 assert_match "version $((v - 1)) here, $v on " "$(json "$T/report.json" '.findings[0].detail')" "stale detail"
+# (that copy is not its object's lead, which compares and says it for
+# it; now the lead's own copy, which says it itself)
+VSID=$(ofs stat --json /f/p5 | jq -r '.dfiles[0].sids[0]')
+DF=$(ofs stat --json /f/p5 | jq -r '.dfiles[0].oid')
+VICTIM=$(srv_by_sid "$VSID") || fail "no server with SID $VSID"
+stop_server "$VICTIM"
+v=$(inspect_json "$VICTIM" "$DF" | jq -r .version)
+ok ofs_server tool --data "$(srv_data "$VICTIM")" set-version "$DF" $((v - 1))
+restart_same_port "$VICTIM"
+for n in a b c d; do wait_until 30 "c5$n to see all four up" sees_up "c5$n" 4; done
+scrub 1
+assert_eq 2 "$(json "$T/report.json" '[.findings[] | select(.kind == "stale_replica")] | length')" \
+	"both stale copies ($(cat "$T/report.json"))"
+assert_eq 1 "$(json "$T/report.json" "[.findings[] | select(.server == \"$VSID\" and .oid == \"$DF\")] | length")" \
+	"the lead's own copy, reported once"
+assert_match "version $((v - 1)) here, $v on " \
+	"$(json "$T/report.json" ".findings[] | select(.server == \"$VSID\" and .oid == \"$DF\") | .detail")" "its detail"
 stop_cluster c5
 
 log "a garbled directory entry on one copy: record_corrupt, reported once"
