@@ -450,6 +450,54 @@ static bool reporter(const struct ofs_attr *a, struct ofs_sid me, const struct o
 	return false;
 }
 
+/*
+ * One question each to up to OFS_MAX_REPLICAS servers, asked at once:
+ * fill(y) writes the OIDs to ask sid[y] into oids and returns their count
+ * (SUMMARY_MANY; 0: only whether it answers, PING); take(y) gets its
+ * answers, in that order, when it gave them all. alive[y]: it answered.
+ */
+typedef uint32_t (*ask_fill_fn)(size_t y, uint8_t *oids, void *arg);
+typedef void (*ask_take_fn)(size_t y, const struct ofs_summary *got, uint32_t n, void *arg);
+static void ask_servers(struct task *k, const struct ofs_sid *sid, size_t m, ask_fill_fn fill,
+			ask_take_fn take, void *arg, bool *alive)
+{
+	struct replica_sent sent[OFS_MAX_REPLICAS];
+	struct replica_result res[OFS_MAX_REPLICAS];
+	uint32_t cnt[OFS_MAX_REPLICAS];
+	uint8_t *oids = malloc((size_t)OFS_SUMMARY_MANY_MAX * OFS_OID_LEN);
+	struct ofs_summary *got = malloc(OFS_SUMMARY_MANY_MAX * sizeof(*got));
+
+	for (size_t y = 0; y < m; y++) {
+		struct ofs_req q;
+		struct wbuf body;
+		alive[y] = false;
+		sent[y].n = 0;
+		memset(&res[y], 0, sizeof(res[y]));
+		if (!oids || !got)
+			continue;
+		memset(&q, 0, sizeof(q));
+		cnt[y] = fill(y, oids, arg);
+		q.op = cnt[y] ? OFS_OP_SUMMARY_MANY : OFS_OP_PING;
+		q.data = oids;
+		q.data_len = (size_t)cnt[y] * OFS_OID_LEN;
+		wbuf_init(&body);
+		if (proto_encode_req(&body, &q) == 0)
+			replica_send(k->sc->r, q.op, body.data, body.len, &sid[y], 1, &sent[y], &res[y]);
+		wbuf_free(&body);
+	}
+	for (size_t y = 0; y < m; y++) {
+		if (!sent[y].n)
+			continue;
+		replica_collect(k->sc->r, &sent[y], &res[y]);
+		alive[y] = !res[y].rc;
+		if (alive[y] && cnt[y] && proto_decode_summaries(res[y].body, res[y].len, got, cnt[y]) == 0)
+			take(y, got, cnt[y], arg);
+		free(res[y].body);
+	}
+	free(got);
+	free(oids);
+}
+
 /* The copy that compares an object's copies: the first of its servers in
  * service (its primary, unless that one is out). */
 static bool lead_of(const struct scrubber *sc, const struct ofs_attr *a, struct ofs_sid *lead)
@@ -462,6 +510,48 @@ static bool lead_of(const struct scrubber *sc, const struct ofs_attr *a, struct 
 		}
 	}
 	return false;
+}
+
+/* prefetch's questions: for sibling server x, the batch's objects this
+ * server leads that x holds a copy of (none: x leads some, only PING). */
+struct batch_ask {
+	struct task *k;
+	const struct walked *w;
+	size_t nw;
+	const struct ofs_sid *sid;       /* the servers asked, this round's first */
+	const struct ofs_sid *lead;      /* each object's lead ... */
+	const bool *has_lead;            /* ... when it has one */
+	const bool *asks;                /* per server: summaries (else PING) */
+};
+
+static bool led_here(const struct batch_ask *ba, size_t i)
+{
+	return ba->has_lead[i] && sid_eq(ba->lead[i], store_sid(ba->k->sc->s));
+}
+
+static uint32_t batch_fill(size_t y, uint8_t *oids, void *arg)
+{
+	const struct batch_ask *ba = arg;
+	uint32_t c = 0;
+
+	for (size_t i = 0; ba->asks[y] && i < ba->nw; i++)
+		for (uint8_t j = 0; led_here(ba, i) && j < ba->w[i].a.nsids; j++)
+			if (sid_eq(ba->w[i].a.sids[j], ba->sid[y]))
+				memcpy(oids + OFS_OID_LEN * c++, ba->w[i].oid.b, OFS_OID_LEN);
+	return c;
+}
+
+static void batch_take(size_t y, const struct ofs_summary *got, uint32_t n, void *arg)
+{
+	const struct batch_ask *ba = arg;
+	uint32_t c = 0;
+
+	for (size_t i = 0; i < ba->nw; i++)
+		for (uint8_t j = 0; led_here(ba, i) && j < ba->w[i].a.nsids; j++)
+			if (sid_eq(ba->w[i].a.sids[j], ba->sid[y]) && c < n) {
+				ba->k->pre->sm[i][j] = got[c++];
+				ba->k->pre->ok[i][j] = true;
+			}
 }
 
 /*
@@ -482,8 +572,8 @@ static void prefetch(struct task *k, const struct walked *w, size_t nw)
 	struct ofs_sid me = store_sid(sc->s);
 	struct ofs_sid sid[WALK_BATCH * OFS_MAX_REPLICAS], lead[WALK_BATCH];
 	bool has_lead[WALK_BATCH], asks[WALK_BATCH * OFS_MAX_REPLICAS], alive[WALK_BATCH * OFS_MAX_REPLICAS];
-	struct ofs_summary *got = NULL;
-	uint8_t *oids = NULL;
+	struct batch_ask ba = { .k = k, .w = w, .nw = nw, .lead = lead, .has_lead = has_lead };
+	struct ofs_summary *got;
 	size_t nsid = 0;
 
 	if (!k->pre)
@@ -492,7 +582,6 @@ static void prefetch(struct task *k, const struct walked *w, size_t nw)
 	memset(k->pre->mine_ok, 0, sizeof(k->pre->mine_ok));
 	memset(k->pre->lead_alive, 0, sizeof(k->pre->lead_alive));
 	memset(asks, 0, sizeof(asks));
-	memset(alive, 0, sizeof(alive));
 	/* the servers to ask: siblings of what this server leads (summaries),
 	 * leads of the rest (alive?) */
 	for (size_t i = 0; i < nw; i++) {
@@ -512,14 +601,12 @@ static void prefetch(struct task *k, const struct walked *w, size_t nw)
 			asks[x] |= mine;
 		}
 	}
-	got = malloc(WALK_BATCH * sizeof(*got));
-	oids = malloc((size_t)WALK_BATCH * OFS_OID_LEN);
-	if (got) {
-		/* this server's own copies of what it leads, read at one moment */
+	/* this server's own copies of what it leads, read at one moment */
+	if ((got = malloc(WALK_BATCH * sizeof(*got))) != NULL) {
 		struct ofs_oid o[WALK_BATCH];
 		size_t at[WALK_BATCH], n = 0;
 		for (size_t i = 0; i < nw; i++)
-			if (has_lead[i] && sid_eq(lead[i], me)) {
+			if (led_here(&ba, i)) {
 				at[n] = i;
 				o[n++] = w[i].oid;
 			}
@@ -528,51 +615,13 @@ static void prefetch(struct task *k, const struct walked *w, size_t nw)
 				k->pre->mine[at[x]] = got[x];
 				k->pre->mine_ok[at[x]] = true;
 			}
+		free(got);
 	}
-	/* (OFS_MAX_REPLICAS servers at a time, asked at once) */
-	for (size_t x0 = 0; got && oids && x0 < nsid; x0 += OFS_MAX_REPLICAS) {
-		struct replica_sent sent[OFS_MAX_REPLICAS];
-		struct replica_result res[OFS_MAX_REPLICAS];
-		struct wbuf body[OFS_MAX_REPLICAS];
-		uint32_t cnt[OFS_MAX_REPLICAS];
-		size_t m = nsid - x0 < OFS_MAX_REPLICAS ? nsid - x0 : OFS_MAX_REPLICAS;
-		for (size_t y = 0; y < m; y++) {
-			struct ofs_req q;
-			size_t c = 0;
-			for (size_t i = 0; asks[x0 + y] && i < nw; i++)
-				for (uint8_t j = 0; has_lead[i] && sid_eq(lead[i], me) && j < w[i].a.nsids; j++)
-					if (sid_eq(w[i].a.sids[j], sid[x0 + y]))
-						memcpy(oids + OFS_OID_LEN * c++, w[i].oid.b, OFS_OID_LEN);
-			memset(&q, 0, sizeof(q));
-			q.op = c ? OFS_OP_SUMMARY_MANY : OFS_OP_PING;
-			q.data = oids;
-			q.data_len = c * OFS_OID_LEN;
-			cnt[y] = (uint32_t)c;
-			wbuf_init(&body[y]);
-			memset(&res[y], 0, sizeof(res[y]));
-			sent[y].n = 0;
-			if (proto_encode_req(&body[y], &q) == 0)
-				replica_send(sc->r, q.op, body[y].data, body[y].len, &sid[x0 + y], 1,
-					     &sent[y], &res[y]);
-		}
-		for (size_t y = 0; y < m; y++) {
-			size_t c = 0;
-			if (sent[y].n)
-				replica_collect(sc->r, &sent[y], &res[y]);
-			wbuf_free(&body[y]);
-			alive[x0 + y] = sent[y].n && !res[y].rc;
-			if (alive[x0 + y] && cnt[y] &&
-			    proto_decode_summaries(res[y].body, res[y].len, got, cnt[y]) == 0) {
-				for (size_t i = 0; i < nw; i++)
-					for (uint8_t j = 0; has_lead[i] && sid_eq(lead[i], me) &&
-							    j < w[i].a.nsids; j++)
-						if (sid_eq(w[i].a.sids[j], sid[x0 + y]) && c < cnt[y]) {
-							k->pre->sm[i][j] = got[c++];
-							k->pre->ok[i][j] = true;
-						}
-			}
-			free(res[y].body);
-		}
+	for (size_t x0 = 0; x0 < nsid; x0 += OFS_MAX_REPLICAS) {
+		ba.sid = sid + x0;
+		ba.asks = asks + x0;
+		ask_servers(k, sid + x0, nsid - x0 < OFS_MAX_REPLICAS ? nsid - x0 : OFS_MAX_REPLICAS,
+			    batch_fill, batch_take, &ba, alive + x0);
 	}
 	for (size_t i = 0; i < nw; i++) {
 		if (!has_lead[i] || sid_eq(lead[i], me))
@@ -581,8 +630,13 @@ static void prefetch(struct task *k, const struct walked *w, size_t nw)
 			if (sid_eq(sid[x], lead[i]))
 				k->pre->lead_alive[i] = alive[x];
 	}
-	free(oids);
-	free(got);
+}
+
+/* The batch index of the object being scrubbed, when its first look may
+ * use what prefetch asked (-1: ask now). */
+static long first_look(const struct task *k)
+{
+	return k->pre && k->phase == PH_FIRST ? k->pre_at : -1;
 }
 
 /* The prefetched summaries of the object being scrubbed from each of the
@@ -590,15 +644,17 @@ static void prefetch(struct task *k, const struct walked *w, size_t nw)
 static bool prefetched_for(const struct task *k, const struct walked *w,
 			   const struct ofs_sid *others, size_t n, struct ofs_summary *theirs)
 {
-	if (!k->pre || k->pre_at < 0 || k->phase != PH_FIRST)
+	long at = first_look(k);
+
+	if (at < 0)
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		uint8_t j = 0;
 		while (j < w->a.nsids && !sid_eq(w->a.sids[j], others[i]))
 			j++;
-		if (j == w->a.nsids || !k->pre->ok[k->pre_at][j])
+		if (j == w->a.nsids || !k->pre->ok[at][j])
 			return false;
-		theirs[i] = k->pre->sm[k->pre_at][j];
+		theirs[i] = k->pre->sm[at][j];
 	}
 	return true;
 }
@@ -606,6 +662,39 @@ static bool prefetched_for(const struct task *k, const struct walked *w,
 static int cmp_kid(const void *a, const void *b)
 {
 	return memcmp(((const struct kid *)a)->oid.b, ((const struct kid *)b)->oid.b, OFS_OID_LEN);
+}
+
+/* prefetch_kids' questions: for server y, the children in which[y]. */
+struct kids_ask {
+	const struct ofs_handle *h;
+	struct kidtab *kt;
+	const struct ofs_sid *sid;
+	size_t *which[OFS_MAX_REPLICAS];
+	uint32_t cnt[OFS_MAX_REPLICAS];
+};
+
+static uint32_t kids_fill(size_t y, uint8_t *oids, void *arg)
+{
+	const struct kids_ask *ka = arg;
+
+	for (uint32_t c = 0; c < ka->cnt[y]; c++)
+		memcpy(oids + OFS_OID_LEN * c, ka->h[ka->which[y][c]].oid.b, OFS_OID_LEN);
+	return ka->cnt[y];
+}
+
+static void kids_take(size_t y, const struct ofs_summary *got, uint32_t n, void *arg)
+{
+	struct kids_ask *ka = arg;
+	struct kidtab *kt = ka->kt;
+
+	for (uint32_t c = 0; c < n; c++) {
+		if (!got[c].present || got[c].corrupt)
+			continue;
+		kt->v[kt->n].oid = ka->h[ka->which[y][c]].oid;
+		kt->v[kt->n].from = ka->sid[y];
+		kt->v[kt->n].sm = got[c];
+		kt->n++;
+	}
 }
 
 /*
@@ -618,29 +707,30 @@ static int cmp_kid(const void *a, const void *b)
 static void prefetch_kids(struct task *k, struct kidtab *kt, const struct ofs_handle *h, size_t n)
 {
 	struct ofs_sid me = store_sid(k->sc->s), sid[OFS_MAX_REPLICAS];
+	struct kids_ask ka = { .h = h, .kt = kt, .sid = sid };
+	bool alive[OFS_MAX_REPLICAS], ok;
 	size_t *todo = NULL, ntodo = 0;
-	struct ofs_summary *got = NULL;
-	uint8_t *oids = NULL;
 
 	kt->n = 0;
 	if (!k->pre || n == 0)
 		return;
-	todo = malloc(n * sizeof(*todo));
-	got = malloc(OFS_SUMMARY_MANY_MAX * sizeof(*got));
-	oids = malloc((size_t)OFS_SUMMARY_MANY_MAX * OFS_OID_LEN);
-	if (!todo || !got || !oids || (kt->cap < n && !(kt->v = realloc(kt->v, n * sizeof(*kt->v)))))
+	ok = (todo = malloc(n * sizeof(*todo))) != NULL;
+	for (size_t y = 0; y < OFS_MAX_REPLICAS; y++)
+		ok &= (ka.which[y] = malloc(OFS_SUMMARY_MANY_MAX * sizeof(size_t))) != NULL;
+	if (ok && kt->cap < n) {
+		struct kid *v = realloc(kt->v, n * sizeof(*v));
+		ok = v != NULL;
+		if (ok) {
+			kt->v = v;
+			kt->cap = n;
+		}
+	}
+	if (!ok)
 		goto out;
-	if (kt->cap < n)
-		kt->cap = n;
 	for (size_t i = 0; i < n; i++)
 		if (h[i].nsids && !sid_eq(h[i].sids[0], me))
 			todo[ntodo++] = i;
 	while (ntodo) {
-		struct replica_sent sent[OFS_MAX_REPLICAS];
-		struct replica_result res[OFS_MAX_REPLICAS];
-		struct wbuf body[OFS_MAX_REPLICAS];
-		size_t *which[OFS_MAX_REPLICAS] = { NULL };
-		uint32_t cnt[OFS_MAX_REPLICAS] = { 0 };
 		size_t m = 0, left = 0;
 		/* up to OFS_MAX_REPLICAS servers, up to the most one asks */
 		for (size_t t = 0; t < ntodo; t++) {
@@ -650,57 +740,20 @@ static void prefetch_kids(struct task *k, struct kidtab *kt, const struct ofs_ha
 				y++;
 			if (y == m && m < OFS_MAX_REPLICAS) {
 				sid[m] = *p;
-				which[m] = malloc(OFS_SUMMARY_MANY_MAX * sizeof(size_t));
-				if (!which[m])
-					break;
-				m++;
+				ka.cnt[m++] = 0;
 			}
-			if (y < m && cnt[y] < OFS_SUMMARY_MANY_MAX)
-				which[y][cnt[y]++] = todo[t];
+			if (y < m && ka.cnt[y] < OFS_SUMMARY_MANY_MAX)
+				ka.which[y][ka.cnt[y]++] = todo[t];
 			else
 				todo[left++] = todo[t];   /* the next round */
 		}
 		ntodo = left;
-		for (size_t y = 0; y < m; y++) {
-			struct ofs_req q;
-			for (uint32_t c = 0; c < cnt[y]; c++)
-				memcpy(oids + OFS_OID_LEN * c, h[which[y][c]].oid.b, OFS_OID_LEN);
-			memset(&q, 0, sizeof(q));
-			q.op = OFS_OP_SUMMARY_MANY;
-			q.data = oids;
-			q.data_len = (size_t)cnt[y] * OFS_OID_LEN;
-			wbuf_init(&body[y]);
-			memset(&res[y], 0, sizeof(res[y]));
-			sent[y].n = 0;
-			if (cnt[y] && proto_encode_req(&body[y], &q) == 0)
-				replica_send(k->sc->r, OFS_OP_SUMMARY_MANY, body[y].data, body[y].len,
-					     &sid[y], 1, &sent[y], &res[y]);
-		}
-		for (size_t y = 0; y < m; y++) {
-			if (sent[y].n)
-				replica_collect(k->sc->r, &sent[y], &res[y]);
-			wbuf_free(&body[y]);
-			if (sent[y].n && !res[y].rc &&
-			    proto_decode_summaries(res[y].body, res[y].len, got, cnt[y]) == 0) {
-				for (uint32_t c = 0; c < cnt[y]; c++) {
-					if (!got[c].present || got[c].corrupt)
-						continue;
-					kt->v[kt->n].oid = h[which[y][c]].oid;
-					kt->v[kt->n].from = sid[y];
-					kt->v[kt->n].sm = got[c];
-					kt->n++;
-				}
-			}
-			free(res[y].body);
-			free(which[y]);
-		}
-		if (m == 0)
-			break;
+		ask_servers(k, sid, m, kids_fill, kids_take, &ka, alive);
 	}
 	qsort(kt->v, kt->n, sizeof(*kt->v), cmp_kid);
 out:
-	free(oids);
-	free(got);
+	for (size_t y = 0; y < OFS_MAX_REPLICAS; y++)
+		free(ka.which[y]);
 	free(todo);
 }
 
@@ -754,6 +807,7 @@ static int compare_siblings(struct task *k, const struct walked *w)
 	bool ok[OFS_MAX_REPLICAS] = { false }, said_differ = false, lead;
 	struct ofs_sid gone[OFS_MAX_REPLICAS];
 	size_t n = 0, nquiet = 0, ngone = 0;
+	long at;
 	char detail[OFS_TASK_DETAIL_LEN], hex[OFS_OID_HEX], mehex[OFS_OID_HEX];
 	struct wbuf body;
 	int rc;
@@ -792,12 +846,12 @@ static int compare_siblings(struct task *k, const struct walked *w)
 	}
 	if (n == 0)
 		return 0;
-	if (k->pre && k->pre_at >= 0 && k->phase == PH_FIRST && k->pre->lead_alive[k->pre_at])
+	at = first_look(k);
+	if (at >= 0 && k->pre->lead_alive[at])
 		return 0;                    /* its lead copy compares them (it answers) */
 	lead = reporter(&w->a, me, gone, ngone);
-	if (k->pre && k->pre_at >= 0 && k->phase == PH_FIRST && k->pre->mine_ok[k->pre_at] &&
-	    k->pre->mine[k->pre_at].present && !k->pre->mine[k->pre_at].corrupt) {
-		mine = k->pre->mine[k->pre_at];
+	if (at >= 0 && k->pre->mine_ok[at] && k->pre->mine[at].present && !k->pre->mine[at].corrupt) {
+		mine = k->pre->mine[at];
 	} else {
 		rc = store_summary(sc->s, w->oid, &mine);
 		if (rc == -ENOENT)

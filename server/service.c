@@ -291,22 +291,16 @@ static int handle(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 		break;
 	}
 	case OFS_OP_SUMMARY_MANY: {
+		/* (1..OFS_SUMMARY_MANY_MAX OIDs: the decoder checked) */
 		uint32_t n = (uint32_t)(q->data_len / OFS_OID_LEN);
-		struct ofs_summary *sm = calloc(n ? n : 1, sizeof(*sm));
+		struct ofs_oid oids[OFS_SUMMARY_MANY_MAX];
+		struct ofs_summary *sm = malloc(n * sizeof(*sm));
 		if (!sm) {
 			rc = -ENOMEM;
 			break;
 		}
-		struct ofs_oid *oids = malloc((n ? n : 1) * sizeof(*oids));
-		if (!oids) {
-			free(sm);
-			rc = -ENOMEM;
-			break;
-		}
-		for (uint32_t i = 0; i < n; i++)
-			memcpy(oids[i].b, q->data + (size_t)i * OFS_OID_LEN, OFS_OID_LEN);
+		memcpy(oids, q->data, q->data_len);
 		rc = store_summary_many(s, oids, n, sm);
-		free(oids);
 		if (!rc)
 			proto_encode_summaries(reply, sm, n);
 		free(sm);

@@ -2556,6 +2556,19 @@ static int summary_txn(struct kv_txn *t, void *arg)
 	return rc;
 }
 
+/* The summary summary_txn read (present). */
+static void summary_fill(const struct summary_args *sa, struct ofs_summary *sm)
+{
+	memset(sm, 0, sizeof(*sm));
+	sm->present = true;
+	sm->version = sa->a->version;
+	sm->size = sa->a->size;
+	sm->digest = checksum_stream_final(sa->cs);
+	sm->corrupt = sa->corrupt;
+	sm->type = sa->a->type;
+	sm->backref = sa->a->backref;
+}
+
 int store_summary(struct store *s, struct ofs_oid oid, struct ofs_summary *sm)
 {
 	struct summary_args sa = { .oid = oid };
@@ -2571,16 +2584,8 @@ int store_summary(struct store *s, struct ofs_oid oid, struct ofs_summary *sm)
 	pthread_rwlock_rdlock(obj_lock(s, oid));
 	rc = kv_view(s->kv, summary_txn, &sa);
 	pthread_rwlock_unlock(obj_lock(s, oid));
-	if (!rc) {
-		memset(sm, 0, sizeof(*sm));
-		sm->present = true;
-		sm->version = sa.a->version;
-		sm->size = sa.a->size;
-		sm->digest = checksum_stream_final(sa.cs);
-		sm->corrupt = sa.corrupt;
-		sm->type = sa.a->type;
-		sm->backref = sa.a->backref;
-	}
+	if (!rc)
+		summary_fill(&sa, sm);
 	checksum_stream_free(sa.cs);
 	free(sa.a);
 	return rc;
@@ -2615,13 +2620,7 @@ static int summary_many_txn(struct kv_txn *t, void *arg)
 		}
 		if (rc)
 			return rc;
-		sm->present = true;
-		sm->version = ma->sa.a->version;
-		sm->size = ma->sa.a->size;
-		sm->digest = checksum_stream_final(ma->sa.cs);
-		sm->corrupt = ma->sa.corrupt;
-		sm->type = ma->sa.a->type;
-		sm->backref = ma->sa.a->backref;
+		summary_fill(&ma->sa, sm);
 	}
 	return 0;
 }
