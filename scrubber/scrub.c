@@ -2682,6 +2682,15 @@ again:
 			goto again;
 		}
 	}
+	/* A finished task is kept for its last polls: not its buffers. */
+	free(k->batch);
+	free(k->pre);
+	free(k->kids.v);
+	free(k->page_kids.v);
+	k->batch = NULL;
+	k->pre = NULL;
+	memset(&k->kids, 0, sizeof(k->kids));
+	memset(&k->page_kids, 0, sizeof(k->page_kids));
 	if (k->flags & OFS_TASK_F_REPAIR) {
 		unsigned purged = 0;
 		if (store_quarantine_purge(sc->s, sc->quarantine_s, &purged) == 0 && purged)

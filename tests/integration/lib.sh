@@ -247,8 +247,15 @@ start_server() {
 
 _run_server() {
 	local name=$1 data=${SRV_DATA[$1]} out=$T/$1.out pid line listen=${LISTEN:-127.0.0.1:0}
+	local tries=0 errs
 	shift
+	# (a server restarted on its old port may find it taken for a moment:
+	# a client's outgoing connection - of this test or, with tests run two
+	# at a time, of another - can get that port while it is free; tried
+	# again for up to 10 s)
+	while :; do
 	: >"$out"
+	errs=$(wc -l <"$T/$name.err" 2>/dev/null || echo 0)
 	# shellcheck disable=SC2086  # (EXTRA_RUN_ARGS: words for every server)
 	"$OFS_SERVER" run --data "$data" --listen "$listen" --log "$T/$name.log" "$@" ${EXTRA_RUN_ARGS:-} \
 		>"$out" 2>>"$T/$name.err" &
@@ -258,14 +265,21 @@ _run_server() {
 	while :; do
 		if [ "$(wc -l <"$out")" -ge 1 ]; then
 			line=$(head -n 1 "$out")
-			break
+			break 2
 		fi
 		if _proc_done "$pid"; then
 			wait "$pid"
-			fail "server $name exited ($?) before its ready line: $(tail -n 5 "$T/$name.err")"
+			local st=$?
+			if [ "${listen##*:}" != 0 ] && [ $((tries += 1)) -le 40 ] &&
+				tail -n +$((errs + 1)) "$T/$name.err" | grep -qi "in use"; then
+				sleep 0.25
+				continue 2
+			fi
+			fail "server $name exited ($st) before its ready line: $(tail -n 5 "$T/$name.err")"
 		fi
 		[ "$(date +%s)" -lt "$deadline" ] || fail "server $name: no ready line within ${READY_TIMEOUT}s"
 		sleep 0.05
+	done
 	done
 	local word sid addr
 	read -r word sid addr <<<"$line"
