@@ -381,7 +381,9 @@ bool ofs_type_valid(uint8_t type);
 const char *ofs_type_name(uint8_t type);
 
 void proto_encode_attr(struct wbuf *w, const struct ofs_attr *a);
-/* Decode an attr; on failure the reader's error is latched. */
+/* Decode an attr; on failure the reader's error is latched. Only
+ * parts[0 .. nparts-1] are written: the entries past them are left as
+ * they were (read none of them). */
 void proto_decode_attr(struct rbuf *r, struct ofs_attr *a);
 void proto_encode_dirent(struct wbuf *w, const struct ofs_dirent *d);
 void proto_decode_dirent(struct rbuf *r, struct ofs_dirent *d);

@@ -149,24 +149,6 @@ const uint8_t *rbuf_bytes(struct rbuf *r, size_t n)
 	return p;
 }
 
-static uint64_t get_be(struct rbuf *r, int n)
-{
-	const uint8_t *p = rbuf_bytes(r, (size_t)n);
-	uint64_t v = 0;
-
-	if (!p)
-		return 0;
-	for (int i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-uint8_t rbuf_u8(struct rbuf *r) { return (uint8_t)get_be(r, 1); }
-uint16_t rbuf_u16(struct rbuf *r) { return (uint16_t)get_be(r, 2); }
-uint32_t rbuf_u32(struct rbuf *r) { return (uint32_t)get_be(r, 4); }
-uint64_t rbuf_u64(struct rbuf *r) { return get_be(r, 8); }
-int64_t rbuf_i64(struct rbuf *r) { return (int64_t)get_be(r, 8); }
-
 const uint8_t *rbuf_blob(struct rbuf *r, size_t max, size_t *n)
 {
 	uint32_t len = rbuf_u32(r);

@@ -54,13 +54,29 @@ void wbuf_patch_u32(struct wbuf *w, size_t off, uint32_t v);
 int wbuf_error(const struct wbuf *w);
 
 void rbuf_init(struct rbuf *r, const void *data, size_t len);
-uint8_t rbuf_u8(struct rbuf *r);
-uint16_t rbuf_u16(struct rbuf *r);
-uint32_t rbuf_u32(struct rbuf *r);
-uint64_t rbuf_u64(struct rbuf *r);
-int64_t rbuf_i64(struct rbuf *r);
 /* n raw bytes; returns a pointer into the buffer or NULL (err set). */
 const uint8_t *rbuf_bytes(struct rbuf *r, size_t n);
+
+/* The fixed-size readers are inline: a record decode calls them dozens of
+ * times, and the namespace check decodes millions of records. */
+static inline uint64_t rbuf_be_(struct rbuf *r, size_t n)
+{
+	uint64_t v = 0;
+
+	if (r->err || n > r->len - r->pos) {
+		(void)rbuf_bytes(r, n);   /* latches the error */
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		v = v << 8 | r->data[r->pos + i];
+	r->pos += n;
+	return v;
+}
+static inline uint8_t rbuf_u8(struct rbuf *r) { return (uint8_t)rbuf_be_(r, 1); }
+static inline uint16_t rbuf_u16(struct rbuf *r) { return (uint16_t)rbuf_be_(r, 2); }
+static inline uint32_t rbuf_u32(struct rbuf *r) { return (uint32_t)rbuf_be_(r, 4); }
+static inline uint64_t rbuf_u64(struct rbuf *r) { return rbuf_be_(r, 8); }
+static inline int64_t rbuf_i64(struct rbuf *r) { return (int64_t)rbuf_be_(r, 8); }
 /* u32 length + bytes, length at most max; *n receives the length. */
 const uint8_t *rbuf_blob(struct rbuf *r, size_t max, size_t *n);
 /* u16 length + bytes copied into out (outlen bytes incl. NUL). Fails when

@@ -486,8 +486,15 @@ int pbj_task_list(struct pbj_db *d, int64_t job, pbj_task_fn fn, void *arg)
 static int add_finding(struct pbj_db *d, const struct pbj_finding *f)
 {
 	sqlite3_stmt *st;
+	/* The same finding about the same copy, said again, is stored once:
+	 * two copies may both say it when one could not hear the other (a
+	 * lead that did not answer in time compares, and so does a sibling),
+	 * and a finding can come twice when a scheduler restarts polling a
+	 * task whose ack it had not yet sent. */
 	int rc = prepare(d, "INSERT INTO findings (job, server, oid, kind, detail, repaired, repair,"
-			 " repair_state, source, ref) VALUES (?,?,?,?,?,?,?,?,?,?)", &st);
+			 " repair_state, source, ref) SELECT ?1,?2,?3,?4,?5,?6,?7,?8,?9,?10"
+			 " WHERE NOT EXISTS (SELECT 1 FROM findings WHERE oid = ?3 AND job = ?1"
+			 " AND server = ?2 AND kind = ?4 AND detail = ?5 AND repair_state = ?8)", &st);
 
 	if (rc)
 		return rc;

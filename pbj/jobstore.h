@@ -137,7 +137,9 @@ int pbj_task_list(struct pbj_db *db, int64_t job, pbj_task_fn fn, void *arg);
 
 /*
  * A batch of progress in one transaction, so that SQLite is never the
- * bottleneck: n tasks (replacing their rows) and nf findings (appended).
+ * bottleneck: n tasks (replacing their rows) and nf findings (appended;
+ * one the job already holds word for word - same copy, kind, detail and
+ * repair state - is not stored twice).
  */
 int pbj_progress(struct pbj_db *db, const struct pbj_task *tasks, size_t n,
 		 const struct pbj_finding *f, size_t nf);

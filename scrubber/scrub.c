@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,7 +89,13 @@ struct prefetched {
 	bool mine_ok[WALK_BATCH];
 	bool lead_alive[WALK_BATCH];             /* another server leads it, and
 	                                            answered: it compares */
+	uint8_t owner[WALK_BATCH];               /* its owner points back, as this
+	                                            server's records show it
+	                                            (STORE_POINTS_*; UNSURE: ask) */
 };
+_Static_assert((int)STORE_POINTS_YES == (int)POINTS_YES &&
+	       (int)STORE_POINTS_ELSEWHERE == (int)POINTS_ELSEWHERE &&
+	       (int)STORE_POINTS_BUILDING == (int)POINTS_BUILDING, "store and POINTS answers agree");
 
 /* Children's summaries asked ahead (SUMMARY_MANY of each child's primary),
  * sorted by OID: what locate would find first, for a first look. */
@@ -159,6 +166,11 @@ struct task {
 	struct kidtab page_kids;         /* a dirdata's page of entries, asked ahead */
 	long pre_at;                     /* the object being scrubbed: its index in
 	                                    the batch (-1: none, ask) */
+	struct server_state {            /* the server table's states, read once */
+		struct ofs_sid sid;      /* per batch for its first looks */
+		uint8_t state;
+	} *states;
+	size_t nstates;
 };
 
 struct scrubber {
@@ -218,6 +230,7 @@ static void task_free(struct task *k)
 	free(k->pre);
 	free(k->kids.v);
 	free(k->page_kids.v);
+	free(k->states);
 	free(k->held);
 	free(k->hm);
 	free(k->sus);
@@ -429,8 +442,11 @@ static int batch_add(struct ofs_oid oid, const struct ofs_attr *a, int decode_rc
 
 	w->oid = oid;
 	w->decode_rc = decode_rc;
-	if (a)
-		w->a = *a;
+	if (a) {
+		/* (the used parts only: a whole attr is 5 KB) */
+		uint16_t np = a->nparts < OFS_MAX_STRIPES ? a->nparts : OFS_MAX_STRIPES;
+		memcpy(&w->a, a, offsetof(struct ofs_attr, parts) + np * sizeof(a->parts[0]));
+	}
 	return 0;
 }
 
@@ -498,13 +514,51 @@ static void ask_servers(struct task *k, const struct ofs_sid *sid, size_t m, ask
 	free(oids);
 }
 
+/* The server table's states for the batch's first looks (one lock, not
+ * one per object copy); the table changes rarely, and a second look reads
+ * it afresh. */
+static void take_states(struct task *k)
+{
+	struct ofs_server *e = NULL;
+	struct server_state *v;
+	size_t n = 0;
+
+	k->nstates = 0;
+	if (sidtab_snapshot(k->sc->t, &e, &n) != 0 || n == 0 ||
+	    !(v = realloc(k->states, n * sizeof(*v)))) {
+		free(e);
+		return;
+	}
+	k->states = v;
+	for (size_t i = 0; i < n; i++) {
+		v[i].sid = e[i].sid;
+		v[i].state = e[i].state;
+	}
+	k->nstates = n;
+	free(e);
+}
+
+/* A server's state: from the batch's table (batch, and it was read), else
+ * asked of the table. */
+static int server_state(const struct task *k, struct ofs_sid sid, bool batch, uint8_t *state)
+{
+	if (!batch || !k->nstates)
+		return sidtab_state(k->sc->t, sid, state);
+	for (size_t i = 0; i < k->nstates; i++)
+		if (sid_eq(k->states[i].sid, sid)) {
+			*state = k->states[i].state;
+			return 0;
+		}
+	return -ENOENT;
+}
+
 /* The copy that compares an object's copies: the first of its servers in
  * service (its primary, unless that one is out). */
-static bool lead_of(const struct scrubber *sc, const struct ofs_attr *a, struct ofs_sid *lead)
+static bool lead_of(const struct task *k, const struct ofs_attr *a, struct ofs_sid *lead)
 {
 	for (uint8_t j = 0; j < a->nsids && j < OFS_MAX_REPLICAS; j++) {
-		struct ofs_server e;
-		if (sidtab_get(sc->t, a->sids[j], &e) == 0 && e.state != OFS_SERVER_OUT) {
+		uint8_t st;
+		if (server_state(k, a->sids[j], true, &st) == 0 && st != OFS_SERVER_OUT) {
 			*lead = a->sids[j];
 			return true;
 		}
@@ -578,6 +632,7 @@ static void prefetch(struct task *k, const struct walked *w, size_t nw)
 
 	if (!k->pre)
 		return;
+	take_states(k);
 	memset(k->pre->ok, 0, sizeof(k->pre->ok));
 	memset(k->pre->mine_ok, 0, sizeof(k->pre->mine_ok));
 	memset(k->pre->lead_alive, 0, sizeof(k->pre->lead_alive));
@@ -585,7 +640,7 @@ static void prefetch(struct task *k, const struct walked *w, size_t nw)
 	/* the servers to ask: siblings of what this server leads (summaries),
 	 * leads of the rest (alive?) */
 	for (size_t i = 0; i < nw; i++) {
-		has_lead[i] = !w[i].decode_rc && lead_of(sc, &w[i].a, &lead[i]);
+		has_lead[i] = !w[i].decode_rc && lead_of(k, &w[i].a, &lead[i]);
 		if (!has_lead[i])
 			continue;
 		for (uint8_t j = 0; j < w[i].a.nsids; j++) {
@@ -781,6 +836,60 @@ static void prefetch_parts(struct task *k, const struct walked *w, size_t nw)
 	free(h);
 }
 
+struct owner_q {
+	struct store_points_q q;
+	size_t at;                       /* its object's batch index */
+};
+
+static int cmp_owner_q(const void *a, const void *b)
+{
+	const struct owner_q *x = a, *y = b;
+	int c = memcmp(x->q.owner.b, y->q.owner.b, OFS_OID_LEN);
+
+	return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/* Whether the owners of the batch's objects this server checks (it is
+ * their primary) point back, as this server's records show it: one read
+ * transaction, the questions in owner order (a directory's record is
+ * decoded once for all its files in the batch). An answer this server
+ * cannot give alone is left UNSURE, and check_owner asks the full way. */
+static void prefetch_owners(struct task *k, const struct walked *w, size_t nw)
+{
+	struct ofs_sid me = store_sid(k->sc->s);
+	struct owner_q *oq;
+	uint8_t *ans;
+	size_t n = 0;
+
+	if (!k->pre)
+		return;
+	memset(k->pre->owner, STORE_POINTS_UNSURE, sizeof(k->pre->owner));
+	oq = malloc(nw * sizeof(*oq));
+	ans = malloc(nw);
+	for (size_t i = 0; oq && ans && i < nw; i++) {
+		if (w[i].decode_rc || !w[i].a.nsids || !sid_eq(w[i].a.sids[0], me) ||
+		    oid_is_zero(w[i].a.backref.owner))
+			continue;
+		oq[n].q.owner = w[i].a.backref.owner;
+		oq[n].q.child = w[i].oid;
+		oq[n].q.stripe = w[i].a.backref.stripe;
+		oq[n].q.name = w[i].a.backref.name;
+		oq[n++].at = i;
+	}
+	if (n) {
+		struct store_points_q *q = malloc(n * sizeof(*q));
+		qsort(oq, n, sizeof(*oq), cmp_owner_q);
+		for (size_t x = 0; q && x < n; x++)
+			q[x] = oq[x].q;
+		if (q && store_points_many(k->sc->s, q, n, ans) == 0)
+			for (size_t x = 0; x < n; x++)
+				k->pre->owner[oq[x].at] = ans[x];
+		free(q);
+	}
+	free(ans);
+	free(oq);
+}
+
 /* The child's summary asked ahead from its primary (first look only). */
 static const struct kid *kid_of(const struct task *k, const struct ofs_handle *child)
 {
@@ -816,9 +925,9 @@ static int compare_siblings(struct task *k, const struct walked *w)
 	 * missing for the cluster: reported by the first copy in service. */
 	{
 		for (uint8_t i = 0; i < w->a.nsids && ngone < OFS_MAX_REPLICAS; i++) {
-			struct ofs_server e;
-			int g = sidtab_get(sc->t, w->a.sids[i], &e);
-			if (g == -ENOENT || (g == 0 && e.state == OFS_SERVER_OUT))
+			uint8_t st = 0;
+			int g = server_state(k, w->a.sids[i], first_look(k) >= 0, &st);
+			if (g == -ENOENT || (g == 0 && st == OFS_SERVER_OUT))
 				gone[ngone++] = w->a.sids[i];
 		}
 		for (size_t i = 0; i < ngone; i++) {
@@ -1367,10 +1476,18 @@ static int check_owner(struct task *k, const struct walked *w)
 		return 0;                    /* the root */
 	if (building(&w->a) && young(sc, &w->a))
 		return 0;                    /* a put or mkdir in progress */
-	rc = ask_points(k, w->a.backref.owner, w->oid, w->a.backref.stripe, w->a.backref.name,
-			w->a.sids, w->a.nsids, &pa);
-	if (rc)
-		return rc;
+	if (first_look(k) >= 0 && k->pre->owner[first_look(k)] != STORE_POINTS_UNSURE) {
+		/* answered ahead, from this server's records (prefetch_owners) */
+		memset(&pa, 0, sizeof(pa));
+		pa.held = true;
+		pa.where = store_sid(sc->s);
+		pa.ans = k->pre->owner[first_look(k)];
+	} else {
+		rc = ask_points(k, w->a.backref.owner, w->oid, w->a.backref.stripe,
+				w->a.backref.name, w->a.sids, w->a.nsids, &pa);
+		if (rc)
+			return rc;
+	}
 	if (!pa.held && pa.quiet)
 		return 0;                    /* some server did not answer: no verdict */
 	/* Points back (or elsewhere: the owner reports that), or is being built. */
@@ -1478,7 +1595,11 @@ static int scrub_one(struct task *k, const struct walked *w, uint64_t *bytes)
 		if (rc || bad)
 			return rc;           /* (a corrupt copy differs from its siblings: said once) */
 	}
-	memset(&k->fresh, 0, sizeof(k->fresh));
+	/* (not a memset: the 8 remembered findings are 4.5 KB, and only the
+	 * first n of them are ever read) */
+	k->fresh.n = 0;
+	k->fresh.rounds = 0;
+	k->fresh.due = 0;
 	k->fresh.oid = w->oid;
 	k->fresh.prev = k->prev;
 	k->look = &k->fresh;
@@ -2569,6 +2690,15 @@ static void *task_main(void *arg)
 		pthread_mutex_lock(&sc->mu);
 		k->st.objects_total = k->nonly;     /* (at most: some are elsewhere) */
 		pthread_mutex_unlock(&sc->mu);
+	} else if (k->kind == OFS_TASK_SCRUB && (k->flags & OFS_TASK_F_NODATA)) {
+		/* No bytes to read: the count LMDB keeps is the total (a scan
+		 * of every record would cost a twentieth of the check). */
+		uint64_t n;
+		if (store_count_objects(sc->s, &n) == 0) {
+			pthread_mutex_lock(&sc->mu);
+			k->st.objects_total = n;
+			pthread_mutex_unlock(&sc->mu);
+		}
 	} else if (store_stats(sc->s, &stats) == 0) {
 		pthread_mutex_lock(&sc->mu);
 		k->st.objects_total = stats.objects;
@@ -2599,6 +2729,7 @@ again:
 		if (!rc && k->kind == OFS_TASK_SCRUB) {
 			prefetch(k, b.w, b.n);
 			prefetch_parts(k, b.w, b.n);
+			prefetch_owners(k, b.w, b.n);
 		}
 		for (size_t i = 0; i < b.n && !rc; i++) {
 			uint64_t bytes = 0;
@@ -2687,8 +2818,11 @@ again:
 	free(k->pre);
 	free(k->kids.v);
 	free(k->page_kids.v);
+	free(k->states);
 	k->batch = NULL;
 	k->pre = NULL;
+	k->states = NULL;
+	k->nstates = 0;
 	memset(&k->kids, 0, sizeof(k->kids));
 	memset(&k->page_kids, 0, sizeof(k->page_kids));
 	if (k->flags & OFS_TASK_F_REPAIR) {

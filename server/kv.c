@@ -47,6 +47,13 @@ struct kv_txn {
 	struct kv *kv;
 	MDB_txn *txn;
 	bool rdonly;       /* a kv_view transaction */
+	/* A view keeps one cursor per sub-database for its gets and scans:
+	 * LMDB looks for a key on the cursor's current leaf page before it
+	 * descends from the root, so lookups in key order (a batch of
+	 * sorted OIDs) mostly cost one page search. busy: a scan is using
+	 * it (a get or scan from inside that scan takes a cursor of its own). */
+	MDB_cursor *cur[KV_NDB];
+	bool busy[KV_NDB];
 };
 
 static int mdb_to_ofs(int rc)
@@ -89,6 +96,7 @@ static void run_batch(struct kv *kv, struct kv_req *batch)
 		r->rc = mdb_to_ofs(mdb_txn_begin(kv->env, parent, 0, &child));
 		if (r->rc)
 			continue;
+		memset(&t, 0, sizeof(t));
 		t.kv = kv;
 		t.txn = child;
 		t.rdonly = false;
@@ -261,23 +269,44 @@ int kv_view(struct kv *kv, kv_fn fn, void *arg)
 
 	if (rc)
 		return rc;
+	memset(&t, 0, sizeof(t));
 	t.kv = kv;
 	t.txn = txn;
 	t.rdonly = true;
 	rc = fn(&t, arg);
+	for (int i = 0; i < KV_NDB; i++)
+		if (t.cur[i])
+			mdb_cursor_close(t.cur[i]);
 	mdb_txn_abort(txn);
 	return rc;
+}
+
+/* The view's own cursor on db, opened on first use; NULL when the
+ * transaction writes, the cursor is busy, or it cannot be opened (the
+ * caller then uses a cursor of its own, or mdb_get). */
+static MDB_cursor *kept_cursor(struct kv_txn *t, enum kv_db db)
+{
+	if (!t->rdonly || t->busy[db])
+		return NULL;
+	if (!t->cur[db] && mdb_cursor_open(t->txn, t->kv->dbi[db], &t->cur[db]) != 0)
+		t->cur[db] = NULL;
+	return t->cur[db];
 }
 
 int kv_get(struct kv_txn *t, enum kv_db db, const void *k, size_t kn,
 	   const void **v, size_t *vn)
 {
 	MDB_val key = { kn, (void *)k }, val;
+	MDB_cursor *cur;
 	int rc;
 
 	if (!t->kv->present[db])
 		return -ENOENT;
-	rc = mdb_to_ofs(mdb_get(t->txn, t->kv->dbi[db], &key, &val));
+	cur = kept_cursor(t, db);
+	if (cur)
+		rc = mdb_to_ofs(mdb_cursor_get(cur, &key, &val, MDB_SET));
+	else
+		rc = mdb_to_ofs(mdb_get(t->txn, t->kv->dbi[db], &key, &val));
 	if (rc)
 		return rc;
 	*v = val.mv_data;
@@ -324,14 +353,19 @@ int kv_scan(struct kv_txn *t, enum kv_db db, const void *prefix, size_t pn,
 	    const void *after, size_t an, kv_scan_fn fn, void *arg)
 {
 	MDB_cursor *cur;
+	bool own;
 	MDB_val k, v;
-	int rc, r;
+	int rc = 0, r;
 
 	if (!t->kv->present[db])
 		return 0;
-	rc = mdb_to_ofs(mdb_cursor_open(t->txn, t->kv->dbi[db], &cur));
+	cur = kept_cursor(t, db);
+	own = cur == NULL;
+	if (own)
+		rc = mdb_to_ofs(mdb_cursor_open(t->txn, t->kv->dbi[db], &cur));
 	if (rc)
 		return rc;
+	t->busy[db] |= !own;
 	if (an && pn && key_less(after, an, prefix, pn)) {
 		/* The cursor sorts before the prefix: start at the prefix. */
 		an = 0;
@@ -356,12 +390,29 @@ int kv_scan(struct kv_txn *t, enum kv_db db, const void *prefix, size_t pn,
 			break;
 		r = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
 	}
-	mdb_cursor_close(cur);
+	if (own)
+		mdb_cursor_close(cur);
+	else
+		t->busy[db] = false;
 	if (rc < 0)
 		return rc;
 	if (rc > 0)
 		return 0;
 	return r == MDB_NOTFOUND ? 0 : mdb_to_ofs(r);
+}
+
+int kv_count(struct kv_txn *t, enum kv_db db, size_t *n)
+{
+	MDB_stat st;
+	int rc;
+
+	*n = 0;
+	if (!t->kv->present[db])
+		return 0;
+	rc = mdb_to_ofs(mdb_stat(t->txn, t->kv->dbi[db], &st));
+	if (!rc)
+		*n = st.ms_entries;
+	return rc;
 }
 
 int kv_del_prefix(struct kv_txn *t, enum kv_db db, const void *prefix, size_t pn)

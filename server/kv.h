@@ -76,6 +76,8 @@ int kv_del(struct kv_txn *t, enum kv_db db, const void *k, size_t kn);
 typedef int (*kv_scan_fn)(const void *k, size_t kn, const void *v, size_t vn, void *arg);
 int kv_scan(struct kv_txn *t, enum kv_db db, const void *prefix, size_t pn,
 	    const void *after, size_t an, kv_scan_fn fn, void *arg);
+/* How many records db holds (LMDB keeps the count: no walk). */
+int kv_count(struct kv_txn *t, enum kv_db db, size_t *n);
 /* Delete every record whose key starts with prefix. */
 int kv_del_prefix(struct kv_txn *t, enum kv_db db, const void *prefix, size_t pn);
 

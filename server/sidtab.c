@@ -394,6 +394,21 @@ int sidtab_get(struct sidtab *t, struct ofs_sid sid, struct ofs_server *e)
 	return rc;
 }
 
+int sidtab_state(struct sidtab *t, struct ofs_sid sid, uint8_t *state)
+{
+	struct ofs_server *cur;
+	int rc = -ENOENT;
+
+	pthread_mutex_lock(&t->mu);
+	cur = find(t, sid);
+	if (cur) {
+		*state = cur->state;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&t->mu);
+	return rc;
+}
+
 static int set_attr(struct ofs_server *e, const char *kv)
 {
 	const char *eq = strchr(kv, '=');

@@ -41,6 +41,9 @@ int sidtab_snapshot(struct sidtab *t, struct ofs_server **out, size_t *n);
 
 /* One entry; -ENOENT when unknown. */
 int sidtab_get(struct sidtab *t, struct ofs_sid sid, struct ofs_server *e);
+/* Only its state (enum ofs_server_state), without copying the entry;
+ * -ENOENT when unknown. */
+int sidtab_state(struct sidtab *t, struct ofs_sid sid, uint8_t *state);
 
 /* Apply an operator's change with a new version; *e receives the entry.
  * -ENOENT: unknown SID; -EINVAL: an attribute table already full. */

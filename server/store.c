@@ -2059,6 +2059,20 @@ void store_set_capacity(struct store *s, uint64_t bytes)
 	s->capacity = bytes;
 }
 
+static int count_txn(struct kv_txn *t, void *arg)
+{
+	size_t n;
+	int rc = kv_count(t, KV_OBJECTS, &n);
+
+	*(uint64_t *)arg = n;
+	return rc;
+}
+
+int store_count_objects(struct store *s, uint64_t *n)
+{
+	return kv_view(s->kv, count_txn, n);
+}
+
 int store_stats(struct store *s, struct ofs_stats *st)
 {
 	struct stats_args sa = { .a = malloc(sizeof(struct ofs_attr)) };
@@ -2646,6 +2660,80 @@ int store_summary_many(struct store *s, const struct ofs_oid *oids, size_t n,
 	}
 	checksum_stream_free(ma.sa.cs);
 	free(ma.sa.a);
+	return rc;
+}
+
+struct points_many_args {
+	const struct store_points_q *q;
+	size_t n;
+	uint8_t *ans;
+	struct ofs_attr *a;              /* the owner last decoded ... */
+	struct ofs_oid at;               /* ... this one (zero: none) */
+	struct ofs_attr *da;             /* a dirdata's record */
+	bool have;                       /* it is here and decoded */
+};
+
+/* Is name -> child in the local dirdata dd (an object of that type)? */
+static bool dirdata_names(struct kv_txn *t, struct ofs_attr *da, const struct ofs_handle *dd,
+			  const char *name, struct ofs_oid child)
+{
+	uint8_t key[REC_KV_KEY_MAX];
+	struct ofs_dirent d;
+	const void *v;
+	size_t vn, kn;
+
+	if (get_object(t, dd->oid, da) != 0 || da->type != OFS_OBJ_DIRDATA)
+		return false;
+	kn = rec_kv_key(dd->oid, name, strlen(name), key);
+	return kv_get(t, KV_KEYVAL, key, kn, &v, &vn) == 0 && rec_decode_dirent(v, vn, &d) == 0 &&
+	       oid_eq(d.handle.oid, child);
+}
+
+static int points_many_txn(struct kv_txn *t, void *arg)
+{
+	struct points_many_args *pm = arg;
+
+	for (size_t i = 0; i < pm->n; i++) {
+		const struct store_points_q *q = &pm->q[i];
+		const struct ofs_attr *a = pm->a;
+		uint8_t ans = STORE_POINTS_UNSURE;
+
+		if (!oid_eq(q->owner, pm->at) || oid_is_zero(pm->at)) {
+			pm->at = q->owner;
+			pm->have = get_object(t, q->owner, pm->a) == 0;
+		}
+		if (pm->have && (a->type == OFS_OBJ_METAFILE || a->type == OFS_OBJ_DIRECTORY) &&
+		    a->nparts == 0) {
+			ans = STORE_POINTS_BUILDING;
+		} else if (pm->have && a->type == OFS_OBJ_METAFILE) {
+			for (uint16_t j = 0; j < a->nparts && j < OFS_MAX_STRIPES; j++)
+				if (oid_eq(a->parts[j].oid, q->child))
+					ans = j == q->stripe ? STORE_POINTS_YES : STORE_POINTS_ELSEWHERE;
+		} else if (pm->have && a->type == OFS_OBJ_DIRECTORY) {
+			for (uint16_t j = 0; j < a->nparts && j < OFS_MAX_STRIPES; j++)
+				if (oid_eq(a->parts[j].oid, q->child))
+					ans = STORE_POINTS_YES;          /* one of its dirdata */
+			if (!ans && q->name && q->name[0] && ofs_name_valid(q->name) &&
+			    dirdata_names(t, pm->da, &a->parts[ofs_name_hash(q->name) % a->nparts],
+					  q->name, q->child))
+				ans = STORE_POINTS_YES;
+		}
+		pm->ans[i] = ans;
+	}
+	return 0;
+}
+
+int store_points_many(struct store *s, const struct store_points_q *q, size_t n, uint8_t *ans)
+{
+	struct points_many_args pm = { .q = q, .n = n, .ans = ans };
+	int rc;
+
+	memset(ans, STORE_POINTS_UNSURE, n);
+	pm.a = malloc(sizeof(*pm.a));
+	pm.da = malloc(sizeof(*pm.da));
+	rc = pm.a && pm.da ? kv_view(s->kv, points_many_txn, &pm) : -ENOMEM;
+	free(pm.a);
+	free(pm.da);
 	return rc;
 }
 

@@ -207,6 +207,8 @@ int store_servers(struct store *s, store_server_fn fn, void *arg);
 /* Objects stored and byte-stream bytes they hold (a scan of the object
  * records: cost grows with the object count). */
 int store_stats(struct store *s, struct ofs_stats *st);
+/* Only how many object records there are: no scan. */
+int store_count_objects(struct store *s, uint64_t *n);
 /* The bytes of file data this server may hold (--capacity): what STATS
  * reports as its capacity, and its free bytes at most that less what it
  * holds. 0 (the default): its disk's size and free space. */
@@ -252,6 +254,27 @@ int store_scrub_dfile(struct store *s, struct ofs_oid oid, store_scrub_finding_f
  * reference; corrupt when a directory entry of it does not decode (it
  * reports that itself). behind is left false (see store_behind). */
 int store_summary(struct store *s, struct ofs_oid oid, struct ofs_summary *sm);
+
+/*
+ * Does an owner point at a child, as this server's records alone show it -
+ * for many pairs at once, in one read transaction (the namespace check's
+ * first look at a batch; points.c answers a single question the full way).
+ * q[i].stripe is the child's stripe in a metafile owner, q[i].name its
+ * entry name in a directory owner (the entry is looked for in the dirdata
+ * the name hashes to). ans[i]: YES, ELSEWHERE (a metafile holds it at
+ * another stripe), BUILDING (a metafile or directory with no layout yet),
+ * or UNSURE: the owner or that dirdata is not here, or does not show the
+ * pointer - the caller asks the full way (other copies, other dirdata).
+ * Consecutive questions about one owner decode it once.
+ */
+enum { STORE_POINTS_UNSURE = 0, STORE_POINTS_YES = 1, STORE_POINTS_ELSEWHERE = 2,
+       STORE_POINTS_BUILDING = 3 };
+struct store_points_q {
+	struct ofs_oid owner, child;
+	uint32_t stripe;
+	const char *name;
+};
+int store_points_many(struct store *s, const struct store_points_q *q, size_t n, uint8_t *ans);
 
 /* The summaries of n objects (as SUMMARY_MANY answers them), read in one
  * transaction: an object not here is not present; one whose record does

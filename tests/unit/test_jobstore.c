@@ -175,6 +175,37 @@ static int see_task(const struct pbj_task *t, void *arg)
 	return 0;
 }
 
+/* A finding the job already holds word for word (same copy, kind and
+ * detail) is stored once; one that differs in anything is stored. */
+static void test_progress_stores_a_finding_said_twice_once(void **state)
+{
+	struct fixture *fx = *state;
+	int64_t id = submit(fx->db, 0);
+	struct pbj_finding f[4];
+	struct seen s = { 0 };
+
+	memset(f, 0, sizeof(f));
+	for (int i = 0; i < 4; i++) {
+		f[i].job = id;
+		memset(f[i].server.b, 0x10, OFS_OID_LEN);
+		memset(f[i].oid.b, 0x30, OFS_OID_LEN);
+		strcpy(f[i].kind, "stale_replica");
+		strcpy(f[i].detail, "version 1 here, 2 on X");
+	}
+	strcpy(f[2].detail, "version 1 here, 3 on X");     /* differs: its own */
+	memset(f[3].server.b, 0x11, OFS_OID_LEN);          /* another copy */
+	assert_int_equal(pbj_progress(fx->db, NULL, 0, f, 2), 0);   /* said twice at once */
+	assert_int_equal(pbj_progress(fx->db, NULL, 0, f, 4), 0);   /* and again, later */
+	assert_int_equal(pbj_finding_list(fx->db, id, NULL, NULL, NULL, see_finding, &s), 0);
+	assert_int_equal(s.n, 3);
+	/* another job's identical finding is that job's */
+	f[0].job = submit(fx->db, 0);
+	assert_int_equal(pbj_progress(fx->db, NULL, 0, f, 1), 0);
+	s.n = 0;
+	assert_int_equal(pbj_finding_list(fx->db, f[0].job, NULL, NULL, NULL, see_finding, &s), 0);
+	assert_int_equal(s.n, 1);
+}
+
 static void test_progress_batch_stores_tasks_and_findings_filterable(void **state)
 {
 	struct fixture *fx = *state;
@@ -445,6 +476,7 @@ int main(void)
 		T(test_next_job_by_priority_then_age),
 		T(test_set_state_checks_from_and_stamps_times),
 		T(test_progress_batch_stores_tasks_and_findings_filterable),
+		T(test_progress_stores_a_finding_said_twice_once),
 		T(test_schedules_add_list_fire_remove),
 		T(test_lease_one_holder_renewal_expiry_drop),
 		T(test_two_handles_see_each_others_jobs),

@@ -593,6 +593,88 @@ static void test_kv_scan_without_prefix_visits_everything(void **state)
 	kv_close(kv);
 }
 
+/* Inside a scan of KV_KEYVAL, a get and a whole nested scan of the same
+ * sub-database (the view's kept cursor is busy: they take their own), and
+ * gets before and after it (on the kept cursor, out of key order). */
+struct nested_args {
+	struct kv_txn *t;
+	int outer, inner, gets;
+	char keys[256];
+};
+
+static int nested_count_visit(const void *k, size_t kn, const void *v, size_t vn, void *arg)
+{
+	(void)k; (void)kn; (void)v; (void)vn;
+	(*(int *)arg)++;
+	return 0;
+}
+
+static int nested_visit(const void *k, size_t kn, const void *v, size_t vn, void *arg)
+{
+	struct nested_args *na = arg;
+	size_t len = strlen(na->keys);
+	const void *gv;
+	size_t gvn;
+
+	(void)v; (void)vn;
+	if (len + kn + 2 > sizeof(na->keys))
+		return -E2BIG;
+	if (len)
+		na->keys[len++] = ',';
+	memcpy(na->keys + len, k, kn);
+	na->keys[len + kn] = '\0';
+	na->outer++;
+	if (kv_get(na->t, KV_KEYVAL, "b", 1, &gv, &gvn) == 0 && gvn == 1)
+		na->gets++;
+	return kv_scan(na->t, KV_KEYVAL, NULL, 0, NULL, 0, nested_count_visit, &na->inner);
+}
+
+static int nested_fn(struct kv_txn *t, void *arg)
+{
+	struct nested_args *na = arg;
+	const void *v;
+	size_t vn;
+	int rc;
+
+	na->t = t;
+	if (kv_get(t, KV_KEYVAL, "b", 1, &v, &vn) != 0 || kv_get(t, KV_KEYVAL, "a", 1, &v, &vn) != 0)
+		return -EIO;
+	if (kv_get(t, KV_KEYVAL, "zz", 2, &v, &vn) != -ENOENT)
+		return -EIO;
+	rc = kv_scan(t, KV_KEYVAL, "ab", 2, NULL, 0, nested_visit, na);
+	if (!rc && (kv_get(t, KV_KEYVAL, "ac", 2, &v, &vn) != 0 || vn != 1))
+		rc = -EIO;
+	return rc;
+}
+
+static int kv_count_fn(struct kv_txn *t, void *arg)
+{
+	size_t *n = arg;
+	int rc = kv_count(t, KV_KEYVAL, &n[0]);
+
+	return rc ? rc : kv_count(t, KV_CHUNKS, &n[1]);
+}
+
+static void test_kv_gets_and_scans_inside_a_scan_of_the_same_db(void **state)
+{
+	struct fixture *fx = *state;
+	struct kv *kv = NULL;
+	struct nested_args na = { 0 };
+	size_t n[2] = { 0, 0 };
+
+	assert_int_equal(kv_open(fx->path, true, false, &kv), 0);
+	fill_scan_keys(kv);
+	assert_int_equal(kv_view(kv, nested_fn, &na), 0);
+	assert_string_equal(na.keys, "ab,ab1,ab2,abc,ab\xff");   /* the outer scan is whole */
+	assert_int_equal(na.outer, 5);
+	assert_int_equal(na.gets, 5);
+	assert_int_equal(na.inner, 5 * 9);                       /* each nested scan too */
+	assert_int_equal(kv_view(kv, kv_count_fn, n), 0);
+	assert_int_equal(n[0], 9);                               /* kv_count */
+	assert_int_equal(n[1], 1);
+	kv_close(kv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -603,6 +685,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kv_update_failing_fn_leaves_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kv_update_failures_in_a_batch_do_not_undo_successes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kv_del_removes_and_missing_is_enoent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kv_gets_and_scans_inside_a_scan_of_the_same_db, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kv_scan_visits_prefix_in_key_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kv_scan_after_cursor_skips_to_greater_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kv_scan_after_cursor_below_prefix_visits_whole_prefix, setup, teardown),

@@ -34,6 +34,7 @@
 #include "bstream.h"
 #include "checksum.h"
 #include "kv.h"
+#include "points.h"
 #include "ofs_error.h"
 #include "proto.h"
 #include "records.h"
@@ -2161,6 +2162,87 @@ static void test_summary_many_agrees_with_summary(void **state)
 	free(im.b);
 }
 
+/* An owner with the given parts (a metafile's stripes, a directory's dirdata). */
+static struct ofs_oid create_owner(struct store *s, uint8_t type, const struct ofs_oid *parts,
+				   uint16_t n)
+{
+	struct ofs_attr *a = calloc(1, sizeof(*a));
+	struct ofs_oid oid;
+
+	assert_non_null(a);
+	a->type = type;
+	a->mode = 0755;
+	a->nparts = n;
+	for (uint16_t i = 0; i < n; i++) {
+		a->parts[i].oid = parts[i];
+		a->parts[i].nsids = 1;
+	}
+	assert_int_equal(store_create(s, a, &oid), 0);
+	free(a);
+	return oid;
+}
+
+/* store_points_many answers what points_check answers from this store
+ * alone, and UNSURE where points_check would have to look further. */
+static void test_points_many_agrees_with_points_check(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *s = open_new(fx);
+	struct ofs_oid st[2], dd[2], mf, dir, building, nowhere, stray;
+	struct ofs_dirent d = { .type = OFS_OBJ_METAFILE };
+	const char *name = "a-file";
+	struct store_points_q q[8];
+	uint8_t ans[8];
+	bool replaced;
+	struct ofs_dirent old;
+
+	st[0] = create_dfile(s);
+	st[1] = create_dfile(s);
+	mf = create_owner(s, OFS_OBJ_METAFILE, st, 2);
+	dd[0] = create_type(s, OFS_OBJ_DIRDATA);
+	dd[1] = create_type(s, OFS_OBJ_DIRDATA);
+	dir = create_owner(s, OFS_OBJ_DIRECTORY, dd, 2);
+	building = create_owner(s, OFS_OBJ_METAFILE, NULL, 0);
+	memset(&nowhere, 0x6b, sizeof(nowhere));
+	stray = create_dfile(s);
+	d.handle.oid = mf;
+	d.handle.nsids = 1;
+	/* the entry lives in the dirdata its name hashes to */
+	assert_int_equal(store_dirent_create(s, dd[ofs_name_hash(name) % 2], name, &d, 0,
+					     &replaced, &old), 0);
+	q[0] = (struct store_points_q){ .owner = mf, .child = st[1], .stripe = 1 };
+	q[1] = (struct store_points_q){ .owner = mf, .child = st[1], .stripe = 0 };
+	q[2] = (struct store_points_q){ .owner = mf, .child = stray, .stripe = 0 };
+	q[3] = (struct store_points_q){ .owner = dir, .child = mf, .name = name };
+	q[4] = (struct store_points_q){ .owner = dir, .child = dd[1], .name = "" };
+	q[5] = (struct store_points_q){ .owner = dir, .child = stray, .name = "other" };
+	q[6] = (struct store_points_q){ .owner = building, .child = st[0], .stripe = 0 };
+	q[7] = (struct store_points_q){ .owner = nowhere, .child = st[0], .stripe = 0 };
+	assert_int_equal(store_points_many(s, q, 8, ans), 0);
+	assert_int_equal(ans[0], STORE_POINTS_YES);
+	assert_int_equal(ans[1], STORE_POINTS_ELSEWHERE);     /* held at stripe 1, not 0 */
+	assert_int_equal(ans[2], STORE_POINTS_UNSURE);        /* not held: ask further */
+	assert_int_equal(ans[3], STORE_POINTS_YES);           /* the entry, by its name */
+	assert_int_equal(ans[4], STORE_POINTS_YES);           /* one of its dirdata */
+	assert_int_equal(ans[5], STORE_POINTS_UNSURE);
+	assert_int_equal(ans[6], STORE_POINTS_BUILDING);
+	assert_int_equal(ans[7], STORE_POINTS_UNSURE);        /* the owner is not here */
+	for (int i = 0; i < 7; i++) {
+		struct ofs_req r;
+		uint8_t a = 99;
+		memset(&r, 0, sizeof(r));
+		r.op = OFS_OP_POINTS;
+		r.oid = q[i].owner;
+		r.child = q[i].child;
+		r.offset = q[i].stripe;
+		snprintf(r.name, sizeof(r.name), "%s", q[i].name ? q[i].name : "");
+		assert_int_equal(points_check(s, NULL, &r, false, &a), 0);
+		/* the same answer, or a "no" points_check gives where the batch
+		 * is unsure (the check then asks the full way) */
+		assert_int_equal(a, ans[i] == STORE_POINTS_UNSURE ? POINTS_NO : ans[i]);
+	}
+}
+
 static void test_incoming_copy_replaces_a_bad_one_and_keeps_it_aside(void **state)
 {
 	struct fixture *fx = *state;
@@ -2318,6 +2400,7 @@ int main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 #define INCOMING_TESTS \
 		T(test_summary_many_agrees_with_summary), \
+		T(test_points_many_agrees_with_points_check), \
 		T(test_incoming_copy_replaces_a_bad_one_and_keeps_it_aside), \
 		T(test_incoming_copy_refuses_a_copy_changed_meanwhile), \
 		T(test_incoming_copy_left_by_a_crash_is_dropped_at_open),
