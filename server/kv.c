@@ -349,8 +349,39 @@ static bool key_less(const void *a, size_t an, const void *b, size_t bn)
 	return c < 0 || (c == 0 && an < bn);
 }
 
+static int scan(struct kv_txn *t, enum kv_db db, const void *prefix, size_t pn,
+		const void *after, size_t an, kv_scan_fn fn, void *arg, struct kv_seq *seq);
+
 int kv_scan(struct kv_txn *t, enum kv_db db, const void *prefix, size_t pn,
 	    const void *after, size_t an, kv_scan_fn fn, void *arg)
+{
+	return scan(t, db, prefix, pn, after, an, fn, arg, NULL);
+}
+
+int kv_scan_seq(struct kv_txn *t, enum kv_db db, struct kv_seq *seq, const void *prefix,
+		size_t pn, kv_scan_fn fn, void *arg)
+{
+	MDB_val nk = { seq->nnext, seq->next };
+
+	if (pn == 0 || pn > KV_SEQ_KEY)
+		return kv_scan(t, db, prefix, pn, NULL, 0, fn, arg);
+	if (seq->valid && pn == seq->nlast && key_less(seq->last, pn, prefix, pn) &&
+	    (seq->end || (key_less(prefix, pn, seq->next, seq->nnext) && !has_prefix(&nk, prefix, pn)))) {
+		/* The keys from the last prefix up to next are that prefix's
+		 * own; this one (as long, and after it) starts no key there,
+		 * and next and what follows sort after all of its keys: none. */
+		memcpy(seq->last, prefix, pn);
+		seq->nlast = pn;
+		return 0;
+	}
+	seq->valid = false;
+	memcpy(seq->last, prefix, pn);
+	seq->nlast = pn;
+	return scan(t, db, prefix, pn, NULL, 0, fn, arg, seq);
+}
+
+static int scan(struct kv_txn *t, enum kv_db db, const void *prefix, size_t pn,
+		const void *after, size_t an, kv_scan_fn fn, void *arg, struct kv_seq *seq)
 {
 	MDB_cursor *cur;
 	bool own;
@@ -389,6 +420,16 @@ int kv_scan(struct kv_txn *t, enum kv_db db, const void *prefix, size_t pn,
 		if (rc)
 			break;
 		r = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+	}
+	if (seq && rc == 0 && (r == 0 || r == MDB_NOTFOUND)) {
+		/* where the prefix's records end: the next one's key, or none */
+		seq->end = r == MDB_NOTFOUND;
+		seq->nnext = 0;
+		if (r == 0) {
+			seq->nnext = k.mv_size < KV_SEQ_KEY ? k.mv_size : KV_SEQ_KEY;
+			memcpy(seq->next, k.mv_data, seq->nnext);
+		}
+		seq->valid = true;
 	}
 	if (own)
 		mdb_cursor_close(cur);

@@ -76,6 +76,26 @@ int kv_del(struct kv_txn *t, enum kv_db db, const void *k, size_t kn);
 typedef int (*kv_scan_fn)(const void *k, size_t kn, const void *v, size_t vn, void *arg);
 int kv_scan(struct kv_txn *t, enum kv_db db, const void *prefix, size_t pn,
 	    const void *after, size_t an, kv_scan_fn fn, void *arg);
+/*
+ * kv_scan of a prefix, for many prefixes asked in increasing key order in
+ * one transaction (a sorted batch of OIDs): seq remembers the first key
+ * after the last prefix's records, so a prefix that sorts before it has
+ * none, and is answered without a lookup (most objects have no chunk
+ * digests or key-value part to scan). A prefix asked out of order is
+ * scanned the plain way. Zero seq before the first; it is valid only in
+ * the transaction it was used in. Prefixes longer than KV_SEQ_KEY bytes
+ * are scanned the plain way.
+ */
+#define KV_SEQ_KEY 64
+struct kv_seq {
+	unsigned char last[KV_SEQ_KEY];    /* the last prefix asked */
+	size_t nlast;
+	unsigned char next[KV_SEQ_KEY];    /* the first key after its records */
+	size_t nnext;                      /* (its first KV_SEQ_KEY bytes) */
+	bool valid, end;                   /* next is known; no key follows */
+};
+int kv_scan_seq(struct kv_txn *t, enum kv_db db, struct kv_seq *seq, const void *prefix,
+		size_t pn, kv_scan_fn fn, void *arg);
 /* How many records db holds (LMDB keeps the count: no walk). */
 int kv_count(struct kv_txn *t, enum kv_db db, size_t *n);
 /* Delete every record whose key starts with prefix. */

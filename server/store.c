@@ -2537,6 +2537,7 @@ struct summary_args {
 	struct ofs_attr *a;
 	struct checksum_stream *cs;
 	bool dirdata, corrupt;
+	struct kv_seq *seq;              /* many in OID order: [0] chunks, [1] key-values */
 };
 
 static int sum_chunk(const void *k, size_t kn, const void *v, size_t vn, void *arg)
@@ -2563,10 +2564,13 @@ static int summary_txn(struct kv_txn *t, void *arg)
 		sz[i] = (uint8_t)(sa->a->size >> (56 - 8 * i));
 	checksum_stream_update(sa->cs, sz, sizeof(sz));
 	sa->dirdata = false;
-	rc = kv_scan(t, KV_CHUNKS, sa->oid.b, OFS_OID_LEN, NULL, 0, sum_chunk, sa);
+	rc = sa->seq ? kv_scan_seq(t, KV_CHUNKS, &sa->seq[0], sa->oid.b, OFS_OID_LEN, sum_chunk, sa)
+		     : kv_scan(t, KV_CHUNKS, sa->oid.b, OFS_OID_LEN, NULL, 0, sum_chunk, sa);
 	sa->dirdata = sa->a->type == OFS_OBJ_DIRDATA;
 	if (!rc)
-		rc = kv_scan(t, KV_KEYVAL, sa->oid.b, OFS_OID_LEN, NULL, 0, sum_chunk, sa);
+		rc = sa->seq ? kv_scan_seq(t, KV_KEYVAL, &sa->seq[1], sa->oid.b, OFS_OID_LEN,
+					   sum_chunk, sa)
+			     : kv_scan(t, KV_KEYVAL, sa->oid.b, OFS_OID_LEN, NULL, 0, sum_chunk, sa);
 	return rc;
 }
 
@@ -2612,11 +2616,15 @@ struct summary_many_args {
 	size_t n;
 	struct ofs_summary *sm;
 	struct summary_args sa;
+	struct kv_seq seq[2];            /* (the OIDs come sorted: a batch's) */
 };
 
 static int summary_many_txn(struct kv_txn *t, void *arg)
 {
 	struct summary_many_args *ma = arg;
+
+	memset(ma->seq, 0, sizeof(ma->seq));
+	ma->sa.seq = ma->seq;
 
 	for (size_t i = 0; i < ma->n; i++) {
 		struct ofs_summary *sm = &ma->sm[i];
@@ -2671,18 +2679,25 @@ struct points_many_args {
 	struct ofs_oid at;               /* ... this one (zero: none) */
 	struct ofs_attr *da;             /* a dirdata's record */
 	bool have;                       /* it is here and decoded */
+	struct ofs_oid dd_at;            /* the dirdata last looked at ... */
+	bool dd_ok;                      /* ... is here, and is one */
 };
 
 /* Is name -> child in the local dirdata dd (an object of that type)? */
-static bool dirdata_names(struct kv_txn *t, struct ofs_attr *da, const struct ofs_handle *dd,
-			  const char *name, struct ofs_oid child)
+static bool dirdata_names(struct kv_txn *t, struct points_many_args *pm,
+			  const struct ofs_handle *dd, const char *name, struct ofs_oid child)
 {
 	uint8_t key[REC_KV_KEY_MAX];
 	struct ofs_dirent d;
 	const void *v;
 	size_t vn, kn;
 
-	if (get_object(t, dd->oid, da) != 0 || da->type != OFS_OBJ_DIRDATA)
+	if (oid_is_zero(pm->dd_at) || !oid_eq(pm->dd_at, dd->oid)) {
+		/* (a directory's files in a batch share its few dirdata) */
+		pm->dd_at = dd->oid;
+		pm->dd_ok = get_object(t, dd->oid, pm->da) == 0 && pm->da->type == OFS_OBJ_DIRDATA;
+	}
+	if (!pm->dd_ok)
 		return false;
 	kn = rec_kv_key(dd->oid, name, strlen(name), key);
 	return kv_get(t, KV_KEYVAL, key, kn, &v, &vn) == 0 && rec_decode_dirent(v, vn, &d) == 0 &&
@@ -2714,7 +2729,7 @@ static int points_many_txn(struct kv_txn *t, void *arg)
 				if (oid_eq(a->parts[j].oid, q->child))
 					ans = STORE_POINTS_YES;          /* one of its dirdata */
 			if (!ans && q->name && q->name[0] && ofs_name_valid(q->name) &&
-			    dirdata_names(t, pm->da, &a->parts[ofs_name_hash(q->name) % a->nparts],
+			    dirdata_names(t, pm, &a->parts[ofs_name_hash(q->name) % a->nparts],
 					  q->name, q->child))
 				ans = STORE_POINTS_YES;
 		}

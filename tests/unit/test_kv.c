@@ -675,6 +675,45 @@ static void test_kv_gets_and_scans_inside_a_scan_of_the_same_db(void **state)
 	kv_close(kv);
 }
 
+/* kv_scan_seq over prefixes in key order (and some not) visits exactly
+ * what kv_scan of each prefix visits. */
+static int seq_fn(struct kv_txn *t, void *arg)
+{
+	static const char *ask[] = { "b0", "b1", "b2", "b3", "b3", "b4", "b5", "b7", "b3", "b8",
+				     "b9", "a", "b7" };
+	static const int want[] = { 0, 1, 0, 2, 2, 0, 0, 1, 2, 0, 0, 0, 1 };
+	struct kv_seq seq;
+	int *bad = arg;
+
+	memset(&seq, 0, sizeof(seq));
+	for (size_t i = 0; i < sizeof(ask) / sizeof(ask[0]); i++) {
+		int n = 0, m = 0;
+		size_t pn = strlen(ask[i]);
+		if (kv_scan_seq(t, KV_KEYVAL, &seq, ask[i], pn, nested_count_visit, &n) != 0 ||
+		    kv_scan(t, KV_KEYVAL, ask[i], pn, NULL, 0, nested_count_visit, &m) != 0)
+			return -EIO;
+		/* ("a" is a prefix of none of these keys: 0 by the table) */
+		if (n != m || (pn == 2 && n != want[i]))
+			(*bad)++;
+	}
+	return 0;
+}
+
+static void test_kv_scan_seq_agrees_with_kv_scan(void **state)
+{
+	struct fixture *fx = *state;
+	struct kv *kv = NULL;
+	static const char *keys[] = { "b1x", "b3y", "b3z", "b7q", "c" };
+	int bad = 0;
+
+	assert_int_equal(kv_open(fx->path, true, false, &kv), 0);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		assert_int_equal(put(kv, KV_KEYVAL, keys[i], "v"), 0);
+	assert_int_equal(kv_view(kv, seq_fn, &bad), 0);
+	assert_int_equal(bad, 0);
+	kv_close(kv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -686,6 +725,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kv_update_failures_in_a_batch_do_not_undo_successes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kv_del_removes_and_missing_is_enoent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kv_gets_and_scans_inside_a_scan_of_the_same_db, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kv_scan_seq_agrees_with_kv_scan, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kv_scan_visits_prefix_in_key_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kv_scan_after_cursor_skips_to_greater_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kv_scan_after_cursor_below_prefix_visits_whole_prefix, setup, teardown),
