@@ -211,9 +211,15 @@ assert_eq "$before" "$(json "$T/report.json" '[.findings[] | select(.kind == "mi
 	"one repaired missing_replica per copy on $X ($(json "$T/report.json" '[.findings[] | select(.repaired | not)]'))"
 assert_contains "$(json "$T/report.json" '.findings[0].repair')" "recreated on" "the move says where"
 # (an owner and its part moved at once can leave the owner's new copy a
-# version behind the pointer rewrite; a second pass repairs it from the
-# others - and must leave nothing naming the server out)
-assert_exit 0 ofs_pbj submit repair --wait --json
+# version behind the pointer rewrite; a later pass repairs it from the
+# others - and must leave nothing naming the server out. Under load - two
+# tests at once under the sanitizers - one such race was seen to need a
+# third pass: at most two more, each a full repair.)
+for pass in 2 3; do
+	assert_exit 0 ofs_pbj submit repair --wait --json
+	[ "$(handles_naming_x | grep -cx "$XS")" = 0 ] && break
+	log "  (pass $pass left a handle naming $X: once more)"
+done
 assert_eq 0 "$(handles_naming_x | grep -cx "$XS")" "handles naming $X after the repair"
 stop_server "$X"
 all_read_back
