@@ -379,7 +379,8 @@ int sidtab_snapshot(struct sidtab *t, struct ofs_server **out, size_t *n)
 	return 0;
 }
 
-int sidtab_get(struct sidtab *t, struct ofs_sid sid, struct ofs_server *e)
+/* One entry's copy (e) and/or its state, under the lock. */
+static int lookup(struct sidtab *t, struct ofs_sid sid, struct ofs_server *e, uint8_t *state)
 {
 	struct ofs_server *cur;
 	int rc = -ENOENT;
@@ -387,26 +388,24 @@ int sidtab_get(struct sidtab *t, struct ofs_sid sid, struct ofs_server *e)
 	pthread_mutex_lock(&t->mu);
 	cur = find(t, sid);
 	if (cur) {
-		*e = *cur;
+		if (e)
+			*e = *cur;
+		if (state)
+			*state = cur->state;
 		rc = 0;
 	}
 	pthread_mutex_unlock(&t->mu);
 	return rc;
 }
 
+int sidtab_get(struct sidtab *t, struct ofs_sid sid, struct ofs_server *e)
+{
+	return lookup(t, sid, e, NULL);
+}
+
 int sidtab_state(struct sidtab *t, struct ofs_sid sid, uint8_t *state)
 {
-	struct ofs_server *cur;
-	int rc = -ENOENT;
-
-	pthread_mutex_lock(&t->mu);
-	cur = find(t, sid);
-	if (cur) {
-		*state = cur->state;
-		rc = 0;
-	}
-	pthread_mutex_unlock(&t->mu);
-	return rc;
+	return lookup(t, sid, NULL, state);
 }
 
 static int set_attr(struct ofs_server *e, const char *kv)
