@@ -119,7 +119,15 @@ enum {
 	OFS_ATTR_STALE = 1u << 6,    /* nstale, stale */
 	OFS_ATTR_LAYOUT = 1u << 7,   /* dist, strip_size, replicas,
 	                                confidence, nparts, parts */
-	OFS_ATTR_ALL = (1u << 8) - 1,
+	OFS_ATTR_PART = 1u << 8,     /* one part: parts[0] replaces the stored
+	                                part with its OID - the one at index
+	                                backref.stripe if that is it, else the
+	                                first (-ENOENT: none). Each copy applies
+	                                it to its own layout, so two changes of
+	                                different parts cannot undo each other,
+	                                as a whole-layout rewrite can. Not with
+	                                OFS_ATTR_LAYOUT. */
+	OFS_ATTR_ALL = (1u << 9) - 1,
 };
 
 /* An object's attributes: the fixed records of its key-value part. */

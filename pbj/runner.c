@@ -29,7 +29,13 @@ struct live {
 	struct ofs_oid *only;            /* --path: the objects on this server */
 	uint32_t nonly;
 	bool none;                       /* the job names no object at all */
-	uint64_t owed;                   /* repairs granted and not yet seen stored */
+	uint64_t owed;                   /* repairs granted and not yet seen done */
+	uint64_t granted;                /* repairs granted to this run of the task */
+	uint64_t repairs_seen;           /* the run's repairs, as its last poll said */
+	uint64_t repairs_base;           /* ... as its first poll said (a task
+	                                    adopted from a scheduler that died
+	                                    counts from there) */
+	bool polled;                     /* this run of the task polled once */
 	bool starved;                    /* waiting for more */
 	bool unlimited;                  /* no cap */
 	bool ran;                        /* started once in this run (rebalance:
@@ -42,7 +48,8 @@ struct live {
  * whole job never repairs more than the cap before a human says so. */
 struct cap {
 	uint64_t allowed;                /* 0: no cap */
-	uint64_t stored;                 /* repaired findings in the store */
+	uint64_t stored;                 /* repairs done (at the start: repaired
+	                                    findings in the store) */
 	uint64_t step;                   /* the cap as submitted */
 	bool hit;                        /* the job was paused at the cap */
 	/* rebalance: the plan the tasks start with (planned again from the
@@ -480,7 +487,6 @@ static void attempt_failed(struct live *l, const char *what, int rc)
 
 struct poll_ctx {
 	struct live *l;
-	uint64_t repaired;               /* of the findings taken */
 	struct pbj_finding *f;
 	size_t n;
 	uint64_t max_seq;
@@ -502,8 +508,6 @@ static int take_finding(const struct ofs_task_finding *tf, void *arg)
 	snprintf(f->detail, sizeof(f->detail), "%s", tf->detail);
 	f->ref = tf->ref;
 	f->repair_state = tf->repair;
-	if (tf->repair == OFS_REPAIR_DONE && !sid_is_zero(tf->source))
-		pc->repaired++;
 	f->repaired = tf->repair == OFS_REPAIR_DONE;
 	f->source = tf->source;
 	snprintf(f->repair, sizeof(f->repair), "%s", tf->action);
@@ -536,6 +540,7 @@ static uint64_t grant(struct cap *cp, struct live *l, struct live *all, size_t n
 		return 0;
 	g = left < GRANT_CHUNK ? left : GRANT_CHUNK;
 	l->owed += g;
+	l->granted += g;
 	return g;
 }
 
@@ -643,6 +648,10 @@ static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
 		/* A new run of the task: repairs are granted as it asks. */
 		l->unlimited = cp->allowed == 0;
 		l->owed = 0;
+		l->granted = 0;
+		l->repairs_seen = 0;
+		l->repairs_base = 0;
+		l->polled = false;
 		memset(&q, 0, sizeof(q));
 		q.op = OFS_OP_TASK_START;
 		q.task.job = (uint64_t)j->id;
@@ -786,8 +795,23 @@ static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
 		if (!rc && pc.max_seq > l->acked)
 			l->acked = pc.max_seq;
 		if (!rc) {
-			cp->stored += pc.repaired;
-			l->owed = l->owed > pc.repaired ? l->owed - pc.repaired : 0;
+			/* What the task counted against its budget, by its own
+			 * count: every repair it did, a fetched copy or a mended
+			 * pointer alike. (Counting repaired findings with a source
+			 * instead missed the mends: a task that had used its grant
+			 * then waited for more forever, its grant still seen as
+			 * unused.) */
+			uint64_t done;
+			if (!l->polled) {
+				l->polled = true;
+				l->repairs_base = l->repairs_seen = st.repairs;
+			}
+			if (st.repairs > l->repairs_seen) {
+				cp->stored += st.repairs - l->repairs_seen;
+				l->repairs_seen = st.repairs;
+			}
+			done = l->repairs_seen - l->repairs_base;
+			l->owed = l->granted > done ? l->granted - done : 0;
 		}
 		return rc;
 	}

@@ -83,17 +83,23 @@ static int choose_target(struct sidtab *t, struct ofs_oid oid, const struct ofs_
 	return rc;
 }
 
-/* The handle of the object oid names as its owner: asked of every server. */
+/* The handle of the object oid names as its owner: asked of every server
+ * in service, the newest copy's answer. (Not the first to answer: a copy
+ * out of service, or one a version behind, can name servers the owner
+ * has since moved from.) */
 static int owner_handle(struct sidtab *t, struct replicator *r, struct ofs_oid owner,
 			struct ofs_attr *oa, struct ofs_handle *h)
 {
 	struct ofs_server *e = NULL;
-	size_t ne = 0;
+	struct ofs_attr *x = malloc(sizeof(*x));
+	size_t ne = 0, na = 0;
 	struct wbuf body;
-	int rc = sidtab_snapshot(t, &e, &ne), found = 0;
+	int rc = x ? sidtab_snapshot(t, &e, &ne) : -ENOMEM, found = 0;
 
-	if (rc)
+	if (rc) {
+		free(x);
 		return rc;
+	}
 	wbuf_init(&body);
 	wbuf_oid(&body, owner);
 	rc = wbuf_error(&body);
@@ -102,18 +108,22 @@ static int owner_handle(struct sidtab *t, struct replicator *r, struct ofs_oid o
 		struct ofs_sid *all = calloc(ne ? ne : 1, sizeof(*all));
 		rc = res && all ? 0 : -ENOMEM;
 		for (size_t i = 0; !rc && i < ne; i++)
-			all[i] = e[i].sid;
-		if (!rc)
-			rc = replica_forward(r, OFS_OP_GETATTR, body.data, body.len, all, ne, res);
-		for (size_t i = 0; !rc && i < ne; i++)
-			if (!found && !res[i].rc &&
-			    proto_decode_attr_reply(res[i].body, res[i].len, oa) == 0)
+			if (e[i].state != OFS_SERVER_OUT)
+				all[na++] = e[i].sid;
+		if (!rc && na)
+			rc = replica_forward(r, OFS_OP_GETATTR, body.data, body.len, all, na, res);
+		for (size_t i = 0; !rc && i < na; i++)
+			if (!res[i].rc && proto_decode_attr_reply(res[i].body, res[i].len, x) == 0 &&
+			    (!found || x->version > oa->version)) {
+				*oa = *x;
 				found = 1;
-		for (size_t i = 0; res && i < ne; i++)
+			}
+		for (size_t i = 0; res && i < na; i++)
 			free(res[i].body);
 		free(res);
 		free(all);
 	}
+	free(x);
 	wbuf_free(&body);
 	free(e);
 	if (rc)
@@ -162,7 +172,7 @@ static int apply_to_copies(struct sidtab *t, struct replicator *r, const struct 
 }
 
 /* Step 4: the owner's pointer to oid now names the new handle. */
-static int repoint_owner(struct sidtab *t, struct replicator *r, const struct ofs_attr *a,
+int move_repoint_owner(struct sidtab *t, struct replicator *r, const struct ofs_attr *a,
 			 const struct ofs_handle *nh)
 {
 	struct ofs_attr *oa = malloc(sizeof(*oa));
@@ -189,11 +199,15 @@ static int repoint_owner(struct sidtab *t, struct replicator *r, const struct of
 		if (at < 0) {
 			rc = -ENOENT;        /* the owner does not point at it (an orphan) */
 		} else {
-			oa->parts[at] = *nh;
+			/* Only this part: other parts of the owner may be moving
+			 * at the same time, from other servers. */
 			q->op = OFS_OP_SETATTR;
 			q->oid = oh.oid;
-			q->mask = OFS_ATTR_LAYOUT;
-			q->attr = *oa;
+			q->mask = OFS_ATTR_PART;
+			q->attr.type = oa->type;
+			q->attr.nparts = 1;
+			q->attr.parts[0] = *nh;
+			q->attr.backref.stripe = (uint32_t)at;
 			rc = apply_to_copies(t, r, q, &oh);
 		}
 	} else if (!rc) {
@@ -480,7 +494,7 @@ int move_copy(struct store *s, struct sidtab *t, struct replicator *r, struct of
 	}
 	/* 5: the owner points at the new handle. */
 	rc = oid_is_zero(a->backref.owner) && a->type == OFS_OBJ_DIRECTORY ? repoint_root(t, r, &nh)
-									    : repoint_owner(t, r, a, &nh);
+									    : move_repoint_owner(t, r, a, &nh);
 	if (rc) {
 		snprintf(res->detail, sizeof(res->detail),
 			 "copied to %.32s, handle rewritten, but the owner's pointer was not: %s", th,

@@ -14,7 +14,10 @@
  *      other);
  *   4. the owner's forward pointer (found through the back reference: a
  *      metafile's stripe, a directory's dirdata, the entry in the parent's
- *      dirdata) is rewritten.
+ *      dirdata) is rewritten: that one part or entry alone (OFS_ATTR_PART),
+ *      so that parts of one owner moved at once by different servers do
+ *      not undo each other's change. The owner's copies are those its
+ *      newest copy in service names.
  * Steps 3 and 4 tell each copy in service directly (forwarded), every one
  * of them must take it: a copy on a server out of service cannot hold the
  * change up (the primary's write confidence would), and is itself moved
@@ -81,6 +84,12 @@ struct move_result {
 int move_copy(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid,
 	      const struct ofs_attr *a, struct ofs_sid from, const struct ofs_sid *to, unsigned flags,
 	      uint64_t rate, repair_pace_fn pace, void *arg, struct move_result *res);
+
+/* Step 4 alone: the pointer of a's owner (a->backref) to the object names
+ * nh. -ENOENT when the owner is nowhere or does not point at it;
+ * -EOPNOTSUPP for the root. */
+int move_repoint_owner(struct sidtab *t, struct replicator *r, const struct ofs_attr *a,
+		       const struct ofs_handle *nh);
 
 /* Would placement, over the servers in service now, put one of an object's
  * `copies` copies on sid? (Rebalance moves the copies it would not

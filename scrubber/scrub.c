@@ -23,7 +23,7 @@
 
 /* What repair needs to mend a structure finding (repair mode only). */
 enum { MEND_NONE, MEND_BACKREF, MEND_DANGLING_ENTRY, MEND_DANGLING_PART, MEND_ORPHAN,
-       MEND_MOVE, MEND_SECOND_OWNER, MEND_ENTRY_TYPE };
+       MEND_MOVE, MEND_SECOND_OWNER, MEND_ENTRY_TYPE, MEND_REPOINT };
 struct mend {
 	int what;
 	struct ofs_handle child;         /* BACKREF: the object; DANGLING: what was named */
@@ -1213,6 +1213,98 @@ static bool right_here(struct task *k, const struct ofs_handle *child, struct of
 	return right;
 }
 
+/* The object's own record: this server's copy, else asked of its first
+ * server in service that answers. */
+static int child_attr(struct task *k, const struct ofs_handle *child, struct ofs_attr *a)
+{
+	struct ofs_sid to[OFS_MAX_REPLICAS];
+	struct replica_result res[OFS_MAX_REPLICAS];
+	struct wbuf body;
+	size_t n = 0;
+	int rc = store_getattr(k->sc->s, child->oid, a);
+
+	if (rc != -ENOENT)
+		return rc;
+	for (uint8_t i = 0; i < child->nsids && i < OFS_MAX_REPLICAS; i++) {
+		uint8_t st;
+		if (!sid_eq(child->sids[i], store_sid(k->sc->s)) &&
+		    server_state(k, child->sids[i], false, &st) == 0 && st != OFS_SERVER_OUT)
+			to[n++] = child->sids[i];
+	}
+	memset(res, 0, sizeof(res));
+	wbuf_init(&body);
+	wbuf_oid(&body, child->oid);
+	rc = wbuf_error(&body);
+	if (!rc && n)
+		rc = replica_forward(k->sc->r, OFS_OP_GETATTR, body.data, body.len, to, n, res);
+	wbuf_free(&body);
+	if (!rc)
+		rc = -ENOENT;
+	for (size_t i = 0; i < n; i++) {
+		if (rc == -ENOENT && !res[i].rc &&
+		    proto_decode_attr_reply(res[i].body, res[i].len, a) == 0)
+			rc = 0;
+		free(res[i].body);
+	}
+	return rc;
+}
+
+/* A pointer that names a server out of service while the object's own
+ * record no longer does (the copy was moved; the rewrite of this pointer
+ * did not happen): missing_replica, mended by pointing the owner at the
+ * object's own handle. An object whose record still names that server is
+ * moved by its own lead, which rewrites the pointer too. */
+static int check_pointer_sids(struct task *k, const struct walked *w,
+			      const struct ofs_handle *child, const char *what)
+{
+	char detail[OFS_TASK_DETAIL_LEN], xh[OFS_OID_HEX], ch[OFS_OID_HEX];
+	struct ofs_attr *a;
+	struct ofs_sid x;
+	bool named = false, still = false;
+	int rc;
+
+	for (uint8_t i = 0; i < child->nsids && i < OFS_MAX_REPLICAS && !named; i++) {
+		uint8_t st;
+		if (server_state(k, child->sids[i], true, &st) == 0 && st == OFS_SERVER_OUT) {
+			x = child->sids[i];
+			named = true;
+		}
+	}
+	if (!named)
+		return 0;
+	if (!(a = malloc(sizeof(*a))))
+		return -ENOMEM;
+	rc = child_attr(k, child, a);
+	if (rc) {
+		free(a);
+		return rc == -ENOENT || rc == -OFS_ECORRUPT ? 0 : rc;   /* (no verdict) */
+	}
+	for (uint8_t i = 0; i < a->nsids && i < OFS_MAX_REPLICAS; i++)
+		still |= sid_eq(a->sids[i], x);
+	if (still || a->nsids == 0 || !oid_eq(a->backref.owner, w->oid)) {
+		free(a);
+		return 0;
+	}
+	sid_to_hex(x, xh);
+	oid_to_hex(child->oid, ch);
+	{
+		struct mend m = { .what = MEND_REPOINT, .child = *child, .ref = w->oid, .from = x };
+		size_t dn = (size_t)snprintf(detail, sizeof(detail),
+					     "%s names %.32s, which is out of service; %.32s's own "
+					     "record names", what, xh, ch);
+		for (uint8_t i = 0; i < a->nsids && i < OFS_MAX_REPLICAS && dn < sizeof(detail); i++) {
+			char sh[OFS_OID_HEX];
+			sid_to_hex(a->sids[i], sh);
+			dn += (size_t)snprintf(detail + dn, sizeof(detail) - dn, " %.32s", sh);
+		}
+		k->next_mend = &m;
+		rc = add_finding(k, x, child->oid, "missing_replica", detail);
+		k->next_mend = NULL;
+	}
+	free(a);
+	return rc;
+}
+
 static int check_pointer(struct task *k, const struct walked *w, const struct ofs_handle *child,
 			 const char *what, struct ofs_oid want_owner, long want_stripe,
 			 const char *want_name, int want_type)
@@ -1224,7 +1316,7 @@ static int check_pointer(struct task *k, const struct walked *w, const struct of
 	int state, rc;
 
 	if (right_here(k, child, want_owner, want_stripe, want_name, want_type))
-		return 0;
+		return check_pointer_sids(k, w, child, what);
 	if ((kd = kid_of(k, child)) != NULL) {
 		sm = kd->sm;                 /* what locate would find first */
 		where = kd->from;
@@ -1306,7 +1398,7 @@ static int check_pointer(struct task *k, const struct walked *w, const struct of
 		k->next_mend = NULL;
 		return rc;
 	}
-	return 0;
+	return check_pointer_sids(k, w, child, what);
 }
 
 /* A page of a dirdata's entries, read first, checked after (their
@@ -2198,6 +2290,26 @@ static int mend_structure(struct task *k, const struct walked *w, struct ofs_tas
 			count_repair(k);
 		return 0;
 	}
+	if (m->what == MEND_REPOINT) {
+		/* (the object's record read again: it may have moved on) */
+		struct ofs_attr *a = malloc(sizeof(*a));
+		struct ofs_handle nh = { .oid = m->child.oid };
+		if (!a)
+			return -ENOMEM;
+		rc = child_attr(k, &m->child, a);
+		if (!rc) {
+			nh.nsids = a->nsids;
+			memcpy(nh.sids, a->sids, sizeof(nh.sids));
+		}
+		snprintf(f->action, sizeof(f->action), "%sthe pointer rewritten to name the servers "
+			 "of the object's own record", dry(k) ? "would be: " : "");
+		if (!rc && !dry(k) && (rc = take_budget(k)) == 0)
+			rc = move_repoint_owner(k->sc->t, k->sc->r, a, &nh);
+		free(a);
+		if (rc == -OFS_EUNREACHABLE || rc == -ECANCELED)
+			return rc;
+		return mend_outcome(k, f, rc);
+	}
 	if (m->what == MEND_ORPHAN) {
 		int64_t t = w->a.mtime_ns > w->a.ctime_ns ? w->a.mtime_ns : w->a.ctime_ns;
 		if (young(k->sc, &w->a)) {
@@ -2291,7 +2403,8 @@ static int repair_object(struct task *k, const struct walked *w)
 		struct ofs_sid other = f->source;
 		struct ofs_fetch_reply fr;
 
-		if (!is_copy_kind(f->kind) || k->hm[i].what == MEND_MOVE) {
+		if (!is_copy_kind(f->kind) || k->hm[i].what == MEND_MOVE ||
+		    k->hm[i].what == MEND_REPOINT) {
 			rc = mend_structure(k, w, f, &k->hm[i]);
 			continue;
 		}

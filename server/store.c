@@ -923,6 +923,7 @@ struct setattr_args {
 	const struct ofs_attr *in;
 	struct ofs_attr *cur;      /* scratch, and the result */
 	bool unchanged;            /* the change sets what is there: no-op */
+	long part_at;              /* OFS_ATTR_PART: the slot it replaces */
 };
 
 static int setattr_txn(struct kv_txn *t, void *arg)
@@ -936,13 +937,29 @@ static int setattr_txn(struct kv_txn *t, void *arg)
 		return rc;
 	if ((sa->mask & OFS_ATTR_SIZE) && a->type == OFS_OBJ_DFILE)
 		return -OFS_ETYPE;
-	if ((sa->mask & OFS_ATTR_LAYOUT) &&
+	if ((sa->mask & (OFS_ATTR_LAYOUT | OFS_ATTR_PART)) &&
 	    (a->type == OFS_OBJ_DFILE || a->type == OFS_OBJ_DIRDATA))
 		return -OFS_ETYPE;
+	if (sa->mask & OFS_ATTR_PART) {
+		/* (the slot is found here, under this copy's own write lock) */
+		uint32_t hint = in->backref.stripe;
+		long at = -1;
+		if ((sa->mask & OFS_ATTR_LAYOUT) || in->nparts < 1)
+			return -EINVAL;
+		if (hint < a->nparts && oid_eq(a->parts[hint].oid, in->parts[0].oid))
+			at = hint;
+		for (uint16_t i = 0; at < 0 && i < a->nparts && i < OFS_MAX_STRIPES; i++)
+			if (oid_eq(a->parts[i].oid, in->parts[0].oid))
+				at = i;
+		if (at < 0)
+			return -ENOENT;
+		sa->part_at = at;
+	}
 	/* Handles set to what they are already (a move's switch run again on
 	 * every copy, after one missed it) change nothing, not even the
 	 * version: the copies stay at one version. */
-	sa->unchanged = !(sa->mask & ~(uint32_t)(OFS_ATTR_SIDS | OFS_ATTR_LAYOUT)) && sa->mask;
+	sa->unchanged = !(sa->mask & ~(uint32_t)(OFS_ATTR_SIDS | OFS_ATTR_LAYOUT | OFS_ATTR_PART)) &&
+			sa->mask;
 	if (sa->unchanged && (sa->mask & OFS_ATTR_SIDS)) {
 		struct ofs_handle x = { .nsids = a->nsids }, y = { .nsids = in->nsids };
 		memcpy(x.sids, a->sids, sizeof(x.sids));
@@ -956,6 +973,8 @@ static int setattr_txn(struct kv_txn *t, void *arg)
 		for (uint16_t i = 0; sa->unchanged && i < a->nparts && i < OFS_MAX_STRIPES; i++)
 			sa->unchanged = same_handle(&a->parts[i], &in->parts[i]);
 	}
+	if (sa->unchanged && (sa->mask & OFS_ATTR_PART))
+		sa->unchanged = same_handle(&a->parts[sa->part_at], &in->parts[0]);
 	if (sa->unchanged)
 		return 0;                /* (cur: the attributes as stored) */
 	if (sa->mask & OFS_ATTR_SIZE)
@@ -985,6 +1004,8 @@ static int setattr_txn(struct kv_txn *t, void *arg)
 		a->nparts = in->nparts;
 		memcpy(a->parts, in->parts, sizeof(a->parts));
 	}
+	if (sa->mask & OFS_ATTR_PART)
+		a->parts[sa->part_at] = in->parts[0];
 	if (!layout_valid(a))
 		return -EINVAL;
 	a->version++;
@@ -2850,16 +2871,23 @@ static int tool_part_txn(struct kv_txn *t, void *arg)
 	    ta->version >= ta->a->nparts)
 		return -EINVAL;
 	memcpy(ta->a->parts[ta->version].oid.b, ta->v, OFS_OID_LEN);
+	if (ta->vn) {
+		ta->a->parts[ta->version].nsids = (uint8_t)ta->vn;
+		memcpy(ta->a->parts[ta->version].sids, ta->k, ta->vn * sizeof(struct ofs_sid));
+	}
 	return put_object(t, ta->oid, ta->a);
 }
 
-int store_tool_set_part(struct store *s, struct ofs_oid oid, uint32_t index, struct ofs_oid part)
+int store_tool_set_part(struct store *s, struct ofs_oid oid, uint32_t index, struct ofs_oid part,
+			const struct ofs_sid *sids, size_t nsids)
 {
-	struct tool_args ta = { .oid = oid, .v = part.b, .version = index };
+	struct tool_args ta = { .oid = oid, .v = part.b, .version = index, .k = sids, .vn = nsids };
 	int rc;
 
 	if (s->read_only)
 		return -EROFS;
+	if (nsids > OFS_MAX_REPLICAS)
+		return -EINVAL;
 	ta.a = malloc(sizeof(*ta.a));
 	if (!ta.a)
 		return -ENOMEM;

@@ -106,8 +106,10 @@ int store_drop_copy(struct store *s, struct ofs_oid oid);
 int store_getattr(struct store *s, struct ofs_oid oid, struct ofs_attr *a);
 /* Change the fields mask selects (OFS_ATTR_*), bump the version; *out
  * (may be NULL) receives the attributes as stored. OFS_ATTR_SIZE is
- * refused for a dfile (its size is its byte stream's), OFS_ATTR_LAYOUT for
- * a dfile or dirdata: -OFS_ETYPE. */
+ * refused for a dfile (its size is its byte stream's), OFS_ATTR_LAYOUT and
+ * OFS_ATTR_PART for a dfile or dirdata: -OFS_ETYPE. OFS_ATTR_PART replaces
+ * the one part in->parts[0] names (proto.h); -ENOENT when the layout has
+ * no part with that OID. */
 int store_setattr(struct store *s, struct ofs_oid oid, uint32_t mask,
 		  const struct ofs_attr *in, struct ofs_attr *out);
 
@@ -294,9 +296,11 @@ int store_tool_set_key(struct store *s, struct ofs_oid oid, const void *k, size_
 int store_tool_rm_key(struct store *s, struct ofs_oid oid, const void *k, size_t kn);
 int store_tool_set_version(struct store *s, struct ofs_oid oid, uint64_t version);
 int store_tool_set_backref(struct store *s, struct ofs_oid oid, const struct ofs_backref *br);
-/* Point part index of a metafile or directory at another OID (its SIDs
- * kept). -EINVAL: not one, or no such part. */
-int store_tool_set_part(struct store *s, struct ofs_oid oid, uint32_t index, struct ofs_oid part);
+/* Point part index of a metafile or directory at another OID; its SIDs
+ * kept, or (nsids > 0) set to sids. -EINVAL: not one, no such part, or more
+ * than OFS_MAX_REPLICAS SIDs. */
+int store_tool_set_part(struct store *s, struct ofs_oid oid, uint32_t index, struct ofs_oid part,
+			const struct ofs_sid *sids, size_t nsids);
 
 /*
  * Receiving a whole copy of an object from a sibling (repair; the move

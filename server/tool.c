@@ -28,8 +28,10 @@ static const char tool_usage[] =
 	"       ofs-server tool --data DIR rm-key OID KEY\n"
 	"       ofs-server tool --data DIR set-version OID N\n"
 	"       ofs-server tool --data DIR set-backref OID OWNER STRIPE [NAME]\n"
-	"       ofs-server tool --data DIR set-part OID INDEX PART\n"
+	"       ofs-server tool --data DIR set-part OID INDEX PART [SID...]\n"
 	"       ofs-server tool --data DIR remove OID\n";
+
+_Static_assert(OFS_MAX_REPLICAS == 4, "set-part's usage says at most 4 SIDs");
 
 static int tusage(const char *fmt, const char *arg)
 {
@@ -188,8 +190,8 @@ int tool_main(const char *data, int argc, char **argv, bool json)
 		return tusage("%s needs an OID (32 hex digits)", cmd);
 	if (!strcmp(cmd, "set-backref") && argc != 4 && argc != 5)
 		return tusage("set-backref OID OWNER STRIPE [NAME]%s", "");
-	if (!strcmp(cmd, "set-part") && argc != 4)
-		return tusage("set-part OID INDEX PART%s", "");
+	if (!strcmp(cmd, "set-part") && (argc < 4 || argc > 4 + OFS_MAX_REPLICAS))
+		return tusage("set-part OID INDEX PART [SID...]: at most 4 SIDs%s", "");
 	if ((!strcmp(cmd, "list") && argc != 1) ||
 	    ((!strcmp(cmd, "keys") || !strcmp(cmd, "remove")) && argc != 2) ||
 	    ((!strcmp(cmd, "get-key") || !strcmp(cmd, "set-key") || !strcmp(cmd, "rm-key") ||
@@ -290,10 +292,15 @@ int tool_main(const char *data, int argc, char **argv, bool json)
 		}
 	} else if (!strcmp(cmd, "set-part")) {
 		struct ofs_oid part;
+		struct ofs_sid sids[OFS_MAX_REPLICAS];
+		size_t nsids = (size_t)argc - 4;
 		uint64_t index;
-		if (parse_uint(argv[2], 0, UINT16_MAX, &index) || oid_from_hex(argv[3], &part)) {
-			ret = tusage("set-part OID INDEX PART: bad INDEX or PART%s", "");
-		} else if ((rc = store_tool_set_part(s, oid, (uint32_t)index, part)) != 0) {
+		bool bad = parse_uint(argv[2], 0, UINT16_MAX, &index) || oid_from_hex(argv[3], &part);
+		for (size_t i = 0; i < nsids && !bad; i++)
+			bad = sid_from_hex(argv[4 + i], &sids[i]) != 0;
+		if (bad) {
+			ret = tusage("set-part OID INDEX PART [SID...]: bad INDEX, PART or SID%s", "");
+		} else if ((rc = store_tool_set_part(s, oid, (uint32_t)index, part, sids, nsids)) != 0) {
 			if (rc == -EINVAL)
 				fprintf(stderr, "ofs-server: tool: %s: not a metafile or directory with "
 					"part %s\n", argv[1], argv[2]);

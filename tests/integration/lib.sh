@@ -59,7 +59,8 @@ log() { printf '%s: %s\n' "$TEST_NAME" "$*" >&2; }
 
 _dump_servers() {
 	local n
-	for n in "${!SRV_DATA[@]}"; do
+	# (in name order: the last cluster started is dumped last)
+	for n in $(printf '%s\n' "${!SRV_DATA[@]}" | sort); do
 		if [ -s "$T/$n.err" ]; then
 			echo "---- server $n stderr (last 30 lines) ----" >&2
 			tail -n 30 "$T/$n.err" >&2
@@ -81,6 +82,7 @@ fail() {
 		where="${where:+$where <- }$(basename "${frame##* }"):${frame%% *}"
 	done
 	printf 'FAIL %s (%s): %s\n' "$TEST_NAME" "$where" "$*" >&2
+	LAST_FAIL="FAIL $TEST_NAME ($where): $*"
 	[ -n "$KEEP_GOING" ] && return 1
 	exit 1
 }
@@ -96,6 +98,8 @@ _cleanup() {
 	trap - EXIT INT TERM
 	if [ "$rc" -ne 0 ] || [ "$TEST_FAILED" -ne 0 ]; then
 		_dump_servers
+		# (once more below the servers' logs, which can be long)
+		[ -z "${LAST_FAIL:-}" ] || echo "$LAST_FAIL" | cut -c 1-2000 >&2
 	fi
 	[ -z "${OFS_ITEST_KEEP:-}" ] || echo "kept $T" >&2
 	exec 2>/dev/null     # no "Killed" job reports from bash
@@ -255,7 +259,7 @@ _run_server() {
 	# again for up to 10 s)
 	while :; do
 	: >"$out"
-	errs=$(wc -l <"$T/$name.err" 2>/dev/null || echo 0)
+	errs=$({ wc -l <"$T/$name.err"; } 2>/dev/null || echo 0)
 	# shellcheck disable=SC2086  # (EXTRA_RUN_ARGS: words for every server)
 	"$OFS_SERVER" run --data "$data" --listen "$listen" --log "$T/$name.log" "$@" ${EXTRA_RUN_ARGS:-} \
 		>"$out" 2>>"$T/$name.err" &

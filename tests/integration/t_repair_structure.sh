@@ -13,7 +13,9 @@
 #  - the server receiving a copy is SIGKILLed mid-fetch: the half copy is
 #    dropped at start, the job finishes;
 #  - a server taken out of service: its copies are recreated where
-#    placement says, and no handle names it any more;
+#    placement says, and no handle names it any more; a stripe pointer
+#    then made to name it again (its rewrite lost) is found and pointed
+#    at the dfile's own servers;
 #  - three copies of a directory that all verify and all differ: a tie,
 #    left (keyval_mismatch, no majority);
 #  - a cancelled repair job; the scheduler SIGKILLed mid-repair.
@@ -221,6 +223,32 @@ for pass in 2 3; do
 	log "  (pass $pass left a handle naming $X: once more)"
 done
 assert_eq 0 "$(handles_naming_x | grep -cx "$XS")" "handles naming $X after the repair"
+
+log "... and a stripe pointer left naming it, its rewrite lost: pointed at the dfile's own servers"
+j=$(ofs stat --json /f/s8)
+MF=$(jq -r .oid <<<"$j")
+DF=$(jq -r '.dfiles[1].oid' <<<"$j")
+# (the pointer names $X in place of the dfile's first copy; the dfile's
+# own record still names where its copies are)
+OLD=$(jq -r '.dfiles[1].sids | join(" ")' <<<"$j")
+on_all_copies "$(jq -r '.sids[]' <<<"$j")" bash -c 'exec "$0" tool --data "$DATA" set-part "$@"' \
+	"$OFS_SERVER" "$MF" 1 "$DF" "$XS" $(jq -r '.dfiles[1].sids[1:][]' <<<"$j")
+use_server r16a
+[ "$X" = r16a ] && use_server r16b
+all_up r16
+assert_eq 1 "$(handles_naming_x | grep -cx "$XS")" "the pointer made to name $X"
+run 1 scrub --no-repair
+assert_eq "missing_replica" "$(json "$T/report.json" '[.findings[].kind] | join(" ")')" "the stale pointer ($(cat "$T/report.json"))"
+assert_eq "$DF" "$(json "$T/report.json" '.findings[0].oid')" "the finding names the dfile"
+assert_eq "$XS" "$(json "$T/report.json" '.findings[0].server')" "... and the server out of service"
+assert_contains "$(json "$T/report.json" '.findings[0].detail')" "which is out of service" "the detail"
+run 0 repair
+assert_eq "missing_replica" "$(json "$T/report.json" '[.findings[].kind] | join(" ")')" "found by repair"
+assert_eq true "$(json "$T/report.json" '.findings[0].repaired')" "repaired ($(cat "$T/report.json"))"
+assert_contains "$(json "$T/report.json" '.findings[0].repair')" "pointer rewritten" "the action"
+assert_eq "$OLD" "$(ofs stat --json /f/s8 | jq -r '.dfiles[1].sids | join(" ")')" \
+	"the pointer names the dfile's own servers again"
+assert_eq 0 "$(handles_naming_x | grep -cx "$XS")" "handles naming $X after the second repair"
 stop_server "$X"
 all_read_back
 clean_scrub

@@ -1047,6 +1047,72 @@ static void test_setting_handles_and_entries_to_what_they_are_keeps_the_version(
 	assert_int_equal(a.version, v0 + 1);
 }
 
+/* OFS_ATTR_PART: one part replaced in place (a move's pointer rewrite), so
+ * that two moves of different parts of one owner cannot undo each other
+ * the way two whole-layout rewrites, each from its own read, can. */
+static void test_setattr_part_replaces_only_that_part(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *s = open_new(fx);
+	struct ofs_oid meta = create_type(s, OFS_OBJ_METAFILE), dfile = create_dfile(s);
+	struct ofs_attr lay, first, second, a;
+	uint64_t v0;
+
+	memset(&lay, 0, sizeof(lay));
+	snprintf(lay.dist, sizeof(lay.dist), "simple_stripe");
+	lay.strip_size = 65536;
+	lay.replicas = 2;
+	lay.nparts = 3;
+	for (uint16_t i = 0; i < 3; i++) {
+		lay.parts[i].oid = mk_oid(10 + i);
+		lay.parts[i].nsids = 2;
+		lay.parts[i].sids[0] = mk_sid(1);
+		lay.parts[i].sids[1] = mk_sid(2);
+	}
+	assert_int_equal(store_setattr(s, meta, OFS_ATTR_LAYOUT, &lay, NULL), 0);
+	v0 = version_of(s, meta);
+
+	/* two movers, each read the layout before the other's change */
+	memset(&first, 0, sizeof(first));
+	first.nparts = 1;
+	first.parts[0] = lay.parts[0];
+	first.parts[0].sids[0] = mk_sid(7);
+	memset(&second, 0, sizeof(second));
+	second.nparts = 1;
+	second.parts[0] = lay.parts[2];
+	second.parts[0].sids[1] = mk_sid(8);
+	second.backref.stripe = 2;
+	assert_int_equal(store_setattr(s, meta, OFS_ATTR_PART, &first, NULL), 0);
+	assert_int_equal(store_setattr(s, meta, OFS_ATTR_PART, &second, &a), 0);
+	assert_int_equal(a.version, v0 + 2);
+	getattr(s, meta, &a);
+	assert_int_equal(a.nparts, 3);
+	assert_true(sid_eq(a.parts[0].sids[0], mk_sid(7)));    /* the first change kept */
+	assert_true(sid_eq(a.parts[0].sids[1], mk_sid(2)));
+	assert_true(sid_eq(a.parts[1].sids[0], mk_sid(1)));    /* untouched */
+	assert_true(sid_eq(a.parts[2].sids[1], mk_sid(8)));    /* the second */
+	assert_true(oid_eq(a.parts[2].oid, mk_oid(12)));
+	assert_string_equal(a.dist, "simple_stripe");
+	assert_int_equal(a.strip_size, 65536);
+
+	/* the same again: no change, not even the version */
+	assert_int_equal(store_setattr(s, meta, OFS_ATTR_PART, &second, NULL), 0);
+	assert_int_equal(version_of(s, meta), v0 + 2);
+	/* a part the layout does not have */
+	second.parts[0].oid = mk_oid(99);
+	assert_int_equal(store_setattr(s, meta, OFS_ATTR_PART, &second, NULL), -ENOENT);
+	/* with no part, or with a whole layout too: refused */
+	second.parts[0].oid = mk_oid(11);
+	second.nparts = 0;
+	assert_int_equal(store_setattr(s, meta, OFS_ATTR_PART, &second, NULL), -EINVAL);
+	second.nparts = 1;
+	assert_int_equal(store_setattr(s, meta, OFS_ATTR_PART | OFS_ATTR_LAYOUT, &second, NULL),
+			 -EINVAL);
+	/* a dfile has no parts */
+	assert_int_equal(store_setattr(s, dfile, OFS_ATTR_PART, &second, NULL), -OFS_ETYPE);
+	assert_int_equal(version_of(s, meta), v0 + 2);
+}
+
 static void test_operations_on_the_wrong_type_are_etype(void **state)
 {
 	struct fixture *fx = *state;
@@ -2438,6 +2504,7 @@ int main(void)
 		T(test_truncated_stream_fails_reads_not_garbage),
 		T(test_missing_stream_fails_reads),
 		T(test_setting_handles_and_entries_to_what_they_are_keeps_the_version),
+		T(test_setattr_part_replaces_only_that_part),
 		T(test_operations_on_the_wrong_type_are_etype),
 		T(test_remove_deletes_records_chunks_kv_and_stream),
 		T(test_remove_of_non_empty_dirdata_is_enotempty),
