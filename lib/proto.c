@@ -266,6 +266,7 @@ int proto_encode_req(struct wbuf *w, const struct ofs_req *q)
 	case OFS_OP_FREEZE:
 		wbuf_oid(w, q->oid);
 		wbuf_u32(w, q->ms);
+		wbuf_sid(w, q->sid);
 		break;
 	case OFS_OP_STOP_CHECK:
 		wbuf_u32(w, q->max);
@@ -483,6 +484,7 @@ int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_re
 	case OFS_OP_FREEZE:
 		q->oid = rbuf_oid(&r);
 		q->ms = rbuf_u32(&r);
+		q->sid = rbuf_sid(&r);
 		if (!rbuf_error(&r) && q->ms > 600000)
 			return -OFS_ECORRUPT;    /* ten minutes at most */
 		break;

@@ -348,7 +348,8 @@ struct ofs_req {
 	size_t nservers;               /* SERVERS: entry count (decode: the
 	                                  checked body is in data/data_len) */
 	struct ofs_server_set set;     /* SERVER_SET */
-	struct ofs_sid sid;            /* REPORT: the copy reported */
+	struct ofs_sid sid;            /* REPORT: the copy reported; FREEZE: the
+	                                  holder (the server moving a copy) */
 	char reason[256];              /* REPORT: what went wrong */
 	bool forwarded;                /* not on the wire: the server sets it when the
 	                                  op carried OFS_OP_FORWARDED */
@@ -361,7 +362,9 @@ struct ofs_req {
 	struct ofs_sid cands[OFS_MAX_REPLICAS];   /* every server) */
 	uint64_t rate;                 /* REPAIR_FETCH: bytes/s (0: unpaced) */
 	uint64_t version;              /* STALE_CLEAR: the copy is current at this */
-	uint32_t ms;                   /* FREEZE: how long (0: lift) */
+	uint32_t ms;                   /* FREEZE: how long (0: lift). Held by
+	                                  another holder: -EBUSY (a lift of
+	                                  another's hold changes nothing) */
 };
 
 /* STOP_CHECK reply: what stopping the server now would leave short. */

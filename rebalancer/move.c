@@ -228,9 +228,10 @@ int move_repoint_owner(struct sidtab *t, struct replicator *r, const struct ofs_
 	return rc;
 }
 
-/* Hold oid still (ms > 0) or let it go (ms == 0) on each server of to. */
+/* Hold oid still (ms > 0) or let it go (ms == 0) on each server of to, as
+ * holder (-EBUSY: another holds it somewhere). */
 static int freeze_on(struct replicator *r, struct ofs_oid oid, const struct ofs_sid *to, size_t n,
-		     uint32_t ms)
+		     uint32_t ms, struct ofs_sid holder)
 {
 	struct replica_result rr[OFS_MAX_REPLICAS + 1];
 	struct ofs_req *q;
@@ -245,6 +246,7 @@ static int freeze_on(struct replicator *r, struct ofs_oid oid, const struct ofs_
 	q->op = OFS_OP_FREEZE;
 	q->oid = oid;
 	q->ms = ms;
+	q->sid = holder;
 	memset(rr, 0, sizeof(rr));
 	wbuf_init(&body);
 	rc = proto_encode_req(&body, q);
@@ -437,13 +439,37 @@ int move_copy(struct store *s, struct sidtab *t, struct replicator *r, struct of
 			all[nall++] = from;
 		nhold = in_service(t, all, nall, hold);
 	}
-	rc = freeze_on(r, oid, hold, nhold, MOVE_HOLD_MS);
+	rc = freeze_on(r, oid, hold, nhold, MOVE_HOLD_MS, store_sid(s));
 	if (rc) {
-		(void)freeze_on(r, oid, hold, nhold, 0);
+		(void)freeze_on(r, oid, hold, nhold, 0, store_sid(s));
 		snprintf(res->detail, sizeof(res->detail), "could not hold it still: %s", ofs_strerror(rc));
 		return rc;
 	}
 	frozen = true;
+	/* Held: no other move of it runs now. One that ran since a was read
+	 * changed the SID list; the new handle is made from the list as it
+	 * is, so run again with it. */
+	{
+		struct ofs_attr *cur = malloc(sizeof(*cur));
+		struct ofs_handle x = { .nsids = a->nsids }, y;
+		if (!cur) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		memcpy(x.sids, a->sids, sizeof(x.sids));
+		if (store_getattr(s, oid, cur) == 0) {
+			y.nsids = cur->nsids;
+			memcpy(y.sids, cur->sids, sizeof(y.sids));
+			if (x.nsids != y.nsids || memcmp(x.sids, y.sids, x.nsids * sizeof(x.sids[0])))
+				rc = -EAGAIN;
+		}
+		free(cur);
+		if (rc) {
+			snprintf(res->detail, sizeof(res->detail), "its copies changed meanwhile "
+				 "(another move): run again");
+			goto out;
+		}
+	}
 	for (int again = 0; again < 3; again++) {
 		struct ofs_summary ts, ks;
 		bool behind = false;
@@ -530,7 +556,7 @@ out:
 			all[nall++] = hold[i];
 		if (!in_list(all, nall, res->target))
 			all[nall++] = res->target;
-		(void)freeze_on(r, oid, all, nall, 0);   /* (else it lapses) */
+		(void)freeze_on(r, oid, all, nall, 0, store_sid(s));   /* (else it lapses) */
 	}
 	return rc;
 }

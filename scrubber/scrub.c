@@ -2273,8 +2273,34 @@ static int mend_structure(struct task *k, const struct walked *w, struct ofs_tas
 		}
 		if (!dry(k) && (rc = take_budget(k)) != 0)
 			return rc;
-		rc = move_copy(k->sc->s, k->sc->t, k->sc->r, w->oid, &w->a, m->from, NULL,
-			       dry(k) ? MOVE_F_DRYRUN : 0, k->rate, pace_fetch, k, &mr);
+		{
+			/* (held by another move of it: again, with the list it left) */
+			const struct ofs_attr *a = &w->a;
+			struct ofs_attr *cur = NULL;
+			for (int attempt = 0; attempt < 20; attempt++) {
+				rc = move_copy(k->sc->s, k->sc->t, k->sc->r, w->oid, a, m->from, NULL,
+					       dry(k) ? MOVE_F_DRYRUN : 0, k->rate, pace_fetch, k, &mr);
+				if (rc != -EAGAIN && rc != -EBUSY)
+					break;
+				pause_ms(250 + (unsigned)(now_s() * 1000.0) % 250);
+				if (!cur)
+					cur = malloc(sizeof(*cur));
+				if (!cur || store_getattr(k->sc->s, w->oid, cur) != 0)
+					break;
+				a = cur;
+				bool named = false;
+				for (uint8_t i = 0; i < a->nsids && i < OFS_MAX_REPLICAS; i++)
+					named |= sid_eq(a->sids[i], m->from);
+				if (!named) {
+					rc = 0;      /* moved by the other run meanwhile */
+					memset(&mr, 0, sizeof(mr));
+					snprintf(mr.detail, sizeof(mr.detail), "%s", "moved meanwhile "
+						 "by another run: the handle no longer names that server");
+					break;
+				}
+			}
+			free(cur);
+		}
 		if (rc == -OFS_EUNREACHABLE || rc == -ECANCELED)
 			return rc;
 		if (rc) {
@@ -2474,21 +2500,32 @@ static int move_away(struct task *k, const struct walked *w, const struct ofs_si
 {
 	struct scrubber *sc = k->sc;
 	unsigned flags = MOVE_F_DROP_SOURCE | (k->flags & OFS_TASK_F_DRYRUN ? MOVE_F_DRYRUN : 0);
+	const struct ofs_attr *a = &w->a;
+	struct ofs_attr *cur = NULL;
 	int rc = 0;
 
 	for (int attempt = 0; attempt < 40; attempt++) {
 		pthread_mutex_lock(&sc->mu);
 		bool stop = hold(k);
 		pthread_mutex_unlock(&sc->mu);
-		if (stop)
-			return -ECANCELED;
-		rc = move_copy(sc->s, sc->t, sc->r, w->oid, &w->a, store_sid(sc->s), to, flags,
+		if (stop) {
+			rc = -ECANCELED;
+			break;
+		}
+		rc = move_copy(sc->s, sc->t, sc->r, w->oid, a, store_sid(sc->s), to, flags,
 			       k->rate, pace_fetch, k, mr);
 		if (rc != -OFS_EUNREACHABLE && rc != -OFS_EMOVING && rc != -EAGAIN && rc != -EBUSY &&
 		    rc != -OFS_EQUORUM)
 			break;
-		pause_ms(250);
+		/* (another server moving its copy of the same object holds it:
+		 * a while, then again with the SID list as that move left it) */
+		pause_ms(250 + (unsigned)(now_s() * 1000.0) % 250);
+		if (!cur)
+			cur = malloc(sizeof(*cur));
+		if (cur && store_getattr(sc->s, w->oid, cur) == 0)
+			a = cur;
 	}
+	free(cur);
 	return rc;
 }
 

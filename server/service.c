@@ -118,7 +118,7 @@ static bool is_read(uint16_t op)
 	}
 }
 
-static int freeze(struct service *sv, struct ofs_oid oid, uint32_t ms);
+static int freeze(struct service *sv, struct ofs_oid oid, uint32_t ms, struct ofs_sid holder);
 
 /* What SUMMARY answers for one object: "not here" is an answer (not
  * present), not an error. */
@@ -331,7 +331,7 @@ static int handle(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 		rc = repair_stale_clear(s, q->oid, q->sid, q->version);
 		break;
 	case OFS_OP_FREEZE:
-		rc = freeze(sv, q->oid, q->ms);
+		rc = freeze(sv, q->oid, q->ms, q->sid);
 		break;
 	case OFS_OP_ROOT_MOVE: {
 		struct ofs_handle used;
@@ -448,8 +448,9 @@ static bool is_frozen(struct service *sv, struct ofs_oid oid)
 }
 
 /* FREEZE: hold oid still for ms (0: lift), once the changes in progress
- * on it here have finished (its change lock). */
-static int freeze(struct service *sv, struct ofs_oid oid, uint32_t ms)
+ * on it here have finished (its change lock); -EBUSY while another holder
+ * holds it. */
+static int freeze(struct service *sv, struct ofs_oid oid, uint32_t ms, struct ofs_sid holder)
 {
 	pthread_mutex_t *l = &sv->locks[oid_hash(oid) % SERVICE_NLOCKS];
 	int64_t now = mono_ns();
@@ -467,8 +468,11 @@ static int freeze(struct service *sv, struct ofs_oid oid, uint32_t ms)
 	}
 	if (slot < 0) {
 		rc = ms ? -EBUSY : 0;
+	} else if (sv->frozen[slot].until_ns > now && !sid_eq(sv->frozen[slot].holder, holder)) {
+		rc = ms ? -EBUSY : 0;            /* another's: not lifted either */
 	} else if (ms) {
 		sv->frozen[slot].oid = oid;
+		sv->frozen[slot].holder = holder;
 		sv->frozen[slot].until_ns = now + (int64_t)ms * 1000000;
 	} else if (oid_eq(sv->frozen[slot].oid, oid)) {
 		sv->frozen[slot].until_ns = 0;

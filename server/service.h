@@ -37,10 +37,14 @@ struct service {
 	/* Objects held still while a copy of theirs moves (FREEZE): a change
 	 * from a client gets -OFS_EMOVING until the hold lifts or lapses.
 	 * Held in memory only: a restarted server holds nothing, and the
-	 * mover, which froze it, runs the move again. */
+	 * mover, which froze it, runs the move again. Held by one holder at
+	 * a time: two servers moving their copies of one object at once would
+	 * each set the SID list from the one they read, and the later would
+	 * undo the earlier (the second gets -EBUSY and tries again). */
 	pthread_mutex_t fmu;
 	struct service_frozen {
 		struct ofs_oid oid;
+		struct ofs_sid holder;     /* who froze it: one mover at a time */
 		int64_t until_ns;          /* 0: free slot */
 	} frozen[SERVICE_NFROZEN];
 };

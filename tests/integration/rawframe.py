@@ -5,6 +5,8 @@
     rawframe.py HOST:PORT case NAME [--file NAME] [--local PATH]
                                                send one bad input, check the reply
     rawframe.py HOST:PORT cases                 list the case names
+    rawframe.py HOST:PORT freeze OID MS HOLDER  one FREEZE (MS 0: lift) of OID by
+                                               HOLDER (a SID); prints its status
     rawframe.py HOST:PORT stall [--idle N] [--seconds S]
                                                hold N silent connections, one
                                                that sent half a frame header
@@ -504,6 +506,18 @@ CASES = {
 }
 
 
+FREEZE = 33  # lib/proto.h enum ofs_op
+
+
+def freeze(addr, oid, ms, holder):
+    s = connect(addr)
+    try:
+        st, _ = call(s, FREEZE, bytes.fromhex(oid) + struct.pack(">I", ms) + bytes.fromhex(holder))
+    finally:
+        s.close()
+    print(st)
+
+
 def ping(addr):
     s = connect(addr)
     st, b = call(s, PING, reqid=0x123456789)
@@ -564,6 +578,11 @@ def main(argv):
                 print("rawframe: unknown case %s" % pos, file=sys.stderr)
                 return 2
             CASES[pos[0]](addr, opts)
+        elif cmd == "freeze":
+            if len(pos) != 3 or len(pos[0]) != 32 or len(pos[2]) != 32:
+                print("rawframe: freeze OID MS HOLDER", file=sys.stderr)
+                return 2
+            freeze(addr, pos[0], int(pos[1]), pos[2])
         elif cmd == "stall":
             stall(addr, int(opts["idle"]), float(opts["seconds"]))
         else:

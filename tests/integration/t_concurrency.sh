@@ -1,7 +1,8 @@
 #!/bin/bash
 # t_concurrency: 256 clients connected at once each put and read back their
 # own file; and clients that stall (half a frame header, then nothing) or
-# connect and send nothing do not hold up anyone else.
+# connect and send nothing do not hold up anyone else. FREEZE (the move
+# step's hold) is held by one holder at a time.
 . "$(dirname "$0")/lib.sh"
 
 N=256
@@ -31,6 +32,22 @@ for i in 0 17 255; do
 	assert_eq "client $i" "$(head -n 1 "$T/c$i")" "first line of /cc/c$i"
 	assert_eq $((1000 + 37 * i)) "$(stat -c %s "$T/c$i")" "size of /cc/c$i"
 done
+
+# ---- one mover at a time: FREEZE has a holder -----------------------------------
+# (two servers moving their copies of one object at once would each set its
+# SID list from the one they had read; the later would undo the earlier)
+RAW=$ITEST_DIR/rawframe.py
+O=00112233445566778899aabbccddeeff
+H1=11111111111111111111111111111111 H2=22222222222222222222222222222222
+frz() { python3 "$RAW" "$OFS_CLUSTER" freeze "$@" 2>"$T/frz.err" || fail "rawframe freeze $*: $(cat "$T/frz.err")"; }
+assert_eq 0 "$(frz $O 20000 $H1)" "the first holder holds it"
+assert_eq 0 "$(frz $O 20000 $H1)" "... and may hold it longer"
+assert_eq -16 "$(frz $O 20000 $H2)" "a second holder: EBUSY"
+assert_eq 0 "$(frz $O 0 $H2)" "the second holder's lift is a no-op ..."
+assert_eq -16 "$(frz $O 20000 $H2)" "... the first still holds it"
+assert_eq 0 "$(frz $O 0 $H1)" "the holder lifts it"
+assert_eq 0 "$(frz $O 20000 $H2)" "then the second may hold it"
+assert_eq 0 "$(frz $O 0 $H2)" "and lift it"
 
 # ---- stalled and silent clients ------------------------------------------------
 mkfifo "$T/stall.in"

@@ -2258,11 +2258,15 @@ static void test_freeze_request_round_trips_and_caps_its_time(void **state)
 	(void)state;
 	q.oid = mk_oid(5);
 	q.ms = 20000;
+	q.sid = mk_sid(7);               /* the holder */
 	wbuf_init(&w);
 	assert_int_equal(proto_encode_req(&w, &q), 0);
 	assert_int_equal(proto_decode_req(OFS_OP_FREEZE, w.data, w.len, &back), 0);
 	assert_int_equal(back.ms, 20000);
 	assert_memory_equal(back.oid.b, q.oid.b, OFS_OID_LEN);
+	assert_memory_equal(back.sid.b, q.sid.b, OFS_OID_LEN);
+	/* without its holder: short */
+	assert_int_equal(proto_decode_req(OFS_OP_FREEZE, w.data, w.len - 1, &back), -OFS_ECORRUPT);
 	q.ms = 600001;
 	w.len = 0;
 	assert_int_equal(proto_encode_req(&w, &q), 0);
