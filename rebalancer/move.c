@@ -385,9 +385,14 @@ int move_copy(struct store *s, struct sidtab *t, struct replicator *r, struct of
 	/* 1: the target - the one noted by a run that did not finish, when it
 	 * can still take it; else placement's. (The copies that run switched
 	 * get the same handle again.) */
-	if (drop && store_move_get(s, oid, &noted) == 0 && usable_target(t, from, noted)) {
+	if (drop && store_move_get(s, oid, &noted) == 0 && usable_target(t, from, noted) &&
+	    !(in_list(a->sids, a->nsids, noted) && in_list(a->sids, a->nsids, from))) {
 		res->target = noted;
 	} else if (to) {
+		/* (a target that holds a copy already - another server moved its
+		 * copy there meanwhile - would take two copies in one) */
+		if (in_list(a->sids, a->nsids, *to) && in_list(a->sids, a->nsids, from))
+			return -EEXIST;
 		if (!usable_target(t, from, *to) || in_list(a->sids, a->nsids, *to))
 			return -EINVAL;
 		res->target = *to;

@@ -75,11 +75,14 @@ struct move_result {
 /*
  * Move oid's copy away from `from`. a: the object's attributes as a copy
  * holds them (its handle, type, back reference). to: the target (NULL:
- * placement's; -EINVAL when it is out of service or holds a copy); a
- * target noted by an unfinished run wins. flags: MOVE_F_*.
+ * placement's; -EEXIST when it holds another copy of the object already,
+ * -EINVAL when it is out of service); a target noted by an unfinished run
+ * wins, unless it holds another copy now. flags: MOVE_F_*.
  * Returns 0 and *res, -OFS_ENOSERVERS when no server in service can take
- * it, -EIO when no copy could be fetched (res->detail says why), or a
- * transport error (-OFS_EUNREACHABLE): then run it again.
+ * it, -EIO when no copy could be fetched (res->detail says why), -EBUSY
+ * while another server moves a copy of it (FREEZE), -EAGAIN when the SID
+ * list changed since a was read (run again with the list as it is now),
+ * or a transport error (-OFS_EUNREACHABLE): then run it again.
  */
 int move_copy(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid,
 	      const struct ofs_attr *a, struct ofs_sid from, const struct ofs_sid *to, unsigned flags,

@@ -2592,6 +2592,17 @@ static int drain_one(struct task *k, const struct walked *w, uint64_t *bytes)
 
 /* ---- rebalance -------------------------------------------------------------- */
 
+/* A copy fits what is left to send to a target when it overshoots by at
+ * most a 64th of that (at least 4 KiB): what is left is rarely a sum of
+ * whole copies, and a small copy sent first must not keep out a large
+ * one by a few bytes. */
+static bool rebalance_fits(uint64_t size, uint64_t left)
+{
+	uint64_t slack = left / 64 > 4096 ? left / 64 : 4096;
+
+	return left > 0 && size <= left + slack;
+}
+
 /* A target with room for this copy, that holds none and keeps the spread:
  * on pass 1 only a server placement would choose (the copy is misplaced
  * here), on pass 2 any. -1 when none. */
@@ -2603,7 +2614,7 @@ static int rebalance_target(struct task *k, const struct walked *w)
 
 	for (int i = 0; i < k->nalloc; i++) {
 		bool holds = false;
-		if (k->alloc_left[i] < w->a.size || w->a.size == 0)
+		if (!rebalance_fits(w->a.size, k->alloc_left[i]) || w->a.size == 0)
 			continue;
 		for (uint8_t j = 0; j < w->a.nsids; j++)
 			holds |= sid_eq(w->a.sids[j], k->alloc_sid[i]);
@@ -2660,6 +2671,9 @@ static int rebalance_one(struct task *k, const struct walked *w, uint64_t *bytes
 	rc = move_away(k, w, &k->alloc_sid[at], &mr);
 	if (rc == -ECANCELED || rc == -OFS_EUNREACHABLE)
 		return rc;
+	if (rc == -EEXIST)
+		return 0;                /* another server moved its copy there
+		                            meanwhile: this one stays */
 	memset(&f, 0, sizeof(f));
 	f.server = me;
 	f.oid = w->oid;
@@ -2671,7 +2685,7 @@ static int rebalance_one(struct task *k, const struct walked *w, uint64_t *bytes
 		snprintf(f.action, sizeof(f.action), "%.500s", mr.detail);
 		return enqueue(k, &f);
 	}
-	k->alloc_left[at] -= w->a.size;
+	k->alloc_left[at] = k->alloc_left[at] > w->a.size ? k->alloc_left[at] - w->a.size : 0;
 	*bytes = w->a.size;
 	if (k->flags & OFS_TASK_F_DRYRUN) {
 		snprintf(f.kind, sizeof(f.kind), "move");
