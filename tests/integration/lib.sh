@@ -206,6 +206,18 @@ mkrand() {
 
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 
+# invert_byte FILE OFFSET : replace the byte at OFFSET with its complement.
+# (Always a change: writing 0xff, as the tests once did, left a random
+# file as it was when that byte was 0xff already - one flip in 256, and
+# then a scrub rightly found nothing.)
+invert_byte() {
+	local b
+	b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+	[ -n "$b" ] || fail "invert_byte: $1 has no byte at offset $2"
+	printf "\\$(printf '%03o' $((255 - b)))" |
+		dd of="$1" bs=1 seek="$2" conv=notrunc status=none || fail "cannot write $1"
+}
+
 # ---- programs -----------------------------------------------------------
 
 ofs() { "$OFS_CLI" "$@"; }

@@ -55,7 +55,7 @@ pick_copy() {
 	[ -f "$VPATH" ] || fail "no byte stream at $VPATH"
 }
 
-flip() { printf '\xff' | dd of="$1" bs=1 seek="${2:-5000}" conv=notrunc status=none; }
+flip() { invert_byte "$1" "${2:-5000}"; }
 
 # repaired_finding KIND : one finding, of KIND, on the damaged copy,
 # repaired from one of the other copies.

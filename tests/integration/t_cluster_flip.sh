@@ -12,12 +12,10 @@ start_cluster a:r1 b:r1 c:r2 d:r3
 
 # flip NAME OID OFFSET : invert one byte of OID's byte stream on NAME's disk.
 flip() {
-	local path byte
+	local path
 	path=$(inspect_json "$1" "$2" | jq -r .path)
 	[ -f "$path" ] || fail "no byte stream for $2 on $1 at '$path'"
-	byte=$(od -An -tu1 -j "$3" -N1 "$path" | tr -d ' ')
-	printf "\\$(printf '%03o' $((255 - byte)))" |
-		dd of="$path" bs=1 seek="$3" conv=notrunc status=none || fail "cannot write $path"
+	invert_byte "$path" "$3"
 }
 
 mkrand "$T/f" $((3 * MiB + 100))

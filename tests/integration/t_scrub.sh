@@ -96,7 +96,7 @@ log "a flipped byte in one copy: checksum_mismatch on that chunk"
 cluster c2
 pick_copy /f/s4
 # chunk 0 is bytes 0..1 MiB-1 (the default chunk size): flip byte 5000.
-printf '\xff' | dd of="$VPATH" bs=1 seek=5000 conv=notrunc status=none
+invert_byte "$VPATH" 5000
 scrub 1
 only_finding checksum_mismatch
 assert_match 'chunk 0 ' "$(json "$T/report.json" '.findings[0].detail')" "detail names the chunk"
