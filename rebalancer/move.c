@@ -83,6 +83,35 @@ static int choose_target(struct sidtab *t, struct ofs_oid oid, const struct ofs_
 	return rc;
 }
 
+int move_getattr_newest(struct replicator *r, struct ofs_oid oid, const struct ofs_sid *to,
+			size_t n, struct ofs_attr *a)
+{
+	struct replica_result *res = calloc(n ? n : 1, sizeof(*res));
+	struct ofs_attr *x = malloc(sizeof(*x));
+	struct wbuf body;
+	bool found = false;
+	int rc = res && x ? 0 : -ENOMEM;
+
+	wbuf_init(&body);
+	wbuf_oid(&body, oid);
+	if (!rc)
+		rc = wbuf_error(&body);
+	if (!rc && n)
+		rc = replica_forward(r, OFS_OP_GETATTR, body.data, body.len, to, n, res);
+	for (size_t i = 0; !rc && i < n; i++)
+		if (!res[i].rc && proto_decode_attr_reply(res[i].body, res[i].len, x) == 0 &&
+		    (!found || x->version > a->version)) {
+			*a = *x;
+			found = true;
+		}
+	for (size_t i = 0; res && i < n; i++)
+		free(res[i].body);
+	free(res);
+	free(x);
+	wbuf_free(&body);
+	return rc ? rc : found ? 0 : -ENOENT;
+}
+
 /* The handle of the object oid names as its owner: asked of every server
  * in service, the newest copy's answer. (Not the first to answer: a copy
  * out of service, or one a version behind, can name servers the owner
@@ -91,45 +120,23 @@ static int owner_handle(struct sidtab *t, struct replicator *r, struct ofs_oid o
 			struct ofs_attr *oa, struct ofs_handle *h)
 {
 	struct ofs_server *e = NULL;
-	struct ofs_attr *x = malloc(sizeof(*x));
+	struct ofs_sid *all;
 	size_t ne = 0, na = 0;
-	struct wbuf body;
-	int rc = x ? sidtab_snapshot(t, &e, &ne) : -ENOMEM, found = 0;
+	int rc = sidtab_snapshot(t, &e, &ne);
 
-	if (rc) {
-		free(x);
+	if (rc)
 		return rc;
-	}
-	wbuf_init(&body);
-	wbuf_oid(&body, owner);
-	rc = wbuf_error(&body);
-	if (!rc) {
-		struct replica_result *res = calloc(ne ? ne : 1, sizeof(*res));
-		struct ofs_sid *all = calloc(ne ? ne : 1, sizeof(*all));
-		rc = res && all ? 0 : -ENOMEM;
-		for (size_t i = 0; !rc && i < ne; i++)
-			if (e[i].state != OFS_SERVER_OUT)
-				all[na++] = e[i].sid;
-		if (!rc && na)
-			rc = replica_forward(r, OFS_OP_GETATTR, body.data, body.len, all, na, res);
-		for (size_t i = 0; !rc && i < na; i++)
-			if (!res[i].rc && proto_decode_attr_reply(res[i].body, res[i].len, x) == 0 &&
-			    (!found || x->version > oa->version)) {
-				*oa = *x;
-				found = 1;
-			}
-		for (size_t i = 0; res && i < na; i++)
-			free(res[i].body);
-		free(res);
-		free(all);
-	}
-	free(x);
-	wbuf_free(&body);
+	all = calloc(ne ? ne : 1, sizeof(*all));
+	rc = all ? 0 : -ENOMEM;
+	for (size_t i = 0; !rc && i < ne; i++)
+		if (e[i].state != OFS_SERVER_OUT)
+			all[na++] = e[i].sid;
+	if (!rc)
+		rc = move_getattr_newest(r, owner, all, na, oa);
+	free(all);
 	free(e);
 	if (rc)
 		return rc;
-	if (!found)
-		return -ENOENT;
 	memset(h, 0, sizeof(*h));
 	h->oid = owner;
 	h->nsids = oa->nsids;
@@ -367,9 +374,12 @@ static bool usable_target(struct sidtab *t, struct ofs_sid from, struct ofs_sid 
 	return !sid_eq(target, from) && sidtab_get(t, target, &e) == 0 && e.state == OFS_SERVER_IN;
 }
 
-int move_copy(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid,
-	      const struct ofs_attr *a, struct ofs_sid from, const struct ofs_sid *to, unsigned flags,
-	      uint64_t rate, repair_pace_fn pace, void *arg, struct move_result *res)
+/* One run of the move; -EAGAIN when, once held, the object's SID list is
+ * not the one in a (move_copy reads it again and runs once more). */
+static int move_once(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid,
+		     const struct ofs_attr *a, struct ofs_sid from, const struct ofs_sid *to,
+		     unsigned flags, uint64_t rate, repair_pace_fn pace, void *arg,
+		     struct move_result *res)
 {
 	bool drop = (flags & MOVE_F_DROP_SOURCE) != 0, frozen = false;
 	struct ofs_handle nh;
@@ -563,6 +573,36 @@ out:
 			all[nall++] = res->target;
 		(void)freeze_on(r, oid, all, nall, 0, store_sid(s));   /* (else it lapses) */
 	}
+	return rc;
+}
+
+int move_copy(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid,
+	      const struct ofs_attr *a, struct ofs_sid from, const struct ofs_sid *to, unsigned flags,
+	      uint64_t rate, repair_pace_fn pace, void *arg, struct move_result *res)
+{
+	struct ofs_attr *cur = NULL;
+	int rc = -EAGAIN;
+
+	/* Another move of it ran since a was read: again, with the SID list
+	 * as that move left it (a few times; then the caller's retry). */
+	for (int run = 0; run < 3 && rc == -EAGAIN; run++) {
+		if (run) {
+			if (!cur && !(cur = malloc(sizeof(*cur))))
+				return -ENOMEM;
+			if (store_getattr(s, oid, cur) != 0)
+				break;
+			a = cur;
+			if (!(flags & MOVE_F_DROP_SOURCE) && !in_list(a->sids, a->nsids, from)) {
+				memset(res, 0, sizeof(*res));
+				snprintf(res->detail, sizeof(res->detail), "%s", "moved meanwhile by "
+					 "another run: the handle no longer names that server");
+				rc = 0;
+				break;
+			}
+		}
+		rc = move_once(s, t, r, oid, a, from, to, flags, rate, pace, arg, res);
+	}
+	free(cur);
 	return rc;
 }
 

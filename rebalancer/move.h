@@ -80,13 +80,20 @@ struct move_result {
  * wins, unless it holds another copy now. flags: MOVE_F_*.
  * Returns 0 and *res, -OFS_ENOSERVERS when no server in service can take
  * it, -EIO when no copy could be fetched (res->detail says why), -EBUSY
- * while another server moves a copy of it (FREEZE), -EAGAIN when the SID
- * list changed since a was read (run again with the list as it is now),
- * or a transport error (-OFS_EUNREACHABLE): then run it again.
+ * while another server moves a copy of it (FREEZE: wait, run again), or
+ * a transport error (-OFS_EUNREACHABLE): then run it again. When the SID
+ * list, once the object is held, is not a's (another move ran since a was
+ * read), the move reads this server's copy again and runs with that; a
+ * copy from `from` that another run moved meanwhile is done (0).
  */
 int move_copy(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid,
 	      const struct ofs_attr *a, struct ofs_sid from, const struct ofs_sid *to, unsigned flags,
 	      uint64_t rate, repair_pace_fn pace, void *arg, struct move_result *res);
+
+/* GETATTR of oid from each of the n servers to; the newest answer (highest
+ * version) in *a. -ENOENT when none answers with it. */
+int move_getattr_newest(struct replicator *r, struct ofs_oid oid, const struct ofs_sid *to,
+			size_t n, struct ofs_attr *a);
 
 /* Step 4 alone: the pointer of a's owner (a->backref) to the object names
  * nh. -ENOENT when the owner is nowhere or does not point at it;

@@ -1213,13 +1213,11 @@ static bool right_here(struct task *k, const struct ofs_handle *child, struct of
 	return right;
 }
 
-/* The object's own record: this server's copy, else asked of its first
- * server in service that answers. */
+/* The object's own record: this server's copy, else the newest of its
+ * servers in service. */
 static int child_attr(struct task *k, const struct ofs_handle *child, struct ofs_attr *a)
 {
 	struct ofs_sid to[OFS_MAX_REPLICAS];
-	struct replica_result res[OFS_MAX_REPLICAS];
-	struct wbuf body;
 	size_t n = 0;
 	int rc = store_getattr(k->sc->s, child->oid, a);
 
@@ -1231,22 +1229,7 @@ static int child_attr(struct task *k, const struct ofs_handle *child, struct ofs
 		    server_state(k, child->sids[i], false, &st) == 0 && st != OFS_SERVER_OUT)
 			to[n++] = child->sids[i];
 	}
-	memset(res, 0, sizeof(res));
-	wbuf_init(&body);
-	wbuf_oid(&body, child->oid);
-	rc = wbuf_error(&body);
-	if (!rc && n)
-		rc = replica_forward(k->sc->r, OFS_OP_GETATTR, body.data, body.len, to, n, res);
-	wbuf_free(&body);
-	if (!rc)
-		rc = -ENOENT;
-	for (size_t i = 0; i < n; i++) {
-		if (rc == -ENOENT && !res[i].rc &&
-		    proto_decode_attr_reply(res[i].body, res[i].len, a) == 0)
-			rc = 0;
-		free(res[i].body);
-	}
-	return rc;
+	return move_getattr_newest(k->sc->r, child->oid, to, n, a);
 }
 
 /* A pointer that names a server out of service while the object's own
@@ -1734,6 +1717,7 @@ static struct ofs_oid safe_cursor(const struct task *k, struct ofs_oid cursor)
 
 static int repair_object(struct task *k, const struct walked *w);
 static void pause_ms(long ms);
+static void pause_jittered(void);
 
 static int second_look(struct task *k, const struct suspect *sp)
 {
@@ -2273,33 +2257,12 @@ static int mend_structure(struct task *k, const struct walked *w, struct ofs_tas
 		}
 		if (!dry(k) && (rc = take_budget(k)) != 0)
 			return rc;
-		{
-			/* (held by another move of it: again, with the list it left) */
-			const struct ofs_attr *a = &w->a;
-			struct ofs_attr *cur = NULL;
-			for (int attempt = 0; attempt < 20; attempt++) {
-				rc = move_copy(k->sc->s, k->sc->t, k->sc->r, w->oid, a, m->from, NULL,
-					       dry(k) ? MOVE_F_DRYRUN : 0, k->rate, pace_fetch, k, &mr);
-				if (rc != -EAGAIN && rc != -EBUSY)
-					break;
-				pause_ms(250 + (unsigned)(now_s() * 1000.0) % 250);
-				if (!cur)
-					cur = malloc(sizeof(*cur));
-				if (!cur || store_getattr(k->sc->s, w->oid, cur) != 0)
-					break;
-				a = cur;
-				bool named = false;
-				for (uint8_t i = 0; i < a->nsids && i < OFS_MAX_REPLICAS; i++)
-					named |= sid_eq(a->sids[i], m->from);
-				if (!named) {
-					rc = 0;      /* moved by the other run meanwhile */
-					memset(&mr, 0, sizeof(mr));
-					snprintf(mr.detail, sizeof(mr.detail), "%s", "moved meanwhile "
-						 "by another run: the handle no longer names that server");
-					break;
-				}
-			}
-			free(cur);
+		for (int attempt = 0; attempt < 20; attempt++) {
+			rc = move_copy(k->sc->s, k->sc->t, k->sc->r, w->oid, &w->a, m->from, NULL,
+				       dry(k) ? MOVE_F_DRYRUN : 0, k->rate, pace_fetch, k, &mr);
+			if (rc != -EAGAIN && rc != -EBUSY)
+				break;
+			pause_jittered();    /* another move of it holds it */
 		}
 		if (rc == -OFS_EUNREACHABLE || rc == -ECANCELED)
 			return rc;
@@ -2491,6 +2454,12 @@ static void pause_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/* 250-500 ms: two servers that wait for each other try again apart. */
+static void pause_jittered(void)
+{
+	pause_ms(250 + (long)(now_s() * 1000.0) % 250);
+}
+
 /* Move this server's copy of w's object away (to `to`, NULL: where
  * placement says) and drop it here, as drain and rebalance do. A copy or
  * server that does not answer, or an object held still by another move,
@@ -2500,32 +2469,21 @@ static int move_away(struct task *k, const struct walked *w, const struct ofs_si
 {
 	struct scrubber *sc = k->sc;
 	unsigned flags = MOVE_F_DROP_SOURCE | (k->flags & OFS_TASK_F_DRYRUN ? MOVE_F_DRYRUN : 0);
-	const struct ofs_attr *a = &w->a;
-	struct ofs_attr *cur = NULL;
 	int rc = 0;
 
 	for (int attempt = 0; attempt < 40; attempt++) {
 		pthread_mutex_lock(&sc->mu);
 		bool stop = hold(k);
 		pthread_mutex_unlock(&sc->mu);
-		if (stop) {
-			rc = -ECANCELED;
-			break;
-		}
-		rc = move_copy(sc->s, sc->t, sc->r, w->oid, a, store_sid(sc->s), to, flags,
+		if (stop)
+			return -ECANCELED;
+		rc = move_copy(sc->s, sc->t, sc->r, w->oid, &w->a, store_sid(sc->s), to, flags,
 			       k->rate, pace_fetch, k, mr);
 		if (rc != -OFS_EUNREACHABLE && rc != -OFS_EMOVING && rc != -EAGAIN && rc != -EBUSY &&
 		    rc != -OFS_EQUORUM)
 			break;
-		/* (another server moving its copy of the same object holds it:
-		 * a while, then again with the SID list as that move left it) */
-		pause_ms(250 + (unsigned)(now_s() * 1000.0) % 250);
-		if (!cur)
-			cur = malloc(sizeof(*cur));
-		if (cur && store_getattr(sc->s, w->oid, cur) == 0)
-			a = cur;
+		pause_jittered();    /* (-EBUSY: another server moving its copy of it) */
 	}
-	free(cur);
 	return rc;
 }
 
