@@ -19,7 +19,9 @@
 #include "scrub.h"
 
 #define TASKS_KEPT 64            /* finished tasks remembered for their poll */
-#define WALK_BATCH 256           /* objects read from the index at once */
+#define WALK_BATCH 1024          /* objects read from the index at once (a
+                                    sibling is asked in windows of
+                                    OFS_SUMMARY_MANY_MAX) */
 
 /* What repair needs to mend a structure finding (repair mode only). */
 enum { MEND_NONE, MEND_BACKREF, MEND_DANGLING_ENTRY, MEND_DANGLING_PART, MEND_ORPHAN,
@@ -571,7 +573,7 @@ static bool lead_of(const struct task *k, const struct ofs_attr *a, struct ofs_s
 struct batch_ask {
 	struct task *k;
 	const struct walked *w;
-	size_t nw;
+	size_t lo, hi;                   /* the window of the batch asked about */
 	const struct ofs_sid *sid;       /* the servers asked, this round's first */
 	const struct ofs_sid *lead;      /* each object's lead ... */
 	const bool *has_lead;            /* ... when it has one */
@@ -588,7 +590,7 @@ static uint32_t batch_fill(size_t y, uint8_t *oids, void *arg)
 	const struct batch_ask *ba = arg;
 	uint32_t c = 0;
 
-	for (size_t i = 0; ba->asks[y] && i < ba->nw; i++)
+	for (size_t i = ba->lo; ba->asks[y] && i < ba->hi; i++)
 		for (uint8_t j = 0; led_here(ba, i) && j < ba->w[i].a.nsids; j++)
 			if (sid_eq(ba->w[i].a.sids[j], ba->sid[y]))
 				memcpy(oids + OFS_OID_LEN * c++, ba->w[i].oid.b, OFS_OID_LEN);
@@ -600,7 +602,7 @@ static void batch_take(size_t y, const struct ofs_summary *got, uint32_t n, void
 	const struct batch_ask *ba = arg;
 	uint32_t c = 0;
 
-	for (size_t i = 0; i < ba->nw; i++)
+	for (size_t i = ba->lo; i < ba->hi; i++)
 		for (uint8_t j = 0; led_here(ba, i) && j < ba->w[i].a.nsids; j++)
 			if (sid_eq(ba->w[i].a.sids[j], ba->sid[y]) && c < n) {
 				ba->k->pre->sm[i][j] = got[c++];
@@ -626,7 +628,7 @@ static void prefetch(struct task *k, const struct walked *w, size_t nw)
 	struct ofs_sid me = store_sid(sc->s);
 	struct ofs_sid sid[WALK_BATCH * OFS_MAX_REPLICAS], lead[WALK_BATCH];
 	bool has_lead[WALK_BATCH], asks[WALK_BATCH * OFS_MAX_REPLICAS], alive[WALK_BATCH * OFS_MAX_REPLICAS];
-	struct batch_ask ba = { .k = k, .w = w, .nw = nw, .lead = lead, .has_lead = has_lead };
+	struct batch_ask ba = { .k = k, .w = w, .lead = lead, .has_lead = has_lead };
 	struct ofs_summary *got;
 	size_t nsid = 0;
 
@@ -672,18 +674,24 @@ static void prefetch(struct task *k, const struct walked *w, size_t nw)
 			}
 		free(got);
 	}
-	for (size_t x0 = 0; x0 < nsid; x0 += OFS_MAX_REPLICAS) {
-		ba.sid = sid + x0;
-		ba.asks = asks + x0;
-		ask_servers(k, sid + x0, nsid - x0 < OFS_MAX_REPLICAS ? nsid - x0 : OFS_MAX_REPLICAS,
-			    batch_fill, batch_take, &ba, alive + x0);
-	}
-	for (size_t i = 0; i < nw; i++) {
-		if (!has_lead[i] || sid_eq(lead[i], me))
-			continue;
-		for (size_t x = 0; x < nsid; x++)
-			if (sid_eq(sid[x], lead[i]))
-				k->pre->lead_alive[i] = alive[x];
+	/* (a window of the batch per question: at most OFS_SUMMARY_MANY_MAX
+	 * objects are asked of a server at once) */
+	for (ba.lo = 0; ba.lo < nw; ba.lo = ba.hi) {
+		ba.hi = nw - ba.lo < OFS_SUMMARY_MANY_MAX ? nw : ba.lo + OFS_SUMMARY_MANY_MAX;
+		for (size_t x0 = 0; x0 < nsid; x0 += OFS_MAX_REPLICAS) {
+			ba.sid = sid + x0;
+			ba.asks = asks + x0;
+			ask_servers(k, sid + x0,
+				    nsid - x0 < OFS_MAX_REPLICAS ? nsid - x0 : OFS_MAX_REPLICAS,
+				    batch_fill, batch_take, &ba, alive + x0);
+		}
+		for (size_t i = ba.lo; i < ba.hi; i++) {
+			if (!has_lead[i] || sid_eq(lead[i], me))
+				continue;
+			for (size_t x = 0; x < nsid; x++)
+				if (sid_eq(sid[x], lead[i]))
+					k->pre->lead_alive[i] = alive[x];
+		}
 	}
 }
 
@@ -2806,6 +2814,7 @@ static void *task_main(void *arg)
 	struct ofs_oid cursor = k->start;
 	bool started = !oid_is_zero(cursor), more = true;
 	struct ofs_stats stats;
+	double t_begin = now_s();
 	int rc = 0;
 
 	if (k->nonly) {
@@ -2979,9 +2988,9 @@ again:
 		log_error("job %llu: %s", (unsigned long long)k->job, why);
 		finish(k, OFS_TASK_FAILED, why);
 	} else {
-		log_info("job %llu: scrub done, %llu objects, %llu bytes read",
+		log_info("job %llu: scrub done, %llu objects, %llu bytes read, in %.3f s",
 			 (unsigned long long)k->job, (unsigned long long)k->st.objects_done,
-			 (unsigned long long)k->st.bytes_done);
+			 (unsigned long long)k->st.bytes_done, now_s() - t_begin);
 		finish(k, OFS_TASK_DONE, NULL);
 	}
 	return NULL;

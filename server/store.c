@@ -901,8 +901,9 @@ int store_getattr(struct store *s, struct ofs_oid oid, struct ofs_attr *a)
 	if (!ga.a)
 		return -ENOMEM;
 	rc = kv_view(s->kv, getattr_txn, &ga);
-	if (!rc)
-		*a = *ga.a;
+	if (!rc)   /* (the parts in use: a whole attr is 5 KB; past nparts unspecified) */
+		memcpy(a, ga.a, offsetof(struct ofs_attr, parts) +
+				(size_t)ga.a->nparts * sizeof(ga.a->parts[0]));
 	free(ga.a);
 	return rc;
 }
