@@ -125,7 +125,11 @@ enum {
 	                                first (-ENOENT: none). Each copy applies
 	                                it to its own layout, so two changes of
 	                                different parts cannot undo each other,
-	                                as a whole-layout rewrite can. Not with
+	                                as a whole-layout rewrite can. With
+	                                nparts 2: parts[0] goes into slot
+	                                backref.stripe if it still holds the
+	                                OID parts[1] names (-ENOENT if not): a
+	                                new object in a slot. Not with
 	                                OFS_ATTR_LAYOUT. */
 	OFS_ATTR_ALL = (1u << 9) - 1,
 };

@@ -2029,6 +2029,28 @@ static int remake_dirdata(struct ofs_client *c, const struct ofs_handle *dd, str
 	return rc == -EEXIST ? 0 : rc;
 }
 
+
+/* Put part in slot of the owner's layout, if the slot still holds was:
+ * that one part, on each copy under its own lock (OFS_ATTR_PART with the
+ * part it replaces), so a change of another part of the owner meanwhile
+ * (a move, another mend) is not undone, as a rewrite of the whole layout
+ * read earlier would undo it. -ENOENT: the slot holds something else now. */
+static int put_in_slot(struct ofs_client *c, const struct ofs_handle *owner, uint32_t slot,
+		       const struct ofs_handle *part, const struct ofs_handle *was)
+{
+	struct ofs_attr *q = calloc(1, sizeof(*q));
+	int rc;
+
+	if (!q)
+		return -ENOMEM;
+	q->nparts = 2;
+	q->parts[0] = *part;
+	q->parts[1] = *was;
+	q->backref.stripe = slot;
+	rc = ofs_setattr_handle(c, owner, OFS_ATTR_PART, q);
+	free(q);
+	return rc;
+}
 /*
  * Point an orphan's owner at it again, from its back reference: a
  * metafile or directory gets its entry back under its recorded name; a
@@ -2115,8 +2137,7 @@ static int relink(struct task *k, struct ofs_client *c, const struct walked *w,
 			rc = 0;
 			goto out;
 		}
-		oa->parts[slot] = me;
-		rc = ofs_setattr_handle(c, &own, OFS_ATTR_LAYOUT, oa);
+		rc = put_in_slot(c, &own, slot, &me, &oa->parts[slot]);
 	}
 out:
 	free(oa);
@@ -2171,8 +2192,7 @@ static int own_part(struct task *k, const struct walked *w, struct ofs_task_find
 		rc = ofs_copy_part(c, &m->child, file ? OFS_OBJ_DFILE : OFS_OBJ_DIRDATA, m->size,
 				   &br, &fresh);
 	if (!rc) {
-		a->parts[m->stripe] = fresh;
-		rc = ofs_setattr_handle(c, &self, OFS_ATTR_LAYOUT, a);
+		rc = put_in_slot(c, &self, m->stripe, &fresh, &m->child);
 		if (rc)
 			ofs_remove_part(c, &fresh);
 	}

@@ -945,11 +945,17 @@ static int setattr_txn(struct kv_txn *t, void *arg)
 		/* (the slot is found here, under this copy's own write lock) */
 		uint32_t hint = in->backref.stripe;
 		long at = -1;
-		if ((sa->mask & OFS_ATTR_LAYOUT) || in->nparts < 1)
+		if ((sa->mask & OFS_ATTR_LAYOUT) || in->nparts < 1 || in->nparts > 2)
 			return -EINVAL;
-		if (hint < a->nparts && oid_eq(a->parts[hint].oid, in->parts[0].oid))
+		if (in->nparts == 2) {
+			/* another object into slot hint, which must still
+			 * hold the one parts[1] names */
+			if (hint < a->nparts && oid_eq(a->parts[hint].oid, in->parts[1].oid))
+				at = hint;
+		} else if (hint < a->nparts && oid_eq(a->parts[hint].oid, in->parts[0].oid)) {
 			at = hint;
-		for (uint16_t i = 0; at < 0 && i < a->nparts && i < OFS_MAX_STRIPES; i++)
+		}
+		for (uint16_t i = 0; in->nparts == 1 && at < 0 && i < a->nparts && i < OFS_MAX_STRIPES; i++)
 			if (oid_eq(a->parts[i].oid, in->parts[0].oid))
 				at = i;
 		if (at < 0)

@@ -109,7 +109,9 @@ int store_getattr(struct store *s, struct ofs_oid oid, struct ofs_attr *a);
  * refused for a dfile (its size is its byte stream's), OFS_ATTR_LAYOUT and
  * OFS_ATTR_PART for a dfile or dirdata: -OFS_ETYPE. OFS_ATTR_PART replaces
  * the one part in->parts[0] names (proto.h); -ENOENT when the layout has
- * no part with that OID. */
+ * no part with that OID. With in->nparts 2 it puts parts[0] in slot
+ * in->backref.stripe if that slot still holds parts[1]'s OID (-ENOENT if
+ * not); more than 2: -EINVAL. */
 int store_setattr(struct store *s, struct ofs_oid oid, uint32_t mask,
 		  const struct ofs_attr *in, struct ofs_attr *out);
 

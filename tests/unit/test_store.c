@@ -1111,6 +1111,37 @@ static void test_setattr_part_replaces_only_that_part(void **state)
 	/* a dfile has no parts */
 	assert_int_equal(store_setattr(s, dfile, OFS_ATTR_PART, &second, NULL), -OFS_ETYPE);
 	assert_int_equal(version_of(s, meta), v0 + 2);
+
+	/* another object into a slot (a relink, a part of its own), only
+	 * while the slot holds the one it replaces */
+	memset(&second, 0, sizeof(second));
+	second.nparts = 2;
+	second.parts[0].oid = mk_oid(40);
+	second.parts[0].nsids = 1;
+	second.parts[0].sids[0] = mk_sid(3);
+	second.parts[1].oid = mk_oid(11);                 /* slot 1 holds it */
+	second.backref.stripe = 1;
+	assert_int_equal(store_setattr(s, meta, OFS_ATTR_PART, &second, NULL), 0);
+	getattr(s, meta, &a);
+	assert_int_equal(a.nparts, 3);
+	assert_true(oid_eq(a.parts[1].oid, mk_oid(40)));
+	assert_true(sid_eq(a.parts[1].sids[0], mk_sid(3)));
+	assert_true(sid_eq(a.parts[0].sids[0], mk_sid(7)));  /* the others kept */
+	assert_true(sid_eq(a.parts[2].sids[1], mk_sid(8)));
+	assert_int_equal(a.version, v0 + 3);
+	/* the slot holds something else now: refused, nothing changed */
+	second.parts[0].oid = mk_oid(41);
+	assert_int_equal(store_setattr(s, meta, OFS_ATTR_PART, &second, NULL), -ENOENT);
+	/* (the slot is the one named: mk_oid(12) is in slot 2, not 0) */
+	second.parts[1].oid = mk_oid(12);
+	second.backref.stripe = 0;
+	assert_int_equal(store_setattr(s, meta, OFS_ATTR_PART, &second, NULL), -ENOENT);
+	second.nparts = 3;
+	assert_int_equal(store_setattr(s, meta, OFS_ATTR_PART, &second, NULL), -EINVAL);
+	getattr(s, meta, &a);
+	assert_true(oid_eq(a.parts[1].oid, mk_oid(40)));
+	assert_true(oid_eq(a.parts[0].oid, mk_oid(10)));
+	assert_int_equal(version_of(s, meta), v0 + 3);
 }
 
 static void test_operations_on_the_wrong_type_are_etype(void **state)
