@@ -165,6 +165,97 @@ static const char *scan(struct kv *kv, struct scan_args *sa)
 	return sa->keys;
 }
 
+/* ---- key order ---------------------------------------------------------- */
+
+/* Binary keys of 1..40 bytes, with shared prefixes and high bytes. */
+#define ORDER_N 600
+struct bin_keys {
+	unsigned char k[ORDER_N][40];
+	size_t n[ORDER_N];
+	size_t seen;
+	unsigned char last[40];
+	size_t lastn;
+	bool ordered;
+};
+
+/* LMDB's default order: memcmp over the shorter, then the shorter first. */
+static int ref_cmp(const unsigned char *a, size_t an, const unsigned char *b, size_t bn)
+{
+	int c = memcmp(a, b, an < bn ? an : bn);
+
+	return c ? c : (an > bn) - (an < bn);
+}
+
+static int put_bin_fn(struct kv_txn *t, void *arg)
+{
+	struct bin_keys *bk = arg;
+
+	for (int i = 0; i < ORDER_N; i++) {
+		int rc = kv_put(t, KV_KEYVAL, bk->k[i], bk->n[i], "v", 1);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int order_visit(const void *k, size_t kn, const void *v, size_t vn, void *arg)
+{
+	struct bin_keys *bk = arg;
+
+	(void)v; (void)vn;
+	if (kn > sizeof(bk->last))
+		return -E2BIG;
+	if (bk->seen && ref_cmp(bk->last, bk->lastn, k, kn) >= 0)
+		bk->ordered = false;
+	memcpy(bk->last, k, kn);
+	bk->lastn = kn;
+	bk->seen++;
+	return 0;
+}
+
+static int order_scan_fn(struct kv_txn *t, void *arg)
+{
+	return kv_scan(t, KV_KEYVAL, NULL, 0, NULL, 0, order_visit, arg);
+}
+
+/* The store's key order (kv.c's eight-bytes-at-a-time compare) is LMDB's
+ * default one, bytes unsigned and a prefix first, on keys that differ in
+ * any byte of an 8-byte word, in the tail, or only in length. */
+static void test_kv_key_order_is_lmdb_default(void **state)
+{
+	struct fixture *fx = *state;
+	struct kv *kv = NULL;
+	struct bin_keys *bk = calloc(1, sizeof(*bk));
+	uint32_t x = 12345;
+	size_t distinct = 0;
+
+	assert_non_null(bk);
+	for (int i = 0; i < ORDER_N; i++) {
+		x = x * 1103515245u + 12345u;
+		bk->n[i] = 1 + (x >> 8) % 40;
+		for (size_t j = 0; j < bk->n[i]; j++) {
+			x = x * 1103515245u + 12345u;
+			/* few byte values: many shared prefixes */
+			bk->k[i][j] = (unsigned char)((x >> 16) % 3 == 0 ? 0x80 + (x >> 20) % 3
+									  : (x >> 20) % 2);
+		}
+	}
+	for (int i = 0; i < ORDER_N; i++) {
+		bool dup = false;
+		for (int j = 0; j < i && !dup; j++)
+			dup = ref_cmp(bk->k[i], bk->n[i], bk->k[j], bk->n[j]) == 0;
+		distinct += !dup;
+	}
+	assert_int_equal(kv_open(fx->path, true, false, &kv), 0);
+	assert_int_equal(kv_update(kv, put_bin_fn, bk), 0);
+	bk->ordered = true;
+	assert_int_equal(kv_view(kv, order_scan_fn, bk), 0);
+	assert_true(bk->ordered);
+	assert_int_equal(bk->seen, distinct);
+	kv_close(kv);
+	free(bk);
+}
+
 /* ---- open ------------------------------------------------------------- */
 
 static void test_kv_open_creates_and_reopens_with_data(void **state)
@@ -731,6 +822,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kv_put_in_view_of_writable_env_is_erofs, setup, teardown),
 		/* Last: under UBSan a failure here ends the program. */
 		cmocka_unit_test_setup_teardown(test_kv_scan_without_prefix_visits_everything, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kv_key_order_is_lmdb_default, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
