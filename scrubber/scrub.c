@@ -2029,7 +2029,6 @@ static int remake_dirdata(struct ofs_client *c, const struct ofs_handle *dd, str
 	return rc == -EEXIST ? 0 : rc;
 }
 
-
 /* Put part in slot of the owner's layout, if the slot still holds was:
  * that one part, on each copy under its own lock (OFS_ATTR_PART with the
  * part it replaces), so a change of another part of the owner meanwhile
@@ -2051,6 +2050,7 @@ static int put_in_slot(struct ofs_client *c, const struct ofs_handle *owner, uin
 	free(q);
 	return rc;
 }
+
 /*
  * Point an orphan's owner at it again, from its back reference: a
  * metafile or directory gets its entry back under its recorded name; a
