@@ -42,7 +42,7 @@ SERVER_SRCS := server/kv.c server/records.c server/bstream.c server/store.c \
 	server/sidtab.c server/gossip.c server/replica.c server/behind.c server/tool.c server/points.c
 REBALANCER_SRCS := rebalancer/placement.c rebalancer/move.c rebalancer/drain.c
 PBJ_SRCS := $(wildcard pbj/*.c)
-SCRUBBER_SRCS := scrubber/scrub.c scrubber/repair.c
+SCRUBBER_SRCS := scrubber/scrub.c scrubber/repair.c scrubber/recover.c scrubber/reconcile.c
 CLIENT_SRCS := client/conn.c client/ofs.c
 CORE_SRCS := $(LIB_SRCS) $(SERVER_SRCS) $(REBALANCER_SRCS) $(CLIENT_SRCS) $(PBJ_SRCS) $(SCRUBBER_SRCS)
 CORE_OBJS := $(CORE_SRCS:%.c=$(O)/%.o)
@@ -77,7 +77,7 @@ $(BINDIR)/ofs: $(O)/cli/ofs.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BINDIR)/ofs-pbj: $(O)/cli/ofs-pbj.o $(O)/cli/pbj-jobs.o $(O)/cli/pbj-servers.o $(CORE_LIB)
+$(BINDIR)/ofs-pbj: $(O)/cli/ofs-pbj.o $(O)/cli/pbj-jobs.o $(O)/cli/pbj-servers.o $(O)/cli/pbj-catchup.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 

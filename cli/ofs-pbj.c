@@ -114,8 +114,9 @@ static int cmd_servers(const char *const *cluster, size_t ncluster, bool json)
 	}
 	qsort(e, n, sizeof(*e), cmp_addr);
 	if (!json)
-		printf("%-32s  %-21s  %-8s  %-4s  %8s  %12s  %6s  %-20s  %s\n", "SID", "ADDRESS",
-		       "STATE", "UP", "OBJECTS", "BYTES", "WEIGHT", "LAST SEEN", "ATTRIBUTES");
+		printf("%-32s  %-21s  %-8s  %-4s  %8s  %12s  %6s  %-20s  %-16s  %s\n", "SID",
+		       "ADDRESS", "STATE", "UP", "OBJECTS", "BYTES", "WEIGHT", "LAST SEEN",
+		       "CATCH-UP", "ATTRIBUTES");
 	for (size_t i = 0; i < n; i++) {
 		struct ofs_req q = { .op = OFS_OP_STATS };
 		struct ofs_stats st = { 0 };
@@ -144,21 +145,35 @@ static int cmd_servers(const char *const *cluster, size_t ncluster, bool json)
 			json_object_set_new(o, "objects", up ? json_integer((json_int_t)st.objects) : json_null());
 			json_object_set_new(o, "bytes_used", up ? json_integer((json_int_t)st.bytes) : json_null());
 			json_object_set_new(o, "capacity", up ? json_integer((json_int_t)st.capacity) : json_null());
+			json_object_set_new(o, "recovering", up ? json_boolean(st.recovering) : json_null());
+			json_object_set_new(o, "behind", up ? json_integer((json_int_t)st.behind) : json_null());
+			json_object_set_new(o, "behind_no_current_copy",
+					    up ? json_integer((json_int_t)st.stuck) : json_null());
+			json_object_set_new(o, "caught_up", up ? json_integer((json_int_t)st.caught_up) : json_null());
 			json_array_append_new(arr, o);
 		} else {
 			char objs[24] = "-", bytes[24] = "-", attrs[OFS_SERVER_ATTRS * OFS_SERVER_ATTR_LEN];
+			char cu[48] = "-";
 			size_t at = 0;
 			if (up) {
 				snprintf(objs, sizeof(objs), "%llu", (unsigned long long)st.objects);
 				snprintf(bytes, sizeof(bytes), "%llu", (unsigned long long)st.bytes);
+				if (st.behind > st.stuck)
+					snprintf(cu, sizeof(cu), "%llu left",
+						 (unsigned long long)st.behind);
+				else if (st.stuck)
+					snprintf(cu, sizeof(cu), "%llu need repair",
+						 (unsigned long long)st.stuck);
+				else
+					snprintf(cu, sizeof(cu), "current");
 			}
 			attrs[0] = '\0';
 			for (uint8_t k = 0; k < e[i].nattrs; k++)
 				at += (size_t)snprintf(attrs + at, sizeof(attrs) - at, "%s%s",
 						       k ? "," : "", e[i].attrs[k]);
-			printf("%-32s  %-21s  %-8s  %-4s  %8s  %12s  %6.3f  %-20s  %s\n", sid,
+			printf("%-32s  %-21s  %-8s  %-4s  %8s  %12s  %6.3f  %-20s  %-16s  %s\n", sid,
 			       e[i].address, ofs_server_state_name(e[i].state), up ? "yes" : "DOWN",
-			       objs, bytes, e[i].weight_milli / 1000.0, seen, attrs);
+			       objs, bytes, e[i].weight_milli / 1000.0, seen, cu, attrs);
 		}
 	}
 	free(e);

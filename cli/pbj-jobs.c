@@ -16,6 +16,7 @@
 #include "ofs_error.h"
 #include "proto.h"
 #include "parse.h"
+#include "pbj-catchup.h"
 #include "pbj-jobs.h"
 #include "pbj-servers.h"
 #include "runner.h"
@@ -1004,11 +1005,22 @@ static void fire_schedules(struct pbj_db *db)
 	pbj_schedule_list(db, fire_one, &c);
 }
 
+/* What serve does besides running a job, also while it runs one. */
+struct serve_ctx {
+	struct pbj_db *db;
+	const char *const *cluster;
+	size_t ncluster;
+	struct pbj_catchup *cu;
+};
+
 static void serve_progress(const struct pbj_job *j, const struct pbj_sum *s, void *arg)
 {
+	struct serve_ctx *sc = arg;
+
 	(void)j;
 	(void)s;
-	fire_schedules(arg);
+	fire_schedules(sc->db);
+	pbj_catchup_poll(sc->db, sc->cluster, sc->ncluster, sc->cu);
 }
 
 struct sched_print {
@@ -1156,6 +1168,8 @@ static int pick_oldest(const struct pbj_job *j, void *arg)
 {
 	int64_t *id = arg;
 
+	if (!strcmp(j->type, PBJ_CATCHUP_TYPE))
+		return 0;                /* recorded, not run */
 	if (!*id || j->id < *id)
 		*id = j->id;
 	return 0;
@@ -1164,21 +1178,27 @@ static int pick_oldest(const struct pbj_job *j, void *arg)
 /* serve: run jobs, one at a time, while holding the lease. */
 static int cmd_serve(struct pbj_db *db, const char *const *cluster, size_t ncluster)
 {
+	struct serve_ctx sc = { .db = db, .cluster = cluster, .ncluster = ncluster,
+				.cu = calloc(1, sizeof(struct pbj_catchup)) };
 	struct pbj_runner_opts o = { .cluster = cluster, .ncluster = ncluster, .stop = &stop_flag,
-				     .progress = serve_progress, .arg = db };
+				     .progress = serve_progress, .arg = &sc };
 	char holder[PBJ_REASON_LEN], who[PBJ_REASON_LEN];
 	struct pbj_job *j = malloc(sizeof(*j));
 	bool got = false;
 	int rc;
 
-	if (!j)
+	if (!j || !sc.cu) {
+		free(j);
+		free(sc.cu);
 		return EXIT_FAIL;
+	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	holder_name(holder, sizeof(holder), "serve");
 	rc = pbj_lease_take(db, holder, 10000, &got, who);
 	if (rc) {
 		free(j);
+		free(sc.cu);
 		return store_err(db, "taking the scheduler lease", rc);
 	}
 	if (!got && holder_dead(who)) {
@@ -1189,12 +1209,14 @@ static int cmd_serve(struct pbj_db *db, const char *const *cluster, size_t nclus
 		rc = pbj_lease_take(db, holder, 10000, &got, who);
 		if (rc) {
 			free(j);
+			free(sc.cu);
 			return store_err(db, "taking the scheduler lease", rc);
 		}
 	}
 	if (!got) {
 		fprintf(stderr, "ofs-pbj: another scheduler runs (%s); not starting\n", who);
 		free(j);
+		free(sc.cu);
 		return EXIT_FAIL;
 	}
 	fprintf(stderr, "ofs-pbj: scheduler running (%s)\n", holder);
@@ -1202,6 +1224,7 @@ static int cmd_serve(struct pbj_db *db, const char *const *cluster, size_t nclus
 	while (!stop_flag) {
 		int64_t next = 0;
 		fire_schedules(db);
+		pbj_catchup_poll(db, cluster, ncluster, sc.cu);
 		/* Jobs a dead scheduler left running or paused first (they go
 		 * on from their cursors), then the queue. */
 		rc = pbj_job_list(db, PBJ_RUNNING, pick_oldest, &next);
@@ -1234,6 +1257,7 @@ static int cmd_serve(struct pbj_db *db, const char *const *cluster, size_t nclus
 	}
 	pbj_lease_drop(db, holder);
 	free(j);
+	free(sc.cu);
 	if (rc == -EBUSY) {
 		fprintf(stderr, "ofs-pbj: another scheduler took over; stopping\n");
 		return EXIT_FAIL;

@@ -21,7 +21,7 @@ const char *ofs_strerror(int err)
 	case OFS_ENOSERVERS: return "not enough servers in service for the copies asked";
 	case OFS_ENOOBJ: return "this server holds no copy of the object";
 	case OFS_EMOVING: return "the object is held still for a moment while one of its copies moves";
-	case OFS_EBEHIND: return "this copy missed changes and is not served until repaired";
+	case OFS_EBEHIND: return "this copy missed changes and is not served until it has caught up";
 	case OFS_EQUORUM: return "fewer copies could be written than the write confidence requires";
 	default: break;
 	}

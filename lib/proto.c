@@ -847,6 +847,8 @@ void proto_encode_server(struct wbuf *w, const struct ofs_server *e)
 	wbuf_i64(w, e->last_seen_ns);
 	wbuf_handle(w, &e->root);
 	wbuf_i64(w, e->root_birth_ns);
+	wbuf_u64(w, e->self_version);
+	wbuf_u64(w, e->root_version);
 }
 
 void proto_decode_server(struct rbuf *r, struct ofs_server *e)
@@ -868,6 +870,8 @@ void proto_decode_server(struct rbuf *r, struct ofs_server *e)
 	e->last_seen_ns = rbuf_i64(r);
 	rbuf_handle(r, &e->root);
 	e->root_birth_ns = rbuf_i64(r);
+	e->self_version = rbuf_u64(r);
+	e->root_version = rbuf_u64(r);
 	if (!rbuf_error(r) && (e->state > OFS_SERVER_OUT || sid_is_zero(e->sid)))
 		rbuf_fail(r, -OFS_ECORRUPT);
 }
@@ -901,8 +905,9 @@ int proto_decode_servers(const uint8_t *b, size_t n, bool reply, struct ofs_sid 
 		return -OFS_ECORRUPT;
 	if (cnt > OFS_MAX_SERVERS)
 		return -OFS_ETOOBIG;
-	/* Each entry is at least 16 + 2 + 1 + 4 + 1 + 8 + 8 + 17 + 8 bytes. */
-	if ((size_t)cnt * 65 > rbuf_left(&r))
+	/* Each entry is at least 16 + 2 + 1 + 4 + 1 + 8 + 8 + 17 + 8 + 8 + 8
+	 * bytes. */
+	if ((size_t)cnt * 81 > rbuf_left(&r))
 		return -OFS_ECORRUPT;
 	if (cnt) {
 		e = calloc(cnt, sizeof(*e));
@@ -960,6 +965,10 @@ void proto_encode_stats(struct wbuf *w, const struct ofs_stats *s)
 	wbuf_u64(w, s->avail);
 	wbuf_u64(w, s->capacity);
 	wbuf_u8(w, s->max_copies);
+	wbuf_u64(w, s->behind);
+	wbuf_u64(w, s->stuck);
+	wbuf_u64(w, s->caught_up);
+	wbuf_u8(w, s->recovering);
 }
 
 int proto_decode_stats(const uint8_t *b, size_t n, struct ofs_stats *s)
@@ -973,7 +982,12 @@ int proto_decode_stats(const uint8_t *b, size_t n, struct ofs_stats *s)
 	t.avail = rbuf_u64(&r);
 	t.capacity = rbuf_u64(&r);
 	t.max_copies = rbuf_u8(&r);
-	if (!rbuf_error(&r) && t.max_copies > OFS_MAX_REPLICAS)
+	t.behind = rbuf_u64(&r);
+	t.stuck = rbuf_u64(&r);
+	t.caught_up = rbuf_u64(&r);
+	t.recovering = rbuf_u8(&r);
+	if (!rbuf_error(&r) && (t.max_copies > OFS_MAX_REPLICAS || t.recovering > 1 ||
+				t.stuck > t.behind))
 		return -OFS_ECORRUPT;
 	if (rbuf_done(&r))
 		return rbuf_done(&r);

@@ -195,11 +195,16 @@ struct ofs_server {
 	uint32_t weight_milli;                 /* placement weight x 1000 */
 	uint8_t nattrs;
 	char attrs[OFS_SERVER_ATTRS][OFS_SERVER_ATTR_LEN];  /* "key=value" */
-	uint64_t version;                      /* newest wins */
+	uint64_t version;                      /* of the operator's part (state,
+	                                          weight, attrs): newest wins */
 	int64_t last_seen_ns;                  /* when the sender last heard from it */
 	struct ofs_handle root;                /* the namespace root it serves */
 	int64_t root_birth_ns;                 /* when that root was made: the
 	                                          oldest root in the cluster wins */
+	uint64_t self_version;                 /* of the server's own part (address,
+	                                          root): only it writes that part */
+	uint64_t root_version;                 /* of root's SID list (same root,
+	                                          newer list: a ROOT_MOVE) */
 };
 
 /* Which fields a SERVER_SET changes. */
@@ -223,6 +228,11 @@ struct ofs_stats {
 	uint64_t avail;                        /* bytes free for new data on its disk */
 	uint64_t capacity;                     /* bytes it may hold (--capacity, else its disk) */
 	uint8_t max_copies;                    /* most copies any object it holds has */
+	/* Catch-up (scrubber/recover.h): */
+	uint64_t behind;                       /* copies here that missed changes */
+	uint64_t stuck;                        /* ... of which no copy is current */
+	uint64_t caught_up;                    /* copies caught up since it started */
+	uint8_t recovering;                    /* 1 while copies are being caught up */
 };
 
 /* Background tasks (DESIGN.md section 8) run inside a server. */
@@ -318,7 +328,10 @@ enum ofs_fetch_outcome {
 	OFS_FETCH_WOULD,               /* dry run: would fetch from source */
 	OFS_FETCH_CONFLICT,            /* copies verify but differ: nothing changed */
 	OFS_FETCH_NONE,                /* no copy verifies: nothing changed */
-	OFS_FETCH_MAX = OFS_FETCH_NONE,
+	OFS_FETCH_RECONCILED,          /* no copy was current: the copies were
+	                                  reconciled (scrubber/reconcile.h) and
+	                                  this one is current now */
+	OFS_FETCH_MAX = OFS_FETCH_RECONCILED,
 };
 #define OFS_FETCH_DRYRUN 1u            /* REPAIR_FETCH flags: decide only */
 #define OFS_FETCH_LOCALBAD 2u          /* the receiver's copy is known bad (a

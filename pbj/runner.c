@@ -902,6 +902,10 @@ int pbj_run(struct pbj_db *db, int64_t id, const struct pbj_runner_opts *o)
 	rc = pbj_job_get(db, id, j);
 	if (!rc && pbj_state_final(j->state))
 		goto out;
+	if (!rc && !strcmp(j->type, "catch-up")) {
+		rc = -EINVAL;            /* recorded by ofs-pbj serve, never run */
+		goto out;
+	}
 	if (!rc)
 		rc = make_tasks(db, j, o, &l, &n);
 	if (!rc) {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conn.h"
 #include "move.h"
 #include "ofs_error.h"
 #include "placement.h"
@@ -235,9 +236,7 @@ int move_repoint_owner(struct sidtab *t, struct replicator *r, const struct ofs_
 	return rc;
 }
 
-/* Hold oid still (ms > 0) or let it go (ms == 0) on each server of to, as
- * holder (-EBUSY: another holds it somewhere). */
-static int freeze_on(struct replicator *r, struct ofs_oid oid, const struct ofs_sid *to, size_t n,
+int move_freeze(struct replicator *r, struct ofs_oid oid, const struct ofs_sid *to, size_t n,
 		     uint32_t ms, struct ofs_sid holder)
 {
 	struct replica_result rr[OFS_MAX_REPLICAS + 1];
@@ -337,10 +336,14 @@ static int repoint_root(struct sidtab *t, struct replicator *r, const struct ofs
 	rc = proto_encode_req(&body, q);
 	if (!rc)
 		rc = replica_forward(r, OFS_OP_ROOT_MOVE, body.data, body.len, to, n, rr);
-	/* A server that does not answer now keeps the old list, which still
-	 * names copies that exist: its clients fail over along it. */
+	/* A server that does not answer now (down, unreachable) keeps the
+	 * old list: its clients fail over along it, and it takes the new one
+	 * from its peers by gossip when it is back (the newer root_version,
+	 * sidtab_move_root). Only a server that answered and refused fails
+	 * the move. */
 	for (size_t i = 0; i < n; i++) {   /* (every body freed) */
-		if (rr[i].rc && rr[i].rc != -OFS_EUNREACHABLE && !rc)
+		if (rr[i].rc && rr[i].rc != -OFS_EUNREACHABLE &&
+		    !conn_is_transport_error(rr[i].rc) && !rc)
 			rc = rr[i].rc;
 		free(rr[i].body);
 	}
@@ -437,7 +440,8 @@ static int move_once(struct store *s, struct sidtab *t, struct replicator *r, st
 	rc = repair_fetch_at(s, t, r, res->target, oid, keep, nkeep, 0, rate, "move", pace, arg, &fr);
 	if (rc)
 		return rc;
-	if (fr.outcome != OFS_FETCH_DONE && fr.outcome != OFS_FETCH_GOOD) {
+	if (fr.outcome != OFS_FETCH_DONE && fr.outcome != OFS_FETCH_GOOD &&
+	    fr.outcome != OFS_FETCH_RECONCILED) {
 		snprintf(res->detail, sizeof(res->detail), "no copy to recreate it from: %.200s", fr.detail);
 		return -EIO;
 	}
@@ -454,9 +458,9 @@ static int move_once(struct store *s, struct sidtab *t, struct replicator *r, st
 			all[nall++] = from;
 		nhold = in_service(t, all, nall, hold);
 	}
-	rc = freeze_on(r, oid, hold, nhold, MOVE_HOLD_MS, store_sid(s));
+	rc = move_freeze(r, oid, hold, nhold, MOVE_HOLD_MS, store_sid(s));
 	if (rc) {
-		(void)freeze_on(r, oid, hold, nhold, 0, store_sid(s));
+		(void)move_freeze(r, oid, hold, nhold, 0, store_sid(s));
 		snprintf(res->detail, sizeof(res->detail), "could not hold it still: %s", ofs_strerror(rc));
 		return rc;
 	}
@@ -502,7 +506,8 @@ static int move_once(struct store *s, struct sidtab *t, struct replicator *r, st
 			break;
 		rc = repair_fetch_at(s, t, r, res->target, oid, keep, nkeep, OFS_FETCH_LOCALBAD, rate,
 				     "move", pace, arg, &fr);
-		if (!rc && fr.outcome != OFS_FETCH_DONE && fr.outcome != OFS_FETCH_GOOD)
+		if (!rc && fr.outcome != OFS_FETCH_DONE && fr.outcome != OFS_FETCH_GOOD &&
+		    fr.outcome != OFS_FETCH_RECONCILED)
 			rc = -EIO;
 		if (!rc)
 			res->bytes += fr.bytes;
@@ -571,7 +576,7 @@ out:
 			all[nall++] = hold[i];
 		if (!in_list(all, nall, res->target))
 			all[nall++] = res->target;
-		(void)freeze_on(r, oid, all, nall, 0, store_sid(s));   /* (else it lapses) */
+		(void)move_freeze(r, oid, all, nall, 0, store_sid(s));   /* (else it lapses) */
 	}
 	return rc;
 }

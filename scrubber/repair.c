@@ -1,5 +1,6 @@
 /* repair.c - making one copy of an object good again (see repair.h). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "log.h"
 #include "ofs_error.h"
+#include "reconcile.h"
 #include "repair.h"
 #include "wire.h"
 
@@ -413,10 +415,238 @@ static int kv_vote(struct replicator *r, struct ofs_oid oid, const struct ofs_su
 	return 0;
 }
 
+/* Tell each of sids that this copy of oid is current at version (their
+ * stale records of it go, where their copy is not newer). */
+void repair_tell_current(struct replicator *r, struct ofs_oid oid, struct ofs_sid me,
+			 uint64_t version, const struct ofs_sid *sids, size_t n)
+{
+	clear_records(r, oid, me, version, sids, n);
+}
+
+int repair_drop_removed(struct store *s, struct sidtab *t, struct replicator *r,
+			struct ofs_oid oid, const struct ofs_sid *named, size_t nnamed)
+{
+	struct ofs_sid all[MAX_CANDS];
+	struct ofs_summary sm[MAX_CANDS];
+	int rcs[MAX_CANDS], rc;
+	size_t n = 0;
+	char hex[OFS_OID_HEX];
+
+	rc = candidates(t, store_sid(s), NULL, 0, all, &n);
+	if (!rc && n)
+		rc = ask_all(r, OFS_OP_SUMMARY, oid, all, n, sm, rcs);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n; i++)
+		if ((rcs[i] == 0 && sm[i].present) || (rcs[i] && rcs[i] != -OFS_ECORRUPT))
+			return 0;            /* moved there, or one that did not answer
+			                        may hold it */
+	rc = store_drop_removed(s, oid);
+	if (rc)
+		return rc;
+	oid_to_hex(oid, hex);
+	log_warn("copy of %s here missed its removal (no other server holds it): removed here "
+		 "too, its bytes kept in quarantine", hex);
+	clear_records(r, oid, store_sid(s), UINT64_MAX, named, nnamed);
+	return 1;
+}
+
+static int fetch_good(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid,
+		      const struct ofs_sid *cands, size_t ncands, unsigned flags, const char *tag,
+		      repair_pace_fn pace, void *arg, struct ofs_fetch_reply *out, int depth);
+
+/* One reconcile at a time in this process: the lead's own catch-up and a
+ * sibling's REPAIR_FETCH may ask at once. */
+static pthread_mutex_t reconcile_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* By version: the newest copy that verifies, this one or behind[i]
+ * (whose summaries are bsm[i]); made this server's copy. */
+static int reconcile_versions(struct store *s, struct replicator *r, struct ofs_oid oid,
+			      const struct ofs_sid *behind, const struct ofs_summary *bsm,
+			      size_t nb, const char *tag, repair_pace_fn pace, void *arg,
+			      const struct ofs_sid *sids, size_t n, struct ofs_fetch_reply *out)
+{
+	struct ofs_summary local;
+	struct cand c[MAX_CANDS];
+	size_t nc = 0;
+	int best = -1, rc = repair_verify(s, oid, &local);
+	bool local_ok;
+	char hex[OFS_OID_HEX];
+
+	if (rc)
+		return rc;
+	local_ok = local.present && local.checked && !local.bad && !local.corrupt;
+	for (size_t i = 0; i < nb && nc < MAX_CANDS; i++) {
+		c[nc].sid = behind[i];
+		c[nc].sm = bsm[i];
+		rc = verify_cand(r, oid, &c[nc], bsm[i].version);
+		if (rc)
+			return rc;
+		if (!c[nc].bad)
+			nc++;
+	}
+	/* The newest version among the copies that verify; best: the copy
+	 * to take (-1: this one). Two that differ there: a conflict. */
+	uint64_t top = local_ok ? local.version : 0;
+	bool any = local_ok, differ = false;
+	struct ofs_digest topd = local.digest;
+	for (size_t i = 0; i < nc; i++)
+		if (!any || c[i].sm.version > top) {
+			top = c[i].sm.version;
+			any = true;
+		}
+	if (!any) {
+		say(out, OFS_FETCH_NONE, NULL, "no copy is current and none verifies; nothing changed");
+		return 0;
+	}
+	if (!(local_ok && local.version == top)) {
+		for (size_t i = 0; i < nc && best < 0; i++)
+			if (c[i].sm.version == top)
+				best = (int)i;
+		topd = c[best].sm.digest;
+	}
+	for (size_t i = 0; i < nc; i++)
+		differ |= c[i].sm.version == top && !digest_eq(c[i].sm.digest, topd);
+	if (differ) {
+		say(out, OFS_FETCH_CONFLICT, NULL, "no copy is current, and copies that verify at "
+		    "the newest version (%llu) differ; nothing changed", (unsigned long long)top);
+		return 0;
+	}
+	if (best < 0) {
+		rc = store_stale_del(s, oid, store_sid(s), UINT64_MAX);
+		if (!rc)
+			say(out, OFS_FETCH_RECONCILED, NULL, "no copy was current; this one is the "
+			    "newest that verifies (version %llu): the others catch up from it",
+			    (unsigned long long)top);
+		if (!rc)
+			out->version = top;
+		return rc;
+	}
+	uint64_t bytes = 0;
+	rc = fetch_from(s, r, oid, &c[best], tag, pace, arg, &bytes, sids, n);
+	if (rc)
+		return rc;
+	sid_to_hex(c[best].sid, hex);
+	say(out, OFS_FETCH_RECONCILED, &c[best], "no copy was current; fetched version %llu from "
+	    "%s, the newest that verifies (%llu bytes): the others catch up from here",
+	    (unsigned long long)top, hex, (unsigned long long)bytes);
+	out->bytes = bytes;
+	return 0;
+}
+
+/*
+ * No copy is current: behind[0..nb) answered present and marked behind,
+ * and so may this copy be (local_behind). The lead reconciles
+ * (reconcile.h); a copy that is not the lead asks the lead to, then
+ * catches up from it.
+ */
+static int reconcile(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid,
+		     const struct ofs_sid *sids, size_t n, const struct ofs_sid *behind,
+		     const struct ofs_summary *bsm, size_t nb, bool local_behind, uint8_t type,
+		     unsigned flags, const char *tag, repair_pace_fn pace, void *arg,
+		     struct ofs_fetch_reply *out, int depth)
+{
+	struct ofs_sid all[MAX_CANDS + 1], me = store_sid(s), lead;
+	size_t na = 0;
+	char hex[OFS_OID_HEX];
+	int rc;
+
+	for (size_t i = 0; i < nb && na < MAX_CANDS; i++)
+		all[na++] = behind[i];
+	if (local_behind)
+		all[na++] = me;
+	lead = reconcile_lead(all, na);
+	sid_to_hex(lead, hex);
+	if (flags & OFS_FETCH_DRYRUN) {
+		say(out, OFS_FETCH_WOULD, NULL, "no copy is current: would reconcile the %zu copies "
+		    "on %s, the lead", na, hex);
+		return 0;
+	}
+	if (!sid_eq(lead, me)) {
+		struct ofs_fetch_reply lr;
+		struct ofs_sid ask[OFS_MAX_REPLICAS];
+		size_t nask = 0;
+		if (depth > 0)
+			return -EAGAIN;      /* the lead is not done: later */
+		/* the lead compares every copy: this one too */
+		ask[nask++] = me;
+		for (size_t i = 0; i < n && nask < OFS_MAX_REPLICAS; i++)
+			if (!sid_eq(sids[i], lead))
+				ask[nask++] = sids[i];
+		rc = repair_fetch_at(s, t, r, lead, oid, ask, nask, 0, 0, tag, NULL, NULL, &lr);
+		if (rc)
+			return rc;
+		if (lr.outcome != OFS_FETCH_RECONCILED && lr.outcome != OFS_FETCH_GOOD &&
+		    lr.outcome != OFS_FETCH_DONE) {
+			*out = lr;           /* a conflict, say: left as it is */
+			return 0;
+		}
+		rc = fetch_good(s, t, r, oid, sids, n, flags | OFS_FETCH_LOCALBAD, tag, pace, arg,
+				out, depth + 1);
+		if (!rc && lr.outcome == OFS_FETCH_RECONCILED &&
+		    (out->outcome == OFS_FETCH_DONE || out->outcome == OFS_FETCH_GOOD)) {
+			char was[sizeof(out->detail)];
+			snprintf(was, sizeof(was), "%s", out->detail);
+			say(out, OFS_FETCH_RECONCILED, NULL, "no copy was current: %s reconciled "
+			    "them; %.180s", hex, was);
+		}
+		return rc;
+	}
+	pthread_mutex_lock(&reconcile_mu);
+	rc = store_behind(s, oid);
+	if (rc == 0) {
+		/* reconciled meanwhile by another caller */
+		pthread_mutex_unlock(&reconcile_mu);
+		say(out, OFS_FETCH_GOOD, NULL, "reconciled meanwhile");
+		return 0;
+	}
+	if (rc < 0) {
+		pthread_mutex_unlock(&reconcile_mu);
+		return rc;
+	}
+	if (type == OFS_OBJ_DIRDATA) {
+		struct reconcile_result res;
+		rc = reconcile_dirdata(s, r, oid, behind, nb, &res);
+		if (!rc)
+			say(out, res.conflict ? OFS_FETCH_CONFLICT : OFS_FETCH_RECONCILED, NULL, "%s",
+			    res.detail);
+	} else {
+		rc = reconcile_versions(s, r, oid, behind, bsm, nb, tag, pace, arg, sids, n, out);
+	}
+	if (!rc && out->outcome == OFS_FETCH_RECONCILED) {
+		/* No older than any copy by version: the copies that catch up
+		 * from this one then clear every stale record of theirs. */
+		uint64_t vmax = 0;
+		for (size_t i = 0; i < nb; i++)
+			vmax = bsm[i].version > vmax ? bsm[i].version : vmax;
+		rc = store_version_at_least(s, oid, vmax);
+		struct ofs_summary now;
+		if (!rc && store_summary(s, oid, &now) == 0)
+			out->version = now.version;
+	}
+	pthread_mutex_unlock(&reconcile_mu);
+	if (!rc && out->outcome == OFS_FETCH_RECONCILED) {
+		char oh[OFS_OID_HEX];
+		oid_to_hex(oid, oh);
+		log_warn("reconciled %s: %s", oh, out->detail);
+	}
+	return rc;
+}
+
 int repair_fetch(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid,
 		 const struct ofs_sid *cands, size_t ncands, unsigned flags, const char *tag,
 		 repair_pace_fn pace, void *arg, struct ofs_fetch_reply *out)
 {
+	return fetch_good(s, t, r, oid, cands, ncands, flags, tag, pace, arg, out, 0);
+}
+
+static int fetch_good(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid,
+		      const struct ofs_sid *cands, size_t ncands, unsigned flags, const char *tag,
+		      repair_pace_fn pace, void *arg, struct ofs_fetch_reply *out, int depth)
+{
+	struct ofs_sid behind[MAX_CANDS];
+	struct ofs_summary bsm[MAX_CANDS];
+	size_t nb = 0;
 	bool dry_run = (flags & OFS_FETCH_DRYRUN) != 0;
 	struct ofs_sid me = store_sid(s), sids[MAX_CANDS];
 	struct ofs_summary local, sm[MAX_CANDS];
@@ -452,12 +682,39 @@ int repair_fetch(struct store *s, struct sidtab *t, struct replicator *r, struct
 			c[nc].sm = sm[i];
 			c[nc].bad = false;
 			nc++;
+		} else if (rcs[i] == 0 && sm[i].present && !sm[i].corrupt) {
+			behind[nb] = sids[i];
+			bsm[nb++] = sm[i];
 		} else if (rcs[i] != 0 && rcs[i] != -OFS_ECORRUPT) {
 			quiet = true;            /* no answer: it may hold the good copy */
 		}
 	}
 	qsort(c, nc, sizeof(c[0]), cmp_cand);
 	local_ok = local.present && !local.behind && !local.corrupt && !local.bad;
+	if (nc == 0 && !local_ok && !quiet) {
+		/* No copy is current: reconcile them when some are behind. */
+		int lb = local.present && !local.corrupt ? store_behind(s, oid) : 0;
+		if (lb < 0)
+			return lb;
+		if (lb == 1 && nb == 0 && !(flags & OFS_FETCH_DRYRUN)) {
+			/* no other copy at all: it was removed while this one
+			 * was away */
+			rc = repair_drop_removed(s, t, r, oid, sids, n);
+			if (rc < 0)
+				return rc;
+			if (rc == 1) {
+				say(out, OFS_FETCH_RECONCILED, NULL, "it was removed while this copy "
+				    "was away (no other server holds it): removed here too, its "
+				    "bytes kept in quarantine");
+				return 0;
+			}
+			return -OFS_EUNREACHABLE;   /* another may hold it: later */
+		}
+		if (lb == 1 || nb)
+			return reconcile(s, t, r, oid, sids, n, behind, bsm, nb, lb == 1,
+					 local.present ? local.type : bsm[0].type, flags, tag, pace,
+					 arg, out, depth);
+	}
 
 	for (size_t at = 0; at < nc;) {
 		uint64_t v = c[at].sm.version;

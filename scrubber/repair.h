@@ -65,6 +65,23 @@ struct repair_pacer {
 };
 int repair_pace_rate(uint64_t bytes, void *arg);
 
+/*
+ * This server's copy of oid is marked behind and no copy it names holds
+ * the object: it was removed while this copy was away (the mark proves a
+ * primary held it then). Every server is asked (the copies may have
+ * moved); if none holds it, this copy goes too (store_drop_removed: its
+ * bytes into quarantine) and named are told so. 1: dropped, 0: some server
+ * holds it or did not answer, or an error.
+ */
+int repair_drop_removed(struct store *s, struct sidtab *t, struct replicator *r,
+			struct ofs_oid oid, const struct ofs_sid *named, size_t nnamed);
+
+/* Tell each of sids that this server's copy of oid is current at version
+ * (STALE_CLEAR): their stale records of it go where their copy is not
+ * newer. */
+void repair_tell_current(struct replicator *r, struct ofs_oid oid, struct ofs_sid me,
+			 uint64_t version, const struct ofs_sid *sids, size_t n);
+
 /* STALE_CLEAR: drop this server's stale record of sid's copy of oid if
  * this copy is not newer than version. */
 int repair_stale_clear(struct store *s, struct ofs_oid oid, struct ofs_sid sid, uint64_t version);

@@ -1878,6 +1878,12 @@ static void set_outcome(struct ofs_task_finding *f, int rc, const struct ofs_fet
 		f->repair = OFS_REPAIR_DONE;
 		snprintf(f->action, sizeof(f->action), "nothing to do %s: %s", where, fr->detail);
 		break;
+	case OFS_FETCH_RECONCILED:
+		f->repair = OFS_REPAIR_DONE;
+		f->source = fr->source;
+		snprintf(f->action, sizeof(f->action), "no copy was current; reconciled %s: %s",
+			 where, fr->detail);
+		break;
 	case OFS_FETCH_WOULD:
 		f->repair = OFS_REPAIR_WOULD;
 		f->source = fr->source;
@@ -1931,9 +1937,10 @@ static int fix_copy(struct task *k, struct ofs_oid oid, const struct ofs_attr *a
 	    rc == -ECONNRESET || rc == -ECANCELED)
 		return rc;
 	set_outcome(f, rc, fr, where);
-	if (!rc && (fr->outcome == OFS_FETCH_DONE || fr->outcome == OFS_FETCH_GOOD) && !dry(k))
+	if (!rc && (fr->outcome == OFS_FETCH_DONE || fr->outcome == OFS_FETCH_GOOD ||
+		    fr->outcome == OFS_FETCH_RECONCILED) && !dry(k))
 		store_stale_del(sc->s, oid, target, fr->version);   /* (the target told the others) */
-	if (!rc && fr->outcome == OFS_FETCH_DONE)
+	if (!rc && (fr->outcome == OFS_FETCH_DONE || fr->outcome == OFS_FETCH_RECONCILED))
 		count_repair(k);
 	return 0;
 }

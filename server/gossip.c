@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -39,8 +40,10 @@ static uint32_t rnd(void)
 	return r;
 }
 
-/* One exchange with addr; 0 when it answered. */
-static int exchange(struct gossip *g, const char *addr)
+/* One exchange with addr, waiting at most timeout_ms for the answer;
+ * contact (may be NULL) hears of the peer. 0 when it answered. */
+static int exchange_with(struct sidtab *t, const char *addr, int timeout_ms,
+			 gossip_contact_fn contact, void *contact_arg)
 {
 	struct ofs_req q = { .op = OFS_OP_SERVERS };
 	struct ofs_server *mine = NULL, *theirs = NULL;
@@ -50,26 +53,26 @@ static int exchange(struct gossip *g, const char *addr)
 	size_t nmine = 0, ntheirs = 0, bn = 0;
 	int rc;
 
-	rc = sidtab_snapshot(g->t, &mine, &nmine);
+	rc = sidtab_snapshot(t, &mine, &nmine);
 	if (rc)
 		return rc;
 	rc = conn_open(addr, &c);
 	if (rc)
 		goto out;
-	conn_set_timeout(c, GOSSIP_TIMEOUT_MS);
+	conn_set_timeout(c, timeout_ms);
 	q.servers = mine;
 	q.nservers = nmine;
 	rc = conn_call(c, &q, &b, &bn);
 	if (!rc)
 		rc = proto_decode_servers(b, bn, true, &who, &theirs, &ntheirs);
 	if (!rc) {
-		rc = sidtab_merge(g->t, theirs, ntheirs);
+		rc = sidtab_merge(t, theirs, ntheirs);
 		if (rc > 0)
 			log_info("gossip: learned %d server table change(s) from %s", rc, addr);
 		rc = rc < 0 ? rc : 0;
-		sidtab_seen(g->t, who);
-		if (g->contact)
-			g->contact(who, g->contact_arg);
+		sidtab_seen(t, who);
+		if (contact)
+			contact(who, contact_arg);
 	}
 out:
 	conn_close(c);
@@ -77,6 +80,11 @@ out:
 	free(theirs);
 	free(mine);
 	return rc;
+}
+
+static int exchange(struct gossip *g, const char *addr)
+{
+	return exchange_with(g->t, addr, GOSSIP_TIMEOUT_MS, g->contact, g->contact_arg);
 }
 
 static void round_once(struct gossip *g)
@@ -193,4 +201,116 @@ void gossip_stop(struct gossip *g)
 		free(g->seeds[i]);
 	free(g->seeds);
 	free(g);
+}
+
+/* ---- one pull, before serving ------------------------------------------ */
+
+struct pull {
+	struct sidtab *t;
+	char (*addrs)[OFS_SERVER_ADDR_LEN];
+	size_t n;
+	struct timespec deadline;  /* CLOCK_MONOTONIC: no exchange starts after */
+	pthread_mutex_t mu;
+	size_t next;               /* guarded by mu: the next address to ask */
+	size_t answered;           /* guarded by mu */
+};
+
+/* Milliseconds left until p's deadline (<= 0: none). */
+static long pull_left_ms(const struct pull *p)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (p->deadline.tv_sec - now.tv_sec) * 1000L +
+	       (p->deadline.tv_nsec - now.tv_nsec) / 1000000L;
+}
+
+/* Ask the addresses not taken yet, one at a time, until none is left or
+ * the time is up. */
+static void *pull_worker(void *arg)
+{
+	struct pull *p = arg;
+
+	for (;;) {
+		size_t i;
+		long left = pull_left_ms(p);
+		int rc;
+
+		if (left <= 0)
+			break;
+		pthread_mutex_lock(&p->mu);
+		i = p->next < p->n ? p->next++ : p->n;
+		pthread_mutex_unlock(&p->mu);
+		if (i == p->n)
+			break;
+		rc = exchange_with(p->t, p->addrs[i], (int)left, NULL, NULL);
+		if (rc) {
+			log_debug("gossip: pull from %s: %s", p->addrs[i], ofs_strerror(rc));
+			continue;
+		}
+		pthread_mutex_lock(&p->mu);
+		p->answered++;
+		pthread_mutex_unlock(&p->mu);
+	}
+	return NULL;
+}
+
+/* Add addr to p's list unless it is there already (a seed is often a
+ * known server too). */
+static void pull_add(struct pull *p, const char *addr)
+{
+	if (strlen(addr) >= sizeof(p->addrs[0]))
+		return;      /* (no server can be there: conn_open refuses it) */
+	for (size_t i = 0; i < p->n; i++)
+		if (strcmp(p->addrs[i], addr) == 0)
+			return;
+	snprintf(p->addrs[p->n++], sizeof(p->addrs[0]), "%s", addr);
+}
+
+int gossip_pull_once(struct sidtab *t, const char *const *seeds, size_t nseeds, int timeout_ms)
+{
+	struct ofs_sid self = sidtab_self(t);
+	struct ofs_server *e = NULL;
+	pthread_t th[GOSSIP_PULL_THREADS];
+	struct pull p;
+	size_t n = 0, nth = 0;
+	int rc = sidtab_snapshot(t, &e, &n);
+
+	if (rc)
+		return rc;
+	memset(&p, 0, sizeof(p));
+	p.t = t;
+	p.addrs = calloc(n + nseeds + 1, sizeof(*p.addrs));
+	if (!p.addrs) {
+		free(e);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!sid_eq(e[i].sid, self) && e[i].address[0])
+			pull_add(&p, e[i].address);
+	for (size_t i = 0; i < nseeds; i++)
+		pull_add(&p, seeds[i]);
+	free(e);
+	clock_gettime(CLOCK_MONOTONIC, &p.deadline);
+	p.deadline.tv_sec += timeout_ms / 1000;
+	p.deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (p.deadline.tv_nsec >= 1000000000L) {
+		p.deadline.tv_sec++;
+		p.deadline.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_init(&p.mu, NULL);
+	/* Peers are asked in parallel, so one that hangs costs the others
+	 * nothing; this thread is one of the askers (and the only one when
+	 * no thread could be made). */
+	while (nth + 1 < GOSSIP_PULL_THREADS && nth + 1 < p.n &&
+	       pthread_create(&th[nth], NULL, pull_worker, &p) == 0)
+		nth++;
+	pull_worker(&p);
+	for (size_t i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&p.mu);
+	free(p.addrs);
+	if (p.n)
+		log_info("server table: %zu of %zu peer(s) answered before serving", p.answered, p.n);
+	return (int)p.answered;
 }

@@ -32,4 +32,18 @@ int gossip_start(struct sidtab *t, const char *const *seeds, size_t nseeds,
 /* Stop the thread and free everything; gossip_stop(NULL) is a no-op. */
 void gossip_stop(struct gossip *g);
 
+/*
+ * One push-pull exchange, now, with every server in t and every seed
+ * ("HOST:PORT"), GOSSIP_PULL_THREADS at a time, each answer merged: a
+ * server about to serve after a restart learns what changed while it was
+ * away (an operator's decisions, a moved root) before a client can see
+ * its old table, and tells the others its own new address. No exchange
+ * starts after timeout_ms; one started waits at most the time left for
+ * its answer (plus its connect, CONN_CONNECT_MS at worst for a host that
+ * does not answer one). Returns how many answered (0: none did, which
+ * is no error: gossip goes on later), or -ENOMEM.
+ */
+#define GOSSIP_PULL_THREADS 16
+int gossip_pull_once(struct sidtab *t, const char *const *seeds, size_t nseeds, int timeout_ms);
+
 #endif

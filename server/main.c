@@ -14,6 +14,7 @@
 
 #include "behind.h"
 #include "gossip.h"
+#include "recover.h"
 #include "scrub.h"
 #include "tool.h"
 #include "inspect.h"
@@ -31,9 +32,9 @@ static const char usage_text[] =
 	"usage: ofs-server init --data DIR [--attr KEY=VALUE]... [--chunk-size BYTES]\n"
 	"       ofs-server run --data DIR --listen HOST:PORT [--peer HOST:PORT]... [--log FILE]\n"
 	"                  [--max-conns N] [--scrub-rate BYTES/s] [--quarantine-days N]\n"
-	"                  [--orphan-grace SECONDS] [--capacity BYTES]\n"
+	"                  [--orphan-grace SECONDS] [--capacity BYTES] [--no-catch-up]\n"
 	"       ofs-server inspect --data DIR OID [--json]\n"
-	"       ofs-server tool --data DIR list|keys|get-key|set-key|rm-key|set-version|remove ...\n"
+	"       ofs-server tool --data DIR list|keys|get-key|set-key|rm-key|set-version|set-backref|set-part|mark-behind|remove ...\n"
 	"       ofs-server --help | --version\n";
 
 static void usage_error(const char *fmt, const char *arg)
@@ -50,7 +51,7 @@ static int fail(const char *what, int rc)
 }
 
 enum { OPT_DATA = 1, OPT_ATTR, OPT_CHUNK, OPT_LISTEN, OPT_LOG, OPT_MAXCONNS, OPT_JSON,
-       OPT_PEER, OPT_SCRUB_RATE, OPT_QUARANTINE, OPT_ORPHAN_GRACE, OPT_HELP, OPT_CAPACITY };
+       OPT_PEER, OPT_SCRUB_RATE, OPT_QUARANTINE, OPT_ORPHAN_GRACE, OPT_HELP, OPT_CAPACITY, OPT_NO_CATCH_UP };
 
 #define MAX_PEERS 16
 /* How long a start waits for each peer's list of our stale copies. */
@@ -69,6 +70,7 @@ static const struct option long_opts[] = {
 	{ "quarantine-days", required_argument, NULL, OPT_QUARANTINE },
 	{ "orphan-grace", required_argument, NULL, OPT_ORPHAN_GRACE },
 	{ "capacity", required_argument, NULL, OPT_CAPACITY },
+	{ "no-catch-up", no_argument, NULL, OPT_NO_CATCH_UP },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -80,7 +82,7 @@ struct args {
 	const char *peers[MAX_PEERS];
 	size_t npeers;
 	uint64_t chunk, max_conns, scrub_rate, quarantine_days, orphan_grace, capacity;
-	bool json;
+	bool json, no_catch_up;
 	const char *operand;
 };
 
@@ -115,6 +117,7 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 		case OPT_LISTEN: a->listen = optarg; break;
 		case OPT_LOG: a->log = optarg; break;
 		case OPT_JSON: a->json = true; break;
+		case OPT_NO_CATCH_UP: a->no_catch_up = true; break;
 		case OPT_PEER: {
 			struct sockaddr_in sa;
 			if (a->npeers == MAX_PEERS) {
@@ -242,12 +245,13 @@ static int cmd_run(int argc, char **argv)
 	struct replicator *rep = NULL;
 	struct behind *bh = NULL;
 	struct scrubber *scrub = NULL;
+	struct recover *rv = NULL;
 	struct service sv;
 	bool sv_ready = false;
 	char sidhex[OFS_OID_HEX], where[OFS_ADDR_MAX];
 	sigset_t mask;
 	int lfd = -1, sfd = -1, logfd = -1;
-	int rc = parse(argc, argv, "run", "45689:;=", &a);   /* (OPT_ letters: + '0') */
+	int rc = parse(argc, argv, "run", "45689:;=>", &a);   /* (OPT_ letters: + '0') */
 
 	if (rc)
 		return rc;
@@ -325,7 +329,7 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (rc > 0)
 		log_warn("%d copies here missed changes while this server was away; "
-			 "they are not served until repaired", rc);
+			 "they are not served until caught up", rc);
 	rc = gossip_start(tab, a.peers, a.npeers, on_contact, bh, &g);
 	if (rc) {
 		rc = fail("gossip", rc);
@@ -349,6 +353,17 @@ static int cmd_run(int argc, char **argv)
 	}
 	service_init(&sv, s, tab, rep, scrub);
 	sv_ready = true;
+	/* Copies marked behind are caught up from current ones by
+	 * themselves, starting now (--no-catch-up: they wait for a repair
+	 * job, as Ceph's norecover flag makes them). */
+	rc = recover_start(s, tab, rep, a.no_catch_up, &rv);
+	if (rc) {
+		rc = fail("catch-up", rc);
+		goto out;
+	}
+	sv.recover = rv;
+	if (a.no_catch_up)
+		log_warn("--no-catch-up: copies that missed changes wait for a repair job");
 	log_info("serving %s on %s (data %s)", sidhex, where, a.data);
 	printf("ready %s %s\n", sidhex, where);
 	fflush(stdout);
@@ -361,6 +376,7 @@ static int cmd_run(int argc, char **argv)
 	rc = 0;
 out:
 	gossip_stop(g);
+	recover_stop(rv);
 	scrubber_close(scrub);
 	if (sv_ready)
 		service_fini(&sv);

@@ -11,6 +11,7 @@
 #include "drain.h"
 #include "points.h"
 #include "scrub.h"
+#include "recover.h"
 #include "repair.h"
 #include "service.h"
 
@@ -271,7 +272,13 @@ static int handle(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 	}
 	case OFS_OP_STATS: {
 		struct ofs_stats st;
+		struct recover_status rs;
 		rc = store_stats(s, &st);
+		recover_status(sv->recover, &rs);
+		st.behind = rs.behind;
+		st.stuck = rs.stuck < rs.behind ? rs.stuck : rs.behind;
+		st.caught_up = rs.caught_up;
+		st.recovering = rs.active;
 		if (!rc)
 			proto_encode_stats(reply, &st);
 		break;
@@ -357,6 +364,10 @@ static int handle(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 		rc = sv->scrub ? scrubber_start(sv->scrub, &q->task) : -OFS_EUNKNOWNOP;
 		break;
 	case OFS_OP_TASK_POLL:
+		if (q->task.job == RECOVER_JOB) {
+			rc = recover_poll(sv->recover, q->task.ack, reply);
+			break;
+		}
 		rc = sv->scrub ? scrubber_poll(sv->scrub, q->task.job, q->task.ack, q->task.budget, reply)
 			       : -OFS_EUNKNOWNOP;
 		break;
@@ -372,7 +383,8 @@ static int handle(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 		rc = store_behind_mark(s, q->oid, why);
 		if (!rc)
 			log_warn("copy of %s here missed changes (told by %s: %s); "
-				 "not served until repaired", oh, sh, q->reason);
+				 "not served until caught up", oh, sh, q->reason);
+		recover_kick(sv->recover);
 		break;
 	}
 	case OFS_OP_STALE_FOR: {
@@ -412,6 +424,7 @@ void service_init(struct service *sv, struct store *s, struct sidtab *t, struct 
 	sv->tab = t;
 	sv->rep = r;
 	sv->scrub = scrub;
+	sv->recover = NULL;
 	for (int i = 0; i < SERVICE_NLOCKS; i++)
 		pthread_mutex_init(&sv->locks[i], NULL);
 	pthread_mutex_init(&sv->fmu, NULL);
@@ -646,6 +659,8 @@ static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_
 		log_warn("copy of %s on %s is behind: %s", hex, shex, why);
 		if (q->op != OFS_OP_REMOVE)
 			store_stale_add(sv->store, q->oid, others[i], why);
+		else     /* (so that the copy learns it was removed) */
+			store_stale_note(sv->store, q->oid, others[i], why);
 	}
 	pthread_mutex_unlock(l);
 	if (ok < need) {
@@ -745,7 +760,8 @@ int service_handle(struct service *sv, uint16_t op, const uint8_t *body, size_t 
 	q->forwarded = forwarded;
 	if (rc) {
 		log_debug("rejected %s request: %s", ofs_op_name(op), ofs_strerror(rc));
-	} else if (!forwarded && is_read(op) && (rc = store_behind(sv->store, q->oid)) != 0) {
+	} else if (!forwarded && (is_read(op) || (is_change(op) && op != OFS_OP_CREATE)) &&
+		   (rc = store_behind(sv->store, q->oid)) != 0) {
 		if (rc > 0)
 			rc = -OFS_EBEHIND;
 	} else if (op == OFS_OP_GET_ROOT) {

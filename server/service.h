@@ -24,12 +24,15 @@
 /* What the handlers act on. The store, table and replicator are the
  * caller's; service_init/service_fini pair around the locks. */
 struct scrubber;
+struct recover;
 
 struct service {
 	struct store *store;
 	struct sidtab *tab;
 	struct replicator *rep;            /* NULL: no forwarding */
 	struct scrubber *scrub;            /* background tasks; NULL: none */
+	struct recover *recover;           /* catch-up of copies behind; NULL: none
+	                                      (set after service_init) */
 	/* A change to a replicated object holds its lock from the local
 	 * apply to the last copy's answer, so every copy sees the changes to
 	 * one object in the same order. */

@@ -2,8 +2,11 @@
  * sidtab.c - the server-ID database in memory, persisted in the store
  * (see sidtab.h).
  *
- * Lock: sidtab.mu guards n, cap and e. It is never held while calling
- * into the store except for store_server_put, which takes no lock of ours.
+ * Locks, always taken in this order: root_mu makes each change of the
+ * root this server serves (the decision and its writes) one step, so two
+ * threads cannot apply two decisions in the opposite order; put_mu orders
+ * the writes of entries to the store (see persist); mu guards n, cap and
+ * e and is never held while calling into the store.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -20,10 +23,13 @@
 struct sidtab {
 	struct store *s;
 	struct ofs_sid self;
+	pthread_mutex_t root_mu;
+	pthread_mutex_t put_mu;
 	pthread_mutex_t mu;
 	size_t n, cap;            /* guarded by mu */
 	struct ofs_server *e;     /* guarded by mu; e[0] is this server */
-	bool refused;             /* the cluster's root was refused (logged) */
+	bool refused;             /* guarded by root_mu: the cluster's root
+	                             was refused (logged) */
 };
 
 static int64_t now_ns(void)
@@ -34,12 +40,18 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* A version newer than old: the wall clock in ns, or old + 1. */
+/* A version newer than old: the wall clock in ns, or old + 1 (a clock
+ * stepped back never makes a version go down). */
 static uint64_t next_version(uint64_t old)
 {
 	uint64_t now = (uint64_t)now_ns();
 
 	return now > old ? now : old + 1;
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
 }
 
 static struct ofs_server *find(struct sidtab *t, struct ofs_sid sid)
@@ -69,34 +81,142 @@ static int add(struct sidtab *t, const struct ofs_server *e)
 	return 0;
 }
 
+struct load {
+	struct sidtab *t;
+	struct ofs_server was;     /* our own entry as the store remembers it */
+	bool found;
+};
+
 static int load_one(const struct ofs_server *e, void *arg)
 {
-	struct sidtab *t = arg;
+	struct load *l = arg;
 
-	if (find(t, e->sid))
+	if (sid_eq(e->sid, l->t->self)) {
+		l->was = *e;
+		l->found = true;
 		return 0;
-	return add(t, e);
+	}
+	if (find(l->t, e->sid))
+		return 0;
+	return add(l->t, e);
 }
 
-/* Compare two entries' table state (not last_seen) by their encoding. */
-static int cmp_encoding(const struct ofs_server *a, const struct ofs_server *b)
+/*
+ * An entry has two parts, each with its own version and its own writer,
+ * so that neither can undo the other's change:
+ *   the operator's part - state, weight, attributes; version - is set by
+ *     any server on an operator's request (sidtab_set);
+ *   the server's own part - address, root, root birth, root_version;
+ *     self_version - is written only by the server itself (at every start,
+ *     and when it takes another root or another SID list for it).
+ * Each part merges newest-version-wins; equal versions: the larger
+ * encoding of the part, so every server settles on the same one.
+ */
+enum part { PART_OPERATOR, PART_SELF };
+
+static void encode_part(struct wbuf *w, const struct ofs_server *e, enum part p)
 {
-	struct ofs_server x = *a, y = *b;
+	if (p == PART_OPERATOR) {
+		uint8_t n = e->nattrs > OFS_SERVER_ATTRS ? OFS_SERVER_ATTRS : e->nattrs;
+		wbuf_u8(w, e->state);
+		wbuf_u32(w, e->weight_milli);
+		wbuf_u8(w, n);
+		for (uint8_t i = 0; i < n; i++)
+			wbuf_str(w, e->attrs[i]);
+	} else {
+		wbuf_str(w, e->address);
+		wbuf_handle(w, &e->root);
+		wbuf_i64(w, e->root_birth_ns);
+		wbuf_u64(w, e->root_version);
+	}
+}
+
+/* Compare what two wbufs hold: the shorter first, then bytewise. */
+static int cmp_wbuf(const struct wbuf *a, const struct wbuf *b)
+{
+	if (a->len != b->len)
+		return a->len < b->len ? -1 : 1;
+	return a->len ? memcmp(a->data, b->data, a->len) : 0;
+}
+
+/* Compare one part of two entries: by its version, then its encoding.
+ * (An encoding that could not be made compares as empty: both sides
+ * would fail alike.) */
+static int cmp_part(const struct ofs_server *a, const struct ofs_server *b, enum part p)
+{
+	uint64_t va = p == PART_OPERATOR ? a->version : a->self_version;
+	uint64_t vb = p == PART_OPERATOR ? b->version : b->self_version;
 	struct wbuf wa, wb;
 	int r;
 
-	x.last_seen_ns = y.last_seen_ns = 0;
+	if (va != vb)
+		return va < vb ? -1 : 1;
 	wbuf_init(&wa);
 	wbuf_init(&wb);
-	proto_encode_server(&wa, &x);
-	proto_encode_server(&wb, &y);
-	if (wa.len != wb.len)
-		r = wa.len < wb.len ? -1 : 1;
-	else
-		r = wa.len ? memcmp(wa.data, wb.data, wa.len) : 0;
+	encode_part(&wa, a, p);
+	encode_part(&wb, b, p);
+	r = cmp_wbuf(&wa, &wb);
 	wbuf_free(&wa);
 	wbuf_free(&wb);
 	return r;
+}
+
+/* Compare two SID lists of one root by their encoding. */
+static int cmp_handle(const struct ofs_handle *a, const struct ofs_handle *b)
+{
+	struct wbuf wa, wb;
+	int r;
+
+	wbuf_init(&wa);
+	wbuf_init(&wb);
+	wbuf_handle(&wa, a);
+	wbuf_handle(&wb, b);
+	r = cmp_wbuf(&wa, &wb);
+	wbuf_free(&wa);
+	wbuf_free(&wb);
+	return r;
+}
+
+static bool same_handle(const struct ofs_handle *a, const struct ofs_handle *b)
+{
+	return cmp_handle(a, b) == 0;
+}
+
+/* True when e serves root oid born at birth_ns. */
+static bool serves(const struct ofs_server *e, struct ofs_oid oid, int64_t birth_ns)
+{
+	return !oid_is_zero(e->root.oid) && oid_eq(e->root.oid, oid) && e->root_birth_ns == birth_ns;
+}
+
+/* True when a's SID list of the root both serve is newer than b's: a
+ * larger root_version (equal: the larger encoding, so all settle on one). */
+static bool newer_list(const struct ofs_server *a, const struct ofs_server *b)
+{
+	if (a->root_version != b->root_version)
+		return a->root_version > b->root_version;
+	return cmp_handle(&a->root, &b->root) > 0;
+}
+
+/*
+ * Write sid's entry to the store as it is now. put_mu orders the writes:
+ * each copies the entry after the change that asked for it, so the last
+ * write holds the newest state whichever thread changed it last.
+ */
+static int persist(struct sidtab *t, struct ofs_sid sid)
+{
+	struct ofs_server e, *cur;
+	int rc = 0;
+
+	pthread_mutex_lock(&t->put_mu);
+	pthread_mutex_lock(&t->mu);
+	cur = find(t, sid);
+	if (cur)
+		e = *cur;
+	pthread_mutex_unlock(&t->mu);
+	if (cur)
+		rc = store_server_put(t->s, &e);
+	pthread_mutex_unlock(&t->put_mu);
+	return rc;
 }
 
 int sidtab_open(struct store *s, const char *self_addr, struct sidtab **out)
@@ -111,12 +231,15 @@ int sidtab_open(struct store *s, const char *self_addr, struct sidtab **out)
 		return -ENOMEM;
 	t->s = s;
 	t->self = store_sid(s);
+	pthread_mutex_init(&t->root_mu, NULL);
+	pthread_mutex_init(&t->put_mu, NULL);
 	pthread_mutex_init(&t->mu, NULL);
 	memset(&me, 0, sizeof(me));
 	me.sid = t->self;
 	snprintf(me.address, sizeof(me.address), "%s", self_addr);
 	me.state = OFS_SERVER_IN;
 	me.weight_milli = 1000;
+	me.version = next_version(0);
 	rc = store_root_info(s, &me.root, &me.root_birth_ns);
 	if (rc == -ENOENT)
 		rc = 0;         /* no namespace yet */
@@ -127,28 +250,44 @@ int sidtab_open(struct store *s, const char *self_addr, struct sidtab **out)
 		snprintf(me.attrs[me.nattrs++], OFS_SERVER_ATTR_LEN, "%s", attrs[i]);
 	/* Own entry first, then what the store remembers. */
 	rc = add(t, &me);
-	if (!rc)
-		rc = store_servers(s, load_one, t);
+	if (!rc) {
+		struct load *l = calloc(1, sizeof(*l));
+		if (!l) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+		l->t = t;
+		rc = store_servers(s, load_one, l);
+		/*
+		 * A remembered own entry keeps the operator's part as it
+		 * was, its version too: a restart decides nothing, so it must
+		 * not undo what an operator decided (elsewhere, maybe while
+		 * this server was down). Our own part is this run's: the
+		 * address it serves on and the root the store holds.
+		 */
+		if (!rc && l->found) {
+			const struct ofs_server *was = &l->was;
+			me.state = was->state;
+			me.weight_milli = was->weight_milli;
+			me.nattrs = was->nattrs;
+			memcpy(me.attrs, was->attrs, sizeof(me.attrs));
+			me.version = was->version;
+			me.self_version = was->self_version;
+			/* (a root_version counts only for the root it was
+			 * given with: another root in the store - adopted, the
+			 * entry not yet written - starts from 0 and takes the
+			 * list its servers have by gossip) */
+			if (serves(was, me.root.oid, me.root_birth_ns))
+				me.root_version = was->root_version;
+		}
+		free(l);
+	}
 	if (rc)
 		goto fail;
-	/* A remembered own entry keeps the operator's state, weight and
-	 * attributes; the address is the one this run serves on. */
-	for (size_t i = 1; i < t->n; i++) {
-		if (sid_eq(t->e[i].sid, t->self)) {
-			struct ofs_handle root = me.root;
-			int64_t birth = me.root_birth_ns;
-			me = t->e[i];
-			snprintf(me.address, sizeof(me.address), "%s", self_addr);
-			me.root = root;
-			me.root_birth_ns = birth;
-			t->e[0] = me;
-			memmove(&t->e[i], &t->e[i + 1], (t->n - i - 1) * sizeof(t->e[i]));
-			t->n--;
-			break;
-		}
-	}
-	/* A new version on every start, so peers learn the current address. */
-	t->e[0].version = next_version(t->e[0].version);
+	/* A new version of our own part on every start, so peers learn the
+	 * current address. */
+	me.self_version = next_version(me.self_version);
+	t->e[0] = me;
 	rc = store_server_put(s, &t->e[0]);
 	if (rc)
 		goto fail;
@@ -164,6 +303,8 @@ void sidtab_close(struct sidtab *t)
 	if (!t)
 		return;
 	pthread_mutex_destroy(&t->mu);
+	pthread_mutex_destroy(&t->put_mu);
+	pthread_mutex_destroy(&t->root_mu);
 	free(t->e);
 	free(t);
 }
@@ -185,69 +326,89 @@ static bool older(const struct ofs_handle *a, int64_t ba, const struct ofs_handl
 	return oid_cmp(a->oid, b->oid) < 0;
 }
 
-/* Serve root h (born birth_ns) from now on: the store's root record, then
- * this server's own entry, a new version of it, persisted. Errors: those
- * of store_adopt_root (-ENOTEMPTY: our own root has entries). */
-static int take_root(struct sidtab *t, const struct ofs_handle *h, int64_t birth_ns)
+/*
+ * Serve root h (born birth_ns) with SID list version root_version from
+ * now on: the store's root record (unless it says so already), then this
+ * server's own entry, its own part with a new version, persisted. The
+ * caller holds root_mu. Errors: those of store_adopt_root (-ENOTEMPTY:
+ * our own root has entries).
+ */
+static int take_root(struct sidtab *t, const struct ofs_handle *h, int64_t birth_ns,
+		     uint64_t root_version)
 {
 	struct ofs_server me;
-	int rc = store_adopt_root(t->s, h, birth_ns);
+	int rc = 0;
 
+	pthread_mutex_lock(&t->mu);
+	me = t->e[0];
+	pthread_mutex_unlock(&t->mu);
+	if (me.root_birth_ns != birth_ns || !same_handle(&me.root, h))
+		rc = store_adopt_root(t->s, h, birth_ns);
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&t->mu);
 	t->e[0].root = *h;
 	t->e[0].root_birth_ns = birth_ns;
-	t->e[0].version = next_version(t->e[0].version);
-	me = t->e[0];
+	t->e[0].root_version = root_version;
+	t->e[0].self_version = next_version(t->e[0].self_version);
 	pthread_mutex_unlock(&t->mu);
-	return store_server_put(t->s, &me);
+	return persist(t, t->self);
 }
 
 /*
  * The cluster's namespace root is the oldest any server serves. When a
  * peer serves an older one than ours, adopt it (store_adopt_root refuses
- * if our own root has entries; then we keep ours and say why, once).
+ * if our own root has entries; then we keep ours and say why, once). Of
+ * the servers that serve it, the one with the newest SID list
+ * (root_version) gives the list: a server that missed a ROOT_MOVE (it was
+ * down) takes the moved list from any peer that did not.
  */
 static int adopt_oldest_root(struct sidtab *t)
 {
-	struct ofs_handle best;
-	int64_t best_birth;
-	struct ofs_server me;
+	struct ofs_server best, me;
+	char hex[OFS_OID_HEX];
 	int rc;
 
+	pthread_mutex_lock(&t->root_mu);
 	pthread_mutex_lock(&t->mu);
-	best = t->e[0].root;
-	best_birth = t->e[0].root_birth_ns;
-	for (size_t i = 1; i < t->n; i++) {
-		if (older(&t->e[i].root, t->e[i].root_birth_ns, &best, best_birth)) {
-			best = t->e[i].root;
-			best_birth = t->e[i].root_birth_ns;
-		}
-	}
+	best = t->e[0];
+	for (size_t i = 1; i < t->n; i++)
+		if (older(&t->e[i].root, t->e[i].root_birth_ns, &best.root, best.root_birth_ns))
+			best = t->e[i];
+	for (size_t i = 0; i < t->n; i++)
+		if (serves(&t->e[i], best.root.oid, best.root_birth_ns) && newer_list(&t->e[i], &best))
+			best = t->e[i];
 	me = t->e[0];
 	pthread_mutex_unlock(&t->mu);
-	if (oid_eq(best.oid, me.root.oid))
-		return 0;
-	rc = take_root(t, &best, best_birth);
+	rc = 0;
+	if (oid_is_zero(best.root.oid))
+		goto out;
+	oid_to_hex(best.root.oid, hex);
+	if (oid_eq(best.root.oid, me.root.oid)) {
+		/* Ours: only a newer SID list of it is taken. */
+		if (!serves(&me, best.root.oid, best.root_birth_ns) || !newer_list(&best, &me))
+			goto out;
+		rc = take_root(t, &best.root, best.root_birth_ns, best.root_version);
+		if (!rc && !same_handle(&best.root, &me.root))
+			log_info("the namespace root %s has moved (this server missed the move): "
+				 "took its copies' new list from a peer", hex);
+		goto out;
+	}
+	rc = take_root(t, &best.root, best.root_birth_ns, best.root_version);
 	if (rc == -ENOTEMPTY) {
 		if (!t->refused) {
-			char hex[OFS_OID_HEX];
-			oid_to_hex(best.oid, hex);
 			log_error("not joining the cluster's namespace (root %s): this server's "
 				  "own root directory has entries", hex);
 			t->refused = true;
 		}
-		return 0;
+		rc = 0;
+		goto out;
 	}
-	if (rc)
-		return rc;
-	{
-		char hex[OFS_OID_HEX];
-		oid_to_hex(best.oid, hex);
+	if (!rc)
 		log_info("joined the cluster's namespace: root %s", hex);
-	}
-	return 0;
+out:
+	pthread_mutex_unlock(&t->root_mu);
+	return rc;
 }
 
 int sidtab_offer_root(struct sidtab *t, const struct ofs_handle *h, int64_t birth_ns,
@@ -256,15 +417,20 @@ int sidtab_offer_root(struct sidtab *t, const struct ofs_handle *h, int64_t birt
 	struct ofs_server me;
 	int rc;
 
+	pthread_mutex_lock(&t->root_mu);
 	pthread_mutex_lock(&t->mu);
 	me = t->e[0];
 	pthread_mutex_unlock(&t->mu);
 	if (!older(h, birth_ns, &me.root, me.root_birth_ns)) {
+		pthread_mutex_unlock(&t->root_mu);
 		*used = me.root;
 		*used_birth = me.root_birth_ns;
 		return 0;
 	}
-	rc = take_root(t, h, birth_ns);
+	/* (a new root: its first SID list, version 0, the same on every
+	 * server it is offered to) */
+	rc = take_root(t, h, birth_ns, 0);
+	pthread_mutex_unlock(&t->root_mu);
 	if (rc)
 		return rc;
 	*used = *h;
@@ -281,24 +447,85 @@ int sidtab_move_root(struct sidtab *t, const struct ofs_handle *h, int64_t birth
 		     struct ofs_handle *used, int64_t *used_birth)
 {
 	struct ofs_server me;
-	int rc;
+	uint64_t known = 0;
+	int rc = 0;
 
+	pthread_mutex_lock(&t->root_mu);
 	pthread_mutex_lock(&t->mu);
 	me = t->e[0];
+	/* (newer than every list of this root we know of, so the moved list
+	 * wins over each of them, whatever the clocks) */
+	for (size_t i = 0; i < t->n; i++)
+		if (serves(&t->e[i], me.root.oid, me.root_birth_ns))
+			known = max_u64(known, t->e[i].root_version);
 	pthread_mutex_unlock(&t->mu);
 	if (oid_is_zero(me.root.oid) || !oid_eq(me.root.oid, h->oid) ||
-	    me.root_birth_ns != birth_ns || h->nsids == 0)
-		return -ESTALE;
-	if (me.root.nsids != h->nsids ||
-	    memcmp(me.root.sids, h->sids, sizeof(h->sids[0]) * h->nsids) != 0) {
-		rc = take_root(t, h, birth_ns);
+	    me.root_birth_ns != birth_ns || h->nsids == 0) {
+		rc = -ESTALE;
+		goto out;
+	}
+	if (!same_handle(&me.root, h)) {
+		rc = take_root(t, h, birth_ns, next_version(known));
 		if (rc)
-			return rc;
+			goto out;
 		me.root = *h;
 	}
 	*used = me.root;
 	*used_birth = me.root_birth_ns;
-	return 0;
+out:
+	pthread_mutex_unlock(&t->root_mu);
+	return rc;
+}
+
+/*
+ * Merge a peer's copy of an entry into ours (cur); own: the entry is this
+ * server's. Returns true when cur changed.
+ */
+static bool merge_entry(struct ofs_server *cur, const struct ofs_server *in, bool own)
+{
+	bool changed = false;
+
+	/* The operator's part: the newest, whichever server set it. */
+	if (cmp_part(in, cur, PART_OPERATOR) > 0) {
+		cur->state = in->state;
+		cur->weight_milli = in->weight_milli;
+		cur->nattrs = in->nattrs;
+		memcpy(cur->attrs, in->attrs, sizeof(cur->attrs));
+		cur->version = in->version;
+		changed = true;
+	}
+	if (own) {
+		/*
+		 * Where we are and which root we serve only we know: our own
+		 * part is never taken from a peer. A copy of it as new as ours
+		 * or newer that says otherwise (our store was restored, or an
+		 * older run's copy came back) gets ours past it, so ours
+		 * spreads. (A copy that differs only by an older root the peer
+		 * keeps on purpose, below, would get it again: not counted.)
+		 */
+		struct ofs_server theirs = *in;
+		if (older(&in->root, in->root_birth_ns, &cur->root, cur->root_birth_ns)) {
+			theirs.root = cur->root;
+			theirs.root_birth_ns = cur->root_birth_ns;
+			theirs.root_version = cur->root_version;
+		}
+		if (in->self_version >= cur->self_version && cmp_part(&theirs, cur, PART_SELF) != 0) {
+			cur->self_version = next_version(max_u64(in->self_version, cur->self_version));
+			changed = true;
+		}
+	} else if (cmp_part(in, cur, PART_SELF) > 0) {
+		memcpy(cur->address, in->address, sizeof(cur->address));
+		cur->self_version = in->self_version;
+		/* A root once seen stays known (adopt_oldest_root needs
+		 * it; an older copy may carry it, a newer one not yet). */
+		if (!older(&cur->root, cur->root_birth_ns, &in->root, in->root_birth_ns)) {
+			cur->root = in->root;
+			cur->root_birth_ns = in->root_birth_ns;
+			cur->root_version = in->root_version;
+		}
+		changed = true;
+	}
+	return changed;
 }
 
 int sidtab_merge(struct sidtab *t, const struct ofs_server *e, size_t n)
@@ -307,52 +534,20 @@ int sidtab_merge(struct sidtab *t, const struct ofs_server *e, size_t n)
 
 	for (size_t i = 0; i < n && !rc; i++) {
 		struct ofs_server in = e[i], *cur;
-		bool take;
+		bool diff;
 
 		in.last_seen_ns = 0;
 		pthread_mutex_lock(&t->mu);
 		cur = find(t, in.sid);
-		if (!cur)
-			take = true;
-		else if (in.version != cur->version)
-			take = in.version > cur->version;
-		else
-			take = cmp_encoding(&in, cur) > 0;
-		if (take && cur && sid_eq(in.sid, t->self)) {
-			/*
-			 * Our own entry, changed elsewhere (an operator's
-			 * server set): take its state, weight and attributes,
-			 * but where we are and which root we serve only we
-			 * know. If the peer's copy had those wrong, ours goes
-			 * out again with a newer version.
-			 */
-			if (strcmp(in.address, cur->address) != 0 ||
-			    !oid_eq(in.root.oid, cur->root.oid) ||
-			    in.root_birth_ns != cur->root_birth_ns) {
-				memcpy(in.address, cur->address, sizeof(in.address));
-				in.root = cur->root;
-				in.root_birth_ns = cur->root_birth_ns;
-				in.version = next_version(in.version);
-			}
-		} else if (take && cur &&
-			   older(&cur->root, cur->root_birth_ns, &in.root, in.root_birth_ns)) {
-			/* A root once seen stays known (an older entry
-			 * version may carry it, a newer one not yet). */
-			in.root = cur->root;
-			in.root_birth_ns = cur->root_birth_ns;
-		}
-		if (take) {
-			if (cur) {
-				int64_t seen = cur->last_seen_ns;
-				*cur = in;
-				cur->last_seen_ns = seen;
-			} else {
-				rc = add(t, &in);
-			}
+		if (cur) {
+			diff = merge_entry(cur, &in, sid_eq(in.sid, t->self));
+		} else {
+			rc = add(t, &in);
+			diff = !rc;
 		}
 		pthread_mutex_unlock(&t->mu);
-		if (take && !rc) {
-			rc = store_server_put(t->s, &in);
+		if (diff) {
+			rc = persist(t, in.sid);
 			changed++;
 		}
 	}
@@ -452,12 +647,14 @@ int sidtab_set(struct sidtab *t, const struct ofs_server_set *set, struct ofs_se
 	if (set->mask & OFS_SET_ATTR)
 		rc = set_attr(&next, set->attr);
 	if (!rc) {
+		/* (the operator's part and its version only: the server's
+		 * own part stays the server's) */
 		next.version = next_version(cur->version);
 		*cur = next;
 	}
 	pthread_mutex_unlock(&t->mu);
 	if (!rc)
-		rc = store_server_put(t->s, &next);
+		rc = persist(t, set->sid);
 	if (!rc)
 		*e = next;
 	return rc;

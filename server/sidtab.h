@@ -2,12 +2,18 @@
  * sidtab.h - the server-ID database: every server this server knows, with
  * its address, site attributes, state (in, draining, out) and weight.
  *
- * Entries are versioned and merge newest-wins, so any server can take an
- * operator's change and the others learn it when they next talk (gossip.h);
- * no server needs to know every other one. The table is kept in memory and
- * persisted in the store (KV_SERVERS) before a change is acknowledged.
- * last_seen (when this server last heard from each one) is local: it is
- * sent along but never merged. All functions are thread-safe.
+ * Each entry has two parts, each versioned on its own and merged
+ * newest-wins, so that neither writer can undo the other: the operator's
+ * part (state, weight, attributes; `version`), which any server sets on
+ * an operator's request, and the server's own part (address, root;
+ * `self_version`), which only that server writes - at every start, and
+ * when its address or root changes. A restart therefore never undoes an
+ * operator's decision. Any server can take an operator's change and the
+ * others learn it when they next talk (gossip.h); no server needs to know
+ * every other one. The table is kept in memory and persisted in the store
+ * (KV_SERVERS) before a change is acknowledged. last_seen (when this
+ * server last heard from each one) is local: it is sent along but never
+ * merged. All functions are thread-safe.
  */
 #ifndef OFS_SIDTAB_H
 #define OFS_SIDTAB_H
@@ -22,18 +28,28 @@ struct sidtab;
 
 /*
  * Load the table from the store and make sure this server's own entry says
- * what it is now (address, attributes from init); a changed own entry gets
- * a new version. Returns 0, -ENOMEM, or a store error.
+ * what it is now: its own part (address, the store's root) gets a new
+ * self_version; the operator's part stays as remembered (a new server's:
+ * in, weight 1, the attributes from init). Returns 0, -ENOMEM, or a store
+ * error.
  */
 int sidtab_open(struct store *s, const char *self_addr, struct sidtab **out);
 void sidtab_close(struct sidtab *t);
 
 struct ofs_sid sidtab_self(const struct sidtab *t);
 
-/* Merge entries received from a peer: an entry replaces ours when its
- * version is higher (equal versions: the larger encoding wins, so every
- * server settles on the same one). Returns the number of entries that
- * changed, or a store error. */
+/*
+ * Merge entries received from a peer, each part on its own: the
+ * operator's part replaces ours when its version is higher, the server's
+ * own part when its self_version is (equal versions: the larger encoding
+ * of the part wins, so every server settles on the same one). Our own
+ * entry's own part is never taken: a peer's copy as new or newer that
+ * differs makes ours newer still. A root once seen in an entry stays
+ * there. Then the oldest root any server serves is adopted, and of the
+ * servers serving ours, the newest SID list (root_version) is taken: a
+ * server that missed a ROOT_MOVE catches up. Returns the number of
+ * entries that changed, or a store error.
+ */
 int sidtab_merge(struct sidtab *t, const struct ofs_server *e, size_t n);
 
 /* A copy of the whole table (caller frees *out), own entry first. */
@@ -45,8 +61,9 @@ int sidtab_get(struct sidtab *t, struct ofs_sid sid, struct ofs_server *e);
  * -ENOENT when unknown. */
 int sidtab_state(struct sidtab *t, struct ofs_sid sid, uint8_t *state);
 
-/* Apply an operator's change with a new version; *e receives the entry.
- * -ENOENT: unknown SID; -EINVAL: an attribute table already full. */
+/* Apply an operator's change with a new version of the operator's part;
+ * *e receives the entry. -ENOENT: unknown SID; -EINVAL: an attribute table
+ * already full. */
 int sidtab_set(struct sidtab *t, const struct ofs_server_set *set, struct ofs_server *e);
 
 /*
@@ -59,7 +76,9 @@ int sidtab_offer_root(struct sidtab *t, const struct ofs_handle *h, int64_t birt
 
 /*
  * ROOT_MOVE: the root's copies moved. h names the same root as this server
- * serves (the same OID and birth) with its new SID list: take that list.
+ * serves (the same OID and birth) with its new SID list: take that list,
+ * with a root_version newer than any this server knows for that root (so
+ * servers that missed the move take the list from us by gossip).
  * -ESTALE when this server serves another root (or none): nothing changes.
  * *used and *used_birth receive the root this server now serves.
  */

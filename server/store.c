@@ -2140,23 +2140,27 @@ static int stale_txn(struct kv_txn *t, void *arg)
 {
 	struct stale_args *sa = arg;
 	uint8_t key[OFS_OID_LEN * 2];
-	bool known = false;
+	bool listed = false;
+	const void *v;
+	size_t vn;
 	int rc = get_object(t, sa->oid, sa->a);
 
 	if (rc)
 		return rc;
-	for (uint8_t i = 0; i < sa->a->nstale; i++)
-		known |= sid_eq(sa->a->stale[i], sa->sid);
-	if (known)
+	memcpy(key, sa->oid.b, OFS_OID_LEN);
+	memcpy(key + OFS_OID_LEN, sa->sid.b, OFS_OID_LEN);
+	if (kv_get(t, KV_STALE, key, sizeof(key), &v, &vn) == 0)
 		return 0;   /* the first reason is the one that explains it */
-	if (sa->a->nstale < OFS_MAX_REPLICAS) {
+	/* (the record, not the list, says whether it is known: a cleared
+	 * record may have left the SID listed) */
+	for (uint8_t i = 0; i < sa->a->nstale; i++)
+		listed |= sid_eq(sa->a->stale[i], sa->sid);
+	if (!listed && sa->a->nstale < OFS_MAX_REPLICAS) {
 		sa->a->stale[sa->a->nstale++] = sa->sid;
 		rc = put_object(t, sa->oid, sa->a);
 		if (rc)
 			return rc;
 	}
-	memcpy(key, sa->oid.b, OFS_OID_LEN);
-	memcpy(key + OFS_OID_LEN, sa->sid.b, OFS_OID_LEN);
 	return kv_put(t, KV_STALE, key, sizeof(key), sa->reason, strlen(sa->reason));
 }
 
@@ -2172,6 +2176,49 @@ int store_stale_add(struct store *s, struct ofs_oid oid, struct ofs_sid sid, con
 		return -ENOMEM;
 	rc = kv_update(s->kv, stale_txn, &sa);
 	free(sa.a);
+	return rc;
+}
+
+static int stale_note_txn(struct kv_txn *t, void *arg)
+{
+	struct stale_args *sa = arg;
+	uint8_t key[OFS_OID_LEN * 2];
+	const void *v;
+	size_t vn;
+
+	memcpy(key, sa->oid.b, OFS_OID_LEN);
+	memcpy(key + OFS_OID_LEN, sa->sid.b, OFS_OID_LEN);
+	if (kv_get(t, KV_STALE, key, sizeof(key), &v, &vn) == 0)
+		return 0;   /* the first reason stays */
+	return kv_put(t, KV_STALE, key, sizeof(key), sa->reason, strlen(sa->reason));
+}
+
+int store_stale_note(struct store *s, struct ofs_oid oid, struct ofs_sid sid, const char *reason)
+{
+	struct stale_args sa = { .oid = oid, .sid = sid, .reason = reason };
+
+	if (s->read_only)
+		return -EROFS;
+	return kv_update(s->kv, stale_note_txn, &sa);
+}
+
+int store_drop_removed(struct store *s, struct ofs_oid oid)
+{
+	struct ofs_attr *a = malloc(sizeof(*a));
+	int rc;
+
+	if (!a)
+		return -ENOMEM;
+	rc = store_getattr(s, oid, a);
+	if (rc == -ENOENT) {
+		free(a);             /* never held here: only the mark goes */
+		return store_stale_del(s, oid, s->sid, UINT64_MAX);
+	}
+	if (!rc && a->type == OFS_OBJ_DFILE)
+		rc = bstream_quarantine(s->datadir, oid, a->version, "removed-elsewhere");
+	free(a);
+	if (!rc || rc == -OFS_ECORRUPT)
+		rc = store_drop_copy(s, oid);
 	return rc;
 }
 
@@ -2918,6 +2965,37 @@ int store_tool_set_version(struct store *s, struct ofs_oid oid, uint64_t version
 	return rc;
 }
 
+static int version_past_txn(struct kv_txn *t, void *arg)
+{
+	struct tool_args *ta = arg;
+	int rc = get_object(t, ta->oid, ta->a);
+
+	if (rc)
+		return rc;
+	if (ta->a->version >= ta->version)
+		return 0;
+	ta->a->version = ta->version;
+	return put_object(t, ta->oid, ta->a);
+}
+
+int store_version_at_least(struct store *s, struct ofs_oid oid, uint64_t version)
+{
+	struct tool_args ta = { .oid = oid, .version = version };
+	pthread_rwlock_t *l = obj_lock(s, oid);
+	int rc;
+
+	if (s->read_only)
+		return -EROFS;
+	ta.a = malloc(sizeof(*ta.a));
+	if (!ta.a)
+		return -ENOMEM;
+	pthread_rwlock_wrlock(l);
+	rc = kv_update(s->kv, version_past_txn, &ta);
+	pthread_rwlock_unlock(l);
+	free(ta.a);
+	return rc;
+}
+
 /* ---- receiving a copy from a sibling (repair, moves) ---------------------- */
 
 struct in_kv {
@@ -3331,6 +3409,19 @@ static int stale_del_txn(struct kv_txn *t, void *arg)
 
 	if (rc == 0 && sd->a->version > sd->version)
 		return 0;                    /* newer here: that copy is still behind */
+	if (rc == 0) {
+		/* its SID leaves the object's stale list with the record */
+		uint8_t n = 0;
+		for (uint8_t i = 0; i < sd->a->nstale; i++)
+			if (!sid_eq(sd->a->stale[i], sd->sid))
+				sd->a->stale[n++] = sd->a->stale[i];
+		if (n != sd->a->nstale) {
+			sd->a->nstale = n;
+			rc = put_object(t, sd->oid, sd->a);
+			if (rc)
+				return rc;
+		}
+	}
 	memcpy(key, sd->oid.b, OFS_OID_LEN);
 	memcpy(key + OFS_OID_LEN, sd->sid.b, OFS_OID_LEN);
 	rc = kv_del(t, KV_STALE, key, sizeof(key));

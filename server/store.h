@@ -176,6 +176,13 @@ int store_dirent_list(struct store *s, struct ofs_oid dirdata, const char *after
  * kept under KV_STALE until the object is removed or repaired.
  */
 int store_stale_add(struct store *s, struct ofs_oid oid, struct ofs_sid sid, const char *reason);
+/* The same for a change that left no object to list sid in (a REMOVE
+ * that did not reach sid's copy): only the record. */
+int store_stale_note(struct store *s, struct ofs_oid oid, struct ofs_sid sid, const char *reason);
+/* This copy missed the remove of its object (no other copy holds it any
+ * more): its bytes go to quarantine (tag "removed-elsewhere") and the copy
+ * goes, with its mark. Not held here: only the mark goes. */
+int store_drop_removed(struct store *s, struct ofs_oid oid);
 typedef int (*store_stale_fn)(struct ofs_sid sid, const char *reason, void *arg);
 int store_stale_list(struct store *s, struct ofs_oid oid, store_stale_fn fn, void *arg);
 /* Drop the stale record of sid's copy of oid, unless the copy here is
@@ -297,6 +304,10 @@ int store_tool_set_key(struct store *s, struct ofs_oid oid, const void *k, size_
 		       const void *v, size_t vn);
 int store_tool_rm_key(struct store *s, struct ofs_oid oid, const void *k, size_t kn);
 int store_tool_set_version(struct store *s, struct ofs_oid oid, uint64_t version);
+/* Raise oid's version to at least version (a reconciled copy is made the
+ * newest by version, so that its siblings' stale records of the copies
+ * that catch up from it go). */
+int store_version_at_least(struct store *s, struct ofs_oid oid, uint64_t version);
 int store_tool_set_backref(struct store *s, struct ofs_oid oid, const struct ofs_backref *br);
 /* Point part index of a metafile or directory at another OID; its SIDs
  * kept, or (nsids > 0) set to sids. -EINVAL: not one, no such part, or more

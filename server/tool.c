@@ -29,6 +29,7 @@ static const char tool_usage[] =
 	"       ofs-server tool --data DIR set-version OID N\n"
 	"       ofs-server tool --data DIR set-backref OID OWNER STRIPE [NAME]\n"
 	"       ofs-server tool --data DIR set-part OID INDEX PART [SID...]\n"
+	"       ofs-server tool --data DIR mark-behind OID\n"
 	"       ofs-server tool --data DIR remove OID\n";
 
 _Static_assert(OFS_MAX_REPLICAS == 4, "set-part's usage says at most 4 SIDs");
@@ -193,13 +194,15 @@ int tool_main(const char *data, int argc, char **argv, bool json)
 	if (!strcmp(cmd, "set-part") && (argc < 4 || argc > 4 + OFS_MAX_REPLICAS))
 		return tusage("set-part OID INDEX PART [SID...]: at most 4 SIDs%s", "");
 	if ((!strcmp(cmd, "list") && argc != 1) ||
-	    ((!strcmp(cmd, "keys") || !strcmp(cmd, "remove")) && argc != 2) ||
+	    ((!strcmp(cmd, "keys") || !strcmp(cmd, "remove") || !strcmp(cmd, "mark-behind")) &&
+	     argc != 2) ||
 	    ((!strcmp(cmd, "get-key") || !strcmp(cmd, "set-key") || !strcmp(cmd, "rm-key") ||
 	      !strcmp(cmd, "set-version")) && argc != 3))
 		return tusage("wrong number of arguments for %s", cmd);
 	if (strcmp(cmd, "list") && strcmp(cmd, "keys") && strcmp(cmd, "get-key") &&
 	    strcmp(cmd, "set-key") && strcmp(cmd, "rm-key") && strcmp(cmd, "set-version") &&
-	    strcmp(cmd, "remove") && strcmp(cmd, "set-backref") && strcmp(cmd, "set-part"))
+	    strcmp(cmd, "remove") && strcmp(cmd, "set-backref") && strcmp(cmd, "set-part") &&
+	    strcmp(cmd, "mark-behind"))
 		return tusage("unknown command '%s'", cmd);
 	rc = store_open(data, ro, &s);
 	if (rc)
@@ -306,6 +309,15 @@ int tool_main(const char *data, int argc, char **argv, bool json)
 					"part %s\n", argv[1], argv[2]);
 			ret = rc == -EINVAL ? EXIT_FAIL : tfail(argv[1], rc);
 		}
+	} else if (!strcmp(cmd, "mark-behind")) {
+		/* as if a primary had told this copy it missed a change */
+		struct ofs_attr *a = malloc(sizeof(*a));
+		rc = a ? store_getattr(s, oid, a) : -ENOMEM;
+		free(a);
+		if (!rc)
+			rc = store_behind_mark(s, oid, "marked behind by ofs-server tool");
+		if (rc)
+			ret = tfail(argv[1], rc);
 	} else {
 		rc = store_remove(s, oid);
 		if (rc == -ENOTEMPTY)

@@ -360,13 +360,15 @@ restart_server() {
 	_run_server "$name" ${SRV_RUNARGS[$name]} "$@"
 }
 
-# restart_same_port NAME : restart NAME on the address it had (peers that
-# all restart at once can only find each other where they were).
+# restart_same_port NAME [RUN ARGS...] : restart NAME on the address it
+# had (peers that all restart at once can only find each other where they
+# were), with RUN ARGS added for this run.
 restart_same_port() {
 	local name=$1
+	shift
 	[ -z "${SRV_PID[$name]:-}" ] || stop_server "$name"
 	# shellcheck disable=SC2086
-	LISTEN=${SRV_ADDR[$name]} _run_server "$name" ${SRV_RUNARGS[$name]}
+	LISTEN=${SRV_ADDR[$name]} _run_server "$name" ${SRV_RUNARGS[$name]} "$@"
 }
 
 server_alive() { ! _proc_done "${SRV_PID[$1]}"; }

@@ -9,7 +9,8 @@
 #  - a put with --confidence 3 fails with a clear error and exit 3, and
 #    leaves nothing visible in `ofs ls`;
 #  - once the server is back it learns, before it serves, which of its
-#    copies missed changes (it asks its peers), and every file and listing
+#    copies missed changes (it asks its peers), catches them up from
+#    current copies by itself (no job), and every file and listing
 #    still reads back whole through it: copies that missed their creation
 #    or later changes (a directory whose entries live first on it) are
 #    skipped;
@@ -124,8 +125,19 @@ log "the server comes back: it learns what it missed, everything still reads bac
 restart_server c
 grep -q "copies here missed changes while this server was away" "$T/c.log" ||
 	fail "c did not learn at start which of its copies fell behind"
-inspect_json c "$pc_dd" | jq -e --arg s "$victim_sid" '.stale_reasons[$s] | length > 0' >/dev/null ||
-	fail "c's copy of $pc's entries is not marked behind"
+# ... and catches those copies up by itself, with no job submitted: the
+# mark on its copy of $pc's entries goes, and `ofs-pbj servers` says so.
+caught_up_c() {
+	ofs_pbj servers --json >"$T/servers.json" 2>/dev/null &&
+		jq -e --arg s "$victim_sid" \
+			'any(.servers[]; .sid == $s and .up and .behind == 0 and .recovering == false and .caught_up > 0)' \
+			"$T/servers.json" >/dev/null
+}
+wait_until 60 "c to catch up the copies it missed" caught_up_c
+inspect_json c "$pc_dd" | jq -e --arg s "$victim_sid" '(.stale_reasons[$s] // "") == ""' >/dev/null ||
+	fail "c's copy of $pc's entries is still marked behind after its catch-up"
+grep -q "catch-up: [0-9]* cop[a-z]* brought up to date" "$T/c.log" ||
+	fail "c's log does not say it caught copies up"
 use_server c
 ok ofs get "$pc/x1" "$T/back.x1"
 assert_same_file "$T/x1" "$T/back.x1" "$pc/x1 (its entry missing on c's copy) read through c"

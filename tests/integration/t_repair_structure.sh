@@ -120,6 +120,8 @@ all_read_back
 stop_cluster r13
 
 log "copies that missed writes while their server was down: repaired first"
+# (--no-catch-up: the copies wait, marked behind, for the repair job,
+# as they would with an operator's catch-up switched off)
 cluster r14
 kill_server r14c
 use_server r14a
@@ -128,7 +130,7 @@ for i in 1 2 3; do
 	mkrand "$T/late$i" $((i * 50000 + 7))
 	ok ofs put --replicas 3 --confidence 2 "$T/late$i" "/late/l$i"
 done
-restart_server r14c
+restart_server r14c --no-catch-up
 all_up r14
 run 0 repair
 # (each task repairs the copies its stale records and behind marks name

@@ -147,7 +147,44 @@ static void mk_servers(void)
 		snprintf(e->attrs[1], sizeof(e->attrs[1]), "building=b1");
 		e->version = UINT64_C(1) << 40 | (uint64_t)i;
 		e->last_seen_ns = 1234567890 + i;
+		e->root.oid = mk_oid((uint8_t)(30 + i));
+		e->root.nsids = 2;
+		memset(e->root.sids[0].b, 0x50 + i, sizeof(e->root.sids[0].b));
+		memset(e->root.sids[1].b, 0x60 + i, sizeof(e->root.sids[1].b));
+		e->root_birth_ns = 987654321 + i;
+		e->self_version = UINT64_C(1) << 50 | (uint64_t)(7 + i);
+		e->root_version = UINT64_C(1) << 55 | (uint64_t)(9 + i);
 	}
+}
+
+/* The SERVERS entries carry both parts' versions and the root's SID list
+ * version; an entry without them (16 bytes short) is refused whole. */
+static void test_servers_round_trip_self_and_root_versions(void **state)
+{
+	struct ofs_server *e = NULL;
+	struct ofs_sid who, me;
+	struct wbuf w;
+	size_t n = 0;
+
+	(void)state;
+	mk_servers();
+	memset(me.b, 0x77, sizeof(me.b));
+	wbuf_init(&w);
+	proto_encode_servers(&w, &me, sample_servers, 2);
+	assert_int_equal(wbuf_error(&w), 0);
+	assert_int_equal(proto_decode_servers(w.data, w.len, true, &who, &e, &n), 0);
+	assert_int_equal(n, 2);
+	assert_memory_equal(who.b, me.b, OFS_OID_LEN);
+	for (size_t i = 0; i < n; i++) {
+		assert_true(e[i].self_version == sample_servers[i].self_version);
+		assert_true(e[i].root_version == sample_servers[i].root_version);
+		assert_memory_equal(&e[i], &sample_servers[i], sizeof(e[i]));
+	}
+	free(e);
+	e = NULL;
+	assert_int_not_equal(proto_decode_servers(w.data, w.len - 16, true, &who, &e, &n), 0);
+	assert_null(e);
+	wbuf_free(&w);
 }
 
 static void mk_req(struct ofs_req *q, uint16_t op)
@@ -2302,6 +2339,7 @@ int main(void)
 		cmocka_unit_test(test_type_valid_and_names),
 		cmocka_unit_test(test_op_name_covers_every_op_and_ignores_response_bit),
 		cmocka_unit_test(test_attr_round_trips_every_field),
+		cmocka_unit_test(test_servers_round_trip_self_and_root_versions),
 		cmocka_unit_test(test_attr_layout_matches_documented_field_order),
 		cmocka_unit_test(test_attr_empty_round_trips_at_minimum_size),
 		cmocka_unit_test(test_attr_encode_clamps_counts_to_max),

@@ -1,10 +1,14 @@
 /*
  * test_sidtab.c - the server table (server/sidtab.c) on a real store:
- * the own entry, newest-wins merging, what a server keeps of its own entry
- * and of roots, operator changes, root offers, persistence.
+ * the own entry, newest-wins merging of each part (the operator's, the
+ * server's own), what a server keeps of its own entry and of roots,
+ * operator changes a restart does not undo, root offers and moves,
+ * persistence, versions that never go back; and one pull of the table
+ * before serving (server/gossip.c) from a peer that speaks the protocol.
  */
 #include <errno.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,13 +16,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "gossip.h"
+#include "net.h"
 #include "proto.h"
 #include "sidtab.h"
 #include "store.h"
+#include "wire.h"
 
 struct fixture {
 	char dir[64];
@@ -174,21 +183,25 @@ static void test_merged_entries_survive_a_restart(void **state)
 	struct ofs_server a = peer(0x41, 3, 1500), got, *e = NULL;
 	size_t n = 0;
 	uint64_t v_before;
+	uint64_t sv_before;
 
 	assert_int_equal(sidtab_merge(fx->t[0], &a, 1), 1);
 	assert_int_equal(sidtab_snapshot(fx->t[0], &e, &n), 0);
 	v_before = e[0].version;
+	sv_before = e[0].self_version;
 	free(e);
 	reopen(fx, 0);
 	assert_int_equal(sidtab_get(fx->t[0], a.sid, &got), 0);
 	assert_int_equal(got.weight_milli, 1500);
 	assert_string_equal(got.address, a.address);
-	/* Own entry: still first, the new address, a newer version. */
+	/* Own entry: still first, the new address with a newer version of
+	 * the server's own part; the operator's part as it was. */
 	assert_int_equal(sidtab_snapshot(fx->t[0], &e, &n), 0);
 	assert_int_equal(n, 2);
 	assert_memory_equal(e[0].sid.b, store_sid(fx->s[0]).b, OFS_OID_LEN);
 	assert_string_equal(e[0].address, "127.0.0.1:7009");
-	assert_true(e[0].version > v_before);
+	assert_true(e[0].self_version > sv_before);
+	assert_true(e[0].version == v_before);
 	free(e);
 }
 
@@ -212,10 +225,25 @@ static void test_own_entry_changed_elsewhere_keeps_own_address_and_root(void **s
 	assert_int_equal(sidtab_merge(fx->t[0], &theirs, 1), 1);
 	assert_int_equal(sidtab_get(fx->t[0], me.sid, &got), 0);
 	assert_int_equal(got.state, OFS_SERVER_DRAINING);
+	assert_true(got.version == theirs.version);
 	assert_string_equal(got.address, "127.0.0.1:7001");
 	assert_memory_equal(got.root.oid.b, root.oid.b, OFS_OID_LEN);
 	assert_int_equal(got.root_birth_ns, 1000);
-	assert_true(got.version > theirs.version);   /* so ours spreads again */
+	/* (that copy's own part was as new as ours: ours goes out again,
+	 * newer) */
+	assert_true(got.self_version > theirs.self_version);
+	/* Our own part is never taken from a peer, even a newer copy of it
+	 * (our store was restored): ours gets newer still. */
+	theirs = got;
+	theirs.self_version = got.self_version + 1000;
+	snprintf(theirs.address, sizeof(theirs.address), "127.0.0.1:2");
+	assert_int_equal(sidtab_merge(fx->t[0], &theirs, 1), 1);
+	assert_int_equal(sidtab_get(fx->t[0], me.sid, &got), 0);
+	assert_string_equal(got.address, "127.0.0.1:7001");
+	assert_true(got.self_version > theirs.self_version);
+	/* An older copy changes nothing. */
+	theirs.self_version = 1;
+	assert_int_equal(sidtab_merge(fx->t[0], &theirs, 1), 0);
 }
 
 static void test_newer_entry_without_a_root_keeps_the_known_root(void **state)
@@ -225,8 +253,10 @@ static void test_newer_entry_without_a_root_keeps_the_known_root(void **state)
 
 	a.root = mk_root(0x62);
 	a.root_birth_ns = 500;
+	a.self_version = 2;
 	assert_int_equal(sidtab_merge(fx->t[0], &a, 1), 1);
 	a.version = 3;
+	a.self_version = 3;
 	a.state = OFS_SERVER_OUT;
 	memset(&a.root, 0, sizeof(a.root));
 	a.root_birth_ns = 0;
@@ -318,6 +348,384 @@ static void test_merge_adopts_the_oldest_root_a_peer_serves(void **state)
 	assert_int_equal(b, 777);
 }
 
+/* Push-pull between tables a and b, as one gossip exchange does: a's
+ * table to b, then b's (merged) back to a. */
+static void exchange(struct fixture *fx, int a, int b)
+{
+	struct ofs_server *e = NULL;
+	size_t n = 0;
+
+	assert_int_equal(sidtab_snapshot(fx->t[a], &e, &n), 0);
+	assert_true(sidtab_merge(fx->t[b], e, n) >= 0);
+	free(e);
+	assert_int_equal(sidtab_snapshot(fx->t[b], &e, &n), 0);
+	assert_true(sidtab_merge(fx->t[a], e, n) >= 0);
+	free(e);
+}
+
+static void assert_same_entry(struct fixture *fx, struct ofs_sid sid)
+{
+	struct ofs_server g0, g1;
+
+	assert_int_equal(sidtab_get(fx->t[0], sid, &g0), 0);
+	assert_int_equal(sidtab_get(fx->t[1], sid, &g1), 0);
+	assert_int_equal(g0.state, g1.state);
+	assert_int_equal(g0.weight_milli, g1.weight_milli);
+	assert_string_equal(g0.address, g1.address);
+	assert_true(g0.version == g1.version);
+	assert_true(g0.self_version == g1.self_version);
+	assert_true(g0.root_version == g1.root_version);
+}
+
+static void test_a_restart_does_not_undo_a_set_made_elsewhere(void **state)
+{
+	struct fixture *fx = *state;
+	struct ofs_sid x = sidtab_self(fx->t[0]);
+	struct ofs_server_set set;
+	struct ofs_server e, got;
+
+	exchange(fx, 0, 1);
+	/* Server 0 is down; the operator drains it through server 1. */
+	memset(&set, 0, sizeof(set));
+	set.sid = x;
+	set.mask = OFS_SET_STATE;
+	set.state = OFS_SERVER_DRAINING;
+	assert_int_equal(sidtab_set(fx->t[1], &set, &e), 0);
+	/* It comes back on another port: its own table says what it
+	 * remembered (in) until it hears from a peer. */
+	reopen(fx, 0);
+	assert_int_equal(sidtab_get(fx->t[0], x, &got), 0);
+	assert_int_equal(got.state, OFS_SERVER_IN);
+	assert_string_equal(got.address, "127.0.0.1:7009");
+	/* Whichever table speaks first, both end with the operator's state
+	 * and the new address. */
+	exchange(fx, 0, 1);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(sidtab_get(fx->t[i], x, &got), 0);
+		assert_int_equal(got.state, OFS_SERVER_DRAINING);
+		assert_string_equal(got.address, "127.0.0.1:7009");
+	}
+	assert_same_entry(fx, x);
+	/* And so it stays: more rounds, another restart. */
+	exchange(fx, 1, 0);
+	reopen(fx, 0);
+	exchange(fx, 0, 1);
+	exchange(fx, 1, 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(sidtab_get(fx->t[i], x, &got), 0);
+		assert_int_equal(got.state, OFS_SERVER_DRAINING);
+	}
+	assert_same_entry(fx, x);
+	/* The operator can still undo it, through the restarted server. */
+	set.state = OFS_SERVER_IN;
+	assert_int_equal(sidtab_set(fx->t[0], &set, &e), 0);
+	exchange(fx, 0, 1);
+	assert_int_equal(sidtab_get(fx->t[1], x, &got), 0);
+	assert_int_equal(got.state, OFS_SERVER_IN);
+}
+
+static void test_each_part_merges_by_its_own_version(void **state)
+{
+	struct fixture *fx = *state;
+	struct ofs_server a = peer(0xb1, 5, 1000), got;
+
+	a.self_version = 5;
+	a.state = OFS_SERVER_OUT;
+	assert_int_equal(sidtab_merge(fx->t[0], &a, 1), 1);
+	/* A new address (the server restarted) with an older operator's
+	 * part: the address is taken, the state kept. */
+	a.version = 4;
+	a.self_version = 6;
+	a.state = OFS_SERVER_IN;
+	snprintf(a.address, sizeof(a.address), "127.0.0.1:9100");
+	assert_int_equal(sidtab_merge(fx->t[0], &a, 1), 1);
+	assert_int_equal(sidtab_get(fx->t[0], a.sid, &got), 0);
+	assert_string_equal(got.address, "127.0.0.1:9100");
+	assert_int_equal(got.state, OFS_SERVER_OUT);
+	assert_true(got.version == 5);
+	assert_true(got.self_version == 6);
+	/* A newer operator's part with an older address: the state is
+	 * taken, the address kept. */
+	a.version = 7;
+	a.self_version = 5;
+	a.state = OFS_SERVER_DRAINING;
+	snprintf(a.address, sizeof(a.address), "127.0.0.1:9000");
+	assert_int_equal(sidtab_merge(fx->t[0], &a, 1), 1);
+	assert_int_equal(sidtab_get(fx->t[0], a.sid, &got), 0);
+	assert_string_equal(got.address, "127.0.0.1:9100");
+	assert_int_equal(got.state, OFS_SERVER_DRAINING);
+	/* Both older: nothing. */
+	a.version = 6;
+	assert_int_equal(sidtab_merge(fx->t[0], &a, 1), 0);
+}
+
+static void test_equal_self_versions_settle_on_one_address_whatever_the_order(void **state)
+{
+	struct fixture *fx = *state;
+	struct ofs_server x = peer(0xc1, 9, 1000), y = x, g0, g1;
+
+	x.self_version = y.self_version = 4;
+	snprintf(y.address, sizeof(y.address), "127.0.0.1:9999");
+	assert_int_equal(sidtab_merge(fx->t[0], &x, 1), 1);
+	sidtab_merge(fx->t[0], &y, 1);
+	assert_int_equal(sidtab_merge(fx->t[1], &y, 1), 1);
+	sidtab_merge(fx->t[1], &x, 1);
+	assert_int_equal(sidtab_get(fx->t[0], x.sid, &g0), 0);
+	assert_int_equal(sidtab_get(fx->t[1], x.sid, &g1), 0);
+	assert_string_equal(g0.address, g1.address);
+}
+
+static void assert_root(struct fixture *fx, int i, const struct ofs_handle *want, int64_t birth)
+{
+	struct ofs_handle h;
+	struct ofs_server me;
+	int64_t b;
+
+	assert_int_equal(store_root_info(fx->s[i], &h, &b), 0);
+	assert_int_equal(b, birth);
+	assert_memory_equal(h.oid.b, want->oid.b, OFS_OID_LEN);
+	assert_int_equal(h.nsids, want->nsids);
+	assert_memory_equal(h.sids, want->sids, want->nsids * sizeof(want->sids[0]));
+	/* (the own entry, which peers see, says the same) */
+	assert_int_equal(sidtab_get(fx->t[i], sidtab_self(fx->t[i]), &me), 0);
+	assert_int_equal(me.root.nsids, want->nsids);
+	assert_memory_equal(me.root.sids, want->sids, want->nsids * sizeof(want->sids[0]));
+}
+
+static void test_a_root_move_reaches_a_server_that_missed_it(void **state)
+{
+	struct fixture *fx = *state;
+	struct ofs_handle r = mk_root(0xd1), moved = r, again = r, used;
+	struct ofs_server me0, me1;
+	int64_t birth;
+
+	/* A client's root, taken by both. */
+	assert_int_equal(sidtab_offer_root(fx->t[0], &r, 1000, &used, &birth), 0);
+	assert_int_equal(sidtab_offer_root(fx->t[1], &r, 1000, &used, &birth), 0);
+	exchange(fx, 0, 1);
+	/* Server 0 is down while the root's copies move: only server 1
+	 * takes the new list. */
+	moved.nsids = 2;
+	memset(moved.sids[0].b, 0xd7, sizeof(moved.sids[0].b));
+	memset(moved.sids[1].b, 0xd8, sizeof(moved.sids[1].b));
+	assert_int_equal(sidtab_move_root(fx->t[1], &moved, 1000, &used, &birth), 0);
+	assert_int_equal(used.nsids, 2);
+	assert_root(fx, 1, &moved, 1000);
+	reopen(fx, 0);
+	assert_root(fx, 0, &r, 1000);
+	/* Its stale copy reaches server 1 first: the moved list stays. */
+	{
+		struct ofs_server *e = NULL;
+		size_t n = 0;
+		assert_int_equal(sidtab_snapshot(fx->t[0], &e, &n), 0);
+		assert_true(sidtab_merge(fx->t[1], e, n) >= 0);
+		free(e);
+	}
+	assert_root(fx, 1, &moved, 1000);
+	/* Then it hears from server 1 and serves the moved list. */
+	exchange(fx, 1, 0);
+	assert_root(fx, 0, &moved, 1000);
+	assert_int_equal(sidtab_get(fx->t[0], sidtab_self(fx->t[0]), &me0), 0);
+	assert_int_equal(sidtab_get(fx->t[1], sidtab_self(fx->t[1]), &me1), 0);
+	assert_true(me0.root_version == me1.root_version);
+	/* ... across a restart too. */
+	reopen(fx, 0);
+	assert_root(fx, 0, &moved, 1000);
+	assert_int_equal(sidtab_get(fx->t[0], sidtab_self(fx->t[0]), &me0), 0);
+	assert_true(me0.root_version == me1.root_version);
+	/* A second move, this time server 1 misses it: the older list does
+	 * not come back from it, the newer one reaches it. */
+	again.nsids = 3;
+	memset(again.sids[0].b, 0xd9, sizeof(again.sids[0].b));
+	memset(again.sids[1].b, 0xda, sizeof(again.sids[1].b));
+	memset(again.sids[2].b, 0xdb, sizeof(again.sids[2].b));
+	assert_int_equal(sidtab_move_root(fx->t[0], &again, 1000, &used, &birth), 0);
+	exchange(fx, 1, 0);
+	assert_root(fx, 0, &again, 1000);
+	assert_root(fx, 1, &again, 1000);
+	/* A move of another root is refused, nothing changes. */
+	{
+		struct ofs_handle other = mk_root(0xe1);
+		assert_int_equal(sidtab_move_root(fx->t[0], &other, 1000, &used, &birth), -ESTALE);
+		assert_int_equal(sidtab_move_root(fx->t[0], &again, 999, &used, &birth), -ESTALE);
+	}
+	assert_root(fx, 0, &again, 1000);
+}
+
+static void test_versions_never_go_back_when_the_clock_steps_back(void **state)
+{
+	struct fixture *fx = *state;
+	/* (far past any wall clock in ns: as if the clock stepped back by
+	 * a century after these were written) */
+	const uint64_t future = UINT64_C(1) << 62;
+	struct ofs_handle r = mk_root(0xf1), moved = r, used;
+	struct ofs_server me, theirs, a;
+	struct ofs_server_set set;
+	int64_t birth;
+
+	assert_int_equal(sidtab_get(fx->t[0], sidtab_self(fx->t[0]), &me), 0);
+	me.version = future;
+	me.self_version = future;
+	assert_int_equal(store_server_put(fx->s[0], &me), 0);
+	reopen(fx, 0);
+	assert_int_equal(sidtab_get(fx->t[0], me.sid, &me), 0);
+	assert_true(me.version == future);          /* a restart sets nothing */
+	assert_true(me.self_version > future);
+	/* An operator's change: newer than the stored one. */
+	memset(&set, 0, sizeof(set));
+	set.sid = me.sid;
+	set.mask = OFS_SET_WEIGHT;
+	set.weight_milli = 3000;
+	assert_int_equal(sidtab_set(fx->t[0], &set, &me), 0);
+	assert_true(me.version > future);
+	/* A peer's copy of our entry from the future: ours goes past it. */
+	theirs = me;
+	theirs.self_version = future + 1000;
+	assert_int_equal(sidtab_merge(fx->t[0], &theirs, 1), 1);
+	assert_int_equal(sidtab_get(fx->t[0], me.sid, &me), 0);
+	assert_true(me.self_version > future + 1000);
+	/* A root whose list a peer has with a version from the future: a
+	 * move here makes a newer one still. */
+	assert_int_equal(sidtab_offer_root(fx->t[0], &r, 1000, &used, &birth), 0);
+	a = peer(0xf2, 1, 1000);
+	a.root = r;
+	a.root_birth_ns = 1000;
+	a.root_version = future;
+	assert_int_equal(sidtab_merge(fx->t[0], &a, 1), 1);
+	assert_int_equal(sidtab_get(fx->t[0], me.sid, &me), 0);
+	assert_true(me.root_version == future);     /* taken: the same list */
+	moved.sids[0].b[0] ^= 0xff;
+	assert_int_equal(sidtab_move_root(fx->t[0], &moved, 1000, &used, &birth), 0);
+	assert_int_equal(sidtab_get(fx->t[0], me.sid, &me), 0);
+	assert_true(me.root_version > future);
+	assert_memory_equal(me.root.sids[0].b, moved.sids[0].b, OFS_OID_LEN);
+}
+
+/* ---- one pull of the table, from a peer that speaks the protocol ---- */
+
+struct fake_peer {
+	int lfd;
+	char addr[OFS_ADDR_MAX];
+	struct sidtab *t;
+	pthread_t th;
+};
+
+/* Answer one SERVERS exchange as a server does: merge, reply with ours. */
+static void *fake_peer_main(void *arg)
+{
+	struct fake_peer *p = arg;
+	struct ofs_frame_hdr h, rh;
+	struct ofs_server *in = NULL, *all = NULL;
+	struct ofs_sid self = sidtab_self(p->t);
+	uint8_t *payload = NULL;
+	size_t nin = 0, nall = 0;
+	struct wbuf w;
+	int fd = accept(p->lfd, NULL, NULL);
+
+	if (fd < 0)
+		return NULL;
+	wbuf_init(&w);
+	if (net_recv_frame(fd, &h, &payload, 5000, 5000) == 0 && h.op == OFS_OP_SERVERS &&
+	    proto_decode_servers(payload + h.cred_len + h.cap_len, h.body_len, false, NULL,
+				 &in, &nin) == 0 &&
+	    sidtab_merge(p->t, in, nin) >= 0 && sidtab_snapshot(p->t, &all, &nall) == 0) {
+		proto_encode_servers(&w, &self, all, nall);
+		memset(&rh, 0, sizeof(rh));
+		rh.version = OFS_PROTO_VERSION;
+		rh.op = (uint16_t)(h.op | OFS_OP_RESPONSE);
+		rh.reqid = h.reqid;
+		rh.body_len = (uint32_t)w.len;
+		(void)net_send_frame(fd, &rh, NULL, NULL, w.data, 5000);
+	}
+	wbuf_free(&w);
+	free(all);
+	free(in);
+	free(payload);
+	close(fd);
+	return NULL;
+}
+
+/* A listening socket on a free loopback port; its address in addr. */
+static int listen_any(char addr[OFS_ADDR_MAX])
+{
+	struct sockaddr_in a, bound;
+	int fd;
+
+	assert_int_equal(net_parse_addr("127.0.0.1:0", &a), 0);
+	assert_int_equal(net_listen(&a, &fd, &bound), 0);
+	net_format_addr(&bound, addr);
+	return fd;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void test_pull_learns_the_table_before_serving(void **state)
+{
+	struct fixture *fx = *state;
+	struct ofs_sid x = sidtab_self(fx->t[0]);
+	struct ofs_server_set set;
+	struct ofs_server e, got;
+	struct fake_peer p;
+	char dead[OFS_ADDR_MAX], mute[OFS_ADDR_MAX];
+	const char *seeds[3];
+	int mfd;
+	int64_t t0;
+
+	exchange(fx, 0, 1);
+	memset(&set, 0, sizeof(set));
+	set.sid = x;
+	set.mask = OFS_SET_STATE;
+	set.state = OFS_SERVER_DRAINING;
+	assert_int_equal(sidtab_set(fx->t[1], &set, &e), 0);
+	reopen(fx, 0);
+	/* Three seeds: server 1 (answers), one where nothing listens any
+	 * more, one that takes the connection and never answers. */
+	memset(&p, 0, sizeof(p));
+	p.t = fx->t[1];
+	p.lfd = listen_any(p.addr);
+	close(listen_any(dead));
+	mfd = listen_any(mute);
+	assert_int_equal(pthread_create(&p.th, NULL, fake_peer_main, &p), 0);
+	seeds[0] = dead;
+	seeds[1] = p.addr;
+	seeds[2] = mute;
+	t0 = mono_ms();
+	assert_int_equal(gossip_pull_once(fx->t[0], seeds, 3, 1500), 1);
+	/* (bounded by its timeout, not by the one that never answers;
+	 * generous for a loaded machine) */
+	assert_true(mono_ms() - t0 < 10000);
+	pthread_join(p.th, NULL);
+	close(p.lfd);
+	close(mfd);
+	/* Both learned: the restarted server its drained state, the peer its
+	 * new address. */
+	assert_int_equal(sidtab_get(fx->t[0], x, &got), 0);
+	assert_int_equal(got.state, OFS_SERVER_DRAINING);
+	assert_int_equal(sidtab_get(fx->t[1], x, &got), 0);
+	assert_string_equal(got.address, "127.0.0.1:7009");
+	assert_same_entry(fx, x);
+	/* Nobody to ask: nothing to do. */
+	{
+		struct sidtab *t = NULL;
+		struct store *s = NULL;
+		char d[128];
+		struct ofs_sid sid;
+		snprintf(d, sizeof(d), "%s/lonely", fx->dir);
+		assert_int_equal(store_init(d, 1 << 20, NULL, 0, &sid), 0);
+		assert_int_equal(store_open(d, false, &s), 0);
+		assert_int_equal(sidtab_open(s, "127.0.0.1:7010", &t), 0);
+		assert_int_equal(gossip_pull_once(t, NULL, 0, 100), 0);
+		sidtab_close(t);
+		store_close(s);
+	}
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -331,6 +739,12 @@ int main(void)
 		T(test_set_changes_state_weight_attr_with_a_new_version),
 		T(test_offer_root_takes_first_and_older_keeps_against_younger),
 		T(test_merge_adopts_the_oldest_root_a_peer_serves),
+		T(test_a_restart_does_not_undo_a_set_made_elsewhere),
+		T(test_each_part_merges_by_its_own_version),
+		T(test_equal_self_versions_settle_on_one_address_whatever_the_order),
+		T(test_a_root_move_reaches_a_server_that_missed_it),
+		T(test_versions_never_go_back_when_the_clock_steps_back),
+		T(test_pull_learns_the_table_before_serving),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,500 @@
+/* recover.c - catching up copies that missed changes (see recover.h). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "move.h"
+#include "ofs_error.h"
+#include "recover.h"
+#include "repair.h"
+#include "wire.h"
+
+#define TICK_MS 200                  /* look for marks this often when idle */
+#define RETRY_MS 500                 /* ... and this often when some wait */
+#define PAGE 64                      /* marks read per store call */
+#define HOLD_MS 15000                /* a copy held still for a fetch, at most */
+#define MAX_ASK 64                   /* servers asked about one object */
+
+struct recover {
+	struct store *s;
+	struct sidtab *t;
+	struct replicator *r;
+	pthread_t th;
+	bool running;
+	pthread_mutex_t mu;          /* guards the fields below */
+	pthread_cond_t cv;
+	bool stop, kicked;
+	bool paused;                 /* count the marks, catch nothing up */
+	struct recover_status st;
+	/* What it did, for the job store (recover_poll): seq from 1. */
+	struct ofs_task_finding *f;
+	uint32_t nf;
+	uint64_t seq, unlisted;
+};
+
+/* What became of one mark. */
+enum outcome {
+	CAUGHT_UP,                   /* current now; the mark is gone */
+	GONE,                        /* no other copy holds it: mark dropped */
+	LATER,                       /* a server did not answer, or it moved */
+	STUCK,                       /* no copy is current */
+};
+
+/* The servers to ask about oid: its copies as this server's record names
+ * them, or (no record here: it missed the creation) every server. */
+static int servers_of(struct recover *rv, struct ofs_oid oid, struct ofs_sid *out, size_t *n)
+{
+	struct ofs_sid self = store_sid(rv->s);
+	struct ofs_attr *a = malloc(sizeof(*a));
+	int rc;
+
+	*n = 0;
+	if (!a)
+		return -ENOMEM;
+	rc = store_getattr(rv->s, oid, a);
+	if (rc == 0 && a->nsids > 1) {
+		for (uint8_t i = 0; i < a->nsids && *n < MAX_ASK; i++)
+			if (!sid_eq(a->sids[i], self))
+				out[(*n)++] = a->sids[i];
+		free(a);
+		return 0;
+	}
+	free(a);
+	if (rc && rc != -ENOENT && rc != -OFS_ECORRUPT)
+		return rc;
+	struct ofs_server *e = NULL;
+	size_t ne = 0;
+	rc = sidtab_snapshot(rv->t, &e, &ne);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < ne && *n < MAX_ASK; i++)
+		if (!sid_eq(e[i].sid, self))
+			out[(*n)++] = e[i].sid;
+	free(e);
+	return 0;
+}
+
+/* SUMMARY of oid from each of sids; rcs[i] says whether sm[i] is one. */
+static int ask(struct replicator *r, struct ofs_oid oid, const struct ofs_sid *sids, size_t n,
+	       struct ofs_summary *sm, int *rcs)
+{
+	struct replica_result *res = calloc(n ? n : 1, sizeof(*res));
+	struct wbuf body;
+	int rc;
+
+	if (!res)
+		return -ENOMEM;
+	wbuf_init(&body);
+	wbuf_oid(&body, oid);
+	rc = wbuf_error(&body);
+	if (!rc)
+		rc = replica_forward(r, OFS_OP_SUMMARY, body.data, body.len, sids, n, res);
+	for (size_t i = 0; i < n; i++) {
+		if (!rc) {
+			rcs[i] = res[i].rc;
+			if (!rcs[i])
+				rcs[i] = proto_decode_summary(res[i].body, res[i].len, &sm[i]);
+		}
+		free(res[i].body);
+	}
+	free(res);
+	wbuf_free(&body);
+	return rc;
+}
+
+/* Fetch the newest current copy, holding the copies still on a retry. */
+static int fetch(struct recover *rv, struct ofs_oid oid, const struct ofs_sid *sids, size_t n,
+		 struct ofs_fetch_reply *fr)
+{
+	struct ofs_sid self = store_sid(rv->s);
+	int rc = repair_fetch(rv->s, rv->t, rv->r, oid, sids, n, OFS_FETCH_LOCALBAD, "catch-up",
+			      NULL, NULL, fr);
+
+	if (rc != -EAGAIN)
+		return rc;
+	/* Changed while it was fetched (a busy directory): hold every copy
+	 * still for the fetch. Clients wait out OFS_EMOVING. */
+	rc = move_freeze(rv->r, oid, sids, n, HOLD_MS, self);
+	if (!rc)
+		rc = repair_fetch(rv->s, rv->t, rv->r, oid, sids, n, OFS_FETCH_LOCALBAD,
+				  "catch-up", NULL, NULL, fr);
+	(void)move_freeze(rv->r, oid, sids, n, 0, self);
+	return rc;
+}
+
+/* Every copy the record here names answered and none holds the object:
+ * it was removed while this copy was away (repair_drop_removed). */
+static int gone(struct recover *rv, struct ofs_oid oid, const struct ofs_sid *named,
+		size_t nnamed, enum outcome *out)
+{
+	int rc = repair_drop_removed(rv->s, rv->t, rv->r, oid, named, nnamed);
+
+	if (rc == 1)
+		*out = GONE;
+	return rc < 0 ? rc : 0;
+}
+
+/* Bring this server's copy of oid up to date; *bytes: bytes fetched. */
+static int catch_up(struct recover *rv, struct ofs_oid oid, enum outcome *out, uint64_t *bytes,
+		    struct ofs_task_finding *f)
+{
+	struct ofs_sid sids[MAX_ASK], self = store_sid(rv->s);
+	struct ofs_summary sm[MAX_ASK], mine;
+	struct ofs_fetch_reply fr;
+	int rcs[MAX_ASK], best = -1, rc;
+	size_t n = 0;
+	bool quiet = false, elsewhere = false, have;
+	char hex[OFS_OID_HEX];
+
+	*bytes = 0;
+	*out = LATER;
+	oid_to_hex(oid, hex);
+	rc = servers_of(rv, oid, sids, &n);
+	if (!rc)
+		rc = ask(rv->r, oid, sids, n, sm, rcs);
+	if (rc)
+		return rc;
+	memset(&mine, 0, sizeof(mine));
+	rc = store_summary(rv->s, oid, &mine);
+	have = rc == 0;
+	if (rc && rc != -ENOENT && rc != -OFS_ECORRUPT)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		if (rcs[i]) {
+			quiet |= rcs[i] != -OFS_ECORRUPT;
+			continue;
+		}
+		elsewhere |= sm[i].present;
+		if (sm[i].present && !sm[i].behind && !sm[i].corrupt &&
+		    (best < 0 || sm[i].version > sm[best].version))
+			best = (int)i;
+	}
+	if (best < 0) {
+		if (quiet)
+			return 0;                /* a silent one may hold it current */
+		if (elsewhere)
+			goto fetch;              /* none current: repair_fetch reconciles */
+		return gone(rv, oid, sids, n, out);
+	}
+	if (have && mine.version == sm[best].version && digest_eq(mine.digest, sm[best].digest)) {
+		/* Same as a current copy: nothing was missed after all. */
+		rc = store_stale_del(rv->s, oid, self, mine.version);
+		if (!rc && store_behind(rv->s, oid) == 0) {
+			*out = CAUGHT_UP;
+			f->source = sids[best];
+			snprintf(f->action, sizeof(f->action), "caught up: the same as the current "
+				 "copy (version %llu); the mark dropped",
+				 (unsigned long long)mine.version);
+			repair_tell_current(rv->r, oid, self, mine.version, sids, n);
+		}
+		return rc;
+	}
+fetch:
+	memset(&fr, 0, sizeof(fr));
+	rc = fetch(rv, oid, sids, n, &fr);
+	if (rc == -EAGAIN || rc == -EBUSY || rc == -OFS_EUNREACHABLE || rc == -OFS_EMOVING ||
+	    rc == -EEXIST || rc == -ENOENT)
+		return 0;                    /* again on the next pass */
+	if (rc)
+		return rc;
+	if (fr.outcome == OFS_FETCH_DONE || fr.outcome == OFS_FETCH_RECONCILED ||
+	    (fr.outcome == OFS_FETCH_GOOD && store_behind(rv->s, oid) == 0)) {
+		log_debug("caught up copy of %s: %s", hex, fr.detail);
+		*bytes = fr.bytes;
+		*out = CAUGHT_UP;
+		f->source = fr.source;
+		snprintf(f->action, sizeof(f->action), "caught up: %s", fr.detail);
+	} else if (fr.outcome == OFS_FETCH_CONFLICT || fr.outcome == OFS_FETCH_NONE) {
+		*out = STUCK;
+		snprintf(f->action, sizeof(f->action), "left for a repair: %s", fr.detail);
+	}
+	return 0;
+}
+
+/* One page of this server's marks. */
+struct page {
+	struct ofs_oid oids[PAGE];
+	char why[PAGE][256];
+	uint32_t n;
+};
+
+static int collect(struct ofs_oid oid, const char *reason, void *arg)
+{
+	struct page *p = arg;
+
+	if (p->n < PAGE) {
+		snprintf(p->why[p->n], sizeof(p->why[p->n]), "%s", reason);
+		p->oids[p->n++] = oid;
+	}
+	return 0;
+}
+
+/* Keep f for the job store (at most OFS_MAX_TASK_FINDINGS wait; past
+ * that they are counted, not listed). */
+static void record(struct recover *rv, struct ofs_task_finding *f)
+{
+	pthread_mutex_lock(&rv->mu);
+	if (!rv->f)
+		rv->f = calloc(OFS_MAX_TASK_FINDINGS, sizeof(*rv->f));
+	if (rv->f && rv->nf < OFS_MAX_TASK_FINDINGS) {
+		f->seq = ++rv->seq;
+		rv->f[rv->nf++] = *f;
+	} else {
+		rv->unlisted++;
+	}
+	pthread_mutex_unlock(&rv->mu);
+}
+
+/* How many copies here are marked behind. */
+static int count_marks(struct recover *rv, uint64_t *n)
+{
+	struct ofs_sid self = store_sid(rv->s);
+	struct ofs_oid after;
+	struct page *p = malloc(sizeof(*p));
+	bool more = true, first = true;
+	int rc = 0;
+
+	*n = 0;
+	if (!p)
+		return -ENOMEM;
+	while (more && !rc) {
+		uint64_t before = *n;
+		p->n = 0;
+		rc = store_stale_for(rv->s, self, first ? NULL : &after, PAGE, collect, p, &more);
+		first = false;
+		*n = before + p->n;
+		if (p->n)
+			after = p->oids[p->n - 1];
+	}
+	free(p);
+	return rc;
+}
+
+int recover_pass(struct recover *rv)
+{
+	struct ofs_sid self = store_sid(rv->s);
+	struct ofs_oid after;
+	struct page *p = malloc(sizeof(*p));
+	uint64_t left = 0, stuck = 0, done = 0, total = 0;
+	bool more = true, first = true;
+	int rc;
+
+	if (!p)
+		return -ENOMEM;
+	rc = count_marks(rv, &total);
+	pthread_mutex_lock(&rv->mu);
+	rv->st.behind = total;
+	rv->st.active = !rv->paused && total > rv->st.stuck;
+	if (rv->paused)
+		total = 0;
+	pthread_mutex_unlock(&rv->mu);
+	while (more && !rc && total) {
+		p->n = 0;
+		rc = store_stale_for(rv->s, self, first ? NULL : &after, PAGE, collect, p, &more);
+		first = false;
+		for (uint32_t i = 0; i < p->n && !rc; i++) {
+			enum outcome o;
+			uint64_t b;
+			pthread_mutex_lock(&rv->mu);
+			bool stop = rv->stop;
+			pthread_mutex_unlock(&rv->mu);
+			if (stop) {
+				more = false;
+				break;
+			}
+			struct ofs_task_finding f;
+			memset(&f, 0, sizeof(f));
+			rc = catch_up(rv, p->oids[i], &o, &b, &f);
+			if (rc && rc != -ENOMEM) {
+				/* this object only: the next pass tries it again */
+				char hex[OFS_OID_HEX];
+				oid_to_hex(p->oids[i], hex);
+				log_debug("catch-up of %s: %s; again later", hex, ofs_strerror(rc));
+				o = LATER;
+				b = 0;
+				rc = 0;
+			}
+			if (rc)
+				break;
+			if (o == CAUGHT_UP || o == GONE) {   /* (a conflict: repair says it) */
+				f.server = self;
+				f.oid = p->oids[i];
+				snprintf(f.kind, sizeof(f.kind), "stale_replica");
+				snprintf(f.detail, sizeof(f.detail), "this copy missed changes: %s",
+					 p->why[i]);
+				f.repair = OFS_REPAIR_DONE;
+				if (o == GONE)
+					snprintf(f.action, sizeof(f.action), "removed while this copy "
+						 "was away: removed here too, its bytes kept in "
+						 "quarantine");
+				record(rv, &f);
+			}
+			done += o == CAUGHT_UP;
+			left += o == LATER || o == STUCK;
+			stuck += o == STUCK;
+			pthread_mutex_lock(&rv->mu);
+			rv->st.caught_up += o == CAUGHT_UP;
+			rv->st.bytes += b;
+			if ((o == CAUGHT_UP || o == GONE) && rv->st.behind)
+				rv->st.behind--;
+			pthread_mutex_unlock(&rv->mu);
+		}
+		if (p->n)
+			after = p->oids[p->n - 1];
+	}
+	free(p);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&rv->mu);
+	if (!rv->paused) {
+		rv->st.behind = left;
+		rv->st.stuck = stuck;
+		rv->st.active = left > stuck;
+	}
+	pthread_mutex_unlock(&rv->mu);
+	if (done || stuck)
+		log_info("catch-up: %llu cop%s brought up to date, %llu left behind%s",
+			 (unsigned long long)done, done == 1 ? "y" : "ies",
+			 (unsigned long long)left,
+			 stuck ? " (some with no current copy: repair reconciles them)" : "");
+	return (int)(done > (uint64_t)0x7fffffff ? 0x7fffffff : done);
+}
+
+static void *run(void *arg)
+{
+	struct recover *rv = arg;
+
+	for (;;) {
+		struct recover_status st;
+		struct timespec ts;
+		long wait_ms;
+		int rc;
+
+		pthread_mutex_lock(&rv->mu);
+		bool stop = rv->stop;
+		rv->kicked = false;
+		pthread_mutex_unlock(&rv->mu);
+		if (stop)
+			break;
+		rc = recover_pass(rv);
+		if (rc < 0)
+			log_warn("catch-up: %s; trying again", ofs_strerror(rc));
+		recover_status(rv, &st);
+		wait_ms = st.behind > st.stuck || rc < 0 ? RETRY_MS : TICK_MS;
+		if (rc > 0)
+			continue;               /* progress: look again at once */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += wait_ms * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		pthread_mutex_lock(&rv->mu);
+		while (!rv->stop && !rv->kicked &&
+		       pthread_cond_timedwait(&rv->cv, &rv->mu, &ts) == 0)
+			;
+		pthread_mutex_unlock(&rv->mu);
+	}
+	return NULL;
+}
+
+int recover_start(struct store *s, struct sidtab *t, struct replicator *r, bool paused,
+		  struct recover **out)
+{
+	struct recover *rv = calloc(1, sizeof(*rv));
+
+	if (!rv)
+		return -ENOMEM;
+	rv->paused = paused;
+	rv->s = s;
+	rv->t = t;
+	rv->r = r;
+	pthread_mutex_init(&rv->mu, NULL);
+	pthread_cond_init(&rv->cv, NULL);
+	if (pthread_create(&rv->th, NULL, run, rv) != 0) {
+		pthread_cond_destroy(&rv->cv);
+		pthread_mutex_destroy(&rv->mu);
+		free(rv);
+		return -EAGAIN;
+	}
+	rv->running = true;
+	*out = rv;
+	return 0;
+}
+
+void recover_stop(struct recover *rv)
+{
+	if (!rv)
+		return;
+	pthread_mutex_lock(&rv->mu);
+	rv->stop = true;
+	pthread_cond_broadcast(&rv->cv);
+	pthread_mutex_unlock(&rv->mu);
+	if (rv->running)
+		pthread_join(rv->th, NULL);
+	pthread_cond_destroy(&rv->cv);
+	pthread_mutex_destroy(&rv->mu);
+	free(rv->f);
+	free(rv);
+}
+
+int recover_poll(struct recover *rv, uint64_t ack, struct wbuf *reply)
+{
+	struct ofs_task_status st;
+	uint32_t drop = 0;
+
+	memset(&st, 0, sizeof(st));
+	if (!rv) {
+		st.state = OFS_TASK_DONE;
+		proto_encode_task_status(reply, &st, NULL, 0);
+		return wbuf_error(reply);
+	}
+	pthread_mutex_lock(&rv->mu);
+	while (drop < rv->nf && rv->f[drop].seq <= ack)
+		drop++;
+	if (drop) {
+		memmove(rv->f, rv->f + drop, (rv->nf - drop) * sizeof(*rv->f));
+		rv->nf -= drop;
+	}
+	st.state = rv->st.active ? OFS_TASK_RUNNING : OFS_TASK_DONE;
+	st.objects_done = rv->st.caught_up;
+	st.objects_total = rv->st.caught_up + rv->st.behind;
+	st.bytes_done = st.bytes_total = rv->st.bytes;
+	st.repairs = rv->st.caught_up;
+	if (rv->unlisted)
+		snprintf(st.reason, sizeof(st.reason), "%llu more not listed (the findings "
+			 "queue was full)", (unsigned long long)rv->unlisted);
+	proto_encode_task_status(reply, &st, rv->f, rv->nf);
+	pthread_mutex_unlock(&rv->mu);
+	return wbuf_error(reply);
+}
+
+void recover_kick(struct recover *rv)
+{
+	if (!rv)
+		return;
+	pthread_mutex_lock(&rv->mu);
+	rv->kicked = true;
+	pthread_cond_broadcast(&rv->cv);
+	pthread_mutex_unlock(&rv->mu);
+}
+
+void recover_status(struct recover *rv, struct recover_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!rv)
+		return;
+	pthread_mutex_lock(&rv->mu);
+	*st = rv->st;
+	pthread_mutex_unlock(&rv->mu);
+}
+
+bool recover_busy(struct recover *rv)
+{
+	struct recover_status st;
+
+	recover_status(rv, &st);
+	return st.behind > st.stuck;
+}
