@@ -320,8 +320,15 @@ static int cmd_run(int argc, char **argv)
 		rc = fail("replication", rc);
 		goto out;
 	}
-	/* Before serving: which of our copies did peers see fall behind
-	 * while we were away? */
+	/* Before serving: the server table as the peers have it (an
+	 * operator's change or a root move made while we were away), ... */
+	rc = gossip_pull_once(tab, a.peers, a.npeers, CATCH_UP_TIMEOUT_MS);
+	if (rc < 0) {
+		rc = fail("learning the server table", rc);
+		goto out;
+	}
+	/* ... and which of our copies did peers see fall behind while we
+	 * were away? */
 	rc = behind_catch_up(s, tab, CATCH_UP_TIMEOUT_MS);
 	if (rc < 0) {
 		rc = fail("catching up with peers", rc);

@@ -2039,7 +2039,19 @@ static int servers_scan(const void *k, size_t kn, const void *v, size_t vn, void
 		return -ENOMEM;
 	rbuf_init(&r, v, vn);
 	proto_decode_server(&r, e);
-	rc = rbuf_done(&r) ? -OFS_ECORRUPT : sa->fn(e, sa->arg);
+	rc = rbuf_done(&r) ? -OFS_ECORRUPT : 0;
+	if (rc && vn <= 4096) {
+		/* A record from before the table's per-part versions: the same
+		 * encoding without the last two counters, read as zero. */
+		uint8_t old[4096 + 16];
+		memcpy(old, v, vn);
+		memset(old + vn, 0, 16);
+		rbuf_init(&r, old, vn + 16);
+		proto_decode_server(&r, e);
+		rc = rbuf_done(&r) ? -OFS_ECORRUPT : 0;
+	}
+	if (!rc)
+		rc = sa->fn(e, sa->arg);
 	free(e);
 	return rc;
 }
