@@ -1,5 +1,6 @@
 /* conn.c - request/reply over one TCP connection (see conn.h). */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -230,4 +231,18 @@ int conn_call(struct conn *c, const struct ofs_req *q, uint8_t **body, size_t *b
 	int rc = conn_send(c, q, &id);
 
 	return rc ? rc : conn_recv(c, id, body, blen);
+}
+
+bool conn_idle_dead(struct conn *c)
+{
+	struct pollfd p;
+
+	if (!c || c->fd < 0)
+		return true;
+	p.fd = c->fd;
+	p.events = POLLIN;
+	p.revents = 0;
+	/* Nothing is in flight: readable means EOF, a reset or a stray
+	 * byte - either way not a connection to send a request into. */
+	return poll(&p, 1, 0) != 0;
 }

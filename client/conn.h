@@ -10,6 +10,7 @@
 #ifndef OFS_CONN_H
 #define OFS_CONN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,5 +57,9 @@ int conn_recv_data(struct conn *c, uint64_t reqid, uint8_t *dst, size_t cap, siz
 
 /* True when rc is a transport error rather than a server's answer. */
 int conn_is_transport_error(int rc);
+/* An idle connection whose peer has gone (closed it, or restarted): its
+ * socket reads as ready with nothing asked of it. Checked before reusing
+ * a pooled connection, so that a change is never sent into a dead one. */
+bool conn_idle_dead(struct conn *c);
 
 #endif

@@ -1390,7 +1390,9 @@ static int put(struct ofs_client *c, struct put_src *src, const char *path,
 		goto out;
 	have_mf = false;
 	made = 0;
-	if (replaced)
+	/* (the entry it replaced: not this file itself, which a create
+	 * retried after its primary died finds in place) */
+	if (replaced && !oid_eq(old.handle.oid, mf.oid))
 		file_destroy(c, &old.handle);   /* the name already shows the new file */
 out:
 	for (uint16_t i = 0; i < made; i++)

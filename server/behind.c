@@ -12,9 +12,12 @@
 #include "proto.h"
 #include "wire.h"
 
-/* One (oid, sid) pair already told; kept sorted for bsearch. */
+/* One record already told: (oid, sid, a hash of its reason), kept sorted
+ * for bsearch. The reason is part of it because a record cleared (the
+ * copy caught up) and written again for a later miss (another version
+ * missed) must be told again. */
 struct told {
-	uint8_t k[OFS_OID_LEN * 2];
+	uint8_t k[OFS_OID_LEN * 2 + 8];
 };
 
 struct behind {
@@ -47,10 +50,15 @@ void behind_close(struct behind *b)
 	free(b);
 }
 
-static void told_key(struct told *t, struct ofs_oid oid, struct ofs_sid sid)
+static void told_key(struct told *t, struct ofs_oid oid, struct ofs_sid sid, const char *reason)
 {
+	uint64_t h = 1469598103934665603ULL;     /* FNV-1a */
+
+	for (const char *p = reason; *p; p++)
+		h = (h ^ (uint8_t)*p) * 1099511628211ULL;
 	memcpy(t->k, oid.b, OFS_OID_LEN);
 	memcpy(t->k + OFS_OID_LEN, sid.b, OFS_OID_LEN);
+	memcpy(t->k + 2 * OFS_OID_LEN, &h, sizeof(h));
 }
 
 /* Index where key is or would go; *found says which. Caller holds mu. */
@@ -74,26 +82,26 @@ static size_t told_find(const struct behind *b, const struct told *key, bool *fo
 	return lo;
 }
 
-static bool was_told(struct behind *b, struct ofs_oid oid, struct ofs_sid sid)
+static bool was_told(struct behind *b, struct ofs_oid oid, struct ofs_sid sid, const char *reason)
 {
 	struct told key;
 	bool found;
 
-	told_key(&key, oid, sid);
+	told_key(&key, oid, sid, reason);
 	pthread_mutex_lock(&b->mu);
 	told_find(b, &key, &found);
 	pthread_mutex_unlock(&b->mu);
 	return found;
 }
 
-static int remember(struct behind *b, struct ofs_oid oid, struct ofs_sid sid)
+static int remember(struct behind *b, struct ofs_oid oid, struct ofs_sid sid, const char *reason)
 {
 	struct told key;
 	bool found;
 	size_t at;
 	int rc = 0;
 
-	told_key(&key, oid, sid);
+	told_key(&key, oid, sid, reason);
 	pthread_mutex_lock(&b->mu);
 	at = told_find(b, &key, &found);
 	if (!found) {
@@ -131,7 +139,7 @@ static int collect(struct ofs_oid oid, const char *reason, void *arg)
 	struct page *p = arg;
 
 	p->last = oid;
-	if (was_told(p->b, oid, p->sid))
+	if (was_told(p->b, oid, p->sid, reason))
 		return 0;
 	p->oids[p->n] = oid;
 	snprintf(p->reasons[p->n], sizeof(p->reasons[p->n]), "%s", reason);
@@ -179,7 +187,7 @@ int behind_tell(struct behind *b, struct ofs_sid sid)
 		for (uint32_t i = 0; i < p->n && !rc; i++) {
 			rc = tell_one(b, sid, p->oids[i], p->reasons[i]);
 			if (!rc) {
-				rc = remember(b, p->oids[i], sid);
+				rc = remember(b, p->oids[i], sid, p->reasons[i]);
 				told++;
 			}
 		}

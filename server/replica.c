@@ -105,13 +105,21 @@ static int take(struct replicator *r, struct ofs_sid sid, struct conn **c)
 	int rc;
 
 	pthread_mutex_lock(&r->mu);
-	for (size_t i = 0; i < r->npool; i++) {
+	for (size_t i = 0; i < r->npool;) {
 		if (sid_eq(r->pool[i].sid, sid)) {
-			*c = r->pool[i].c;
+			struct conn *pc = r->pool[i].c;
 			r->pool[i] = r->pool[--r->npool];
+			if (conn_idle_dead(pc)) {
+				/* its server restarted since: a new connection
+				 * (a change sent into this one would be lost) */
+				conn_close(pc);
+				continue;
+			}
+			*c = pc;
 			pthread_mutex_unlock(&r->mu);
 			return 0;
 		}
+		i++;
 	}
 	pthread_mutex_unlock(&r->mu);
 	rc = sidtab_get(r->t, sid, &e);

@@ -657,10 +657,21 @@ static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_
 		oid_to_hex(q->oid, hex);
 		sid_to_hex(others[i], shex);
 		log_warn("copy of %s on %s is behind: %s", hex, shex, why);
-		if (q->op != OFS_OP_REMOVE)
-			store_stale_add(sv->store, q->oid, others[i], why);
-		else     /* (so that the copy learns it was removed) */
+		if (q->op != OFS_OP_REMOVE) {
+			/* which change it missed: the version it made here (the
+			 * copy was good up to the one before, on this lineage) */
+			char what[256];
+			struct ofs_attr *now = malloc(sizeof(*now));
+			if (now && store_getattr(sv->store, q->oid, now) == 0)
+				snprintf(what, sizeof(what), "missed version %llu: %s",
+					 (unsigned long long)now->version, why);
+			else
+				snprintf(what, sizeof(what), "%s", why);
+			free(now);
+			store_stale_add(sv->store, q->oid, others[i], what);
+		} else {  /* (so that the copy learns it was removed) */
 			store_stale_note(sv->store, q->oid, others[i], why);
+		}
 	}
 	pthread_mutex_unlock(l);
 	if (ok < need) {

@@ -594,6 +594,24 @@ static bool layout_valid(const struct ofs_attr *a)
 	return true;
 }
 
+/* Does oid exist as the create of a would make it, untouched since? */
+static bool same_create(struct store *s, struct ofs_oid oid, const struct ofs_attr *a)
+{
+	struct ofs_attr *have = malloc(sizeof(*have));
+	bool same;
+
+	if (!have)
+		return false;
+	same = store_getattr(s, oid, have) == 0 && have->version == 1 &&
+	       have->type == a->type && have->nsids == a->nsids &&
+	       !memcmp(have->sids, a->sids, sizeof(a->sids[0]) * a->nsids) &&
+	       oid_eq(have->backref.owner, a->backref.owner) &&
+	       have->backref.stripe == a->backref.stripe &&
+	       !strcmp(have->backref.name, a->backref.name) && have->nparts == a->nparts;
+	free(have);
+	return same;
+}
+
 int store_create(struct store *s, const struct ofs_attr *init, struct ofs_oid *oid)
 {
 	return store_create_oid(s, init, (struct ofs_oid){ { 0 } }, oid);
@@ -634,6 +652,14 @@ int store_create_oid(struct store *s, const struct ofs_attr *init, struct ofs_oi
 			goto out;
 	} else {
 		ca.oid = want;
+		if (same_create(s, want, a)) {
+			/* Made already by this very create, forwarded by a
+			 * primary that died before it answered; the client asks
+			 * again here: done. */
+			*oid = want;
+			rc = 0;
+			goto out;
+		}
 	}
 	ca.a = a;
 	if (a->type == OFS_OBJ_DFILE) {
