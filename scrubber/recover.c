@@ -18,6 +18,9 @@
 #define PAGE 64                      /* marks read per store call */
 #define HOLD_MS 15000                /* a copy held still for a fetch, at most */
 #define MAX_ASK 64                   /* servers asked about one object */
+#define WORKERS 8                    /* copies caught up at once */
+#define SWEEP_MS 2000                /* records of other copies checked this often */
+#define SWEEP_SEEN_MS 10000          /* ... on servers heard from this lately */
 
 struct recover {
 	struct store *s;
@@ -274,6 +277,109 @@ static int count_marks(struct recover *rv, uint64_t *n)
 	return rc;
 }
 
+/* One object of a page, by one worker: its outcome, accounted at once. */
+struct page_work {
+	struct recover *rv;
+	struct page *p;
+	pthread_mutex_t mu;          /* guards next and the tallies */
+	uint32_t next;
+	uint64_t left, stuck, done;
+	int err;                     /* -ENOMEM: the pass stops */
+};
+
+static void one(struct page_work *w, uint32_t i)
+{
+	struct recover *rv = w->rv;
+	struct ofs_task_finding f;
+	enum outcome o;
+	uint64_t b = 0;
+	int rc;
+
+	memset(&f, 0, sizeof(f));
+	rc = catch_up(rv, w->p->oids[i], &o, &b, &f);
+	if (rc && rc != -ENOMEM) {
+		/* this object only: the next pass tries it again */
+		char hex[OFS_OID_HEX];
+		oid_to_hex(w->p->oids[i], hex);
+		log_debug("catch-up of %s: %s; again later", hex, ofs_strerror(rc));
+		o = LATER;
+		b = 0;
+		rc = 0;
+	}
+	if (rc) {
+		pthread_mutex_lock(&w->mu);
+		w->err = rc;
+		pthread_mutex_unlock(&w->mu);
+		return;
+	}
+	if (o == CAUGHT_UP || o == GONE) {   /* (a conflict: repair says it) */
+		f.server = store_sid(rv->s);
+		f.oid = w->p->oids[i];
+		snprintf(f.kind, sizeof(f.kind), "stale_replica");
+		snprintf(f.detail, sizeof(f.detail), "this copy missed changes: %s", w->p->why[i]);
+		f.repair = OFS_REPAIR_DONE;
+		if (o == GONE)
+			snprintf(f.action, sizeof(f.action), "removed while this copy was away: "
+				 "removed here too, its bytes kept in quarantine");
+		record(rv, &f);
+	}
+	pthread_mutex_lock(&w->mu);
+	w->done += o == CAUGHT_UP;
+	w->left += o == LATER || o == STUCK;
+	w->stuck += o == STUCK;
+	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_lock(&rv->mu);
+	rv->st.caught_up += o == CAUGHT_UP;
+	rv->st.bytes += b;
+	if ((o == CAUGHT_UP || o == GONE) && rv->st.behind)
+		rv->st.behind--;
+	pthread_mutex_unlock(&rv->mu);
+}
+
+static void *worker(void *arg)
+{
+	struct page_work *w = arg;
+
+	for (;;) {
+		uint32_t i;
+		pthread_mutex_lock(&w->rv->mu);
+		bool stop = w->rv->stop;
+		pthread_mutex_unlock(&w->rv->mu);
+		pthread_mutex_lock(&w->mu);
+		i = w->next++;
+		if (w->err || stop)
+			i = w->p->n;
+		pthread_mutex_unlock(&w->mu);
+		if (i >= w->p->n)
+			return NULL;
+		one(w, i);
+	}
+}
+
+/* The objects of a page, WORKERS at a time: each copy's catch-up is a few
+ * round trips and syncs, and concurrent ones share the group commits. */
+static int run_page(struct recover *rv, struct page *p, uint64_t *left, uint64_t *stuck,
+		    uint64_t *done)
+{
+	struct page_work w = { .rv = rv, .p = p };
+	pthread_t th[WORKERS];
+	int started = 0;
+
+	pthread_mutex_init(&w.mu, NULL);
+	for (int i = 0; i < WORKERS && (uint32_t)i < p->n; i++)
+		if (pthread_create(&th[started], NULL, worker, &w) == 0)
+			started++;
+	if (!started)
+		worker(&w);              /* (no thread: this one does it all) */
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&w.mu);
+	*left += w.left;
+	*stuck += w.stuck;
+	*done += w.done;
+	return w.err;
+}
+
 int recover_pass(struct recover *rv)
 {
 	struct ofs_sid self = store_sid(rv->s);
@@ -296,53 +402,12 @@ int recover_pass(struct recover *rv)
 		p->n = 0;
 		rc = store_stale_for(rv->s, self, first ? NULL : &after, PAGE, collect, p, &more);
 		first = false;
-		for (uint32_t i = 0; i < p->n && !rc; i++) {
-			enum outcome o;
-			uint64_t b;
-			pthread_mutex_lock(&rv->mu);
-			bool stop = rv->stop;
-			pthread_mutex_unlock(&rv->mu);
-			if (stop) {
-				more = false;
-				break;
-			}
-			struct ofs_task_finding f;
-			memset(&f, 0, sizeof(f));
-			rc = catch_up(rv, p->oids[i], &o, &b, &f);
-			if (rc && rc != -ENOMEM) {
-				/* this object only: the next pass tries it again */
-				char hex[OFS_OID_HEX];
-				oid_to_hex(p->oids[i], hex);
-				log_debug("catch-up of %s: %s; again later", hex, ofs_strerror(rc));
-				o = LATER;
-				b = 0;
-				rc = 0;
-			}
-			if (rc)
-				break;
-			if (o == CAUGHT_UP || o == GONE) {   /* (a conflict: repair says it) */
-				f.server = self;
-				f.oid = p->oids[i];
-				snprintf(f.kind, sizeof(f.kind), "stale_replica");
-				snprintf(f.detail, sizeof(f.detail), "this copy missed changes: %s",
-					 p->why[i]);
-				f.repair = OFS_REPAIR_DONE;
-				if (o == GONE)
-					snprintf(f.action, sizeof(f.action), "removed while this copy "
-						 "was away: removed here too, its bytes kept in "
-						 "quarantine");
-				record(rv, &f);
-			}
-			done += o == CAUGHT_UP;
-			left += o == LATER || o == STUCK;
-			stuck += o == STUCK;
-			pthread_mutex_lock(&rv->mu);
-			rv->st.caught_up += o == CAUGHT_UP;
-			rv->st.bytes += b;
-			if ((o == CAUGHT_UP || o == GONE) && rv->st.behind)
-				rv->st.behind--;
-			pthread_mutex_unlock(&rv->mu);
-		}
+		if (!rc && p->n)
+			rc = run_page(rv, p, &left, &stuck, &done);
+		pthread_mutex_lock(&rv->mu);
+		if (rv->stop)
+			more = false;
+		pthread_mutex_unlock(&rv->mu);
 		if (p->n)
 			after = p->oids[p->n - 1];
 	}
@@ -364,9 +429,105 @@ int recover_pass(struct recover *rv)
 	return (int)(done > (uint64_t)0x7fffffff ? 0x7fffffff : done);
 }
 
+/* ---- the records this server holds of other copies ------------------------ */
+
+/* Tell sid that its copy of oid missed changes (BEHIND). */
+static void tell_behind(struct recover *rv, struct ofs_sid sid, struct ofs_oid oid,
+			const char *reason)
+{
+	struct replica_result res = { 0 };
+	struct wbuf w;
+
+	wbuf_init(&w);
+	proto_encode_report(&w, oid, store_sid(rv->s), reason);
+	if (!wbuf_error(&w))
+		replica_forward(rv->r, OFS_OP_BEHIND, w.data, w.len, &sid, 1, &res);
+	free(res.body);
+	wbuf_free(&w);
+}
+
+/* One record of sid's copy of oid: settle it by asking that copy. */
+static void settle_record(struct recover *rv, struct ofs_sid sid, struct ofs_oid oid,
+			  const char *reason)
+{
+	struct ofs_summary mine, theirs;
+	int rc, trc = 0;
+
+	memset(&mine, 0, sizeof(mine));
+	if (store_summary(rv->s, oid, &mine) != 0 || store_behind(rv->s, oid) != 0)
+		return;                  /* gone here (its records went with it), or
+		                            this copy is behind itself: no judge */
+	rc = ask(rv->r, oid, &sid, 1, &theirs, &trc);
+	if (rc || trc)
+		return;                  /* no answer: next time */
+	if (theirs.present && !theirs.behind && !theirs.corrupt && theirs.version >= mine.version)
+		store_stale_del(rv->s, oid, sid, UINT64_MAX);   /* current: the record goes */
+	else if (!theirs.behind)
+		tell_behind(rv, sid, oid, reason);   /* it does not know: again */
+}
+
+struct records_page {
+	struct ofs_oid oids[PAGE];
+	char why[PAGE][256];
+	uint32_t n;
+};
+
+static int collect_rec(struct ofs_oid oid, const char *reason, void *arg)
+{
+	struct records_page *p = arg;
+
+	if (p->n < PAGE) {
+		snprintf(p->why[p->n], sizeof(p->why[p->n]), "%s", reason);
+		p->oids[p->n++] = oid;
+	}
+	return 0;
+}
+
+/*
+ * Every SWEEP_MS, the stale records this server holds of copies on
+ * servers heard from lately are checked against those copies: a copy
+ * current now (its STALE_CLEAR lost a race with a write here, or never
+ * arrived) loses its record; a copy that does not know it is behind (its
+ * BEHIND was lost) is told again. So no record outlives its reason, and
+ * none is left untold.
+ */
+static void sweep_records(struct recover *rv)
+{
+	struct ofs_server *e = NULL;
+	struct records_page *p;
+	size_t ne = 0;
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	int64_t now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	if (sidtab_snapshot(rv->t, &e, &ne) != 0)
+		return;
+	p = malloc(sizeof(*p));
+	for (size_t i = 0; p && i < ne; i++) {
+		struct ofs_oid after;
+		bool more = true, first = true;
+		if (sid_eq(e[i].sid, store_sid(rv->s)) ||
+		    now_ns - e[i].last_seen_ns > (int64_t)SWEEP_SEEN_MS * 1000000)
+			continue;            /* not heard from lately: it may be down */
+		while (more) {
+			p->n = 0;
+			if (store_stale_for(rv->s, e[i].sid, first ? NULL : &after, PAGE, collect_rec,
+					    p, &more) != 0 || p->n == 0)
+				break;
+			first = false;
+			for (uint32_t j = 0; j < p->n; j++)
+				settle_record(rv, e[i].sid, p->oids[j], p->why[j]);
+			after = p->oids[p->n - 1];
+		}
+	}
+	free(p);
+	free(e);
+}
+
 static void *run(void *arg)
 {
 	struct recover *rv = arg;
+	struct timespec last = { 0 };
 
 	for (;;) {
 		struct recover_status st;
@@ -383,6 +544,15 @@ static void *run(void *arg)
 		rc = recover_pass(rv);
 		if (rc < 0)
 			log_warn("catch-up: %s; trying again", ofs_strerror(rc));
+		{
+			struct timespec t;
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if ((t.tv_sec - last.tv_sec) * 1000 + (t.tv_nsec - last.tv_nsec) / 1000000 >=
+			    SWEEP_MS) {
+				sweep_records(rv);
+				last = t;
+			}
+		}
 		recover_status(rv, &st);
 		wait_ms = st.behind > st.stuck || rc < 0 ? RETRY_MS : TICK_MS;
 		if (rc > 0)

@@ -31,8 +31,10 @@
  *  - no copy is current (every copy missed something): left marked for
  *    reconciliation by repair, counted as stuck.
  *
- * Catch-up runs ahead of every other background task: the server's scrub
- * tasks hold while copies here are being caught up (recover_busy).
+ * Catch-up runs ahead of every other background task: the server's scrub,
+ * repair, drain and rebalance tasks hold while copies here are being
+ * caught up (recover_busy; each batch waits at most SCRUB_YIELD_MS, so a
+ * catch-up waiting on a server that is down does not stop them).
  */
 #ifndef OFS_RECOVER_H
 #define OFS_RECOVER_H

@@ -14,6 +14,7 @@
 #include "points.h"
 #include "records.h"
 #include "ofs_error.h"
+#include "recover.h"
 #include "repair.h"
 #include "move.h"
 #include "scrub.h"
@@ -182,6 +183,7 @@ struct scrubber {
 	uint64_t default_rate;
 	long long quarantine_s;          /* keep quarantined copies this long */
 	long long orphan_grace_s;        /* orphans younger than this are left */
+	struct recover *rv;              /* the catch-up, which goes first */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;               /* state, pause, cancel, acks changed */
 	struct task tasks[TASKS_KEPT];
@@ -282,6 +284,27 @@ static bool hold(struct task *k)
 		k->pace_bytes = 0;
 	}
 	return k->cancel;
+}
+
+/* Copies behind here are caught up first: wait (bounded: a catch-up
+ * waiting on a server that is down must not stop every task) while the
+ * catch-up has work. */
+static void yield_to_catch_up(struct task *k)
+{
+	for (int waited = 0; waited < SCRUB_YIELD_MS && recover_busy(k->sc->rv); waited += 100) {
+		struct timespec ts = { .tv_sec = 0, .tv_nsec = 100000000L };
+		pthread_mutex_lock(&k->sc->mu);
+		bool stop = k->cancel;
+		pthread_mutex_unlock(&k->sc->mu);
+		if (stop)
+			return;
+		nanosleep(&ts, NULL);
+	}
+}
+
+void scrubber_set_recover(struct scrubber *sc, struct recover *rv)
+{
+	sc->rv = rv;
 }
 
 /* Queue a finding for the scheduler (waits while the queue is full). */
@@ -2880,6 +2903,7 @@ static void *task_main(void *arg)
 again:
 	while (more && !rc) {
 		struct batch_ctx b = { .w = k->batch };
+		yield_to_catch_up(k);
 		if (k->nonly)
 			rc = walk_list(k, started ? &cursor : NULL, &b, &more);
 		else

@@ -69,6 +69,12 @@ void scrubber_set_quarantine(struct scrubber *sc, long long max_age_s);
  * this many seconds (an object caught between its creation and its entry
  * looks like an orphan). Default SCRUB_ORPHAN_GRACE_S. */
 void scrubber_set_orphan_grace(struct scrubber *sc, long long seconds);
+/* The server's catch-up (recover.h): while it has copies to catch up,
+ * every task gives it the disks first - each batch waits up to
+ * SCRUB_YIELD_MS for it to finish. NULL: none. */
+struct recover;
+#define SCRUB_YIELD_MS 2000
+void scrubber_set_recover(struct scrubber *sc, struct recover *rv);
 /* Cancel every task, wait for them, free everything. NULL: no-op. */
 void scrubber_close(struct scrubber *sc);
 

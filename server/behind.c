@@ -201,45 +201,54 @@ int behind_tell(struct behind *b, struct ofs_sid sid)
 
 /* ---- catching up at start ------------------------------------------------- */
 
+/* One STALE_FOR page of a peer's records, marked in one commit. */
 struct mark_ctx {
-	struct store *s;
 	char who[OFS_OID_HEX];
-	struct ofs_oid last;
+	struct ofs_oid oids[OFS_MAX_STALE_LIST];
+	char (*why)[256];
 	uint32_t n;                  /* records in this page */
-	int marked;
-	int err;                     /* a store error of ours */
 };
 
 static int mark_one(struct ofs_oid oid, const char *reason, void *arg)
 {
 	struct mark_ctx *m = arg;
-	char why[256];
+
+	if (m->n == OFS_MAX_STALE_LIST)
+		return -OFS_ETOOBIG;
+	snprintf(m->why[m->n], sizeof(m->why[m->n]), "behind per %.32s: %.200s", m->who, reason);
+	m->oids[m->n++] = oid;
+	return 0;
+}
+
+/* Mark the page's copies behind; the number marked or a store error. */
+static int mark_page(struct store *s, struct mark_ctx *m)
+{
+	const char **why = malloc((m->n ? m->n : 1) * sizeof(*why));
 	int rc;
 
-	snprintf(why, sizeof(why), "behind per %.32s: %.200s", m->who, reason);
-	rc = store_behind_mark(m->s, oid, why);
-	if (rc) {
-		m->err = rc;
-		return rc;
-	}
-	m->last = oid;
-	m->n++;
-	m->marked++;
-	return 0;
+	if (!why)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < m->n; i++)
+		why[i] = m->why[i];
+	rc = store_behind_mark_many(s, m->oids, why, m->n);
+	free(why);
+	return rc ? rc : (int)m->n;
 }
 
 int behind_catch_up(struct store *s, struct sidtab *t, int timeout_ms)
 {
 	struct ofs_server *e = NULL;
 	struct ofs_sid self = store_sid(s);
+	struct mark_ctx *m = calloc(1, sizeof(*m));
 	size_t n = 0;
-	int marked = 0, rc = sidtab_snapshot(t, &e, &n);
+	int marked = 0, rc;
 
-	if (rc)
-		return rc;
+	if (!m)
+		return -ENOMEM;
+	m->why = calloc(OFS_MAX_STALE_LIST, sizeof(*m->why));
+	rc = m->why ? sidtab_snapshot(t, &e, &n) : -ENOMEM;
 	for (size_t i = 0; i < n && !rc; i++) {
 		struct conn *c = NULL;
-		struct mark_ctx m = { .s = s };
 		struct ofs_req q = { .op = OFS_OP_STALE_FOR, .sid = self };
 		bool more = true;
 
@@ -248,24 +257,30 @@ int behind_catch_up(struct store *s, struct sidtab *t, int timeout_ms)
 		if (conn_open(e[i].address, &c))
 			continue;            /* down: it tells on contact */
 		conn_set_timeout(c, timeout_ms);
-		sid_to_hex(e[i].sid, m.who);
-		while (more && !m.err) {
+		sid_to_hex(e[i].sid, m->who);
+		while (more && !rc) {
 			uint8_t *b = NULL;
 			size_t bn = 0;
 			int r;
-			m.n = 0;
+			m->n = 0;
 			r = conn_call(c, &q, &b, &bn);
 			if (!r)
-				r = proto_decode_stale_list(b, bn, mark_one, &m, &more);
+				r = proto_decode_stale_list(b, bn, mark_one, m, &more);
 			free(b);
-			if (r || m.n == 0)
+			if (r || m->n == 0)
 				break;       /* a peer's failure: it tells on contact */
-			q.oid = m.last;
+			q.oid = m->oids[m->n - 1];
+			r = mark_page(s, m);
+			if (r < 0)
+				rc = r;
+			else
+				marked += r;
 		}
 		conn_close(c);
-		marked += m.marked;
-		rc = m.err;
 	}
 	free(e);
+	if (m)
+		free(m->why);
+	free(m);
 	return rc ? rc : marked;
 }

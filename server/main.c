@@ -369,6 +369,7 @@ static int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	sv.recover = rv;
+	scrubber_set_recover(scrub, rv);
 	if (a.no_catch_up)
 		log_warn("--no-catch-up: copies that missed changes wait for a repair job");
 	log_info("serving %s on %s (data %s)", sidhex, where, a.data);

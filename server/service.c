@@ -380,7 +380,13 @@ static int handle(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 		oid_to_hex(q->oid, oh);
 		sid_to_hex(q->sid, sh);
 		snprintf(why, sizeof(why), "behind per %.32s: %.200s", sh, q->reason);
-		rc = store_behind_mark(s, q->oid, why);
+		rc = store_behind(s, q->oid);
+		if (rc == 1) {
+			rc = 0;                  /* known already (told at start, say) */
+			break;
+		}
+		if (!rc)
+			rc = store_behind_mark(s, q->oid, why);
 		if (!rc)
 			log_warn("copy of %s here missed changes (told by %s: %s); "
 				 "not served until caught up", oh, sh, q->reason);

@@ -2328,6 +2328,43 @@ int store_behind_mark(struct store *s, struct ofs_oid oid, const char *reason)
 	return rc;
 }
 
+struct behind_many_args {
+	const struct ofs_oid *oids;
+	const char *const *reasons;
+	size_t n;
+	struct ofs_sid self;
+};
+
+static int behind_many_txn(struct kv_txn *t, void *arg)
+{
+	struct behind_many_args *bm = arg;
+
+	for (size_t i = 0; i < bm->n; i++) {
+		struct behind_args ba = { .oid = bm->oids[i], .self = bm->self,
+					  .reason = bm->reasons[i] };
+		int rc = behind_mark_txn(t, &ba);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int store_behind_mark_many(struct store *s, const struct ofs_oid *oids,
+			   const char *const *reasons, size_t n)
+{
+	struct behind_many_args bm = { .oids = oids, .reasons = reasons, .n = n, .self = s->sid };
+	int rc;
+
+	if (s->read_only)
+		return -EROFS;
+	if (n == 0)
+		return 0;
+	rc = kv_update(s->kv, behind_many_txn, &bm);
+	if (!rc)
+		atomic_store(&s->behind_any, true);
+	return rc;
+}
+
 static int behind_get_txn(struct kv_txn *t, void *arg)
 {
 	struct behind_args *ba = arg;

@@ -199,6 +199,9 @@ int store_stale_del(struct store *s, struct ofs_oid oid, struct ofs_sid sid, uin
  * store_behind: 1 marked, 0 not, or a store error.
  */
 int store_behind_mark(struct store *s, struct ofs_oid oid, const char *reason);
+/* The same for n copies in one commit (a returning server's marks). */
+int store_behind_mark_many(struct store *s, const struct ofs_oid *oids,
+			   const char *const *reasons, size_t n);
 int store_behind(struct store *s, struct ofs_oid oid);
 
 /*

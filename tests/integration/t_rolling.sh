@@ -33,7 +33,7 @@ say() { log "[$((($(now_ms) - T0) / 1000))s] $*"; }
 start_cluster a:r1 b:r2 c:r3
 export OFS_PBJ_DB=$T/pbj.db
 # the scheduler records each server's catch-up as a system job
-bg ofs_pbj --db "$T/pbj.db" serve 2>"$T/serve.err"
+bg "$OFS_PBJ" --db "$T/pbj.db" serve 2>"$T/serve.err"   # (the program itself: its PID is killed on exit)
 ok ofs mkdir /roll
 
 # ---- the writer ------------------------------------------------------------
