@@ -190,20 +190,25 @@ static int ask_named(struct store *s, struct replicator *r, const struct ofs_dir
 	return 0;
 }
 
-/* 1: the entry stays, 0: it goes, -1: cannot tell (a conflict),
- * -OFS_EUNREACHABLE: ask again later. */
-static int verdict(const struct named *nm)
+int reconcile_entry_verdict(unsigned present, unsigned quiet, unsigned nsids, unsigned confidence,
+			    bool backref_ok)
 {
-	unsigned conf = nm->confidence ? nm->confidence : 1;
+	unsigned conf = confidence ? confidence : 1;
 
-	if (nm->present < conf && nm->present + nm->quiet >= conf)
+	if (present < conf && present + quiet >= conf)
 		return -OFS_EUNREACHABLE;
-	if (nm->present < conf)
+	if (present < conf)
 		return 0;                /* never acknowledged, or removed */
-	if (nm->present + conf <= nm->nsids)
+	if (present + conf <= nsids)
 		return -1;               /* as many as a create leaves, and as
 		                            many as a remove may */
-	return nm->backref_ok ? 1 : 0;
+	return backref_ok ? 1 : 0;
+}
+
+static int verdict(const struct named *nm)
+{
+	return reconcile_entry_verdict(nm->present, nm->quiet, nm->nsids, nm->confidence,
+				       nm->backref_ok);
 }
 
 /* One change to this server's copy. */

@@ -57,6 +57,18 @@ struct reconcile_result {
 int reconcile_dirdata(struct store *s, struct replicator *r, struct ofs_oid oid,
 		      const struct ofs_sid *others, size_t n, struct reconcile_result *res);
 
+/*
+ * The rule for one entry the copies disagree on, as a pure function: the
+ * object it names is held by present of its nsids copies, quiet did not
+ * answer, its write confidence is confidence, and backref_ok says whether
+ * its back reference names this directory and name. 1: the entry stays;
+ * 0: it goes (never acknowledged, removed, or renamed/replaced away); -1:
+ * a conflict (as many copies as a create leaves and a remove may);
+ * -OFS_EUNREACHABLE: the quiet ones decide, ask later.
+ */
+int reconcile_entry_verdict(unsigned present, unsigned quiet, unsigned nsids, unsigned confidence,
+			    bool backref_ok);
+
 /* The lead of a set of SIDs: the smallest. */
 struct ofs_sid reconcile_lead(const struct ofs_sid *sids, size_t n);
 
