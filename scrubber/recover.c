@@ -81,32 +81,10 @@ static int servers_of(struct recover *rv, struct ofs_oid oid, struct ofs_sid *ou
 	return 0;
 }
 
-/* SUMMARY of oid from each of sids; rcs[i] says whether sm[i] is one. */
 static int ask(struct replicator *r, struct ofs_oid oid, const struct ofs_sid *sids, size_t n,
 	       struct ofs_summary *sm, int *rcs)
 {
-	struct replica_result *res = calloc(n ? n : 1, sizeof(*res));
-	struct wbuf body;
-	int rc;
-
-	if (!res)
-		return -ENOMEM;
-	wbuf_init(&body);
-	wbuf_oid(&body, oid);
-	rc = wbuf_error(&body);
-	if (!rc)
-		rc = replica_forward(r, OFS_OP_SUMMARY, body.data, body.len, sids, n, res);
-	for (size_t i = 0; i < n; i++) {
-		if (!rc) {
-			rcs[i] = res[i].rc;
-			if (!rcs[i])
-				rcs[i] = proto_decode_summary(res[i].body, res[i].len, &sm[i]);
-		}
-		free(res[i].body);
-	}
-	free(res);
-	wbuf_free(&body);
-	return rc;
+	return repair_ask(r, OFS_OP_SUMMARY, oid, sids, n, sm, rcs);
 }
 
 /* Fetch the newest current copy, holding the copies still on a retry. */

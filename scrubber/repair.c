@@ -97,9 +97,8 @@ static int cmp_cand(const void *a, const void *b)
 	return x->sm.version < y->sm.version ? 1 : x->sm.version > y->sm.version ? -1 : 0;
 }
 
-/* SUMMARY (or VERIFY) of oid from each of sids. */
-static int ask_all(struct replicator *r, uint16_t op, struct ofs_oid oid, const struct ofs_sid *sids,
-		   size_t n, struct ofs_summary *sm, int *rcs)
+int repair_ask(struct replicator *r, uint16_t op, struct ofs_oid oid, const struct ofs_sid *sids,
+	       size_t n, struct ofs_summary *sm, int *rcs)
 {
 	struct wbuf body;
 	int rc;
@@ -355,7 +354,7 @@ static void say(struct ofs_fetch_reply *out, uint8_t outcome, const struct cand 
 static int verify_cand(struct replicator *r, struct ofs_oid oid, struct cand *c, uint64_t v)
 {
 	struct ofs_summary vs;
-	int vrc, rc = ask_all(r, OFS_OP_VERIFY, oid, &c->sid, 1, &vs, &vrc);
+	int vrc, rc = repair_ask(r, OFS_OP_VERIFY, oid, &c->sid, 1, &vs, &vrc);
 
 	if (rc)
 		return rc;
@@ -434,7 +433,7 @@ int repair_drop_removed(struct store *s, struct sidtab *t, struct replicator *r,
 
 	rc = candidates(t, store_sid(s), NULL, 0, all, &n);
 	if (!rc && n)
-		rc = ask_all(r, OFS_OP_SUMMARY, oid, all, n, sm, rcs);
+		rc = repair_ask(r, OFS_OP_SUMMARY, oid, all, n, sm, rcs);
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < n; i++)
@@ -673,7 +672,7 @@ static int fetch_good(struct store *s, struct sidtab *t, struct replicator *r, s
 		rc = repair_verify(s, oid, &local);
 	}
 	if (!rc && n)
-		rc = ask_all(r, OFS_OP_SUMMARY, oid, sids, n, sm, rcs);
+		rc = repair_ask(r, OFS_OP_SUMMARY, oid, sids, n, sm, rcs);
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < n; i++) {
@@ -768,7 +767,7 @@ static int fetch_good(struct store *s, struct sidtab *t, struct replicator *r, s
 				int vrc;
 				if (digest_eq(c[i].sm.digest, local.digest))
 					continue;
-				rc = ask_all(r, OFS_OP_VERIFY, oid, &c[i].sid, 1, &vs, &vrc);
+				rc = repair_ask(r, OFS_OP_VERIFY, oid, &c[i].sid, 1, &vs, &vrc);
 				if (rc)
 					return rc;
 				if (vrc == 0 && vs.present && vs.checked && !vs.bad &&

@@ -82,6 +82,11 @@ int repair_drop_removed(struct store *s, struct sidtab *t, struct replicator *r,
 void repair_tell_current(struct replicator *r, struct ofs_oid oid, struct ofs_sid me,
 			 uint64_t version, const struct ofs_sid *sids, size_t n);
 
+/* SUMMARY (or VERIFY: op) of oid from each of sids, in parallel; rcs[i]
+ * says whether sm[i] is an answer. */
+int repair_ask(struct replicator *r, uint16_t op, struct ofs_oid oid, const struct ofs_sid *sids,
+	       size_t n, struct ofs_summary *sm, int *rcs);
+
 /* STALE_CLEAR: drop this server's stale record of sid's copy of oid if
  * this copy is not newer than version. */
 int repair_stale_clear(struct store *s, struct ofs_oid oid, struct ofs_sid sid, uint64_t version);
