@@ -1270,8 +1270,8 @@ static int check_put_opts(const struct ofs_put_opts *o, struct layout *lo, uint8
 	return 0;
 }
 
-static int put(struct ofs_client *c, struct put_src *src, const char *path,
-	       const struct ofs_put_opts *o)
+static int put_once(struct ofs_client *c, struct put_src *src, const char *path,
+		    const struct ofs_put_opts *o)
 {
 	struct resolved r;
 	struct ofs_handle dd, mf;
@@ -1404,6 +1404,32 @@ out:
 	resolved_free(&r);
 	free(a);
 	return rc;
+}
+
+/*
+ * A put's bytes go to each new dfile's primary only: when that server dies
+ * during the put, the put is made again from the start, as a new file, if
+ * its source can be read again (memory, or a file that seeks), at most
+ * PUT_ATTEMPTS times. Its objects of the attempt before were removed by
+ * it (best effort: scrub reports what a crash leaves, repair collects it),
+ * and the server that stopped answering is tried last from then on.
+ */
+#define PUT_ATTEMPTS 3
+
+static int put(struct ofs_client *c, struct put_src *src, const char *path,
+	       const struct ofs_put_opts *o)
+{
+	off_t start = src->fd >= 0 ? lseek(src->fd, 0, SEEK_CUR) : 0;
+	int rc;
+
+	for (int attempt = 1;; attempt++) {
+		rc = put_once(c, src, path, o);
+		if (rc != -OFS_EUNREACHABLE || attempt == PUT_ATTEMPTS || start < 0)
+			return rc;
+		if (src->fd >= 0 && lseek(src->fd, start, SEEK_SET) != start)
+			return rc;
+		src->at = 0;
+	}
 }
 
 int ofs_put_fd(struct ofs_client *c, int fd, const char *path, const struct ofs_put_opts *o)

@@ -44,7 +44,9 @@ int ofs_mkdir(struct ofs_client *c, const char *path);
 
 /* Store the bytes read from fd until EOF as file path. An existing file is
  * replaced atomically: readers see the old or the new contents, and on
- * failure the old file is intact. -EISDIR when path is a directory. */
+ * failure the old file is intact. -EISDIR when path is a directory. A
+ * server that dies during the put makes it start again, as a new file,
+ * when fd seeks (up to three attempts); from a pipe it fails instead. */
 int ofs_put_fd(struct ofs_client *c, int fd, const char *path, const struct ofs_put_opts *o);
 int ofs_put_buf(struct ofs_client *c, const void *buf, size_t len, const char *path,
 		const struct ofs_put_opts *o);

@@ -35,6 +35,7 @@
 #include "log.h"
 #include "ofs_error.h"
 #include "records.h"
+#include "replaced.h"
 #include "store.h"
 
 #define STORE_NLOCKS 1024
@@ -56,6 +57,7 @@ struct store {
 	pthread_mutex_t pend_mu;            /* guards which pend[] are in use */
 	struct pending *pend;               /* STORE_MAX_PENDING slots */
 	atomic_bool behind_any;             /* some copy here is marked behind */
+	struct replaced *replaced;          /* recent entry replacements */
 };
 
 /*
@@ -354,7 +356,8 @@ int store_open(const char *datadir, bool read_only, struct store **out)
 		pthread_rwlock_init(&s->locks[i], NULL);
 	pthread_mutex_init(&s->pend_mu, NULL);
 	s->pend = calloc(STORE_MAX_PENDING, sizeof(*s->pend));
-	if (!s->pend) {
+	s->replaced = replaced_new();
+	if (!s->pend || !s->replaced) {
 		rc = -ENOMEM;
 		goto fail;
 	}
@@ -412,6 +415,7 @@ void store_close(struct store *s)
 		free(s->pend[i].known);
 	}
 	free(s->pend);
+	replaced_free(s->replaced);
 	pthread_mutex_destroy(&s->pend_mu);
 	free(s->datadir);
 	free(s);
@@ -1654,6 +1658,7 @@ struct kvop_args {
 	const struct ofs_dirent *d;
 	uint32_t flags;
 	bool present;
+	bool unchanged;          /* dirent create: the entry was already this */
 	struct ofs_dirent old;
 	struct ofs_attr *a;      /* scratch */
 };
@@ -1905,8 +1910,10 @@ static int dirent_create_txn(struct kv_txn *t, void *arg)
 	 * version: a move that sets it again on every copy (after one copy
 	 * missed the first time) leaves the copies at one version. */
 	if (ka->present && (ka->flags & OFS_DIRENT_REPLACE) && ka->old.type == ka->d->type &&
-	    same_handle(&ka->old.handle, &ka->d->handle))
+	    same_handle(&ka->old.handle, &ka->d->handle)) {
+		ka->unchanged = true;
 		return 0;
+	}
 	rc = kvop_object(t, ka, true);
 	if (rc)
 		return rc;
@@ -1977,6 +1984,12 @@ int store_dirent_create(struct store *s, struct ofs_oid dirdata, const char *nam
 	rc = kvop(s, dirent_create_txn, &ka, true);
 	if (rc)
 		return rc;
+	if (ka.unchanged) {
+		/* (a create sent again: say what the first one replaced) */
+		replaced_find(s->replaced, dirdata, name, d->handle.oid, &ka.old);
+	} else if (ka.present && !oid_eq(ka.old.handle.oid, d->handle.oid)) {
+		replaced_note(s->replaced, dirdata, name, d->handle.oid, &ka.old);
+	}
 	*replaced = ka.present;
 	if (ka.present && old)
 		*old = ka.old;

@@ -1047,6 +1047,45 @@ static void test_setting_handles_and_entries_to_what_they_are_keeps_the_version(
 	assert_int_equal(a.version, v0 + 1);
 }
 
+/* A put over a name whose create is sent again (its first primary died
+ * before it answered, after the change was made) still learns which file
+ * it replaced, so it can destroy that file and leave no orphan. */
+static void test_retried_replace_reports_what_the_first_replaced(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *s = open_new(fx);
+	struct ofs_oid dd = create_type(s, OFS_OBJ_DIRDATA);
+	struct ofs_dirent first = { .type = OFS_OBJ_METAFILE }, second, old;
+	bool replaced = false;
+
+	first.handle.oid = mk_oid(11);
+	first.handle.nsids = 1;
+	first.handle.sids[0] = mk_sid(3);
+	second = first;
+	second.handle.oid = mk_oid(12);
+	assert_int_equal(store_dirent_create(s, dd, "n4", &first, 0, &replaced, &old), 0);
+	assert_false(replaced);
+	assert_int_equal(store_dirent_create(s, dd, "n4", &second, OFS_DIRENT_REPLACE,
+					 &replaced, &old), 0);
+	assert_true(replaced);
+	assert_memory_equal(old.handle.oid.b, first.handle.oid.b, OFS_OID_LEN);
+	/* the same create again: the entry is already the new file */
+	memset(&old, 0, sizeof(old));
+	assert_int_equal(store_dirent_create(s, dd, "n4", &second, OFS_DIRENT_REPLACE,
+					 &replaced, &old), 0);
+	assert_true(replaced);
+	assert_memory_equal(old.handle.oid.b, first.handle.oid.b, OFS_OID_LEN);
+	/* a create of a new name sent again replaced nothing: it says so */
+	second.handle.oid = mk_oid(13);
+	assert_int_equal(store_dirent_create(s, dd, "n5", &second, OFS_DIRENT_REPLACE,
+					 &replaced, &old), 0);
+	assert_false(replaced);
+	assert_int_equal(store_dirent_create(s, dd, "n5", &second, OFS_DIRENT_REPLACE,
+					 &replaced, &old), 0);
+	assert_true(replaced);
+	assert_memory_equal(old.handle.oid.b, second.handle.oid.b, OFS_OID_LEN);
+}
+
 /* OFS_ATTR_PART: one part replaced in place (a move's pointer rewrite), so
  * that two moves of different parts of one owner cannot undo each other
  * the way two whole-layout rewrites, each from its own read, can. */
@@ -2535,6 +2574,7 @@ int main(void)
 		T(test_truncated_stream_fails_reads_not_garbage),
 		T(test_missing_stream_fails_reads),
 		T(test_setting_handles_and_entries_to_what_they_are_keeps_the_version),
+		T(test_retried_replace_reports_what_the_first_replaced),
 		T(test_setattr_part_replaces_only_that_part),
 		T(test_operations_on_the_wrong_type_are_etype),
 		T(test_remove_deletes_records_chunks_kv_and_stream),
