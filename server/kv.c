@@ -55,6 +55,19 @@ struct kv_txn {
 	 * it (a get or scan from inside that scan takes a cursor of its own). */
 	MDB_cursor *cur[KV_NDB];
 	bool busy[KV_NDB];
+	/* An update that shares its batch's transaction logs what each of its
+	 * writes replaced, newest first, so that its failure can undo them. */
+	bool logging;
+	struct undo *undo;
+};
+
+/* What one write replaced: the key's value before it (had: there was one). */
+struct undo {
+	struct undo *next;
+	enum kv_db db;
+	bool had;
+	size_t kn, vn;
+	unsigned char data[];    /* the key, then the old value */
 };
 
 static int mdb_to_ofs(int rc)
@@ -80,68 +93,103 @@ static int mdb_to_ofs(int rc)
 	}
 }
 
-/*
- * A batch of one runs in the top transaction itself: its failure aborts
- * the whole, which is that one change. (A nested transaction costs LMDB
- * about three megabytes of fresh lists, allocated and freed per change.)
- */
-static void run_alone(struct kv *kv, struct kv_req *r)
+/* Log what writing key k of db is about to replace (see struct kv_txn). */
+static int push_undo(struct kv_txn *t, enum kv_db db, const void *k, size_t kn,
+		     const void *old, size_t vn, bool had)
 {
-	MDB_txn *txn = NULL;
-	struct kv_txn t;
+	struct undo *u;
 
-	r->rc = mdb_to_ofs(mdb_txn_begin(kv->env, NULL, 0, &txn));
-	if (r->rc)
-		return;
-	memset(&t, 0, sizeof(t));
-	t.kv = kv;
-	t.txn = txn;
-	t.rdonly = false;
-	r->rc = r->fn(&t, r->arg);
-	if (r->rc)
-		mdb_txn_abort(txn);
-	else
-		r->rc = mdb_to_ofs(mdb_txn_commit(txn));
+	if (!t->logging)
+		return 0;
+	u = malloc(sizeof(*u) + kn + (had ? vn : 0));
+	if (!u)
+		return -ENOMEM;
+	u->db = db;
+	u->had = had;
+	u->kn = kn;
+	u->vn = had ? vn : 0;
+	memcpy(u->data, k, kn);
+	if (had && vn)
+		memcpy(u->data + kn, old, vn);
+	u->next = t->undo;
+	t->undo = u;
+	return 0;
 }
 
+static int note_undo(struct kv_txn *t, enum kv_db db, const void *k, size_t kn)
+{
+	MDB_val key = { kn, (void *)k }, val = { 0, NULL };
+	int r;
+
+	if (!t->logging)
+		return 0;
+	r = mdb_get(t->txn, t->kv->dbi[db], &key, &val);
+	if (r && r != MDB_NOTFOUND)
+		return mdb_to_ofs(r);
+	return push_undo(t, db, k, kn, val.mv_data, val.mv_size, r == 0);
+}
+
+/* Put back what the logged writes replaced, newest first; drop the log.
+ * Not 0: the transaction can no longer be trusted. */
+static int undo_all(struct kv_txn *t, bool apply)
+{
+	int rc = 0;
+
+	while (t->undo) {
+		struct undo *u = t->undo;
+		MDB_val key = { u->kn, u->data }, val = { u->vn, u->data + u->kn };
+		int r = 0;
+
+		t->undo = u->next;
+		if (apply && !rc && u->had)
+			r = mdb_put(t->txn, t->kv->dbi[u->db], &key, &val, 0);
+		else if (apply && !rc)
+			r = mdb_del(t->txn, t->kv->dbi[u->db], &key, NULL);
+		if (r && r != MDB_NOTFOUND)
+			rc = mdb_to_ofs(r);
+		free(u);
+	}
+	return rc;
+}
+
+/*
+ * One transaction for the whole batch, one commit (one fsync). Each update
+ * runs in it directly, logging what its writes replace; an update that
+ * fails has them put back, so the others' changes stand and its own do
+ * not. (LMDB's nested transactions would do the same at about three
+ * megabytes of fresh lists allocated and freed per update.) When putting
+ * back fails (an LMDB error that poisons the transaction), the batch is
+ * aborted and every update of it fails.
+ */
 static void run_batch(struct kv *kv, struct kv_req *batch)
 {
-	MDB_txn *parent = NULL;
-	int rc, commit_rc;
+	MDB_txn *txn = NULL;
+	int rc = mdb_to_ofs(mdb_txn_begin(kv->env, NULL, 0, &txn));
 
-	if (!batch->next) {
-		run_alone(kv, batch);
-		return;
-	}
-	rc = mdb_txn_begin(kv->env, NULL, 0, &parent);
-	for (struct kv_req *r = batch; r; r = r->next) {
-		MDB_txn *child = NULL;
+	for (struct kv_req *r = batch; r && !rc; r = r->next) {
 		struct kv_txn t;
 
-		if (rc) {
-			r->rc = mdb_to_ofs(rc);
-			continue;
-		}
-		r->rc = mdb_to_ofs(mdb_txn_begin(kv->env, parent, 0, &child));
-		if (r->rc)
-			continue;
 		memset(&t, 0, sizeof(t));
 		t.kv = kv;
-		t.txn = child;
+		t.txn = txn;
 		t.rdonly = false;
+		t.logging = batch->next != NULL;   /* (alone: its failure aborts) */
 		r->rc = r->fn(&t, r->arg);
-		if (r->rc)
-			mdb_txn_abort(child);
+		if (r->rc && !t.logging)
+			rc = r->rc;
+		else if (r->rc)
+			rc = undo_all(&t, true);
 		else
-			r->rc = mdb_to_ofs(mdb_txn_commit(child));
+			undo_all(&t, false);
 	}
-	if (rc)
-		return;
-	commit_rc = mdb_to_ofs(mdb_txn_commit(parent));
-	if (commit_rc) {
+	if (!rc)
+		rc = mdb_to_ofs(mdb_txn_commit(txn));
+	else if (txn)
+		mdb_txn_abort(txn);
+	if (rc) {
 		for (struct kv_req *r = batch; r; r = r->next)
 			if (r->rc == 0)
-				r->rc = commit_rc;
+				r->rc = rc;
 	}
 }
 
@@ -380,8 +428,12 @@ int kv_put(struct kv_txn *t, enum kv_db db, const void *k, size_t kn,
 {
 	MDB_val key = { kn, (void *)k }, val = { vn, (void *)v };
 
+	int rc;
+
 	if (t->kv->read_only || t->rdonly)
 		return -EROFS;
+	if ((rc = note_undo(t, db, k, kn)) != 0)
+		return rc;
 	return mdb_to_ofs(mdb_put(t->txn, t->kv->dbi[db], &key, &val, 0));
 }
 
@@ -389,10 +441,14 @@ int kv_del(struct kv_txn *t, enum kv_db db, const void *k, size_t kn)
 {
 	MDB_val key = { kn, (void *)k };
 
+	int rc;
+
 	if (t->kv->read_only || t->rdonly)
 		return -EROFS;
 	if (!t->kv->present[db])
 		return -ENOENT;
+	if ((rc = note_undo(t, db, k, kn)) != 0)
+		return rc;
 	return mdb_to_ofs(mdb_del(t->txn, t->kv->dbi[db], &key, NULL));
 }
 
@@ -530,6 +586,10 @@ int kv_del_prefix(struct kv_txn *t, enum kv_db db, const void *prefix, size_t pn
 		return rc;
 	r = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
 	while (r == 0 && has_prefix(&k, prefix, pn)) {
+		if ((rc = push_undo(t, db, k.mv_data, k.mv_size, v.mv_data, v.mv_size, true)) != 0) {
+			mdb_cursor_close(cur);
+			return rc;
+		}
 		r = mdb_cursor_del(cur, 0);
 		if (r)
 			break;

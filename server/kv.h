@@ -4,9 +4,10 @@
  *
  * Only kv.c sees LMDB. Updates are functions run inside a write
  * transaction: kv_update() queues one and waits. A single writer thread
- * takes every queued update, runs each in its own nested transaction (so
- * one failing update does not undo the others; an update alone in its
- * batch runs in the top transaction), commits the batch once
+ * takes every queued update, runs them in one transaction (one failing
+ * update does not undo the others: its own writes are put back from an
+ * undo log, and only when that fails does the whole batch fail), commits
+ * the batch once
  * (one fsync for all), and only then wakes the callers. So kv_update()
  * returning 0 means the update is durable, and N concurrent updates cost
  * one fsync, not N. Reads (kv_view) run in read-only transactions that

@@ -427,6 +427,97 @@ static void test_kv_update_failures_in_a_batch_do_not_undo_successes(void **stat
 	kv_close(kv);
 }
 
+/*
+ * Thread i's update j writes its own keys "u<i>-<j>-*": overwrites
+ * "-keep" (made before), deletes "-gone" and every "-p*" (a prefix),
+ * adds "-new", and then fails when j is odd. A failed update must leave
+ * every one of those as it was, whatever else its batch held.
+ */
+struct undo_args {
+	int i, j;
+	bool fail;
+};
+
+static int undo_fn(struct kv_txn *t, void *arg)
+{
+	struct undo_args *ua = arg;
+	char k[48], p[48];
+	int rc;
+
+	snprintf(k, sizeof(k), "u%02d-%03d-keep", ua->i, ua->j);
+	if ((rc = kv_put(t, KV_KEYVAL, k, strlen(k), "changed", 7)) != 0)
+		return rc;
+	snprintf(k, sizeof(k), "u%02d-%03d-gone", ua->i, ua->j);
+	if ((rc = kv_del(t, KV_KEYVAL, k, strlen(k))) != 0)
+		return rc;
+	snprintf(p, sizeof(p), "u%02d-%03d-p", ua->i, ua->j);
+	if ((rc = kv_del_prefix(t, KV_KEYVAL, p, strlen(p))) != 0)
+		return rc;
+	snprintf(k, sizeof(k), "u%02d-%03d-new", ua->i, ua->j);
+	if ((rc = kv_put(t, KV_KEYVAL, k, strlen(k), "new", 3)) != 0)
+		return rc;
+	/* the same key twice: undone to the first value, not the second */
+	snprintf(k, sizeof(k), "u%02d-%03d-keep", ua->i, ua->j);
+	if ((rc = kv_put(t, KV_KEYVAL, k, strlen(k), "twice", 5)) != 0)
+		return rc;
+	return ua->fail ? -EINVAL : 0;
+}
+
+static void *undo_main(void *arg)
+{
+	struct mix_thread *mt = arg;
+
+	for (int j = 0; j < MIX_UPDATES; j++) {
+		struct undo_args ua = { mt->id, j, (j & 1) != 0 };
+		if (kv_update(mt->kv, undo_fn, &ua) != (ua.fail ? -EINVAL : 0))
+			mt->failures++;
+	}
+	return NULL;
+}
+
+static void test_kv_failed_update_in_a_batch_has_every_write_undone(void **state)
+{
+	struct fixture *fx = *state;
+	struct kv *kv = NULL;
+	pthread_t th[MIX_THREADS];
+	struct mix_thread mt[MIX_THREADS];
+	char k[48], v[256];
+
+	assert_int_equal(kv_open(fx->path, true, false, &kv), 0);
+	for (int i = 0; i < MIX_THREADS; i++) {
+		for (int j = 0; j < MIX_UPDATES; j++) {
+			const char *sfx[] = { "keep", "gone", "p1", "p2" };
+			for (size_t x = 0; x < 4; x++) {
+				snprintf(k, sizeof(k), "u%02d-%03d-%s", i, j, sfx[x]);
+				assert_int_equal(put(kv, KV_KEYVAL, k, "orig"), 0);
+			}
+		}
+	}
+	for (int i = 0; i < MIX_THREADS; i++) {
+		mt[i] = (struct mix_thread){ .kv = kv, .id = i };
+		assert_int_equal(pthread_create(&th[i], NULL, undo_main, &mt[i]), 0);
+	}
+	for (int i = 0; i < MIX_THREADS; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(mt[i].failures, 0);
+	}
+	for (int i = 0; i < MIX_THREADS; i++) {
+		for (int j = 0; j < MIX_UPDATES; j++) {
+			bool failed = (j & 1) != 0;
+			snprintf(k, sizeof(k), "u%02d-%03d-keep", i, j);
+			assert_int_equal(get(kv, KV_KEYVAL, k, v), 0);
+			assert_string_equal(v, failed ? "orig" : "twice");
+			snprintf(k, sizeof(k), "u%02d-%03d-gone", i, j);
+			assert_int_equal(get(kv, KV_KEYVAL, k, v), failed ? 0 : -ENOENT);
+			snprintf(k, sizeof(k), "u%02d-%03d-p2", i, j);
+			assert_int_equal(get(kv, KV_KEYVAL, k, v), failed ? 0 : -ENOENT);
+			snprintf(k, sizeof(k), "u%02d-%03d-new", i, j);
+			assert_int_equal(get(kv, KV_KEYVAL, k, v), failed ? -ENOENT : 0);
+		}
+	}
+	kv_close(kv);
+}
+
 static int del_fn(struct kv_txn *t, void *arg)
 {
 	return kv_del(t, KV_KEYVAL, arg, strlen(arg));
@@ -808,6 +899,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kv_update_commits_and_returns_fn_result, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kv_update_failing_fn_leaves_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kv_update_failures_in_a_batch_do_not_undo_successes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kv_failed_update_in_a_batch_has_every_write_undone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kv_del_removes_and_missing_is_enoent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kv_gets_and_scans_inside_a_scan_of_the_same_db, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kv_scan_seq_agrees_with_kv_scan, setup, teardown),
