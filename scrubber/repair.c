@@ -639,222 +639,318 @@ int repair_fetch(struct store *s, struct sidtab *t, struct replicator *r, struct
 	return fetch_good(s, t, r, oid, cands, ncands, flags, tag, pace, arg, out, 0);
 }
 
+/* What the copies say of an object, gathered for one fetch_good. */
+struct gathered {
+	struct ofs_sid sids[MAX_CANDS];      /* the other servers asked */
+	size_t n;
+	struct ofs_summary local;            /* this copy */
+	bool local_ok;                       /* present, current, verifies */
+	struct cand c[MAX_CANDS];            /* current copies, newest first */
+	size_t nc;
+	struct ofs_sid behind[MAX_CANDS];    /* copies marked behind */
+	struct ofs_summary bsm[MAX_CANDS];
+	size_t nb;
+	bool quiet;                          /* some server did not answer */
+};
+
+/* This copy's summary (re-read, unless known bad) and every other's. */
+static int gather(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid,
+		  const struct ofs_sid *cands, size_t ncands, unsigned flags, struct gathered *g)
+{
+	struct ofs_summary sm[MAX_CANDS];
+	int rcs[MAX_CANDS];
+	int rc;
+
+	memset(g, 0, sizeof(*g));
+	rc = candidates(t, store_sid(s), cands, ncands, g->sids, &g->n);
+	if (!rc && (flags & OFS_FETCH_LOCALBAD)) {
+		/* Known bad (a scrub has just read it): its summary only. */
+		rc = store_summary(s, oid, &g->local);
+		if (rc == -ENOENT || rc == -OFS_ECORRUPT) {
+			memset(&g->local, 0, sizeof(g->local));
+			g->local.present = rc == -OFS_ECORRUPT;
+			rc = 0;
+		}
+		g->local.checked = g->local.bad = true;
+	} else if (!rc) {
+		rc = repair_verify(s, oid, &g->local);
+	}
+	if (!rc && g->n)
+		rc = repair_ask(r, OFS_OP_SUMMARY, oid, g->sids, g->n, sm, rcs);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < g->n; i++) {
+		if (rcs[i] == 0 && sm[i].present && !sm[i].behind && !sm[i].corrupt) {
+			g->c[g->nc].sid = g->sids[i];
+			g->c[g->nc].sm = sm[i];
+			g->c[g->nc].bad = false;
+			g->nc++;
+		} else if (rcs[i] == 0 && sm[i].present && !sm[i].corrupt) {
+			g->behind[g->nb] = g->sids[i];
+			g->bsm[g->nb++] = sm[i];
+		} else if (rcs[i] != 0 && rcs[i] != -OFS_ECORRUPT) {
+			g->quiet = true;         /* no answer: it may hold the good copy */
+		}
+	}
+	qsort(g->c, g->nc, sizeof(g->c[0]), cmp_cand);
+	g->local_ok = g->local.present && !g->local.behind && !g->local.corrupt && !g->local.bad;
+	return 0;
+}
+
+/* What one group of copies at the newest version left to do. */
+enum group_verdict {
+	GROUP_DONE,          /* out says what happened */
+	GROUP_LOCAL_GOOD,    /* this copy is the good one */
+	GROUP_NEXT,          /* none of these: the next older version */
+};
+
+/* Key-value parts differ at the top version: the copies that verify vote,
+ * and a majority decides; a tie is a conflict, never a guess. */
+static int group_vote(struct replicator *r, struct ofs_oid oid, struct gathered *g, size_t at,
+		      size_t end, uint64_t v, struct ofs_fetch_reply *out, enum group_verdict *vd)
+{
+	struct ofs_digest win;
+	int vr = kv_vote(r, oid, &g->local, g->local_ok, g->c, at, end, v, &win);
+
+	if (vr < 0)
+		return vr;
+	if (vr == 0) {
+		say(out, OFS_FETCH_CONFLICT, NULL, "the copies' key-value parts differ at version "
+		    "%llu and no version of them has a majority; nothing changed",
+		    (unsigned long long)v);
+		*vd = GROUP_DONE;
+		return 0;
+	}
+	if (g->local_ok && g->local.version == v && digest_eq(g->local.digest, win)) {
+		say(out, OFS_FETCH_GOOD, NULL, "this copy agrees with the majority at version %llu",
+		    (unsigned long long)v);
+		*vd = GROUP_LOCAL_GOOD;
+		return 0;
+	}
+	for (size_t i = at; i < end; i++)
+		g->c[i].bad |= !digest_eq(g->c[i].sm.digest, win);
+	*vd = GROUP_NEXT;            /* (the fetch takes the majority's) */
+	return 0;
+}
+
+/* This copy verifies at the top version: it is good unless a differing
+ * sibling verifies too (then: a conflict). */
+static int group_local(struct replicator *r, struct ofs_oid oid, struct gathered *g, size_t at,
+		       size_t end, uint64_t v, struct ofs_fetch_reply *out)
+{
+	char hex[OFS_OID_HEX];
+
+	for (size_t i = at; i < end; i++) {
+		struct ofs_summary vs;
+		int vrc, rc;
+		if (digest_eq(g->c[i].sm.digest, g->local.digest))
+			continue;
+		rc = repair_ask(r, OFS_OP_VERIFY, oid, &g->c[i].sid, 1, &vs, &vrc);
+		if (rc)
+			return rc;
+		if (vrc == 0 && vs.present && vs.checked && !vs.bad &&
+		    vs.version == v && !digest_eq(vs.digest, g->local.digest)) {
+			sid_to_hex(g->c[i].sid, hex);
+			say(out, OFS_FETCH_CONFLICT, NULL, "this copy and the one on %s both verify at "
+			    "version %llu but differ; nothing changed", hex, (unsigned long long)v);
+			return 1;
+		}
+	}
+	say(out, OFS_FETCH_GOOD, NULL, "this copy verifies at version %llu", (unsigned long long)v);
+	return 0;
+}
+
+/* Copies at the top version differ: verify each; more than one that
+ * verifies and differs is a conflict (1), else the others are bad. */
+static int group_verify(struct replicator *r, struct ofs_oid oid, struct gathered *g, size_t at,
+			size_t end, uint64_t v, struct ofs_fetch_reply *out)
+{
+	struct ofs_digest gd[MAX_CANDS];
+	size_t good = 0, pick = 0;
+
+	for (size_t i = at; i < end; i++) {
+		bool seen = false;
+		int rc = verify_cand(r, oid, &g->c[i], v);
+		if (rc)
+			return rc;
+		if (g->c[i].bad)
+			continue;
+		for (size_t j = 0; j < good; j++)
+			seen |= digest_eq(gd[j], g->c[i].sm.digest);
+		if (!seen) {
+			gd[good++] = g->c[i].sm.digest;
+			pick = i;
+		}
+	}
+	if (good > 1) {
+		say(out, OFS_FETCH_CONFLICT, NULL, "%zu copies verify at version %llu but differ; "
+		    "nothing changed", good, (unsigned long long)v);
+		return 1;
+	}
+	if (good == 1) {
+		for (size_t i = at; i < end; i++)
+			g->c[i].bad |= !digest_eq(g->c[i].sm.digest, g->c[pick].sm.digest);
+	}
+	return 0;
+}
+
+/* Fetch the first good copy of the group; GROUP_NEXT when none was. */
+static int group_fetch(struct store *s, struct replicator *r, struct ofs_oid oid,
+		       struct gathered *g, size_t at, size_t end, uint64_t v, unsigned flags,
+		       const char *tag, repair_pace_fn pace, void *arg,
+		       struct ofs_fetch_reply *out, enum group_verdict *vd)
+{
+	char hex[OFS_OID_HEX];
+
+	*vd = GROUP_DONE;
+	for (size_t i = at; i < end; i++) {
+		uint64_t bytes = 0;
+		int rc;
+		if (g->c[i].bad)
+			continue;
+		sid_to_hex(g->c[i].sid, hex);
+		if (flags & OFS_FETCH_DRYRUN) {
+			say(out, OFS_FETCH_WOULD, &g->c[i], "would fetch version %llu from %s",
+			    (unsigned long long)v, hex);
+			return 0;
+		}
+		rc = fetch_from(s, r, oid, &g->c[i], tag, pace, arg, &bytes, g->sids, g->n);
+		if (rc == 0) {
+			say(out, OFS_FETCH_DONE, &g->c[i], "fetched version %llu from %s (%llu bytes)",
+			    (unsigned long long)v, hex, (unsigned long long)bytes);
+			out->bytes = bytes;
+			return 0;
+		}
+		if (rc != -OFS_ECHECKSUM && rc != -EIO)
+			return rc;               /* unreachable, changed meanwhile, ... */
+		g->c[i].bad = true;          /* it did not verify: the next one */
+		oid_to_hex(oid, hex);
+		log_warn("repair of %s: the copy on a sibling did not verify (%s)", hex,
+			 ofs_strerror(rc));
+	}
+	*vd = GROUP_NEXT;
+	return 0;
+}
+
+/* The copies at version v (g->c[at..end)): which is good, and fetch it. */
+static int one_group(struct store *s, struct replicator *r, struct ofs_oid oid,
+		     struct gathered *g, size_t at, size_t end, unsigned flags, const char *tag,
+		     repair_pace_fn pace, void *arg, struct ofs_fetch_reply *out,
+		     enum group_verdict *vd)
+{
+	uint64_t v = g->c[at].sm.version;
+	struct ofs_digest dig[MAX_CANDS];
+	size_t ndig = 0;
+	int rc;
+
+	if (g->local_ok && g->local.version > v) {
+		say(out, OFS_FETCH_GOOD, NULL, "this copy verifies and is the newest (version %llu)",
+		    (unsigned long long)g->local.version);
+		*vd = GROUP_LOCAL_GOOD;
+		return 0;
+	}
+	for (size_t i = at; i < end; i++) {
+		bool seen = false;
+		for (size_t j = 0; j < ndig; j++)
+			seen |= digest_eq(dig[j], g->c[i].sm.digest);
+		if (!seen)
+			dig[ndig++] = g->c[i].sm.digest;
+	}
+	if (kv_type(&g->local, &g->c[at].sm) &&
+	    (ndig > 1 || (g->local_ok && g->local.version == v &&
+			  !digest_eq(g->local.digest, g->c[at].sm.digest)))) {
+		rc = group_vote(r, oid, g, at, end, v, out, vd);
+		if (rc || *vd != GROUP_NEXT)
+			return rc;
+		ndig = 1;                /* the fetch below takes the majority's */
+	} else if (g->local_ok && g->local.version == v) {
+		rc = group_local(r, oid, g, at, end, v, out);
+		*vd = rc == 1 ? GROUP_DONE : GROUP_LOCAL_GOOD;
+		return rc < 0 ? rc : 0;
+	}
+	if (ndig > 1) {
+		rc = group_verify(r, oid, g, at, end, v, out);
+		if (rc) {
+			*vd = GROUP_DONE;
+			return rc < 0 ? rc : 0;
+		}
+	}
+	return group_fetch(s, r, oid, g, at, end, v, flags, tag, pace, arg, out, vd);
+}
+
+/* No copy is current: reconcile them when some are behind (1: done, out
+ * says; 0: not this case). */
+static int none_current(struct store *s, struct sidtab *t, struct replicator *r,
+			struct ofs_oid oid, struct gathered *g, unsigned flags, const char *tag,
+			repair_pace_fn pace, void *arg, struct ofs_fetch_reply *out, int depth)
+{
+	int lb = g->local.present && !g->local.corrupt ? store_behind(s, oid) : 0;
+	int rc;
+
+	if (lb < 0)
+		return lb;
+	if (lb == 1 && g->nb == 0 && !(flags & OFS_FETCH_DRYRUN)) {
+		/* no other copy at all: it was removed while this one was away */
+		rc = repair_drop_removed(s, t, r, oid, g->sids, g->n);
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+			return -OFS_EUNREACHABLE;   /* another may hold it: later */
+		say(out, OFS_FETCH_RECONCILED, NULL, "it was removed while this copy was away (no "
+		    "other server holds it): removed here too, its bytes kept in quarantine");
+		return 1;
+	}
+	if (lb != 1 && g->nb == 0)
+		return 0;
+	rc = reconcile(s, t, r, oid, g->sids, g->n, g->behind, g->bsm, g->nb, lb == 1,
+		       g->local.present ? g->local.type : g->bsm[0].type, flags, tag, pace, arg,
+		       out, depth);
+	return rc < 0 ? rc : 1;
+}
+
 static int fetch_good(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid,
 		      const struct ofs_sid *cands, size_t ncands, unsigned flags, const char *tag,
 		      repair_pace_fn pace, void *arg, struct ofs_fetch_reply *out, int depth)
 {
-	struct ofs_sid behind[MAX_CANDS];
-	struct ofs_summary bsm[MAX_CANDS];
-	size_t nb = 0;
-	bool dry_run = (flags & OFS_FETCH_DRYRUN) != 0;
-	struct ofs_sid me = store_sid(s), sids[MAX_CANDS];
-	struct ofs_summary local, sm[MAX_CANDS];
-	struct cand c[MAX_CANDS];
-	int rcs[MAX_CANDS];
-	size_t n = 0, nc = 0;
-	char hex[OFS_OID_HEX];
-	bool local_ok, quiet = false;
+	struct gathered *g = malloc(sizeof(*g));
+	enum group_verdict vd = GROUP_NEXT;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = candidates(t, me, cands, ncands, sids, &n);
-	if (!rc && (flags & OFS_FETCH_LOCALBAD)) {
-		/* Known bad (a scrub has just read it): its summary only. */
-		memset(&local, 0, sizeof(local));
-		rc = store_summary(s, oid, &local);
-		if (rc == -ENOENT || rc == -OFS_ECORRUPT) {
-			memset(&local, 0, sizeof(local));
-			local.present = rc == -OFS_ECORRUPT;
-			rc = 0;
-		}
-		local.checked = local.bad = true;
-	} else if (!rc) {
-		rc = repair_verify(s, oid, &local);
-	}
-	if (!rc && n)
-		rc = repair_ask(r, OFS_OP_SUMMARY, oid, sids, n, sm, rcs);
-	if (rc)
-		return rc;
-	for (size_t i = 0; i < n; i++) {
-		if (rcs[i] == 0 && sm[i].present && !sm[i].behind && !sm[i].corrupt) {
-			c[nc].sid = sids[i];
-			c[nc].sm = sm[i];
-			c[nc].bad = false;
-			nc++;
-		} else if (rcs[i] == 0 && sm[i].present && !sm[i].corrupt) {
-			behind[nb] = sids[i];
-			bsm[nb++] = sm[i];
-		} else if (rcs[i] != 0 && rcs[i] != -OFS_ECORRUPT) {
-			quiet = true;            /* no answer: it may hold the good copy */
+	if (!g)
+		return -ENOMEM;
+	rc = gather(s, t, r, oid, cands, ncands, flags, g);
+	if (!rc && g->nc == 0 && !g->local_ok && !g->quiet) {
+		rc = none_current(s, t, r, oid, g, flags, tag, pace, arg, out, depth);
+		if (rc) {
+			free(g);
+			return rc < 0 ? rc : 0;
 		}
 	}
-	qsort(c, nc, sizeof(c[0]), cmp_cand);
-	local_ok = local.present && !local.behind && !local.corrupt && !local.bad;
-	if (nc == 0 && !local_ok && !quiet) {
-		/* No copy is current: reconcile them when some are behind. */
-		int lb = local.present && !local.corrupt ? store_behind(s, oid) : 0;
-		if (lb < 0)
-			return lb;
-		if (lb == 1 && nb == 0 && !(flags & OFS_FETCH_DRYRUN)) {
-			/* no other copy at all: it was removed while this one
-			 * was away */
-			rc = repair_drop_removed(s, t, r, oid, sids, n);
-			if (rc < 0)
-				return rc;
-			if (rc == 1) {
-				say(out, OFS_FETCH_RECONCILED, NULL, "it was removed while this copy "
-				    "was away (no other server holds it): removed here too, its "
-				    "bytes kept in quarantine");
-				return 0;
-			}
-			return -OFS_EUNREACHABLE;   /* another may hold it: later */
-		}
-		if (lb == 1 || nb)
-			return reconcile(s, t, r, oid, sids, n, behind, bsm, nb, lb == 1,
-					 local.present ? local.type : bsm[0].type, flags, tag, pace,
-					 arg, out, depth);
+	for (size_t at = 0, end; !rc && vd == GROUP_NEXT && at < g->nc; at = end) {
+		for (end = at; end < g->nc && g->c[end].sm.version == g->c[at].sm.version; end++)
+			;
+		rc = one_group(s, r, oid, g, at, end, flags, tag, pace, arg, out, &vd);
 	}
-
-	for (size_t at = 0; at < nc;) {
-		uint64_t v = c[at].sm.version;
-		size_t end = at, ndig = 0;
-		struct ofs_digest dig[MAX_CANDS];
-
-		while (end < nc && c[end].sm.version == v)
-			end++;
-		if (local_ok && local.version > v) {
-			say(out, OFS_FETCH_GOOD, NULL, "this copy verifies and is the newest (version %llu)",
-			    (unsigned long long)local.version);
-			goto good;
+	if (!rc && vd == GROUP_NEXT) {
+		if (g->local_ok) {
+			say(out, OFS_FETCH_GOOD, NULL, "this copy verifies (version %llu)",
+			    (unsigned long long)g->local.version);
+			vd = GROUP_LOCAL_GOOD;
+		} else if (g->quiet) {
+			rc = -OFS_EUNREACHABLE;  /* a copy that did not answer may be good */
+		} else {
+			say(out, OFS_FETCH_NONE, NULL, "no copy verifies (%zu other cop%s compared); "
+			    "nothing changed", g->nc, g->nc == 1 ? "y" : "ies");
 		}
-		for (size_t i = at; i < end; i++) {
-			bool seen = false;
-			for (size_t j = 0; j < ndig; j++)
-				seen |= digest_eq(dig[j], c[i].sm.digest);
-			if (!seen)
-				dig[ndig++] = c[i].sm.digest;
-		}
-		if (kv_type(&local, &c[at].sm) &&
-		    (ndig > 1 || (local_ok && local.version == v &&
-				  !digest_eq(local.digest, c[at].sm.digest)))) {
-			/* Key-value parts differ at the top version: the copies
-			 * that verify vote, and a majority decides; a tie is a
-			 * conflict, never a guess. */
-			struct ofs_digest win;
-			int vr = kv_vote(r, oid, &local, local_ok, c, at, end, v, &win);
-			if (vr < 0)
-				return vr;
-			if (vr == 0) {
-				say(out, OFS_FETCH_CONFLICT, NULL,
-				    "the copies' key-value parts differ at version %llu and no "
-				    "version of them has a majority; nothing changed",
-				    (unsigned long long)v);
-				return 0;
-			}
-			if (local_ok && local.version == v && digest_eq(local.digest, win)) {
-				say(out, OFS_FETCH_GOOD, NULL, "this copy agrees with the majority at "
-				    "version %llu", (unsigned long long)v);
-				goto good;
-			}
-			for (size_t i = at; i < end; i++)
-				c[i].bad |= !digest_eq(c[i].sm.digest, win);
-			ndig = 1;                /* the fetch below takes the majority's */
-		} else if (local_ok && local.version == v) {
-			/* This copy verifies at the top version: it is good unless
-			 * a differing sibling verifies too (then: a conflict). */
-			for (size_t i = at; i < end; i++) {
-				struct ofs_summary vs;
-				int vrc;
-				if (digest_eq(c[i].sm.digest, local.digest))
-					continue;
-				rc = repair_ask(r, OFS_OP_VERIFY, oid, &c[i].sid, 1, &vs, &vrc);
-				if (rc)
-					return rc;
-				if (vrc == 0 && vs.present && vs.checked && !vs.bad &&
-				    vs.version == v && !digest_eq(vs.digest, local.digest)) {
-					sid_to_hex(c[i].sid, hex);
-					say(out, OFS_FETCH_CONFLICT, NULL,
-					    "this copy and the one on %s both verify at version %llu "
-					    "but differ; nothing changed", hex, (unsigned long long)v);
-					return 0;
-				}
-			}
-			say(out, OFS_FETCH_GOOD, NULL, "this copy verifies at version %llu",
-			    (unsigned long long)v);
-			goto good;
-		}
-		if (ndig > 1) {
-			/* Copies at the top version differ: verify each. */
-			size_t good = 0, pick = 0;
-			struct ofs_digest gd[MAX_CANDS];
-			for (size_t i = at; i < end; i++) {
-				bool seen = false;
-				rc = verify_cand(r, oid, &c[i], v);
-				if (rc)
-					return rc;
-				if (c[i].bad)
-					continue;
-				for (size_t j = 0; j < good; j++)
-					seen |= digest_eq(gd[j], c[i].sm.digest);
-				if (!seen) {
-					gd[good++] = c[i].sm.digest;
-					pick = i;
-				}
-			}
-			if (good > 1) {
-				say(out, OFS_FETCH_CONFLICT, NULL,
-				    "%zu copies verify at version %llu but differ; nothing changed",
-				    good, (unsigned long long)v);
-				return 0;
-			}
-			if (good == 1) {
-				for (size_t i = at; i < end; i++)
-					c[i].bad |= !digest_eq(c[i].sm.digest, c[pick].sm.digest);
-			}
-		}
-		for (size_t i = at; i < end; i++) {
-			uint64_t bytes = 0;
-			if (c[i].bad)
-				continue;
-			sid_to_hex(c[i].sid, hex);
-			if (dry_run) {
-				say(out, OFS_FETCH_WOULD, &c[i], "would fetch version %llu from %s",
-				    (unsigned long long)v, hex);
-				return 0;
-			}
-			rc = fetch_from(s, r, oid, &c[i], tag, pace, arg, &bytes, sids, n);
-			if (rc == 0) {
-				say(out, OFS_FETCH_DONE, &c[i], "fetched version %llu from %s (%llu bytes)",
-				    (unsigned long long)v, hex, (unsigned long long)bytes);
-				out->bytes = bytes;
-				return 0;
-			}
-			if (rc == -OFS_ECHECKSUM || rc == -EIO) {
-				c[i].bad = true;     /* it did not verify: the next one */
-				oid_to_hex(oid, hex);
-				log_warn("repair of %s: the copy on a sibling did not verify (%s)",
-					 hex, ofs_strerror(rc));
-				continue;
-			}
-			return rc;               /* unreachable, changed meanwhile, ... */
-		}
-		at = end;
 	}
-	if (local_ok) {
-		say(out, OFS_FETCH_GOOD, NULL, "this copy verifies (version %llu)",
-		    (unsigned long long)local.version);
-		goto good;
+	if (!rc && vd == GROUP_LOCAL_GOOD) {
+		out->version = g->local.version;
+		if (!(flags & OFS_FETCH_DRYRUN))
+			clear_records(r, oid, store_sid(s), g->local.version, g->sids, g->n);
 	}
-	if (quiet)
-		return -OFS_EUNREACHABLE;   /* a copy that did not answer may be good */
-	say(out, OFS_FETCH_NONE, NULL, "no copy verifies (%zu other cop%s compared); nothing changed",
-	    nc, nc == 1 ? "y" : "ies");
-	return 0;
-good:
-	out->version = local.version;
-	if (!dry_run)
-		clear_records(r, oid, me, local.version, sids, n);
-	return 0;
+	free(g);
+	return rc;
 }
 
 int repair_fetch_at(struct store *s, struct sidtab *t, struct replicator *r,
