@@ -17,10 +17,16 @@ struct conn {
 	uint64_t next_id;          /* request ids */
 	uint16_t ops[CONN_WINDOW]; /* op of each request in flight, by id */
 	int reply_ms;              /* bound on every wait for a reply */
+	int connect_ms;            /* bound on every connect */
 	struct wbuf req;           /* reused request body */
 };
 
 int conn_open(const char *addr, struct conn **out)
+{
+	return conn_open_within(addr, CONN_CONNECT_MS, out);
+}
+
+int conn_open_within(const char *addr, int connect_ms, struct conn **out)
 {
 	struct conn *c;
 	int rc;
@@ -33,8 +39,9 @@ int conn_open(const char *addr, struct conn **out)
 	strcpy(c->addr, addr);
 	c->next_id = 1;
 	c->reply_ms = CONN_REPLY_MS;
+	c->connect_ms = connect_ms;
 	wbuf_init(&c->req);
-	rc = net_connect(addr, CONN_CONNECT_MS, &c->fd);
+	rc = net_connect(addr, connect_ms, &c->fd);
 	if (rc) {
 		free(c);
 		return rc;
@@ -89,7 +96,7 @@ int conn_send(struct conn *c, const struct ofs_req *q, uint64_t *reqid)
 		return rc;
 	/* After a transport error the socket was closed: reconnect first. */
 	if (c->fd < 0) {
-		rc = net_connect(c->addr, CONN_CONNECT_MS, &c->fd);
+		rc = net_connect(c->addr, c->connect_ms, &c->fd);
 		if (rc)
 			return rc == -ETIMEDOUT ? rc : -ECONNREFUSED;
 	}
@@ -115,7 +122,7 @@ int conn_send_raw(struct conn *c, uint16_t op, const uint8_t *body, size_t len, 
 	if (len > OFS_MAX_BODY)
 		return -OFS_ETOOBIG;
 	if (c->fd < 0) {
-		rc = net_connect(c->addr, CONN_CONNECT_MS, &c->fd);
+		rc = net_connect(c->addr, c->connect_ms, &c->fd);
 		if (rc)
 			return rc == -ETIMEDOUT ? rc : -ECONNREFUSED;
 	}

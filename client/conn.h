@@ -17,7 +17,9 @@
 #include "proto.h"
 
 #define CONN_CONNECT_MS 5000     /* to connect */
-#define CONN_REPLY_MS 120000     /* a reply may wait behind a large fsync */
+#define CONN_REPLY_MS 60000      /* a reply may wait behind a large fsync, and
+                                    a primary's wait for a copy (at most 30 s,
+                                    REPLICA_TIMEOUT_MS) fits in it twice */
 #define CONN_WINDOW 4            /* requests in flight on one connection */
 
 struct conn;
@@ -25,6 +27,9 @@ struct conn;
 /* Connect to addr ("HOST:PORT"). Returns 0, -EINVAL (bad address),
  * -ECONNREFUSED, -ETIMEDOUT, -errno. */
 int conn_open(const char *addr, struct conn **out);
+/* The same, each connect (this one and later reconnects) bounded by
+ * connect_ms instead of CONN_CONNECT_MS. */
+int conn_open_within(const char *addr, int connect_ms, struct conn **out);
 void conn_close(struct conn *c);
 const char *conn_addr(const struct conn *c);
 /* Bound every later wait for a reply (default CONN_REPLY_MS). */

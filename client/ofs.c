@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "conn.h"
+#include "net.h"
 #include "frame.h"
 #include "ofs.h"
 #include "ofs_error.h"
@@ -60,8 +61,14 @@ static int map_transport(int rc)
 	return rc;
 }
 
-/* Replace the peer table with entries (keeping open connections). */
-static int set_peers(struct ofs_client *c, const struct ofs_server *e, size_t n)
+/* A server the answering server has not heard from for this long is
+ * taken as down until it answers this client (tried last). */
+#define PEER_QUIET_NS (5 * 1000000000LL)
+
+/* Replace the peer table with entries (keeping open connections). now_ns:
+ * the answering server's time, against which each entry's last_seen_ns
+ * (when it last heard from that server) is read; 0: no such hint. */
+static int set_peers(struct ofs_client *c, const struct ofs_server *e, size_t n, int64_t now_ns)
 {
 	struct peer *p = calloc(n ? n : 1, sizeof(*p));
 
@@ -69,6 +76,8 @@ static int set_peers(struct ofs_client *c, const struct ofs_server *e, size_t n)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		p[i].e = e[i];
+		p[i].down = now_ns > 0 && e[i].last_seen_ns > 0 &&
+			    now_ns - e[i].last_seen_ns > PEER_QUIET_NS;
 		for (size_t j = 0; j < c->npeers; j++) {
 			if (sid_eq(c->peers[j].e.sid, e[i].sid) &&
 			    strcmp(c->peers[j].e.address, e[i].address) == 0) {
@@ -91,14 +100,19 @@ static int fetch_table(struct ofs_client *c, struct conn *cn)
 {
 	struct ofs_req q = { .op = OFS_OP_SERVERS };
 	struct ofs_server *e = NULL;
+	struct ofs_sid who;
 	uint8_t *b = NULL;
 	size_t bn = 0, n = 0;
+	int64_t now = 0;
 	int rc = conn_call(cn, &q, &b, &bn);
 
 	if (!rc)
-		rc = proto_decode_servers(b, bn, true, NULL, &e, &n);
+		rc = proto_decode_servers(b, bn, true, &who, &e, &n);
+	for (size_t i = 0; !rc && i < n; i++)
+		if (sid_eq(e[i].sid, who))
+			now = e[i].last_seen_ns;      /* (its own entry: now) */
 	if (!rc)
-		rc = set_peers(c, e, n);
+		rc = set_peers(c, e, n, now);
 	free(e);
 	free(b);
 	return rc;
@@ -325,6 +339,8 @@ static size_t placeable(struct ofs_client *c, struct place_server *ps)
  * the new primary records it as stale). -OFS_ENOSERVERS when fewer servers
  * are in service than copies asked.
  */
+static int obj_remove(struct ofs_client *c, const struct ofs_handle *h);
+
 static int obj_create(struct ofs_client *c, const struct ofs_attr *a, unsigned copies,
 		      const struct ofs_sid *fixed, struct ofs_handle *h)
 {
@@ -362,30 +378,29 @@ static int obj_create(struct ofs_client *c, const struct ofs_attr *a, unsigned c
 		try_order(c, &t, order);
 		memcpy(t.sids, order, (size_t)got * sizeof(order[0]));
 	}
+	q->attr = *a;
+	q->attr.nsids = t.nsids;
+	memcpy(q->attr.sids, t.sids, sizeof(t.sids));
+	if (!q->attr.replicas)
+		q->attr.replicas = t.nsids;
+	/* To each copy in turn until one answers; it acts as primary. The
+	 * request stays the same, copies in the same order: a copy that a
+	 * dead primary already forwarded the create to finds it made by this
+	 * very create (and would refuse one that differs: EEXIST). */
 	for (int attempt = 0; attempt < got; attempt++) {
-		struct conn *cn;
-		q->attr = *a;
-		q->attr.nsids = t.nsids;
-		memcpy(q->attr.sids, t.sids, sizeof(t.sids));
-		if (!q->attr.replicas)
-			q->attr.replicas = t.nsids;
-		cn = conn_of(c, t.sids[0]);
+		struct conn *cn = conn_of(c, t.sids[attempt]);
 		rc = cn ? conn_call(cn, q, &b, &n) : -ECONNREFUSED;
 		if (!conn_is_transport_error(rc))
 			break;
-		/* Rotate: the next copy is primary, this one last. */
-		mark_down(c, t.sids[0]);
-		{
-			struct ofs_sid first = t.sids[0];
-			memmove(t.sids, t.sids + 1, (size_t)(t.nsids - 1) * sizeof(t.sids[0]));
-			t.sids[t.nsids - 1] = first;
-		}
+		mark_down(c, t.sids[attempt]);
 		rc = -OFS_EUNREACHABLE;
 	}
 	if (!rc)
 		rc = proto_decode_oid_reply(b, n, &t.oid);
 	if (!rc)
 		*h = t;
+	else if (rc != -EEXIST && rc != -EINVAL && rc != -ENOMEM)
+		obj_remove(c, &t);     /* what copies made of it, best effort */
 out:
 	free(b);
 	free(ps);
@@ -691,6 +706,7 @@ out:
 int ofs_client_open(const char *const *addrs, size_t naddrs, struct ofs_client **out)
 {
 	struct ofs_client *c;
+	size_t first = 0;
 	int rc = -OFS_EUNREACHABLE;
 
 	if (naddrs == 0)
@@ -698,7 +714,13 @@ int ofs_client_open(const char *const *addrs, size_t naddrs, struct ofs_client *
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	for (size_t i = 0; i < naddrs; i++) {
+	/* The address that connects first goes first (one of a server cut
+	 * off costs a connect timeout, not a wait per put); then the rest in
+	 * the order given. */
+	if (naddrs > 1 && net_connect_race(addrs, naddrs, CONN_CONNECT_MS, &first) != 0)
+		first = 0;
+	for (size_t k = 0; k < naddrs; k++) {
+		size_t i = k == 0 ? first : k <= first ? k - 1 : k;
 		struct ofs_req q = { .op = OFS_OP_GET_ROOT };
 		struct conn *cn = NULL;
 		uint8_t *b = NULL;

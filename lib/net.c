@@ -85,6 +85,98 @@ static int wait_fd(int fd, short ev, int timeout_ms)
 	}
 }
 
+/*
+ * A peer that vanishes (cut off, its host down) is noticed within about
+ * NET_DEAD_PEER_MS, however long its reply may take: bytes it has not
+ * acknowledged for that long, or keepalive probes it does not answer,
+ * end the connection (ETIMEDOUT). A peer that is only slow (a long fsync)
+ * still acknowledges at the TCP level, so the reply timeouts of the
+ * callers stay the bound for it.
+ */
+static void set_dead_peer_timeout(int s)
+{
+	int one = 1, idle = NET_DEAD_PEER_MS / 2000, intvl = 1, cnt = NET_DEAD_PEER_MS / 2000;
+	unsigned int user_ms = NET_DEAD_PEER_MS;
+
+	setsockopt(s, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(s, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(s, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(s, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	setsockopt(s, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_ms, sizeof(user_ms));
+}
+
+int net_connect_race(const char *const *addrs, size_t n, int timeout_ms, size_t *first)
+{
+	struct pollfd p[NET_RACE_MAX];
+	size_t idx[NET_RACE_MAX], np = 0;
+	int rc = -ETIMEDOUT;
+
+	if (n > NET_RACE_MAX)
+		n = NET_RACE_MAX;
+	for (size_t i = 0; i < n; i++) {
+		struct sockaddr_in sa;
+		int s;
+
+		if (net_parse_addr(addrs[i], &sa) != 0) {
+			rc = -EINVAL;
+			goto out;
+		}
+		s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (s < 0) {
+			rc = -errno;
+			goto out;
+		}
+		if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+			close(s);
+			*first = i;                   /* (at once: loopback) */
+			rc = 0;
+			goto out;
+		}
+		if (errno != EINPROGRESS) {
+			rc = -errno;
+			close(s);
+			continue;
+		}
+		p[np].fd = s;
+		p[np].events = POLLOUT;
+		idx[np++] = i;
+	}
+	while (np > 0) {
+		int r = poll(p, np, timeout_ms), err = 0;
+		socklen_t elen = sizeof(err);
+
+		if (r == 0) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = -errno;
+			break;
+		}
+		for (size_t k = 0; k < np; k++) {
+			if (!p[k].revents)
+				continue;
+			if (getsockopt(p[k].fd, SOL_SOCKET, SO_ERROR, &err, &elen) == 0 && err == 0) {
+				*first = idx[k];
+				rc = 0;
+				goto out;
+			}
+			rc = err ? -err : -ECONNREFUSED;
+			close(p[k].fd);               /* this one failed: race the rest */
+			p[k] = p[np - 1];
+			idx[k] = idx[np - 1];
+			np--;
+			k--;
+		}
+	}
+out:
+	for (size_t k = 0; k < np; k++)
+		close(p[k].fd);
+	return rc;
+}
+
 int net_connect(const char *addr, int timeout_ms, int *fd)
 {
 	struct sockaddr_in sa;
@@ -119,6 +211,7 @@ int net_connect(const char *addr, int timeout_ms, int *fd)
 		goto fail;
 	}
 	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	set_dead_peer_timeout(s);
 	*fd = s;
 	return 0;
 fail:

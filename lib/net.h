@@ -27,8 +27,21 @@ void net_format_addr(const struct sockaddr_in *sa, char buf[OFS_ADDR_MAX]);
 /* A listening socket bound to addr; *bound receives the actual address
  * (port 0 picks a free one). Returns 0 or -errno. */
 int net_listen(const struct sockaddr_in *addr, int *fd, struct sockaddr_in *bound);
-/* A connected socket (TCP_NODELAY set). Returns 0, -ETIMEDOUT or -errno. */
+/* A connected socket (TCP_NODELAY set; a peer that vanishes ends it
+ * within about NET_DEAD_PEER_MS: TCP keepalive and TCP_USER_TIMEOUT).
+ * Returns 0, -ETIMEDOUT or -errno. */
+#define NET_DEAD_PEER_MS 10000
 int net_connect(const char *addr, int timeout_ms, int *fd);
+
+/*
+ * Which of n addresses (at most NET_RACE_MAX) accepts a connection first:
+ * connects to all of them at once and sets *first to the index of the
+ * first that connected within timeout_ms (every socket is closed again).
+ * -EINVAL when an address does not parse, else the last connect error
+ * (-ETIMEDOUT when none connected in time).
+ */
+#define NET_RACE_MAX 16
+int net_connect_race(const char *const *addrs, size_t n, int timeout_ms, size_t *first);
 
 /* Read or write exactly n bytes. Returns 0, -ECONNRESET when the peer
  * closed (read), -ETIMEDOUT, or -errno. timeout_ms < 0 waits forever. */

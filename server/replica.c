@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "conn.h"
 #include "log.h"
@@ -20,10 +21,17 @@
 #define POOL_MAX 64            /* idle connections kept in all */
 #define RESOLVE_ASK 3          /* peers asked about an unknown SID */
 #define RESOLVE_TIMEOUT_MS 2000
+#define GONE_MAX 64            /* unreachable peers remembered */
 
 struct idle {
 	struct ofs_sid sid;
 	struct conn *c;
+};
+
+/* A peer that stopped answering, and since when. */
+struct gone {
+	struct ofs_sid sid;
+	int64_t since_ns;
 };
 
 struct replicator {
@@ -31,7 +39,75 @@ struct replicator {
 	pthread_mutex_t mu;
 	struct idle pool[POOL_MAX];    /* guarded by mu */
 	size_t npool;                  /* guarded by mu */
+	struct gone gone[GONE_MAX];    /* guarded by mu */
+	size_t ngone;                  /* guarded by mu */
 };
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * Unreachable peers. A peer that failed to connect, to take a request or
+ * to answer one in time is not sent to again until the server table says
+ * it was heard from after that (gossip asks every peer about once a
+ * second): while a server is cut off, each change costs it a stale record
+ * at once instead of a timeout (DESIGN.md 5; see replica.h).
+ */
+static void mark_gone(struct replicator *r, struct ofs_sid sid)
+{
+	size_t i;
+
+	pthread_mutex_lock(&r->mu);
+	for (i = 0; i < r->ngone && !sid_eq(r->gone[i].sid, sid); i++)
+		;
+	if (i == r->ngone && r->ngone < GONE_MAX)
+		r->gone[r->ngone++].sid = sid;
+	if (i < r->ngone) {
+		char hex[OFS_OID_HEX];
+		r->gone[i].since_ns = now_ns();
+		sid_to_hex(sid, hex);
+		log_info("peer %s does not answer: changes skip it until it is heard from", hex);
+	}
+	pthread_mutex_unlock(&r->mu);
+}
+
+static bool is_gone(struct replicator *r, struct ofs_sid sid)
+{
+	struct ofs_server e;
+	int64_t since = 0;
+	size_t i;
+
+	pthread_mutex_lock(&r->mu);
+	for (i = 0; i < r->ngone; i++)
+		if (sid_eq(r->gone[i].sid, sid))
+			since = r->gone[i].since_ns;
+	pthread_mutex_unlock(&r->mu);
+	if (since == 0)
+		return false;
+	if (sidtab_get(r->t, sid, &e) == 0 && e.last_seen_ns <= since)
+		return true;
+	pthread_mutex_lock(&r->mu);
+	for (i = 0; i < r->ngone; i++) {
+		if (sid_eq(r->gone[i].sid, sid) && r->gone[i].since_ns == since) {
+			r->gone[i] = r->gone[--r->ngone];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&r->mu);
+	return false;
+}
+
+/* Failures that say the peer itself is not there (not an answer of it). */
+static bool says_gone(int rc)
+{
+	return rc == -ETIMEDOUT || rc == -ECONNREFUSED || rc == -EHOSTUNREACH ||
+	       rc == -ENETUNREACH || rc == -OFS_EUNREACHABLE;
+}
 
 int replica_open(struct sidtab *t, struct replicator **out)
 {
@@ -127,7 +203,7 @@ static int take(struct replicator *r, struct ofs_sid sid, struct conn **c)
 		rc = resolve(r, sid, &e);
 	if (rc)
 		return -OFS_EUNREACHABLE;     /* a server nobody we asked knows */
-	rc = conn_open(e.address, c);
+	rc = conn_open_within(e.address, REPLICA_CONNECT_MS, c);
 	if (rc)
 		return rc;
 	conn_set_timeout(*c, REPLICA_TIMEOUT_MS);
@@ -156,9 +232,15 @@ static void send_wire(struct replicator *r, uint16_t wire_op, const uint8_t *bod
 	sent->n = n;
 	for (size_t i = 0; i < n; i++) {
 		sent->sids[i] = sids[i];
+		if (is_gone(r, sids[i])) {
+			res[i].rc = -OFS_EUNREACHABLE;
+			continue;
+		}
 		res[i].rc = take(r, sids[i], &sent->c[i]);
 		if (!res[i].rc)
 			res[i].rc = conn_send_raw(sent->c[i], wire_op, body, len, &sent->id[i]);
+		if (says_gone(res[i].rc))
+			mark_gone(r, sids[i]);
 		if (res[i].rc && sent->c[i]) {
 			conn_close(sent->c[i]);
 			sent->c[i] = NULL;
@@ -180,6 +262,8 @@ void replica_collect(struct replicator *r, struct replica_sent *sent, struct rep
 		if (!c)
 			continue;
 		res[i].rc = conn_recv(c, sent->id[i], &res[i].body, &res[i].len);
+		if (says_gone(res[i].rc))
+			mark_gone(r, sent->sids[i]);
 		if (conn_is_transport_error(res[i].rc))
 			conn_close(c);
 		else

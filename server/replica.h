@@ -8,6 +8,13 @@
  * that succeeded against the object's write confidence and records the
  * others as stale. Connections to peers are pooled per server; a peer's
  * address comes from the server table.
+ *
+ * A peer that does not connect (within REPLICA_CONNECT_MS), take a request
+ * or answer in time is remembered as unreachable: nothing is sent to it
+ * (its result is -OFS_EUNREACHABLE at once) until the server table says
+ * it was heard from since (gossip, about every second). So a server cut
+ * off costs the first change sent to it a timeout, and the next ones
+ * nothing but their stale records.
  */
 #ifndef OFS_REPLICA_H
 #define OFS_REPLICA_H

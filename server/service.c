@@ -550,6 +550,62 @@ static bool overlaps(const struct ofs_req *q)
  * A change to an object with other copies: apply it here, forward it to
  * the others, count, and record the copies left behind.
  */
+/* Record each copy that did not apply an acknowledged change as behind,
+ * with the version it missed (for a REMOVE: a note, so that the copy
+ * learns it was removed). */
+static void record_missed(struct service *sv, const struct ofs_req *q,
+			  const struct ofs_sid *others, size_t nothers, const bool *failed,
+			  char whys[][200])
+{
+	for (size_t i = 0; i < nothers; i++) {
+		char hex[OFS_OID_HEX], shex[OFS_OID_HEX], what[256];
+		struct ofs_attr *now;
+
+		if (!failed[i])
+			continue;
+		oid_to_hex(q->oid, hex);
+		sid_to_hex(others[i], shex);
+		log_warn("copy of %s on %s is behind: %s", hex, shex, whys[i]);
+		if (q->op == OFS_OP_REMOVE) {
+			store_stale_note(sv->store, q->oid, others[i], whys[i]);
+			continue;
+		}
+		/* which change it missed: the version it made here (the copy
+		 * was good up to the one before, on this lineage) */
+		now = malloc(sizeof(*now));
+		if (now && store_getattr(sv->store, q->oid, now) == 0)
+			snprintf(what, sizeof(what), "missed version %llu: %.200s",
+				 (unsigned long long)now->version, whys[i]);
+		else
+			snprintf(what, sizeof(what), "%.200s", whys[i]);
+		free(now);
+		store_stale_add(sv->store, q->oid, others[i], what);
+	}
+}
+
+/*
+ * Only this copy applied a change that is not acknowledged (no other copy
+ * answered): the others hold the last acknowledged state, so this copy is
+ * the one behind - marked so, it is not served and catches up from them
+ * (a create only here is dropped) - and they are not told they missed
+ * anything. Recording them behind instead would spread the refused change
+ * to them when they are reached again, and bring back what a later
+ * acknowledged change removed. (Not for a REMOVE: a removal is a
+ * client's cleanup, and the copies that missed it are told to finish it.)
+ */
+static void hold_unacknowledged(struct service *sv, const struct ofs_req *q)
+{
+	char hex[OFS_OID_HEX], why[160];
+
+	snprintf(why, sizeof(why), "holds a %s that was not acknowledged (no other copy "
+		 "answered)", ofs_op_name(q->op));
+	if (store_behind_mark(sv->store, q->oid, why) == 0) {
+		oid_to_hex(q->oid, hex);
+		log_warn("copy of %s here %s: not served until caught up", hex, why);
+		recover_kick(sv->recover);
+	}
+}
+
 static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_t *body,
 			     size_t len, struct wbuf *reply)
 {
@@ -560,7 +616,8 @@ static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_
 	pthread_mutex_t *l;
 	size_t start = reply->len, nothers = 0;
 	unsigned need, ok = 1;
-	bool mine = false;
+	bool mine = false, failed[OFS_MAX_REPLICAS] = { false };
+	char whys[OFS_MAX_REPLICAS][200];
 	int rc;
 
 	wbuf_init(&fw);
@@ -639,46 +696,29 @@ static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_
 		}
 	}
 	for (size_t i = 0; i < nothers; i++) {
-		char why[200], hex[OFS_OID_HEX], shex[OFS_OID_HEX];
 		int r = res[i].rc;
 
 		if (!r && (q->op == OFS_OP_COMMIT || q->op == OFS_OP_WRITE)) {
 			uint64_t mine_sz = reply_size(reply->data + start, reply->len - start);
 			uint64_t theirs = reply_size(res[i].body, res[i].len);
 			if (mine_sz != theirs) {
-				snprintf(why, sizeof(why), "%s: copy holds %llu bytes, primary %llu",
+				snprintf(whys[i], sizeof(whys[i]), "%s: copy holds %llu bytes, primary %llu",
 					 ofs_op_name(q->op), (unsigned long long)theirs,
 					 (unsigned long long)mine_sz);
 				r = -EIO;
 			}
 		} else if (r) {
-			snprintf(why, sizeof(why), "%s not applied: %s", ofs_op_name(q->op),
+			snprintf(whys[i], sizeof(whys[i]), "%s not applied: %s", ofs_op_name(q->op),
 				 ofs_strerror(r));
 		}
 		free(res[i].body);
-		if (!r) {
-			ok++;
-			continue;
-		}
-		oid_to_hex(q->oid, hex);
-		sid_to_hex(others[i], shex);
-		log_warn("copy of %s on %s is behind: %s", hex, shex, why);
-		if (q->op != OFS_OP_REMOVE) {
-			/* which change it missed: the version it made here (the
-			 * copy was good up to the one before, on this lineage) */
-			char what[256];
-			struct ofs_attr *now = malloc(sizeof(*now));
-			if (now && store_getattr(sv->store, q->oid, now) == 0)
-				snprintf(what, sizeof(what), "missed version %llu: %s",
-					 (unsigned long long)now->version, why);
-			else
-				snprintf(what, sizeof(what), "%s", why);
-			free(now);
-			store_stale_add(sv->store, q->oid, others[i], what);
-		} else {  /* (so that the copy learns it was removed) */
-			store_stale_note(sv->store, q->oid, others[i], why);
-		}
+		failed[i] = r != 0;
+		ok += !failed[i];
 	}
+	if (ok >= need || ok > 1 || q->op == OFS_OP_REMOVE)
+		record_missed(sv, q, others, nothers, failed, whys);
+	else
+		hold_unacknowledged(sv, q);
 	pthread_mutex_unlock(l);
 	if (ok < need) {
 		char hex[OFS_OID_HEX];

@@ -43,9 +43,15 @@ OFS_CLI=$OFS_BIN/ofs
 TEST_NAME=$(basename "$0" .sh)
 READY_TIMEOUT=${OFS_READY_TIMEOUT:-20}
 STOP_TIMEOUT=${OFS_STOP_TIMEOUT:-60}
-# Sanitizer builds: abort loudly on the first error.
+# Sanitizer builds: abort loudly on the first error. Leaks: every server
+# is checked when it exits; a client only in the tests that set
+# OFS_ITEST_CLIENT_LEAKS=1 before sourcing this (t_roundtrip, t_errors,
+# t_badinput: every command's paths), since the check costs each process
+# about 70 ms at exit and the other tests start thousands of them.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:halt_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+SERVER_ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=1
+[ -n "${OFS_ITEST_CLIENT_LEAKS:-}" ] || ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/ofs-itest-$TEST_NAME.XXXXXX") || exit 1
 export T
@@ -196,6 +202,58 @@ wait_until() {
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
+# ---- tests with a writer in the background (t_rolling, t_crashloop,
+# t_partition) ---------------------------------------------------------------
+# say MSG: log it with the seconds since the test began. set_phase NAME:
+# what the test is doing now, in $T/phase (the writer records it with
+# each operation); phase NAME: the same, and say it. set_addrs NAME...:
+# the running servers' addresses, in $T/addrs, for the writer's next
+# operation. await SECS WHAT CMD...:
+# wait_until with the writer's account (writer_summary, when the test
+# defines one) and $T/why (what the last try saw) in the failure.
+# acked: puts acknowledged so far in $T/writer.log ("E SEQ 0 MS ." lines).
+_T0=$(now_ms)
+say() { log "[$((($(now_ms) - _T0) / 1000))s] $*"; }
+set_phase() { echo "$1" >"$T/phase.tmp" && mv "$T/phase.tmp" "$T/phase"; }
+phase() { set_phase "$1" && say "$1"; }        # (and say it)
+set_addrs() {
+	local n a=""
+	for n in "$@"; do a=${a:+$a,}$(srv_addr "$n"); done
+	echo "$a" >"$T/addrs.tmp" && mv "$T/addrs.tmp" "$T/addrs"
+}
+await() {
+	local secs=$1 what=$2 deadline writer=""
+	shift 2
+	: >"$T/why"
+	deadline=$(($(date +%s%N) + secs * 1000000000))
+	until "$@"; do
+		if [ "$(date +%s%N)" -ge "$deadline" ]; then
+			declare -F writer_summary >/dev/null && writer="; writer: $(writer_summary)"
+			fail "timed out after ${secs}s waiting for $what; last seen: $(head -c 1200 "$T/why" | tr '\n' ' ')$writer"
+		fi
+		sleep 0.05
+	done
+}
+acked() { grep -c '^E [0-9]* 0 [0-9]* \.$' "$T/writer.log"; }
+
+# clean_scrub_no_repair DB : a scrub through the job store DB ends
+# succeeded, exit 0, no findings (else the report's first findings and the
+# writer's account in the failure), and no repair job is in DB.
+clean_scrub_no_repair() {
+	local db=$1 writer=""
+	declare -F writer_summary >/dev/null && writer="; writer: $(writer_summary)"
+	if ofs_pbj --db "$db" submit scrub --wait --json >"$T/scrub.json" 2>"$T/scrub.err" &&
+		[ "$(json "$T/scrub.json" .findings.total)" = 0 ]; then
+		assert_eq succeeded "$(json "$T/scrub.json" .state)" "state of the scrub at the end"
+	else
+		ofs_pbj --db "$db" report "$(jq -r .id "$T/scrub.json" 2>/dev/null)" >"$T/scrub.report" 2>&1
+		fail "expected the scrub at the end to exit 0 with no findings; it did not: $(jq -c '{state, findings}' "$T/scrub.json" 2>/dev/null) $(head -c 300 "$T/scrub.err"); findings: $(head -n 12 "$T/scrub.report" | tr '\n' ';' | head -c 1500)$writer"
+	fi
+	ok ofs_pbj --db "$db" list --json
+	assert_eq 0 "$(jq '[.jobs[] | select(.type == "repair")] | length' "$T/last.out")" \
+		"repair jobs in the job store ($(jq -c '[.jobs[] | {id, type, state}]' "$T/last.out"))"
+}
+
 # ---- data ---------------------------------------------------------------
 
 # mkrand FILE BYTES : BYTES of random data.
@@ -273,7 +331,8 @@ _run_server() {
 	: >"$out"
 	errs=$({ wc -l <"$T/$name.err"; } 2>/dev/null || echo 0)
 	# shellcheck disable=SC2086  # (EXTRA_RUN_ARGS: words for every server)
-	"$OFS_SERVER" run --data "$data" --listen "$listen" --log "$T/$name.log" "$@" ${EXTRA_RUN_ARGS:-} \
+	ASAN_OPTIONS=$SERVER_ASAN_OPTIONS \
+		"$OFS_SERVER" run --data "$data" --listen "$listen" --log "$T/$name.log" "$@" ${EXTRA_RUN_ARGS:-} \
 		>"$out" 2>>"$T/$name.err" &
 	pid=$!
 	SRV_PID[$name]=$pid

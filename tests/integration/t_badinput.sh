@@ -4,6 +4,7 @@
 # never hurt the server or its data. After each one a fresh connection's
 # PING and an `ofs ls /` succeed; after all of them nothing stored has
 # changed: listings, byte streams and object records are as before.
+OFS_ITEST_CLIENT_LEAKS=1   # (every client checked for leaks at exit)
 . "$(dirname "$0")/lib.sh"
 
 RAW=$ITEST_DIR/rawframe.py

@@ -32,8 +32,6 @@ KILLS=${OFS_CRASHLOOP_KILLS:-25}
 DIRS=(/c1 /c2 /c3)
 PER_DIR=6                       # names n0..n5 in each directory
 NAMES=(a b c)
-T0=$(now_ms)
-say() { log "[$((($(now_ms) - T0) / 1000))s] $*"; }
 
 start_cluster a:r1 b:r2 c:r3
 export OFS_PBJ_DB=$T/pbj.db
@@ -58,12 +56,6 @@ for d in "${DIRS[@]}"; do ok ofs mkdir "$d"; done
 # $T/kills.log: "K N VICTIM AT" at each kill, "R N VICTIM AT" once every
 # other server lists it up again.
 
-set_addrs() {
-	local n a=""
-	for n in "$@"; do a=${a:+$a,}$(srv_addr "$n"); done
-	echo "$a" >"$T/addrs.tmp" && mv "$T/addrs.tmp" "$T/addrs"
-}
-set_phase() { echo "$1" >"$T/phase.tmp" && mv "$T/phase.tmp" "$T/phase"; }
 
 writer() {
 	local n=0 name op sha rc t kills
@@ -151,20 +143,6 @@ writer_summary() {
 		while read -r s; do echo "exit $(awk -v s="$s" '$1 == "E" && $2 == s { print $3 }' "$T/writer.log"): $(head -c 200 "$T/op.$s.err" 2>/dev/null | tr '\n' ' ')"; done |
 		sed 's|/c[0-9]/n[0-9]*|/cK/nJ|g' | sort | uniq -c | sort -rn | head -n 5 | tr -s ' \n' ' ')
 	[ -z "$msgs" ] || printf '; failures by message (count, text): %s' "$msgs"
-}
-
-# await SECONDS WHAT CMD... : wait_until, the failure message with the
-# writer's account and $T/why (what the last try saw).
-await() {
-	local secs=$1 what=$2 deadline
-	shift 2
-	: >"$T/why"
-	deadline=$(($(date +%s%N) + secs * 1000000000))
-	until "$@"; do
-		[ "$(date +%s%N)" -lt "$deadline" ] ||
-			fail "timed out after ${secs}s waiting for $what; last seen: $(head -c 1200 "$T/why" | tr '\n' ' '); writer: $(writer_summary)"
-		sleep 0.05
-	done
 }
 
 # cluster_settled VIA [more jq] : VIA's table lists three servers, every
@@ -349,20 +327,7 @@ await 90 "every server up with no copies behind and none recovering (through a)"
 say "every server caught up: $(head -c 400 "$T/why")"
 
 use_server a
-if ofs_pbj --db "$T/pbj.db" submit scrub --wait --json >"$T/scrub.json" 2>"$T/scrub.err"; then
-	assert_json "$T/scrub.json"
-	if [ "$(json "$T/scrub.json" .findings.total)" != 0 ]; then
-		ofs_pbj --db "$T/pbj.db" report "$(json "$T/scrub.json" .id)" >"$T/scrub.report" 2>&1
-		fail "expected the scrub at the end to find nothing; it found $(jq -c .findings "$T/scrub.json"): $(head -n 12 "$T/scrub.report" | tr '\n' ';' | head -c 1500); writer: $(writer_summary)"
-	fi
-	assert_eq succeeded "$(json "$T/scrub.json" .state)" "state of the scrub at the end"
-else
-	ofs_pbj --db "$T/pbj.db" report "$(jq -r .id "$T/scrub.json" 2>/dev/null)" >"$T/scrub.report" 2>&1
-	fail "expected the scrub at the end to exit 0 with no findings; it exited non-zero: $(jq -c '{state, findings}' "$T/scrub.json" 2>/dev/null) $(head -c 300 "$T/scrub.err"); findings: $(head -n 12 "$T/scrub.report" | tr '\n' ';' | head -c 1500); writer: $(writer_summary)"
-fi
-ok ofs_pbj --db "$T/pbj.db" list --json
-assert_eq 0 "$(jq '[.jobs[] | select(.type == "repair")] | length' "$T/last.out")" \
-	"repair jobs in the job store ($(jq -c '[.jobs[] | {id, type, state}]' "$T/last.out"))"
+clean_scrub_no_repair "$T/pbj.db"
 
 for d in "${DIRS[@]}"; do
 	for m in "${NAMES[@]}"; do

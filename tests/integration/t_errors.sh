@@ -2,6 +2,7 @@
 # t_errors: user-facing errors of `ofs` - the exit status (2 usage or bad
 # input, 3 failure), a message on stderr as "ofs: ..." that names what went
 # wrong, and nothing half-done: --help and --version succeed on stdout.
+OFS_ITEST_CLIENT_LEAKS=1   # (every client checked for leaks at exit)
 . "$(dirname "$0")/lib.sh"
 
 # err_is CODE REGEX CMD... : exit CODE and stderr matching REGEX (ERE,

@@ -5,6 +5,7 @@
 # a put to an existing path replaces the contents; and the stored dfile has
 # ceil(size/chunk) chunk digests and a byte stream of exactly size bytes;
 # a striped file (--stripes, --strip-size) spreads its strips round-robin.
+OFS_ITEST_CLIENT_LEAKS=1   # (every client checked for leaks at exit)
 . "$(dirname "$0")/lib.sh"
 
 MiB=$((1024 * 1024))
