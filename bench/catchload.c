@@ -40,6 +40,7 @@
 
 #include "ofs.h"
 #include "ofs_error.h"
+#include "parse.h"
 
 #define EXIT_USAGE 2
 #define EXIT_FAIL 3
@@ -88,15 +89,12 @@ static void fill(unsigned char *buf, size_t n, uint64_t seed)
 
 static int parse_long(const char *s, long lo, long hi, long *out)
 {
-	char *end;
-	long v;
+	uint64_t v;
+	int rc = parse_uint(s, (uint64_t)lo, (uint64_t)hi, &v);
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -EINVAL;
-	*out = v;
-	return 0;
+	if (!rc)
+		*out = (long)v;
+	return rc;
 }
 
 static int connect_to(const char *addr, struct ofs_client **c)

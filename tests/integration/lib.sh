@@ -195,9 +195,17 @@ wait_until() {
 	shift 2
 	deadline=$(($(date +%s%N) + secs * 1000000000))
 	until "$@"; do
-		[ "$(date +%s%N)" -lt "$deadline" ] || fail "timed out after ${secs}s waiting for $what"
+		[ "$(date +%s%N)" -lt "$deadline" ] ||
+			fail "timed out after ${secs}s waiting for $what$(_wait_context)"
 		sleep 0.05
 	done
+}
+
+# (what an await saw last, and the writer's account, for its failure)
+_wait_context() {
+	[ -n "${WAIT_WHY:-}" ] || return 0
+	printf '; last seen: %s' "$(head -c 1200 "$T/why" 2>/dev/null | tr '\n' ' ')"
+	! declare -F writer_summary >/dev/null || printf '; writer: %s' "$(writer_summary)"
 }
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
@@ -208,9 +216,9 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # what the test is doing now, in $T/phase (the writer records it with
 # each operation); phase NAME: the same, and say it. set_addrs NAME...:
 # the running servers' addresses, in $T/addrs, for the writer's next
-# operation. await SECS WHAT CMD...:
-# wait_until with the writer's account (writer_summary, when the test
-# defines one) and $T/why (what the last try saw) in the failure.
+# operation. await SECS WHAT CMD...: wait_until with $T/why (what the
+# last try saw) and the writer's account (writer_summary, when the test
+# defines one) in the failure.
 # acked: puts acknowledged so far in $T/writer.log ("E SEQ 0 MS ." lines).
 _T0=$(now_ms)
 say() { log "[$((($(now_ms) - _T0) / 1000))s] $*"; }
@@ -221,19 +229,27 @@ set_addrs() {
 	for n in "$@"; do a=${a:+$a,}$(srv_addr "$n"); done
 	echo "$a" >"$T/addrs.tmp" && mv "$T/addrs.tmp" "$T/addrs"
 }
-await() {
-	local secs=$1 what=$2 deadline writer=""
-	shift 2
-	: >"$T/why"
-	deadline=$(($(date +%s%N) + secs * 1000000000))
-	until "$@"; do
-		if [ "$(date +%s%N)" -ge "$deadline" ]; then
-			declare -F writer_summary >/dev/null && writer="; writer: $(writer_summary)"
-			fail "timed out after ${secs}s waiting for $what; last seen: $(head -c 1200 "$T/why" | tr '\n' ' ')$writer"
-		fi
-		sleep 0.05
-	done
+await() { : >"$T/why"; WAIT_WHY=1 wait_until "$@"; }
+# readone NAME ADDR : get NAME through ADDR, print "NAME 0 SHA256 MS" or
+# "NAME EXIT MS STDERR" (MS: how long the get took; run by xargs, several
+# at once, so exported).
+readone() {
+	local f rc t0 ms
+	f=$(mktemp "$T/rb.XXXXXX")
+	t0=$(date +%s%N)
+	OFS_CLUSTER=$2 timeout 60 "$OFS_CLI" get "$1" "$f" 2>"$f.err"
+	rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	if [ "$rc" = 0 ]; then
+		echo "$1 0 $(sha256sum "$f" | cut -d' ' -f1) $ms"
+	else
+		echo "$1 $rc $ms $(head -c 300 "$f.err" | tr '\n' ' ')"
+	fi
+	rm -f "$f" "$f.err"
 }
+export -f readone
+export T OFS_CLI ASAN_OPTIONS
+
 acked() { grep -c '^E [0-9]* 0 [0-9]* \.$' "$T/writer.log"; }
 
 # clean_scrub_no_repair DB : a scrub through the job store DB ends

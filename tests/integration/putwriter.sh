@@ -113,26 +113,6 @@ version_of() {
 	END { for (i = 1; i <= k; i++) print order[i], (order[i] in st) ? st[order[i]] : "running" }' "$T/writer.log"
 }
 
-# readone NAME ADDR : get NAME through ADDR, print "NAME 0 SHA MS" or
-# "NAME EXIT MS STDERR" (run by xargs, several at once; no leak check at
-# exit, a third of a get's time under the sanitizers).
-readone() {
-	local f rc t0 ms
-	f=$(mktemp "$T/rb.XXXXXX")
-	t0=$(date +%s%N)
-	ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0 OFS_CLUSTER=$2 timeout 60 "$OFS_CLI" get "$1" "$f" 2>"$f.err"
-	rc=$?
-	ms=$((($(date +%s%N) - t0) / 1000000))
-	if [ "$rc" = 0 ]; then
-		echo "$1 0 $(sha256sum "$f" | cut -d' ' -f1) $ms"
-	else
-		echo "$1 $rc $ms $(head -c 300 "$f.err" | tr '\n' ' ')"
-	fi
-	rm -f "$f" "$f.err"
-}
-export -f readone
-export T OFS_CLI
-
 # check_all WHEN SERVER : every file acknowledged so far reads back through
 # SERVER as its last acknowledged version. A newer version of the name is
 # accepted too when that put was acknowledged or is still running (the

@@ -101,7 +101,7 @@ writer() {
 verify_now() {
 	local seen rc
 	if [ "$2" = rm ]; then
-		ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0 OFS_CLUSTER=$(cat "$T/addrs") timeout 30 \
+		OFS_CLUSTER=$(cat "$T/addrs") timeout 30 \
 			"$OFS_CLI" stat "$3" >/dev/null 2>"$T/v.err"
 		rc=$?
 		if [ "$rc" = 0 ]; then
@@ -112,7 +112,7 @@ verify_now() {
 			seen=$(head -c 200 "$T/v.err" | tr '\n ' '__')
 		fi
 	else
-		ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0 OFS_CLUSTER=$(cat "$T/addrs") timeout 30 \
+		OFS_CLUSTER=$(cat "$T/addrs") timeout 30 \
 			"$OFS_CLI" get "$3" "$T/v.out" 2>"$T/v.err"
 		rc=$?
 		if [ "$rc" = 0 ]; then
@@ -248,30 +248,13 @@ END {
 	}
 }' "$T/writer.log" | sort >"$T/accept"
 
-# readone NAME ADDR : get NAME through ADDR, print "NAME 0 SHA" or
-# "NAME EXIT STDERR" (run by xargs, several at once; without the leak
-# check at exit, a third of a get's time under the sanitizers).
-readone() {
-	local f rc
-	f=$(mktemp "$T/rb.XXXXXX")
-	ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0 OFS_CLUSTER=$2 timeout 30 "$OFS_CLI" get "$1" "$f" 2>"$f.err"
-	rc=$?
-	if [ "$rc" = 0 ]; then
-		echo "$1 0 $(sha256sum "$f" | cut -d' ' -f1)"
-	else
-		echo "$1 $rc $(head -c 300 "$f.err" | tr '\n' ' ')"
-	fi
-	rm -f "$f" "$f.err"
-}
-export -f readone
-export T OFS_CLI
 
 # what each name is right after the loop: listed or not (through a), and
 # the content of every listed name and of every name expected to hold a
 # file (read through a, b and c in turn)
 : >"$T/listed"
 for d in "${DIRS[@]}"; do
-	ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0 OFS_CLUSTER=$(srv_addr a) "$OFS_CLI" ls "$d" >"$T/ls.after" 2>"$T/ls.err" ||
+	OFS_CLUSTER=$(srv_addr a) "$OFS_CLI" ls "$d" >"$T/ls.after" 2>"$T/ls.err" ||
 		fail "expected ls $d through a to succeed right after the loop; it failed: $(head -c 300 "$T/ls.err")"
 	sed "s|^|$d/|" "$T/ls.after" >>"$T/listed"
 done
@@ -284,7 +267,10 @@ done
 xargs -P 3 -L 1 bash -c 'readone "$1" "$2" >>"$T/got"' _ <"$T/toread"
 declare -A LISTED=() GOT_RC=() GOT=()
 while read -r name; do LISTED[$name]=1; done <"$T/listed"
-while read -r name rc got; do GOT_RC[$name]=$rc; GOT[$name]=$got; done <"$T/got"
+while read -r name rc ms_or_sha rest; do     # (readone's line: see lib.sh)
+	GOT_RC[$name]=$rc
+	if [ "$rc" = 0 ]; then GOT[$name]=$ms_or_sha; else GOT[$name]=$rest; fi
+done <"$T/got"
 
 bad=()
 nnames=0
@@ -331,7 +317,7 @@ clean_scrub_no_repair "$T/pbj.db"
 
 for d in "${DIRS[@]}"; do
 	for m in "${NAMES[@]}"; do
-		ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0 OFS_CLUSTER=$(srv_addr "$m") "$OFS_CLI" ls "$d" >"$T/ls.$m" 2>"$T/ls.err" ||
+		OFS_CLUSTER=$(srv_addr "$m") "$OFS_CLI" ls "$d" >"$T/ls.$m" 2>"$T/ls.err" ||
 			fail "expected ls $d through $m to succeed at the end; it failed: $(head -c 300 "$T/ls.err")"
 	done
 	for m in b c; do

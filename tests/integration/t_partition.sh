@@ -64,17 +64,13 @@ NS_MADE=()
 # _net_cleanup : kill the servers (their namespaces cannot go while they
 # run), then delete every namespace and link this test made. Keeps $?.
 _net_cleanup() {
-	local rc=$? p ns deadline
+	local rc=$? p ns
 	{
 		for p in "${SRV_PID[@]}"; do
 			[ -n "$p" ] && kill -KILL "$p"
 		done
-		deadline=$(($(date +%s) + 10))
 		for p in "${SRV_PID[@]}"; do
-			[ -n "$p" ] || continue
-			while ! _proc_done "$p" && [ "$(date +%s)" -lt "$deadline" ]; do
-				sleep 0.02
-			done
+			[ -z "$p" ] || _reap "$p" 10
 		done
 		ip link del "$HOSTDEV"
 		for ns in "${NS_MADE[@]}"; do
@@ -155,8 +151,15 @@ heal() { net ip -n "$SW" link set "p$1" up; }
 # ns_start NAME [run args...] : init $T/NAME (rack from RACK), run the
 # server in namespace ofs-$$-NAME on its address, port 0, and wait for its
 # ready line (lib.sh's conventions: $T/NAME.log, .err, .out, SRV_*).
+# has_ready_line NAME PID OUT : OUT holds the server's ready line (a
+# server that exited first fails the test at once).
+has_ready_line() {
+	! _proc_done "$2" || fail "server $1 exited before its ready line: $(tail -n 5 "$T/$1.err")"
+	[ "$(wc -l <"$3")" -ge 1 ]
+}
+
 ns_start() {
-	local name=$1 data=$T/$1 out=$T/$1.out sid line pid word addr deadline
+	local name=$1 data=$T/$1 out=$T/$1.out sid line pid word addr
 	shift
 	SRV_DATA[$name]=$data
 	sid=$("$OFS_SERVER" init --data "$data" --attr "rack=${RACK[$name]}" 2>"$T/$name.init.err") ||
@@ -169,12 +172,7 @@ ns_start() {
 		--log "$T/$name.log" "$@" >"$out" 2>>"$T/$name.err" &
 	pid=$!
 	SRV_PID[$name]=$pid
-	deadline=$(($(date +%s) + READY_TIMEOUT))
-	until [ "$(wc -l <"$out")" -ge 1 ]; do
-		_proc_done "$pid" && fail "server $name exited before its ready line: $(tail -n 5 "$T/$name.err")"
-		[ "$(date +%s)" -lt "$deadline" ] || fail "server $name: no ready line within ${READY_TIMEOUT}s"
-		sleep 0.05
-	done
+	wait_until "$READY_TIMEOUT" "server $name's ready line" has_ready_line "$name" "$pid" "$out"
 	line=$(head -n 1 "$out")
 	read -r word sid addr <<<"$line"
 	[ "$word" = ready ] && [ "$sid" = "${SRV_SID[$name]}" ] ||
