@@ -40,7 +40,7 @@ LIB_SRCS := lib/error.c lib/oid.c lib/wire.c lib/frame.c lib/proto.c \
 SERVER_SRCS := server/kv.c server/records.c server/bstream.c server/store.c \
 	server/service.c server/listener.c server/inspect.c \
 	server/sidtab.c server/gossip.c server/replica.c server/behind.c server/tool.c server/points.c \
-	server/replaced.c
+	server/replaced.c server/changelog.c
 REBALANCER_SRCS := rebalancer/placement.c rebalancer/move.c rebalancer/drain.c
 PBJ_SRCS := $(wildcard pbj/*.c)
 SCRUBBER_SRCS := scrubber/scrub.c scrubber/repair.c scrubber/recover.c scrubber/reconcile.c

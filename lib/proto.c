@@ -74,6 +74,7 @@ const char *ofs_op_name(uint16_t op)
 		[OFS_OP_VERIFY] = "verify", [OFS_OP_SUMMARY_MANY] = "summary_many", [OFS_OP_REPAIR_FETCH] = "repair_fetch",
 		[OFS_OP_STALE_CLEAR] = "stale_clear", [OFS_OP_FREEZE] = "freeze",
 		[OFS_OP_ROOT_MOVE] = "root_move", [OFS_OP_STOP_CHECK] = "stop_check",
+		[OFS_OP_CHANGES] = "changes",
 	};
 	op &= (uint16_t)~(OFS_OP_RESPONSE | OFS_OP_FORWARDED);
 	if (op >= OFS_OP_PING && op < OFS_OP_MAX)
@@ -287,6 +288,10 @@ int proto_encode_req(struct wbuf *w, const struct ofs_req *q)
 	case OFS_OP_STALE_CLEAR:
 		wbuf_oid(w, q->oid);
 		wbuf_sid(w, q->sid);
+		wbuf_u64(w, q->version);
+		break;
+	case OFS_OP_CHANGES:
+		wbuf_oid(w, q->oid);
 		wbuf_u64(w, q->version);
 		break;
 	case OFS_OP_TASK_START:
@@ -513,6 +518,10 @@ int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_re
 	case OFS_OP_STALE_CLEAR:
 		q->oid = rbuf_oid(&r);
 		q->sid = rbuf_sid(&r);
+		q->version = rbuf_u64(&r);
+		break;
+	case OFS_OP_CHANGES:
+		q->oid = rbuf_oid(&r);
 		q->version = rbuf_u64(&r);
 		break;
 	case OFS_OP_TASK_START:
@@ -1241,6 +1250,34 @@ int proto_decode_summary(const uint8_t *b, size_t len, struct ofs_summary *s)
 	if (!rc)
 		*s = t;
 	return rc;
+}
+
+void proto_encode_changes(struct wbuf *w, uint64_t version, struct ofs_digest digest,
+			  const uint8_t *notes, size_t n)
+{
+	wbuf_u64(w, version);
+	wbuf_bytes(w, digest.b, sizeof(digest.b));
+	wbuf_blob(w, notes, n);
+}
+
+int proto_decode_changes(const uint8_t *b, size_t len, uint64_t *version,
+			 struct ofs_digest *digest, const uint8_t **notes, size_t *n)
+{
+	struct rbuf r;
+	const uint8_t *d;
+	uint64_t v;
+	int rc;
+
+	rbuf_init(&r, b, len);
+	v = rbuf_u64(&r);
+	d = rbuf_bytes(&r, sizeof(digest->b));
+	*notes = rbuf_blob(&r, OFS_MAX_IO, n);
+	rc = rbuf_done(&r);
+	if (rc)
+		return rc;
+	*version = v;
+	memcpy(digest->b, d, sizeof(digest->b));
+	return 0;
 }
 
 void proto_encode_summaries(struct wbuf *w, const struct ofs_summary *s, uint32_t n)

@@ -81,6 +81,10 @@ enum ofs_op {
 	                           confidence if it stopped now */
 	OFS_OP_SUMMARY_MANY,    /* n, n oids -> n summaries, in order (SUMMARY
 	                           of each; an object not here: not present) */
+	OFS_OP_CHANGES,         /* oid, version -> the notes of its changes after
+	                           that version, and the version and content
+	                           digest they lead to (changelog.h); ERANGE
+	                           when the copy's log no longer holds them */
 	OFS_OP_MAX
 };
 
@@ -527,6 +531,13 @@ void proto_encode_summary(struct wbuf *w, const struct ofs_summary *s);
 void proto_encode_fetch_reply(struct wbuf *w, const struct ofs_fetch_reply *f);
 int proto_decode_fetch_reply(const uint8_t *b, size_t len, struct ofs_fetch_reply *f);
 int proto_decode_summary(const uint8_t *b, size_t len, struct ofs_summary *s);
+/* CHANGES reply: the version and digest the notes lead to, and the notes
+ * (a blob of at most OFS_MAX_IO bytes, checked by whoever replays them;
+ * *notes points into b). */
+void proto_encode_changes(struct wbuf *w, uint64_t version, struct ofs_digest digest,
+			  const uint8_t *notes, size_t n);
+int proto_decode_changes(const uint8_t *b, size_t len, uint64_t *version,
+			 struct ofs_digest *digest, const uint8_t **notes, size_t *n);
 /* SUMMARY_MANY reply: n summaries one after another. The decoder takes
  * exactly n (-OFS_ECORRUPT on a short, long or bad body). */
 void proto_encode_summaries(struct wbuf *w, const struct ofs_summary *s, uint32_t n);

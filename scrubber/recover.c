@@ -119,9 +119,64 @@ static int gone(struct recover *rv, struct ofs_oid oid, const struct ofs_sid *na
 	return rc < 0 ? rc : 0;
 }
 
-/* Bring this server's copy of oid up to date; *bytes: bytes fetched. */
-static int catch_up(struct recover *rv, struct ofs_oid oid, enum outcome *out, uint64_t *bytes,
-		    struct ofs_task_finding *f)
+/*
+ * Catch this server's copy of oid up by the changes it missed, read from
+ * the current copy src (changelog.h): 1 when it is current now (at
+ * *version), 0 when it cannot be this way (the mark does not say which
+ * change it missed, src's log no longer reaches back, the result would
+ * differ from src) - it is then fetched whole - or an error.
+ */
+static int by_changes(struct recover *rv, struct ofs_oid oid, const char *why,
+		      const struct ofs_summary *mine, struct ofs_sid src, uint64_t *version,
+		      uint64_t *bytes)
+{
+	uint64_t missed = store_missed_version(why);
+	struct ofs_req q = { .op = OFS_OP_CHANGES, .oid = oid };
+	struct replica_result res = { 0 };
+	struct ofs_digest d;
+	const uint8_t *notes;
+	struct wbuf w;
+	size_t n;
+	int rc;
+
+	if (missed == 0 || mine->type == OFS_OBJ_DFILE)
+		return 0;                        /* (a dfile's change is its bytes) */
+	q.version = missed - 1;
+	wbuf_init(&w);
+	rc = proto_encode_req(&w, &q);
+	if (!rc)
+		rc = replica_forward(rv->r, OFS_OP_CHANGES, w.data, w.len, &src, 1, &res);
+	wbuf_free(&w);
+	if (rc)
+		return rc;
+	rc = res.rc;
+	if (!rc)
+		rc = proto_decode_changes(res.body, res.len, version, &d, &notes, &n);
+	if (!rc)
+		rc = store_catch_up_changes(rv->s, oid, mine->version, q.version, notes, n,
+					    *version, &d);
+	free(res.body);
+	if (!rc) {
+		char hex[OFS_OID_HEX];
+		oid_to_hex(oid, hex);
+		log_debug("caught up copy of %s by the changes after version %llu: now version "
+			  "%llu", hex, (unsigned long long)q.version, (unsigned long long)*version);
+		*bytes = n;
+		return 1;
+	}
+	if (rc != -ERANGE) {
+		char hex[OFS_OID_HEX];
+		oid_to_hex(oid, hex);
+		log_debug("catch-up of %s by changes after version %llu: %s; fetched whole", hex,
+			  (unsigned long long)q.version, ofs_strerror(rc));
+	}
+	return rc == -ENOMEM ? rc : 0;
+}
+
+/* Bring this server's copy of oid (marked behind: why) up to date;
+ * *bytes: bytes fetched. */
+static int catch_up(struct recover *rv, struct ofs_oid oid, const char *why, enum outcome *out,
+		    uint64_t *bytes, struct ofs_task_finding *f)
 {
 	struct ofs_sid sids[MAX_ASK], self = store_sid(rv->s);
 	struct ofs_summary sm[MAX_ASK], mine;
@@ -163,6 +218,8 @@ static int catch_up(struct recover *rv, struct ofs_oid oid, enum outcome *out, u
 	}
 	if (have && mine.version == sm[best].version && digest_eq(mine.digest, sm[best].digest)) {
 		/* Same as a current copy: nothing was missed after all. */
+		log_debug("copy of %s is the same as the current one (version %llu)", hex,
+			  (unsigned long long)mine.version);
 		rc = store_stale_del(rv->s, oid, self, mine.version);
 		if (!rc && store_behind(rv->s, oid) == 0) {
 			*out = CAUGHT_UP;
@@ -173,6 +230,22 @@ static int catch_up(struct recover *rv, struct ofs_oid oid, enum outcome *out, u
 			repair_tell_current(rv->r, oid, self, mine.version, sids, n);
 		}
 		return rc;
+	}
+	if (have) {
+		uint64_t version = 0, missed = store_missed_version(why);
+		rc = by_changes(rv, oid, why, &mine, sids[best], &version, bytes);
+		if (rc < 0)
+			return rc;
+		if (rc == 1 && store_behind(rv->s, oid) == 0) {
+			*out = CAUGHT_UP;
+			f->source = sids[best];
+			snprintf(f->action, sizeof(f->action), "caught up by the %llu changes "
+				 "after version %llu (now version %llu)",
+				 (unsigned long long)(version - (missed - 1)),
+				 (unsigned long long)(missed - 1), (unsigned long long)version);
+			repair_tell_current(rv->r, oid, self, version, sids, n);
+			return 0;
+		}
 	}
 fetch:
 	memset(&fr, 0, sizeof(fr));
@@ -274,7 +347,7 @@ static void one(struct page_work *w, uint32_t i)
 	int rc;
 
 	memset(&f, 0, sizeof(f));
-	rc = catch_up(rv, w->p->oids[i], &o, &b, &f);
+	rc = catch_up(rv, w->p->oids[i], w->p->why[i], &o, &b, &f);
 	if (rc && rc != -ENOMEM) {
 		/* this object only: the next pass tries it again */
 		char hex[OFS_OID_HEX];

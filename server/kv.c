@@ -19,7 +19,8 @@
 #define KV_MAXREADERS 4096               /* one per concurrent request */
 
 static const char *db_names[KV_NDB] = { "objects", "chunks", "keyval", "meta",
-					 "servers", "stale", "intents", "moves" };
+					 "servers", "stale", "intents", "moves",
+					 "changes" };
 #define KV_NDB_V1 4     /* sub-databases every data dir has had */
 
 struct kv_req {

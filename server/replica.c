@@ -282,6 +282,7 @@ static bool read_only(uint16_t op)
 	case OFS_OP_KV_LIST: case OFS_OP_DIRENT_LOOKUP: case OFS_OP_DIRENT_LIST:
 	case OFS_OP_STATS: case OFS_OP_STALE_FOR: case OFS_OP_SUMMARY: case OFS_OP_POINTS:
 	case OFS_OP_VERIFY: case OFS_OP_STOP_CHECK: case OFS_OP_SUMMARY_MANY:
+	case OFS_OP_CHANGES:
 		return true;
 	default:
 		return false;

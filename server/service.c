@@ -138,6 +138,22 @@ static int summary_of(struct store *s, struct ofs_oid oid, struct ofs_summary *s
 	return rc < 0 ? rc : 0;
 }
 
+/* CHANGES: this copy's notes after since (changelog.h). */
+static int changes_of(struct store *s, struct ofs_oid oid, uint64_t since, struct wbuf *reply)
+{
+	struct ofs_digest d;
+	struct wbuf notes;
+	uint64_t version;
+	int rc;
+
+	wbuf_init(&notes);
+	rc = store_changes(s, oid, since, &notes, &version, &d);
+	if (!rc)
+		proto_encode_changes(reply, version, d, notes.data, notes.len);
+	wbuf_free(&notes);
+	return rc;
+}
+
 static int handle(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 {
 	struct store *s = sv->store;
@@ -336,6 +352,9 @@ static int handle(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 	}
 	case OFS_OP_STALE_CLEAR:
 		rc = repair_stale_clear(s, q->oid, q->sid, q->version);
+		break;
+	case OFS_OP_CHANGES:
+		rc = changes_of(s, q->oid, q->version, reply);
 		break;
 	case OFS_OP_FREEZE:
 		rc = freeze(sv, q->oid, q->ms, q->sid);
@@ -574,7 +593,7 @@ static void record_missed(struct service *sv, const struct ofs_req *q,
 		 * was good up to the one before, on this lineage) */
 		now = malloc(sizeof(*now));
 		if (now && store_getattr(sv->store, q->oid, now) == 0)
-			snprintf(what, sizeof(what), "missed version %llu: %.200s",
+			snprintf(what, sizeof(what), STORE_MISSED_FMT "%.200s",
 				 (unsigned long long)now->version, whys[i]);
 		else
 			snprintf(what, sizeof(what), "%.200s", whys[i]);

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "bstream.h"
+#include "changelog.h"
 #include "kv.h"
 #include "log.h"
 #include "ofs_error.h"
@@ -791,7 +792,8 @@ static int remove_txn(struct kv_txn *t, void *arg)
 	if ((rc = kv_del(t, KV_OBJECTS, ra->oid.b, sizeof(ra->oid.b))) ||
 	    (rc = kv_del_prefix(t, KV_CHUNKS, ra->oid.b, sizeof(ra->oid.b))) ||
 	    (rc = kv_del_prefix(t, KV_KEYVAL, ra->oid.b, sizeof(ra->oid.b))) ||
-	    (rc = kv_del_prefix(t, KV_STALE, ra->oid.b, sizeof(ra->oid.b))))
+	    (rc = kv_del_prefix(t, KV_STALE, ra->oid.b, sizeof(ra->oid.b))) ||
+	    (rc = changelog_forget(t, ra->oid)))
 		goto out;
 out:
 	free(a);
@@ -883,7 +885,8 @@ static int drop_txn(struct kv_txn *t, void *arg)
 	if ((rc = kv_del(t, KV_OBJECTS, ma->oid.b, OFS_OID_LEN)) ||
 	    (rc = kv_del_prefix(t, KV_CHUNKS, ma->oid.b, OFS_OID_LEN)) ||
 	    (rc = kv_del_prefix(t, KV_KEYVAL, ma->oid.b, OFS_OID_LEN)) ||
-	    (rc = kv_del_prefix(t, KV_STALE, ma->oid.b, OFS_OID_LEN)))
+	    (rc = kv_del_prefix(t, KV_STALE, ma->oid.b, OFS_OID_LEN)) ||
+	    (rc = changelog_forget(t, ma->oid)))
 		return rc;
 	rc = kv_del(t, KV_MOVES, ma->oid.b, OFS_OID_LEN);
 	return rc == -ENOENT ? 0 : rc;
@@ -1710,9 +1713,11 @@ static int kvput_txn(struct kv_txn *t, void *arg)
 	size_t kn = rec_kv_key(ka->oid, ka->k, ka->kn, key);
 	int rc = kvop_object(t, ka, true);
 
-	if (rc)
-		return rc;
-	return kv_put(t, KV_KEYVAL, key, kn, ka->v, ka->vn);
+	if (!rc)
+		rc = kv_put(t, KV_KEYVAL, key, kn, ka->v, ka->vn);
+	if (!rc)
+		rc = changelog_note(t, ka->oid, ka->a->version, ka->k, ka->kn, ka->v, ka->vn, false);
+	return rc;
 }
 
 static int kvdel_txn(struct kv_txn *t, void *arg)
@@ -1722,9 +1727,11 @@ static int kvdel_txn(struct kv_txn *t, void *arg)
 	size_t kn = rec_kv_key(ka->oid, ka->k, ka->kn, key);
 	int rc = kvop_object(t, ka, true);
 
-	if (rc)
-		return rc;
-	return kv_del(t, KV_KEYVAL, key, kn);
+	if (!rc)
+		rc = kv_del(t, KV_KEYVAL, key, kn);
+	if (!rc)
+		rc = changelog_note(t, ka->oid, ka->a->version, ka->k, ka->kn, NULL, 0, true);
+	return rc;
 }
 
 static int kv_key_ok(size_t kn)
@@ -1933,6 +1940,9 @@ static int dirent_create_txn(struct kv_txn *t, void *arg)
 	rc = rec_encode_dirent(&w, ka->d);
 	if (!rc)
 		rc = kv_put(t, KV_KEYVAL, key, kn, w.data, w.len);
+	if (!rc)
+		rc = changelog_note(t, ka->oid, ka->a->version, ka->k, ka->kn, w.data, w.len,
+				    false);
 	wbuf_free(&w);
 	return rc;
 }
@@ -1951,7 +1961,10 @@ static int dirent_remove_txn(struct kv_txn *t, void *arg)
 		return rc;
 	if (!ka->present)
 		return -ENOENT;
-	return kv_del(t, KV_KEYVAL, key, kn);
+	rc = kv_del(t, KV_KEYVAL, key, kn);
+	if (!rc)
+		rc = changelog_note(t, ka->oid, ka->a->version, ka->k, ka->kn, NULL, 0, true);
+	return rc;
 }
 
 static int dirent_lookup_txn(struct kv_txn *t, void *arg)
@@ -2242,6 +2255,17 @@ static int stale_note_txn(struct kv_txn *t, void *arg)
 	if (kv_get(t, KV_STALE, key, sizeof(key), &v, &vn) == 0)
 		return 0;   /* the first reason stays */
 	return kv_put(t, KV_STALE, key, sizeof(key), sa->reason, strlen(sa->reason));
+}
+
+uint64_t store_missed_version(const char *reason)
+{
+	const char *p = strstr(reason, "missed version ");
+	unsigned long long v = 0;
+	char colon = 0;
+
+	if (p && sscanf(p, "missed version %llu%c", &v, &colon) == 2 && colon == ':')
+		return (uint64_t)v;
+	return 0;
 }
 
 int store_stale_note(struct store *s, struct ofs_oid oid, struct ofs_sid sid, const char *reason)
@@ -2777,6 +2801,106 @@ int store_summary(struct store *s, struct ofs_oid oid, struct ofs_summary *sm)
 	return rc;
 }
 
+/* ---- catching up by changes ------------------------------------------------ */
+
+struct changes_args {
+	struct summary_args sa;
+	uint64_t since, base, version;
+	struct wbuf *w;
+	const uint8_t *notes;
+	size_t n;
+	const struct ofs_digest *want;
+	struct ofs_sid sid;              /* this server (its mark goes) */
+	struct ofs_digest got;           /* the content digest read */
+};
+
+static int changes_txn(struct kv_txn *t, void *arg)
+{
+	struct changes_args *ca = arg;
+	int rc = get_object(t, ca->sa.oid, ca->sa.a);
+
+	if (rc)
+		return rc;
+	ca->version = ca->sa.a->version;
+	if (ca->version < ca->since)
+		return -ERANGE;
+	rc = changelog_encode(t, ca->sa.oid, ca->since, ca->version, ca->w);
+	if (!rc)
+		rc = summary_txn(t, &ca->sa);
+	if (!rc)
+		ca->got = checksum_stream_final(ca->sa.cs);
+	return rc;
+}
+
+static int changes_run(struct store *s, kv_fn fn, struct changes_args *ca, bool update)
+{
+	int rc;
+
+	ca->sa.a = malloc(sizeof(*ca->sa.a));
+	ca->sa.cs = checksum_stream_new();
+	if (!ca->sa.a || !ca->sa.cs)
+		rc = -ENOMEM;
+	else
+		rc = update ? kv_update(s->kv, fn, ca) : kv_view(s->kv, fn, ca);
+	checksum_stream_free(ca->sa.cs);
+	free(ca->sa.a);
+	return rc;
+}
+
+int store_changes(struct store *s, struct ofs_oid oid, uint64_t since, struct wbuf *w,
+		  uint64_t *version, struct ofs_digest *digest)
+{
+	struct changes_args ca = { .sa.oid = oid, .since = since, .w = w };
+	size_t start = w->len;
+	int rc = changes_run(s, changes_txn, &ca, false);
+
+	if (rc) {
+		w->len = start;
+		return rc;
+	}
+	*version = ca.version;
+	*digest = ca.got;
+	return 0;
+}
+
+static int catch_up_txn(struct kv_txn *t, void *arg)
+{
+	struct changes_args *ca = arg;
+	struct ofs_attr *a = ca->sa.a;
+	uint8_t mark[OFS_OID_LEN * 2];
+	int rc = get_object(t, ca->sa.oid, a);
+
+	if (rc)
+		return rc;
+	if (a->version != ca->base)
+		return -EAGAIN;
+	rc = changelog_apply(t, ca->sa.oid, ca->since, ca->version, ca->notes, ca->n);
+	if (rc)
+		return rc;
+	a->version = ca->version;
+	if ((rc = put_object(t, ca->sa.oid, a)) || (rc = summary_txn(t, &ca->sa)))
+		return rc;
+	ca->got = checksum_stream_final(ca->sa.cs);
+	if (!digest_eq(ca->got, *ca->want))
+		return -ESTALE;              /* kv_update puts every write back */
+	memcpy(mark, ca->sa.oid.b, OFS_OID_LEN);
+	memcpy(mark + OFS_OID_LEN, ca->sid.b, OFS_OID_LEN);
+	rc = kv_del(t, KV_STALE, mark, sizeof(mark));
+	return rc == -ENOENT ? 0 : rc;
+}
+
+int store_catch_up_changes(struct store *s, struct ofs_oid oid, uint64_t base, uint64_t since,
+			   const uint8_t *notes, size_t n, uint64_t version,
+			   const struct ofs_digest *digest)
+{
+	struct changes_args ca = { .sa.oid = oid, .base = base, .since = since, .notes = notes,
+				   .n = n, .version = version, .want = digest, .sid = s->sid };
+
+	if (s->read_only)
+		return -EROFS;
+	return changes_run(s, catch_up_txn, &ca, true);
+}
+
 /* Many at once, in one read transaction (a snapshot: each summary is of
  * a committed state of its object). */
 struct summary_many_args {
@@ -2939,6 +3063,8 @@ static int tool_setkey_txn(struct kv_txn *t, void *arg)
 	size_t vn;
 	int rc = kv_get(t, KV_OBJECTS, ta->oid.b, OFS_OID_LEN, &v, &vn);
 
+	if (!rc)
+		rc = changelog_forget(t, ta->oid);   /* (an edit with no version) */
 	if (rc)
 		return rc;
 	return ta->v ? kv_put(t, KV_KEYVAL, key, kn, ta->v, ta->vn) : kv_del(t, KV_KEYVAL, key, kn);
@@ -2972,6 +3098,8 @@ static int tool_version_txn(struct kv_txn *t, void *arg)
 	struct tool_args *ta = arg;
 	int rc = get_object(t, ta->oid, ta->a);
 
+	if (!rc)
+		rc = changelog_forget(t, ta->oid);   /* (a version set by hand) */
 	if (rc)
 		return rc;
 	ta->a->version = ta->version;
@@ -3306,7 +3434,8 @@ static int install_txn(struct kv_txn *t, void *arg)
 	    (rc = kv_put(t, KV_INTENT, in->oid.b, OFS_OID_LEN, "install", 7)) != 0)
 		return rc;
 	if ((rc = kv_del_prefix(t, KV_CHUNKS, in->oid.b, OFS_OID_LEN)) ||
-	    (rc = kv_del_prefix(t, KV_KEYVAL, in->oid.b, OFS_OID_LEN)))
+	    (rc = kv_del_prefix(t, KV_KEYVAL, in->oid.b, OFS_OID_LEN)) ||
+	    (rc = changelog_forget(t, in->oid)))
 		return rc;
 	for (size_t i = 0; i < in->nd; i++) {
 		uint8_t key[REC_CHUNK_KEY];

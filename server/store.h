@@ -176,6 +176,17 @@ int store_dirent_list(struct store *s, struct ofs_oid dirdata, const char *after
  * kept under KV_STALE until the object is removed or repaired.
  */
 int store_stale_add(struct store *s, struct ofs_oid oid, struct ofs_sid sid, const char *reason);
+/*
+ * A stale record's reason starts with the change the copy missed first,
+ * as STORE_MISSED_FMT (the primary's version after that change: the copy
+ * was known equal to it at the version before). The reason travels as
+ * text (BEHIND, STALE_FOR) and the copy's own mark quotes it, so the
+ * version is read back from anywhere in it: store_missed_version returns
+ * it, or 0 when the reason does not say (a create or removal missed, a
+ * change only the copy itself applied).
+ */
+#define STORE_MISSED_FMT "missed version %llu: "
+uint64_t store_missed_version(const char *reason);
 /* The same for a change that left no object to list sid in (a REMOVE
  * that did not reach sid's copy): only the record. */
 int store_stale_note(struct store *s, struct ofs_oid oid, struct ofs_sid sid, const char *reason);
@@ -268,6 +279,29 @@ int store_scrub_dfile(struct store *s, struct ofs_oid oid, store_scrub_finding_f
  * reference; corrupt when a directory entry of it does not decode (it
  * reports that itself). behind is left false (see store_behind). */
 int store_summary(struct store *s, struct ofs_oid oid, struct ofs_summary *sm);
+
+/*
+ * Catching a copy up by the changes it missed (changelog.h).
+ *
+ * store_changes: the notes of oid's changes after version since (as
+ * changelog_encode writes them) into w, with the version and content
+ * digest (as store_summary's) they lead to, all read in one transaction.
+ * -ERANGE when this copy's log does not hold every one of them (the
+ * asking copy must be fetched whole), -ENOENT when oid is not here.
+ *
+ * store_catch_up_changes: replay notes from another copy's store_changes
+ * (untrusted) on this server's copy of oid as it is at version base, and
+ * keep the result only if its content digest is then digest: the copy
+ * takes version and its behind mark goes, in the same transaction.
+ * -EAGAIN: the copy is no longer at base; -ESTALE: the result would
+ * differ from digest (nothing was changed: fetch the copy whole);
+ * -OFS_ECORRUPT: the notes are malformed.
+ */
+int store_changes(struct store *s, struct ofs_oid oid, uint64_t since, struct wbuf *w,
+		  uint64_t *version, struct ofs_digest *digest);
+int store_catch_up_changes(struct store *s, struct ofs_oid oid, uint64_t base, uint64_t since,
+			   const uint8_t *notes, size_t n, uint64_t version,
+			   const struct ofs_digest *digest);
 
 /*
  * Does an owner point at a child, as this server's records alone show it -

@@ -273,6 +273,20 @@ static void fuzz_replies(const uint8_t *b, size_t n)
 			}
 		}
 		{
+			struct ofs_digest dg;
+			const uint8_t *notes;
+			uint64_t version;
+			size_t nn;
+			rc = proto_decode_changes(b, n, &version, &dg, &notes, &nn);
+			check_code(rc);
+			if (rc == 0) {
+				CHECK(nn <= OFS_MAX_IO);
+				wbuf_init(&w);
+				proto_encode_changes(&w, version, dg, notes, nn);
+				check_same(&w, b, n);
+			}
+		}
+		{
 			struct ofs_fetch_reply fr;
 			rc = proto_decode_fetch_reply(b, n, &fr);
 			check_code(rc);

@@ -249,6 +249,10 @@ static void mk_req(struct ofs_req *q, uint16_t op)
 		q->cands[1] = mk_sid(4);
 		snprintf(q->reason, sizeof(q->reason), "repair");
 		break;
+	case OFS_OP_CHANGES:
+		q->oid = mk_oid(19);
+		q->version = 7;
+		break;
 	case OFS_OP_STALE_CLEAR:
 		q->oid = mk_oid(17);
 		q->sid = mk_sid(5);

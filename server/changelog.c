@@ -1,0 +1,177 @@
+/* changelog.c - each key-value object's recent changes (see changelog.h). */
+#include <errno.h>
+#include <string.h>
+
+#include "changelog.h"
+#include "ofs_error.h"
+#include "proto.h"
+#include "records.h"
+
+#define NOTE_KEY (OFS_OID_LEN + 8)         /* OID | u64 BE version */
+
+enum { KIND_SET = 1, KIND_REMOVED = 2 };
+
+static void note_key(struct ofs_oid oid, uint64_t version, uint8_t key[NOTE_KEY])
+{
+	memcpy(key, oid.b, OFS_OID_LEN);
+	for (int i = 0; i < 8; i++)
+		key[OFS_OID_LEN + i] = (uint8_t)(version >> (56 - 8 * i));
+}
+
+/* A note's value: kind, key (u16 length), value (u32 length). */
+static void encode_note(struct wbuf *w, bool removed, const void *k, size_t kn, const void *v,
+			size_t vn)
+{
+	wbuf_u8(w, removed ? KIND_REMOVED : KIND_SET);
+	wbuf_u16(w, (uint16_t)kn);
+	wbuf_bytes(w, k, kn);
+	wbuf_blob(w, removed || !vn ? "" : v, removed ? 0 : vn);
+}
+
+struct note {
+	uint8_t kind;
+	const uint8_t *k, *v;
+	size_t kn, vn;
+};
+
+static int decode_note(struct rbuf *r, struct note *n)
+{
+	n->kind = rbuf_u8(r);
+	n->kn = rbuf_u16(r);
+	n->k = rbuf_bytes(r, n->kn);
+	n->v = rbuf_blob(r, OFS_MAX_VALUE, &n->vn);
+	if (rbuf_error(r))
+		return -OFS_ECORRUPT;
+	if ((n->kind != KIND_SET && n->kind != KIND_REMOVED) || n->kn == 0 ||
+	    n->kn > OFS_MAX_KEY || (n->kind == KIND_REMOVED && n->vn))
+		return -OFS_ECORRUPT;
+	return 0;
+}
+
+int changelog_note(struct kv_txn *t, struct ofs_oid oid, uint64_t version, const void *k,
+		   size_t kn, const void *v, size_t vn, bool removed)
+{
+	uint8_t key[NOTE_KEY];
+	struct wbuf w;
+	int rc;
+
+	if (kn == 0 || kn > OFS_MAX_KEY || vn > OFS_MAX_VALUE)
+		return -EINVAL;
+	wbuf_init(&w);
+	encode_note(&w, removed, k, kn, v, vn);
+	note_key(oid, version, key);
+	rc = wbuf_error(&w);
+	if (!rc)
+		rc = kv_put(t, KV_CHANGES, key, sizeof(key), w.data, w.len);
+	wbuf_free(&w);
+	if (rc || version <= CHANGELOG_KEEP)
+		return rc;
+	note_key(oid, version - CHANGELOG_KEEP, key);
+	rc = kv_del(t, KV_CHANGES, key, sizeof(key));
+	return rc == -ENOENT ? 0 : rc;
+}
+
+int changelog_forget(struct kv_txn *t, struct ofs_oid oid)
+{
+	return kv_del_prefix(t, KV_CHANGES, oid.b, OFS_OID_LEN);
+}
+
+struct encode_args {
+	uint64_t next, upto;                   /* the version expected next */
+	uint32_t n;
+	struct wbuf *w;
+};
+
+static int encode_scan(const void *k, size_t kn, const void *v, size_t vn, void *arg)
+{
+	struct encode_args *ea = arg;
+	const uint8_t *kb = k;
+	uint64_t version = 0;
+	struct note note;
+	struct rbuf r;
+
+	if (kn != NOTE_KEY)
+		return -OFS_ECORRUPT;
+	for (int i = 0; i < 8; i++)
+		version = version << 8 | kb[OFS_OID_LEN + i];
+	if (version > ea->upto)
+		return 1;
+	if (version != ea->next)
+		return -ERANGE;                    /* a gap: the chain is broken */
+	rbuf_init(&r, v, vn);
+	if (decode_note(&r, &note) || rbuf_done(&r))
+		return -OFS_ECORRUPT;
+	if (ea->w->len + 8 + vn > CHANGELOG_MAX_BYTES)
+		return -ERANGE;
+	wbuf_u64(ea->w, version);
+	wbuf_bytes(ea->w, v, vn);
+	ea->n++;
+	ea->next++;
+	return 0;
+}
+
+int changelog_encode(struct kv_txn *t, struct ofs_oid oid, uint64_t since, uint64_t upto,
+		     struct wbuf *w)
+{
+	struct encode_args ea = { .next = since + 1, .upto = upto, .w = w };
+	uint8_t after[NOTE_KEY];
+	size_t start = w->len;
+	int rc;
+
+	if (upto < since)
+		return -ERANGE;
+	wbuf_u32(w, 0);
+	note_key(oid, since, after);
+	rc = kv_scan(t, KV_CHANGES, oid.b, OFS_OID_LEN, after, sizeof(after), encode_scan, &ea);
+	if (!rc && ea.next != upto + 1)
+		rc = -ERANGE;                      /* the newest ones are missing */
+	if (!rc)
+		rc = wbuf_error(w);
+	if (rc) {
+		w->len = start;
+		return rc;
+	}
+	wbuf_patch_u32(w, start, ea.n);
+	return 0;
+}
+
+static int replay(struct kv_txn *t, struct ofs_oid oid, uint64_t version, const struct note *n)
+{
+	uint8_t key[REC_KV_KEY_MAX];
+	size_t kn = rec_kv_key(oid, n->k, n->kn, key);
+	int rc;
+
+	if (n->kind == KIND_SET)
+		rc = kv_put(t, KV_KEYVAL, key, kn, n->v, n->vn);
+	else if ((rc = kv_del(t, KV_KEYVAL, key, kn)) == -ENOENT)
+		rc = 0;                            /* removed here already */
+	if (!rc)
+		rc = changelog_note(t, oid, version, n->k, n->kn, n->v, n->vn,
+				    n->kind == KIND_REMOVED);
+	return rc;
+}
+
+int changelog_apply(struct kv_txn *t, struct ofs_oid oid, uint64_t since, uint64_t upto,
+		    const uint8_t *p, size_t len)
+{
+	struct rbuf r;
+	uint32_t count;
+	int rc;
+
+	if (upto < since)
+		return -OFS_ECORRUPT;
+	rbuf_init(&r, p, len);
+	count = rbuf_u32(&r);
+	if (rbuf_error(&r) || count != upto - since)
+		return -OFS_ECORRUPT;
+	rc = changelog_forget(t, oid);
+	for (uint64_t want = since + 1; !rc && want <= upto; want++) {
+		struct note n;
+		if (rbuf_u64(&r) != want || decode_note(&r, &n))
+			return -OFS_ECORRUPT;
+		rc = replay(t, oid, want, &n);
+	}
+	if (!rc && rbuf_done(&r))
+		rc = -OFS_ECORRUPT;
+	return rc;
+}
