@@ -38,6 +38,8 @@ ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) -pthread
 LIB_SRCS := lib/error.c lib/oid.c lib/wire.c lib/frame.c lib/proto.c \
 	lib/checksum.c lib/log.c lib/net.c lib/path.c lib/parse.c lib/timefmt.c
 SERVER_SRCS := server/kv.c server/records.c server/bstream.c server/store.c \
+	server/store_object.c server/store_bytes.c server/store_kv.c server/store_stale.c \
+	server/store_walk.c server/store_tool.c server/store_incoming.c \
 	server/service.c server/listener.c server/inspect.c \
 	server/sidtab.c server/gossip.c server/replica.c server/behind.c server/tool.c server/points.c \
 	server/replaced.c server/changelog.c

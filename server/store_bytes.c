@@ -1,0 +1,838 @@
+/*
+ * store_bytes.c - byte streams: reads that verify, writes, unstable writes
+ * and COMMIT, chunk digests, and the scrub's reads (see store.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bstream.h"
+#include "kv.h"
+#include "ofs_error.h"
+#include "records.h"
+#include "store.h"
+#include "store_impl.h"
+
+/* ---- unstable writes ---------------------------------------------------- */
+
+struct pending *st_pending_find(struct store *s, struct ofs_oid oid)
+{
+	struct pending *p = NULL;
+
+	pthread_mutex_lock(&s->pend_mu);
+	for (int i = 0; i < STORE_MAX_PENDING && !p; i++)
+		if (s->pend[i].used && oid_eq(s->pend[i].oid, oid))
+			p = &s->pend[i];
+	pthread_mutex_unlock(&s->pend_mu);
+	return p;
+}
+
+/* A free slot for oid, or NULL when every slot is taken. */
+static struct pending *pending_take(struct store *s, struct ofs_oid oid, uint64_t base,
+				    uint32_t cs)
+{
+	struct pending *p = NULL;
+
+	pthread_mutex_lock(&s->pend_mu);
+	for (int i = 0; i < STORE_MAX_PENDING && !p; i++)
+		if (!s->pend[i].used)
+			p = &s->pend[i];
+	if (p) {
+		p->used = true;
+		p->oid = oid;
+		p->base = p->end = base;
+		p->first = base / cs;
+		if (p->cap)
+			memset(p->known, 0, p->cap * sizeof(*p->known));
+	}
+	pthread_mutex_unlock(&s->pend_mu);
+	return p;
+}
+
+static int commit_locked(struct store *s, struct ofs_oid oid, struct pending *p,
+			 uint32_t cs, uint64_t *version, uint64_t *size);
+
+void st_pending_drop(struct store *s, struct pending *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&s->pend_mu);
+	p->used = false;
+	pthread_mutex_unlock(&s->pend_mu);
+}
+
+/* Room for chunk index idx. */
+static int pending_grow(struct pending *p, uint64_t idx)
+{
+	size_t need = (size_t)(idx - p->first + 1), cap;
+	struct ofs_digest *d;
+	bool *k;
+
+	if (need <= p->cap)
+		return 0;
+	cap = p->cap ? p->cap : 64;
+	while (cap < need)
+		cap *= 2;
+	d = realloc(p->d, cap * sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	p->d = d;
+	k = realloc(p->known, cap * sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	memset(k + p->cap, 0, (cap - p->cap) * sizeof(*k));
+	p->known = k;
+	p->cap = cap;
+	return 0;
+}
+
+
+/* ---- byte streams ------------------------------------------------------ */
+
+/* Digests of chunks [first, last] of a dfile, with its attributes. */
+struct chunkview_args {
+	struct ofs_oid oid;
+	struct ofs_attr *a;
+	uint64_t first, last;       /* in: wanted chunks (set after attr) */
+	struct ofs_digest *digests; /* out: last-first+1 entries */
+	bool want_digests;
+};
+
+static int chunkview_txn(struct kv_txn *t, void *arg)
+{
+	struct chunkview_args *cv = arg;
+	int rc = st_get_object(t, cv->oid, cv->a);
+
+	if (rc)
+		return rc;
+	if (cv->a->type != OFS_OBJ_DFILE)
+		return -OFS_ETYPE;
+	if (!cv->want_digests)
+		return 0;
+	if (cv->a->chunk_size == 0)
+		return -OFS_ECORRUPT;
+	for (uint64_t i = cv->first; i <= cv->last; i++) {
+		uint8_t key[REC_CHUNK_KEY];
+		const void *v;
+		size_t vn;
+
+		rec_chunk_key(cv->oid, i, key);
+		rc = kv_get(t, KV_CHUNKS, key, sizeof(key), &v, &vn);
+		if (rc)
+			return rc == -ENOENT ? -OFS_ECORRUPT : rc;
+		rc = rec_decode_digest(v, vn, &cv->digests[i - cv->first]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int store_read(struct store *s, struct ofs_oid oid, uint64_t off, void *buf,
+	       size_t len, size_t *got)
+{
+	struct chunkview_args cv = { .oid = oid };
+	pthread_rwlock_t *l = st_obj_lock(s, oid);
+	uint8_t *span = NULL;
+	uint64_t span_off, span_end, end;
+	size_t n;
+	int fd = -1, rc;
+	uint32_t cs;
+
+	cv.a = malloc(sizeof(*cv.a));
+	if (!cv.a)
+		return -ENOMEM;
+	pthread_rwlock_rdlock(l);
+	/* First the attributes alone, to learn the size and chunk size. */
+	rc = kv_view(s->kv, chunkview_txn, &cv);
+	if (rc)
+		goto out;
+	if (len == 0 || off >= cv.a->size) {
+		*got = 0;
+		goto out;
+	}
+	end = cv.a->size - off < len ? cv.a->size : off + len;
+	cs = cv.a->chunk_size;
+	if (cs == 0) {
+		rc = -OFS_ECORRUPT;
+		goto out;
+	}
+	checksum_chunk_span(off, end - off, cs, &cv.first, &cv.last);
+	cv.digests = calloc((size_t)(cv.last - cv.first + 1), sizeof(*cv.digests));
+	if (!cv.digests) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	cv.want_digests = true;
+	rc = kv_view(s->kv, chunkview_txn, &cv);
+	if (rc)
+		goto out;
+	span_off = cv.first * cs;
+	span_end = (cv.last + 1) * cs;
+	if (span_end > cv.a->size)
+		span_end = cv.a->size;
+	/* Read whole chunks straight into buf when the range is aligned to
+	 * them; otherwise into a span buffer first. */
+	if (span_off == off && span_end == end) {
+		span = buf;
+	} else {
+		span = malloc((size_t)(span_end - span_off));
+		if (!span) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	}
+	rc = bstream_open(s->datadir, oid, 0, &fd);
+	if (rc) {
+		rc = rc == -ENOENT ? -EIO : rc;
+		goto out;
+	}
+	rc = bstream_pread(fd, span, (size_t)(span_end - span_off), span_off, &n);
+	if (rc)
+		goto out;
+	/* A large read is most likely part of a sequential one: start
+	 * reading the next piece from disk while this one is checked and
+	 * sent (each request opens the stream afresh, so the kernel's own
+	 * readahead cannot see the pattern). */
+	if (span_end - span_off >= STORE_PREFETCH_MIN && span_end < cv.a->size)
+		bstream_prefetch(fd, span_end, span_end - span_off);
+	if (n != span_end - span_off) {
+		rc = -OFS_ECHECKSUM;    /* the stream is shorter than recorded */
+		goto out;
+	}
+	for (uint64_t i = cv.first; i <= cv.last; i++) {
+		uint64_t c0 = i * cs - span_off;
+		uint64_t c1 = (i + 1) * cs - span_off;
+		if (c1 > span_end - span_off)
+			c1 = span_end - span_off;
+		if (!digest_eq(checksum_buf(span + c0, (size_t)(c1 - c0)),
+			       cv.digests[i - cv.first])) {
+			rc = -OFS_ECHECKSUM;
+			goto out;
+		}
+	}
+	if (span != buf)
+		memcpy(buf, span + (off - span_off), (size_t)(end - off));
+	*got = (size_t)(end - off);
+out:
+	pthread_rwlock_unlock(l);
+	if (fd >= 0)
+		close(fd);
+	if (span != buf)
+		free(span);
+	free(cv.digests);
+	free(cv.a);
+	return rc;
+}
+
+struct write_args {
+	struct ofs_oid oid;
+	uint64_t first;              /* first chunk whose digest changes */
+	uint64_t nchunks;            /* digests to store */
+	struct ofs_digest *digests;
+	uint64_t new_size;
+	struct ofs_attr *a;          /* scratch; result */
+};
+
+static int write_txn(struct kv_txn *t, void *arg)
+{
+	struct write_args *wa = arg;
+	int rc = st_get_object(t, wa->oid, wa->a);
+
+	if (rc)
+		return rc;
+	if (wa->a->type != OFS_OBJ_DFILE)
+		return -OFS_ETYPE;
+	for (uint64_t i = 0; i < wa->nchunks; i++) {
+		uint8_t key[REC_CHUNK_KEY];
+
+		rec_chunk_key(wa->oid, wa->first + i, key);
+		rc = kv_put(t, KV_CHUNKS, key, sizeof(key), wa->digests[i].b, OFS_DIGEST_LEN);
+		if (rc)
+			return rc;
+	}
+	if (wa->new_size > wa->a->size)
+		wa->a->size = wa->new_size;
+	wa->a->version++;
+	wa->a->mtime_ns = st_now_ns();
+	return st_put_object(t, wa->oid, wa->a);
+}
+
+/*
+ * Read [off, off+len) of a stream (off on a chunk boundary, len within the
+ * recorded size) into a malloc'd *out and check every chunk in it against
+ * its stored digest: -OFS_ECHECKSUM when one does not match.
+ */
+static int read_verified(struct store *s, struct ofs_oid oid, int fd, uint32_t cs,
+			 uint64_t off, uint64_t len, uint8_t **out)
+{
+	struct chunkview_args cv = { .oid = oid, .want_digests = true };
+	uint8_t *b = malloc((size_t)len);
+	size_t n;
+	int rc;
+
+	cv.a = malloc(sizeof(*cv.a));
+	cv.first = off / cs;
+	cv.last = (off + len - 1) / cs;
+	cv.digests = calloc((size_t)(cv.last - cv.first + 1), sizeof(*cv.digests));
+	if (!b || !cv.a || !cv.digests) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = kv_view(s->kv, chunkview_txn, &cv);
+	if (!rc)
+		rc = bstream_pread(fd, b, (size_t)len, off, &n);
+	if (!rc && n != len)
+		rc = -OFS_ECHECKSUM;
+	for (uint64_t i = cv.first; !rc && i <= cv.last; i++) {
+		uint64_t c0 = i * cs - off, c1 = c0 + cs > len ? len : c0 + cs;
+		if (!digest_eq(checksum_buf(b + c0, (size_t)(c1 - c0)), cv.digests[i - cv.first]))
+			rc = -OFS_ECHECKSUM;
+	}
+out:
+	free(cv.digests);
+	free(cv.a);
+	if (rc) {
+		free(b);
+		return rc;
+	}
+	*out = b;
+	return 0;
+}
+
+int store_write(struct store *s, struct ofs_oid oid, uint64_t off, const void *buf,
+		size_t len, uint64_t *version, uint64_t *size)
+{
+	struct chunkview_args cv = { .oid = oid };
+	struct write_args wa = { .oid = oid };
+	pthread_rwlock_t *l = st_obj_lock(s, oid);
+	uint8_t *chunk = NULL, *undo = NULL;
+	uint64_t old_size, new_size, first, last, undo_off = 0, undo_len = 0;
+	struct ofs_digest zero;
+	bool have_zero = false;
+	uint32_t cs;
+	int fd = -1, rc;
+
+	if (s->read_only)
+		return -EROFS;
+	if (off > STORE_MAX_STREAM || len > STORE_MAX_STREAM - off)
+		return -EFBIG;
+	cv.a = malloc(sizeof(*cv.a));
+	wa.a = malloc(sizeof(*wa.a));
+	if (!cv.a || !wa.a) {
+		rc = -ENOMEM;
+		goto out_free;
+	}
+	pthread_rwlock_wrlock(l);
+	rc = kv_view(s->kv, chunkview_txn, &cv);
+	if (rc)
+		goto out;
+	cs = cv.a->chunk_size;
+	if (cs == 0) {
+		rc = -OFS_ECORRUPT;
+		goto out;
+	}
+	/* Unstable writes before this one are committed first, so that the
+	 * recorded state never skips over them. */
+	{
+		struct pending *p = st_pending_find(s, oid);
+		uint64_t v, sz;
+		if (p) {
+			rc = commit_locked(s, oid, p, cs, &v, &sz);
+			if (rc < 0)
+				goto out;
+			rc = kv_view(s->kv, chunkview_txn, &cv);
+			if (rc)
+				goto out;
+		}
+	}
+	old_size = cv.a->size;
+	if (len == 0) {
+		*version = cv.a->version;
+		*size = old_size;
+		goto out;
+	}
+	new_size = off + len > old_size ? off + len : old_size;
+	rc = bstream_open(s->datadir, oid, 1, &fd);
+	if (rc) {
+		rc = rc == -ENOENT ? -EIO : rc;
+		goto out;
+	}
+	/* Chunks whose digest changes: those the write touches, and those of
+	 * a gap between the old end and the write (which reads as zeros). */
+	first = (off < old_size ? off : old_size) / cs;
+	last = (off + len - 1) / cs;
+
+	/* The recorded bytes of those chunks are read first: they must match
+	 * their digests (a write never blesses bytes that do not, such as
+	 * those of an earlier write that failed), and they undo this write if
+	 * it fails. */
+	undo_off = first * cs;
+	undo_len = (last + 1) * cs < old_size ? (last + 1) * cs - undo_off :
+		   old_size > undo_off ? old_size - undo_off : 0;
+	if (undo_len) {
+		rc = read_verified(s, oid, fd, cs, undo_off, undo_len, &undo);
+		if (rc)
+			goto out;
+	}
+	/* Bytes past the recorded end (left by a write that was never
+	 * recorded) must not show through a gap as old data. */
+	if (off + len > old_size)
+		rc = bstream_trim(fd, old_size);
+	if (!rc)
+		rc = bstream_pwrite(fd, buf, len, off);
+	if (!rc)
+		rc = bstream_datasync(fd);
+	if (rc) {
+		/* Put the recorded bytes back, as far as the disk lets us. */
+		if (undo_len && bstream_pwrite(fd, undo, (size_t)undo_len, undo_off) == 0)
+			(void)bstream_trim(fd, old_size);
+		(void)bstream_datasync(fd);
+		goto out;
+	}
+	wa.first = first;
+	wa.nchunks = last - first + 1;
+	wa.digests = calloc((size_t)wa.nchunks, sizeof(*wa.digests));
+	chunk = malloc(cs);
+	if (!wa.digests || !chunk) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint64_t i = first; i <= last; i++) {
+		uint64_t c0 = i * cs, c1 = c0 + cs;
+		size_t n;
+		if (c1 > new_size)
+			c1 = new_size;
+		if (c0 >= off && c1 <= off + len) {
+			/* Entirely inside the written bytes: hash from memory. */
+			wa.digests[i - first] = checksum_buf((const uint8_t *)buf + (c0 - off),
+							     (size_t)(c1 - c0));
+			continue;
+		}
+		if (c0 >= old_size && c1 == c0 + cs && c1 <= off) {
+			/* A whole chunk of the gap: zeros (the stream was cut to
+			 * its recorded end above), digested once per write. */
+			if (!have_zero) {
+				memset(chunk, 0, cs);
+				zero = checksum_buf(chunk, cs);
+				have_zero = true;
+			}
+			wa.digests[i - first] = zero;
+			continue;
+		}
+		rc = bstream_pread(fd, chunk, (size_t)(c1 - c0), c0, &n);
+		if (rc)
+			goto out;
+		if (n != c1 - c0) {
+			rc = -EIO;
+			goto out;
+		}
+		wa.digests[i - first] = checksum_buf(chunk, n);
+	}
+	wa.new_size = new_size;
+	rc = kv_update(s->kv, write_txn, &wa);
+	if (!rc) {
+		*version = wa.a->version;
+		*size = wa.a->size;
+	}
+out:
+	pthread_rwlock_unlock(l);
+	if (fd >= 0 && close(fd) < 0 && !rc)
+		rc = -errno;
+out_free:
+	free(undo);
+	free(chunk);
+	free(wa.digests);
+	free(wa.a);
+	free(cv.a);
+	return rc;
+}
+
+/* Make oid's unstable writes durable and visible: sync the stream, digest
+ * the chunks not yet known, commit digests, size and version. The caller
+ * holds the object's lock exclusively. */
+static int commit_locked(struct store *s, struct ofs_oid oid, struct pending *p,
+			 uint32_t cs, uint64_t *version, uint64_t *size)
+{
+	struct write_args wa = { .oid = oid };
+	uint8_t *chunk = NULL;
+	uint64_t last;
+	int fd = -1, rc;
+
+	if (p->end == p->base) {
+		st_pending_drop(s, p);
+		return 1;     /* nothing was written: nothing to commit */
+	}
+	rc = bstream_open(s->datadir, oid, 0, &fd);
+	if (rc)
+		goto out;
+	rc = bstream_datasync(fd);
+	if (rc)
+		goto out;
+	last = (p->end - 1) / cs;
+	wa.first = p->first;
+	wa.nchunks = last - p->first + 1;
+	wa.digests = calloc((size_t)wa.nchunks, sizeof(*wa.digests));
+	wa.a = malloc(sizeof(*wa.a));
+	chunk = malloc(cs);
+	if (!wa.digests || !wa.a || !chunk || (rc = pending_grow(p, last))) {
+		rc = rc ? rc : -ENOMEM;
+		goto out;
+	}
+	for (uint64_t i = p->first; i <= last; i++) {
+		uint64_t c0 = i * cs, c1 = c0 + cs > p->end ? p->end : c0 + cs;
+		size_t n;
+		/* A chunk digested at write time is exact only if it was
+		 * complete then; the last chunk may have been short. */
+		if (p->known[i - p->first] && c1 == c0 + cs) {
+			wa.digests[i - p->first] = p->d[i - p->first];
+			continue;
+		}
+		rc = bstream_pread(fd, chunk, (size_t)(c1 - c0), c0, &n);
+		if (rc)
+			goto out;
+		if (n != c1 - c0) {
+			rc = -EIO;
+			goto out;
+		}
+		wa.digests[i - p->first] = checksum_buf(chunk, n);
+	}
+	wa.new_size = p->end;
+	rc = kv_update(s->kv, write_txn, &wa);
+	if (!rc) {
+		*version = wa.a->version;
+		*size = wa.a->size;
+	}
+out:
+	/* Committed or failed, the unstable state is done with: on failure
+	 * the object stays as it was recorded and the writer must start
+	 * again. */
+	st_pending_drop(s, p);
+	if (fd >= 0)
+		close(fd);
+	free(chunk);
+	free(wa.digests);
+	free(wa.a);
+	return rc;
+}
+
+int store_commit(struct store *s, struct ofs_oid oid, uint64_t *version, uint64_t *size)
+{
+	struct chunkview_args cv = { .oid = oid };
+	pthread_rwlock_t *l = st_obj_lock(s, oid);
+	struct pending *p;
+	int rc;
+
+	if (s->read_only)
+		return -EROFS;
+	cv.a = malloc(sizeof(*cv.a));
+	if (!cv.a)
+		return -ENOMEM;
+	pthread_rwlock_wrlock(l);
+	rc = kv_view(s->kv, chunkview_txn, &cv);
+	if (rc)
+		goto out;
+	p = st_pending_find(s, oid);
+	if (p && cv.a->chunk_size)
+		rc = commit_locked(s, oid, p, cv.a->chunk_size, version, size);
+	else
+		rc = 1;
+	if (rc == 1) {
+		*version = cv.a->version;
+		*size = cv.a->size;
+		rc = 0;
+	}
+out:
+	pthread_rwlock_unlock(l);
+	free(cv.a);
+	return rc;
+}
+
+int store_write_unstable(struct store *s, struct ofs_oid oid, uint64_t off, const void *buf,
+			 size_t len, uint64_t *version, uint64_t *size)
+{
+	struct chunkview_args cv = { .oid = oid };
+	pthread_rwlock_t *l = st_obj_lock(s, oid);
+	struct pending *p;
+	uint32_t cs;
+	int fd = -1, rc;
+	bool stable = false;
+
+	if (s->read_only)
+		return -EROFS;
+	if (off > STORE_MAX_STREAM || len > STORE_MAX_STREAM - off)
+		return -EFBIG;
+	cv.a = malloc(sizeof(*cv.a));
+	if (!cv.a)
+		return -ENOMEM;
+	pthread_rwlock_wrlock(l);
+	rc = kv_view(s->kv, chunkview_txn, &cv);
+	if (rc)
+		goto out;
+	cs = cv.a->chunk_size;
+	if (cs == 0) {
+		rc = -OFS_ECORRUPT;
+		goto out;
+	}
+	/* Only appends - each write starting where the last one ended, the
+	 * first at the recorded end - may wait for a commit: an overwrite of
+	 * recorded bytes would leave their digests wrong until then, and a
+	 * gap would have to be read back. Other writes, and writes when every
+	 * slot is taken, go stable (which commits what waited first). */
+	p = st_pending_find(s, oid);
+	if (off < cv.a->size || len == 0 || (p && off != p->end) ||
+	    (!p && (off != cv.a->size || !(p = pending_take(s, oid, cv.a->size, cs))))) {
+		stable = true;
+		goto out;
+	}
+	rc = pending_grow(p, (off + len - 1) / cs);
+	if (!rc)
+		rc = bstream_open(s->datadir, oid, 1, &fd);
+	if (!rc && p->end == p->base) {
+		/* As in store_write: the recorded part of the chunk this
+		 * append continues must verify, and nothing past it may
+		 * linger. */
+		if (p->base % cs) {
+			uint8_t *old = NULL;
+			rc = read_verified(s, oid, fd, cs, p->base / cs * cs, p->base % cs, &old);
+			free(old);
+		}
+		if (!rc)
+			rc = bstream_trim(fd, p->base);
+	}
+	if (!rc)
+		rc = bstream_pwrite(fd, buf, len, off);
+	if (rc) {
+		st_pending_drop(s, p);
+		goto out;
+	}
+	for (uint64_t i = off / cs; i <= (off + len - 1) / cs; i++) {
+		uint64_t c0 = i * cs, c1 = c0 + cs;
+		bool whole = c0 >= off && c1 <= off + len;
+		if (i < p->first)
+			continue;
+		p->known[i - p->first] = whole;
+		if (whole)
+			p->d[i - p->first] = checksum_buf((const uint8_t *)buf + (c0 - off), cs);
+	}
+	if (off + len > p->end)
+		p->end = off + len;
+	*version = cv.a->version;
+	*size = p->end;
+out:
+	pthread_rwlock_unlock(l);
+	if (fd >= 0 && close(fd) < 0 && !rc)
+		rc = -errno;
+	free(cv.a);
+	if (stable && !rc)
+		return store_write(s, oid, off, buf, len, version, size);
+	return rc;
+}
+
+struct chunks_args {
+	struct ofs_oid oid;
+	store_chunk_fn fn;
+	void *arg;
+};
+
+static int chunks_scan(const void *k, size_t kn, const void *v, size_t vn, void *arg)
+{
+	struct chunks_args *ca = arg;
+	struct ofs_digest d;
+	uint64_t idx;
+	int rc;
+
+	if ((rc = rec_chunk_key_index(k, kn, &idx)) || (rc = rec_decode_digest(v, vn, &d)))
+		return rc;
+	return ca->fn(idx, d, ca->arg);
+}
+
+static int chunks_txn(struct kv_txn *t, void *arg)
+{
+	struct chunks_args *ca = arg;
+
+	return kv_scan(t, KV_CHUNKS, ca->oid.b, sizeof(ca->oid.b), NULL, 0, chunks_scan, ca);
+}
+
+int store_chunks(struct store *s, struct ofs_oid oid, store_chunk_fn fn, void *arg)
+{
+	struct chunks_args ca = { .oid = oid, .fn = fn, .arg = arg };
+
+	return kv_view(s->kv, chunks_txn, &ca);
+}
+
+/* The attributes and the digests of chunks [first, last] of one dfile. */
+struct piece_args {
+	struct ofs_oid oid;
+	uint64_t first, last;
+	struct ofs_digest *d;
+	struct ofs_attr *a;
+	bool missing_digest;         /* some chunk of the range has none */
+};
+
+static int piece_txn(struct kv_txn *t, void *arg)
+{
+	struct piece_args *pa = arg;
+	int rc = st_get_object(t, pa->oid, pa->a);
+
+	if (rc)
+		return rc;
+	pa->missing_digest = false;
+	for (uint64_t i = pa->first; i <= pa->last; i++) {
+		uint8_t key[REC_CHUNK_KEY];
+		const void *v;
+		size_t vn;
+
+		rec_chunk_key(pa->oid, i, key);
+		rc = kv_get(t, KV_CHUNKS, key, sizeof(key), &v, &vn);
+		if (rc == -ENOENT) {
+			memset(&pa->d[i - pa->first], 0, sizeof(pa->d[0]));
+			pa->missing_digest = true;
+			continue;
+		}
+		if (rc || (rc = rec_decode_digest(v, vn, &pa->d[i - pa->first])) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+#define SCRUB_PIECE_CHUNKS_BYTES (1u << 20)   /* read about this much at once */
+
+int store_scrub_dfile(struct store *s, struct ofs_oid oid, store_scrub_finding_fn found,
+		      store_scrub_throttle_fn throttle, void *arg, uint64_t *bytes_read)
+{
+	struct piece_args pa = { .oid = oid };
+	pthread_rwlock_t *l = st_obj_lock(s, oid);
+	uint8_t *buf = NULL;
+	uint64_t size, next = 0;
+	uint32_t cs, per;
+	char detail[256];
+	struct stat st;
+	bool stop = false;
+	int fd = -1, rc;
+
+	*bytes_read = 0;
+	pa.a = malloc(sizeof(*pa.a));
+	if (!pa.a)
+		return -ENOMEM;
+	pthread_rwlock_rdlock(l);
+	pa.first = 1;
+	pa.last = 0;                 /* no digests: the record alone */
+	rc = kv_view(s->kv, piece_txn, &pa);
+	if (rc == 0 && pa.a->type != OFS_OBJ_DFILE)
+		rc = -OFS_ETYPE;
+	if (rc == 0 && pa.a->chunk_size == 0)
+		rc = -OFS_ECORRUPT;
+	if (rc == 0) {
+		rc = bstream_open(s->datadir, oid, 0, &fd);
+		if (rc == -ENOENT && kv_view(s->kv, piece_txn, &pa) == -ENOENT)
+			goto out_locked;      /* removed meanwhile (rc: -ENOENT) */
+		if (rc == -ENOENT) {
+			rc = found("missing_replica", "the byte stream file is missing", arg);
+			goto out_locked;
+		}
+		if (rc) {
+			snprintf(detail, sizeof(detail), "cannot open the byte stream: %s",
+				 ofs_strerror(rc));
+			rc = found("unreadable", detail, arg);
+			goto out_locked;
+		}
+		if (fstat(fd, &st) == 0 && (uint64_t)st.st_size < pa.a->size) {
+			snprintf(detail, sizeof(detail), "byte stream holds %llu bytes, record says %llu",
+				 (unsigned long long)st.st_size, (unsigned long long)pa.a->size);
+			rc = found("size_mismatch", detail, arg);
+			stop = true;      /* (the chunks past its end would say it again) */
+			goto out_locked;
+		}
+	}
+out_locked:
+	pthread_rwlock_unlock(l);
+	if (rc || fd < 0 || stop)
+		goto out;
+	size = pa.a->size;
+	if (size == 0)
+		goto out;             /* no chunks: nothing to read */
+	/* The disk reads ahead while a piece is hashed: the kernel's own
+	 * readahead, asynchronous and growing with a sequential reader, keeps
+	 * reads in flight. (An explicit WILLNEED per piece was measured to
+	 * halve the scrub rate from disk: it allocates and submits the pages
+	 * in this thread, in small batches, and defeats the async window.) */
+	bstream_sequential(fd);
+	cs = pa.a->chunk_size;
+	per = cs >= SCRUB_PIECE_CHUNKS_BYTES ? 1 : SCRUB_PIECE_CHUNKS_BYTES / cs;
+	/* A piece is never longer than the stream: a small file gets a small
+	 * buffer (a megabyte per file scrubbed was most of a scrub's time in
+	 * the allocator, and more under a sanitizer). */
+	buf = malloc((size_t)((uint64_t)per * cs < size ? (uint64_t)per * cs : size));
+	pa.d = calloc(per, sizeof(*pa.d));
+	if (!buf || !pa.d) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	/* Piece by piece, each under the object's read lock (a writer waits
+	 * for one piece, not for the whole object). */
+	while (next * (uint64_t)cs < size && !rc) {
+		uint64_t off = next * (uint64_t)cs, len, got64;
+		size_t got = 0;
+
+		pa.first = next;
+		pa.last = next + per - 1;
+		if ((pa.last + 1) * (uint64_t)cs > size)
+			pa.last = (size - 1) / cs;
+		len = (pa.last + 1) * (uint64_t)cs > size ? size - off : (pa.last - pa.first + 1) * (uint64_t)cs;
+		if (throttle && (rc = throttle(len, arg)) != 0)
+			break;
+		pthread_rwlock_rdlock(l);
+		rc = kv_view(s->kv, piece_txn, &pa);
+		if (!rc && pa.a->size < size)
+			size = pa.a->size;    /* (shrunk meanwhile: check what is left) */
+		if (!rc)
+			rc = bstream_pread(fd, buf, (size_t)len, off, &got);
+		else if (rc == -ENOENT)
+			stop = true;          /* removed meanwhile: nothing to say */
+		pthread_rwlock_unlock(l);
+		if (stop)
+			break;
+		if (rc) {
+			snprintf(detail, sizeof(detail), "read error at offset %llu: %s",
+				 (unsigned long long)off, ofs_strerror(rc));
+			rc = found("unreadable", detail, arg);
+			break;
+		}
+		got64 = got;
+		*bytes_read += got64;
+		for (uint64_t i = pa.first; i <= pa.last; i++) {
+			uint64_t c0 = (i - pa.first) * cs, c1 = c0 + cs;
+			if (c1 > len)
+				c1 = len;
+			if (c1 > got64) {
+				snprintf(detail, sizeof(detail), "chunk %llu: byte stream ends at %llu",
+					 (unsigned long long)i, (unsigned long long)(off + got64));
+				rc = found("size_mismatch", detail, arg);
+				break;
+			}
+			if (!digest_eq(checksum_buf(buf + c0, (size_t)(c1 - c0)), pa.d[i - pa.first])) {
+				snprintf(detail, sizeof(detail), "chunk %llu (bytes %llu-%llu) does not match its checksum",
+					 (unsigned long long)i, (unsigned long long)(off + c0),
+					 (unsigned long long)(off + c1 - 1));
+				rc = found("checksum_mismatch", detail, arg);
+				if (rc)
+					break;
+			}
+		}
+		if (got64 < len)
+			break;
+		next = pa.last + 1;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	free(pa.d);
+	free(pa.a);
+	return rc == 1 ? 0 : rc;     /* 1: the caller had seen enough */
+}
