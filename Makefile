@@ -36,17 +36,18 @@ LDLIBS := -llmdb -lxxhash -ljansson -lsqlite3 -lpthread -lm
 ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) -pthread
 
 LIB_SRCS := lib/error.c lib/oid.c lib/wire.c lib/frame.c lib/proto.c \
-	lib/checksum.c lib/log.c lib/net.c lib/path.c lib/parse.c lib/timefmt.c
+	lib/checksum.c lib/log.c lib/net.c lib/path.c lib/parse.c lib/timefmt.c \
+	lib/conn.c lib/placement.c
 SERVER_SRCS := server/kv.c server/records.c server/bstream.c server/store.c \
 	server/store_object.c server/store_bytes.c server/store_kv.c server/store_stale.c \
 	server/store_walk.c server/store_tool.c server/store_incoming.c \
 	server/service.c server/listener.c server/inspect.c \
 	server/sidtab.c server/gossip.c server/replica.c server/behind.c server/tool.c server/points.c \
 	server/replaced.c server/changelog.c
-REBALANCER_SRCS := rebalancer/placement.c rebalancer/move.c rebalancer/drain.c
+REBALANCER_SRCS := rebalancer/move.c rebalancer/drain.c
 PBJ_SRCS := $(wildcard pbj/*.c)
 SCRUBBER_SRCS := scrubber/scrub.c scrubber/repair.c scrubber/recover.c scrubber/reconcile.c
-CLIENT_SRCS := client/conn.c client/ofs.c
+CLIENT_SRCS := client/ofs.c
 CORE_SRCS := $(LIB_SRCS) $(SERVER_SRCS) $(REBALANCER_SRCS) $(CLIENT_SRCS) $(PBJ_SRCS) $(SCRUBBER_SRCS)
 CORE_OBJS := $(CORE_SRCS:%.c=$(O)/%.o)
 CORE_LIB := $(O)/libofscore.a

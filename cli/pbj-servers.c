@@ -15,39 +15,16 @@
 #define EXIT_NOTOK 1
 #define EXIT_USAGE 2
 #define EXIT_FAIL 3
+#define TABLE_MS 10000            /* SERVERS answers from memory */
 #define STATS_MS 30000            /* STATS walks the server's records */
 #define STOP_CHECK_MS 600000      /* STOP_CHECK asks about every object */
 #define SHOWN 10                  /* short objects named in plain output */
 
-/* The server table as the first reachable cluster address sees it. */
+/* The server table as the first cluster address to answer sees it. */
 int pbj_fetch_table(const char *const *cluster, size_t n, struct ofs_server **e, size_t *ne,
-		       const char **via)
+		    const char **via)
 {
-	int rc = -OFS_EUNREACHABLE;
-
-	for (size_t i = 0; i < n; i++) {
-		struct ofs_req q = { .op = OFS_OP_SERVERS };
-		struct conn *c = NULL;
-		uint8_t *b = NULL;
-		size_t bn = 0;
-
-		rc = conn_open(cluster[i], &c);
-		if (rc == -EINVAL)
-			return rc;
-		if (rc)
-			continue;
-		conn_set_timeout(c, 10000);
-		rc = conn_call(c, &q, &b, &bn);
-		if (!rc)
-			rc = proto_decode_servers(b, bn, true, NULL, e, ne);
-		free(b);
-		conn_close(c);
-		if (!rc) {
-			*via = cluster[i];
-			return 0;
-		}
-	}
-	return conn_is_transport_error(rc) ? -OFS_EUNREACHABLE : rc;
+	return conn_fetch_table(cluster, n, TABLE_MS, e, ne, via);
 }
 
 /* One call to one server with a short deadline. */

@@ -98,23 +98,18 @@ static int set_peers(struct ofs_client *c, const struct ofs_server *e, size_t n,
 /* Ask a server for the table (with a connection already open). */
 static int fetch_table(struct ofs_client *c, struct conn *cn)
 {
-	struct ofs_req q = { .op = OFS_OP_SERVERS };
 	struct ofs_server *e = NULL;
 	struct ofs_sid who;
-	uint8_t *b = NULL;
-	size_t bn = 0, n = 0;
+	size_t n = 0;
 	int64_t now = 0;
-	int rc = conn_call(cn, &q, &b, &bn);
+	int rc = conn_table(cn, &who, &e, &n);
 
-	if (!rc)
-		rc = proto_decode_servers(b, bn, true, &who, &e, &n);
 	for (size_t i = 0; !rc && i < n; i++)
 		if (sid_eq(e[i].sid, who))
 			now = e[i].last_seen_ns;      /* (its own entry: now) */
 	if (!rc)
 		rc = set_peers(c, e, n, now);
 	free(e);
-	free(b);
 	return rc;
 }
 
@@ -720,7 +715,7 @@ int ofs_client_open(const char *const *addrs, size_t naddrs, struct ofs_client *
 	if (naddrs > 1 && net_connect_race(addrs, naddrs, CONN_CONNECT_MS, &first) != 0)
 		first = 0;
 	for (size_t k = 0; k < naddrs; k++) {
-		size_t i = k == 0 ? first : k <= first ? k - 1 : k;
+		size_t i = net_race_nth(k, first);
 		struct ofs_req q = { .op = OFS_OP_GET_ROOT };
 		struct conn *cn = NULL;
 		uint8_t *b = NULL;

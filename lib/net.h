@@ -42,6 +42,12 @@ int net_connect(const char *addr, int timeout_ms, int *fd);
  */
 #define NET_RACE_MAX 16
 int net_connect_race(const char *const *addrs, size_t n, int timeout_ms, size_t *first);
+/* The k-th of n addresses to try after a race that first won: first,
+ * then the others in their order. */
+static inline size_t net_race_nth(size_t k, size_t first)
+{
+	return k == 0 ? first : k <= first ? k - 1 : k;
+}
 
 /* Read or write exactly n bytes. Returns 0, -ECONNRESET when the peer
  * closed (read), -ETIMEDOUT, or -errno. timeout_ms < 0 waits forever. */

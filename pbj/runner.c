@@ -76,26 +76,7 @@ static void sleep_ms(int ms)
 
 static int fetch_table(const struct pbj_runner_opts *o, struct ofs_server **e, size_t *n)
 {
-	int rc = -OFS_EUNREACHABLE;
-
-	for (size_t i = 0; i < o->ncluster; i++) {
-		struct ofs_req q = { .op = OFS_OP_SERVERS };
-		struct conn *c = NULL;
-		uint8_t *b = NULL;
-		size_t bn = 0;
-
-		if (conn_open(o->cluster[i], &c))
-			continue;
-		conn_set_timeout(c, CALL_MS);
-		rc = conn_call(c, &q, &b, &bn);
-		if (!rc)
-			rc = proto_decode_servers(b, bn, true, NULL, e, n);
-		free(b);
-		conn_close(c);
-		if (!rc)
-			return 0;
-	}
-	return conn_is_transport_error(rc) ? -OFS_EUNREACHABLE : rc;
+	return conn_fetch_table(o->cluster, o->ncluster, CALL_MS, e, n, NULL);
 }
 
 /* The SIDs a job is limited to (its args' "servers"), or n = 0: all. */

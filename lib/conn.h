@@ -60,6 +60,21 @@ int conn_send_raw(struct conn *c, uint16_t op, const uint8_t *body, size_t len, 
  * without an intermediate copy; *got receives its length. */
 int conn_recv_data(struct conn *c, uint64_t reqid, uint8_t *dst, size_t cap, size_t *got);
 
+/*
+ * The server table: conn_table asks the server at the other end of c
+ * (SERVERS); *who (may be NULL) receives its SID. conn_fetch_table asks
+ * the first of addrs (n of them) that answers: the one that connects
+ * first is asked first (a server cut off costs one connect timeout, not
+ * one per address), then the rest in the order given, each call bounded
+ * by reply_ms; *via (may be NULL) receives the address that answered.
+ * *e is malloc'd (the caller frees it). conn_fetch_table returns 0,
+ * -EINVAL (a malformed address), -OFS_EUNREACHABLE (none answered) or a
+ * server's error.
+ */
+int conn_table(struct conn *c, struct ofs_sid *who, struct ofs_server **e, size_t *ne);
+int conn_fetch_table(const char *const *addrs, size_t n, int reply_ms, struct ofs_server **e,
+		     size_t *ne, const char **via);
+
 /* True when rc is a transport error rather than a server's answer. */
 int conn_is_transport_error(int rc);
 /* An idle connection whose peer has gone (closed it, or restarted): its

@@ -253,3 +253,45 @@ bool conn_idle_dead(struct conn *c)
 	 * byte - either way not a connection to send a request into. */
 	return poll(&p, 1, 0) != 0;
 }
+
+int conn_table(struct conn *c, struct ofs_sid *who, struct ofs_server **e, size_t *ne)
+{
+	struct ofs_req q = { .op = OFS_OP_SERVERS };
+	uint8_t *b = NULL;
+	size_t bn = 0;
+	int rc = conn_call(c, &q, &b, &bn);
+
+	if (!rc)
+		rc = proto_decode_servers(b, bn, true, who, e, ne);
+	free(b);
+	return rc;
+}
+
+int conn_fetch_table(const char *const *addrs, size_t n, int reply_ms, struct ofs_server **e,
+		     size_t *ne, const char **via)
+{
+	size_t first = 0;
+	int rc = -OFS_EUNREACHABLE;
+
+	if (n > 1 && net_connect_race(addrs, n, CONN_CONNECT_MS, &first) != 0)
+		first = 0;
+	for (size_t k = 0; k < n; k++) {
+		size_t i = net_race_nth(k, first);
+		struct conn *c = NULL;
+
+		rc = conn_open(addrs[i], &c);
+		if (rc == -EINVAL)
+			return rc;
+		if (rc)
+			continue;
+		conn_set_timeout(c, reply_ms);
+		rc = conn_table(c, NULL, e, ne);
+		conn_close(c);
+		if (!rc) {
+			if (via)
+				*via = addrs[i];
+			return 0;
+		}
+	}
+	return conn_is_transport_error(rc) ? -OFS_EUNREACHABLE : rc;
+}
