@@ -41,12 +41,13 @@ LIB_SRCS := lib/error.c lib/oid.c lib/wire.c lib/frame.c lib/proto.c \
 SERVER_SRCS := server/kv.c server/records.c server/bstream.c server/store.c \
 	server/store_object.c server/store_bytes.c server/store_kv.c server/store_stale.c \
 	server/store_walk.c server/store_tool.c server/store_incoming.c \
-	server/service.c server/listener.c server/inspect.c \
+	server/service.c server/ops.c server/listener.c server/inspect.c \
 	server/sidtab.c server/gossip.c server/replica.c server/behind.c server/tool.c server/points.c \
 	server/replaced.c server/changelog.c
 REBALANCER_SRCS := rebalancer/move.c rebalancer/drain.c
 PBJ_SRCS := $(wildcard pbj/*.c)
-SCRUBBER_SRCS := scrubber/scrub.c scrubber/repair.c scrubber/recover.c scrubber/reconcile.c
+SCRUBBER_SRCS := scrubber/scrub.c scrubber/repair.c scrubber/recover.c scrubber/reconcile.c \
+	scrubber/serve.c
 CLIENT_SRCS := client/ofs.c
 CORE_SRCS := $(LIB_SRCS) $(SERVER_SRCS) $(REBALANCER_SRCS) $(CLIENT_SRCS) $(PBJ_SRCS) $(SCRUBBER_SRCS)
 CORE_OBJS := $(CORE_SRCS:%.c=$(O)/%.o)
@@ -73,7 +74,7 @@ $(CORE_LIB): $(CORE_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BINDIR)/ofs-server: $(O)/server/main.o $(CORE_LIB)
+$(BINDIR)/ofs-server: $(O)/cli/ofs-server.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -164,7 +165,7 @@ clean:
 .PHONY: all unit deps check check-build check-run check-unit check-integration \
 	check-man check-fuzz fuzz cppcheck bench demo install clean
 
--include $(CORE_OBJS:.o=.d) $(O)/server/main.d $(O)/cli/ofs.d $(O)/cli/ofs-pbj.d \
+-include $(CORE_OBJS:.o=.d) $(O)/cli/ofs-server.d $(O)/cli/ofs.d $(O)/cli/ofs-pbj.d \
 	$(O)/cli/pbj-jobs.d $(O)/cli/pbj-servers.d \
 	$(UNIT_SRCS:tests/unit/%.c=$(O)/tests/unit/%.d) \
 	$(BENCH_SRCS:%.c=$(O)/%.d) $(ITEST_SRCS:%.c=$(O)/%.d)

@@ -5,6 +5,8 @@
 
 #include "drain.h"
 #include "ofs_error.h"
+#include "ops.h"
+#include "service.h"
 #include "wire.h"
 
 #define CHECK_BATCH 256
@@ -179,4 +181,23 @@ int drain_stop_check(struct store *s, struct sidtab *t, struct replicator *r, ui
 	free(b.h);
 	qsort(out->list, out->n, sizeof(out->list[0]), cmp_short);
 	return rc;
+}
+
+static int op_stop_check(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	struct ofs_stop_reply *sr = malloc(sizeof(*sr));
+	int rc;
+
+	if (!sr)
+		return -ENOMEM;
+	rc = drain_stop_check(sv->store, sv->tab, sv->rep, q->max, sr);
+	if (!rc)
+		proto_encode_stop_reply(reply, sr);
+	free(sr);
+	return rc;
+}
+
+int drain_register_ops(void)
+{
+	return ops_register(OFS_OP_STOP_CHECK, op_stop_check);
 }

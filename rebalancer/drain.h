@@ -30,4 +30,8 @@
 int drain_stop_check(struct store *s, struct sidtab *t, struct replicator *r, uint32_t max,
 		     struct ofs_stop_reply *out);
 
+/* Register STOP_CHECK's handler in the server's operation table (ops.h);
+ * once, before the server serves. 0 or -EINVAL. */
+int drain_register_ops(void);
+
 #endif

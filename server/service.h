@@ -30,9 +30,18 @@ struct service {
 	struct store *store;
 	struct sidtab *tab;
 	struct replicator *rep;            /* NULL: no forwarding */
-	struct scrubber *scrub;            /* background tasks; NULL: none */
-	struct recover *recover;           /* catch-up of copies behind; NULL: none
-	                                      (set after service_init) */
+	/* The background tasks and the catch-up, for the handlers their
+	 * parts register (ops.h); the server itself never looks inside. */
+	struct scrubber *scrub;            /* NULL: none */
+	struct recover *recover;           /* NULL: none (set after service_init) */
+	/* What the catch-up wants to hear (set after service_init; NULL:
+	 * nobody): behind - a copy here was just marked behind; stats - add
+	 * its counts to a STATS reply. */
+	struct service_hooks {
+		void (*behind)(void *arg);
+		void (*stats)(void *arg, struct ofs_stats *st);
+		void *arg;
+	} hooks;
 	/* A change to a replicated object holds its lock from the local
 	 * apply to the last copy's answer, so every copy sees the changes to
 	 * one object in the same order. */
@@ -74,5 +83,10 @@ void service_fini(struct service *sv);
  */
 int service_handle(struct service *sv, uint16_t op, const uint8_t *body, size_t len,
 		   struct wbuf *reply);
+
+/* FREEZE: hold oid still for ms (0: lift), once the changes in progress
+ * on it here have finished (its change lock); -EBUSY while another holder
+ * holds it. */
+int service_freeze(struct service *sv, struct ofs_oid oid, uint32_t ms, struct ofs_sid holder);
 
 #endif

@@ -16,6 +16,8 @@
 #include "gossip.h"
 #include "recover.h"
 #include "scrub.h"
+#include "serve.h"
+#include "drain.h"
 #include "tool.h"
 #include "inspect.h"
 #include "listener.h"
@@ -358,6 +360,13 @@ static int cmd_run(int argc, char **argv)
 		rc = fail("scrubber", rc);
 		goto out;
 	}
+	rc = scrubber_register_ops();
+	if (!rc)
+		rc = drain_register_ops();
+	if (rc) {
+		rc = fail("registering the background operations", rc);
+		goto out;
+	}
 	service_init(&sv, s, tab, rep, scrub);
 	sv_ready = true;
 	/* Copies marked behind are caught up from current ones by
@@ -369,6 +378,7 @@ static int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	sv.recover = rv;
+	scrubber_hook_recover(&sv);
 	scrubber_set_recover(scrub, rv);
 	if (a.no_catch_up)
 		log_warn("--no-catch-up: copies that missed changes wait for a repair job");

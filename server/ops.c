@@ -1,0 +1,584 @@
+/* ops.c - the operation table and its handlers (see ops.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "ofs_error.h"
+#include "ops.h"
+#include "points.h"
+#include "proto.h"
+#include "service.h"
+
+struct list_ctx {
+	struct ofs_list_writer lw;
+};
+
+static int add_kv(const void *k, size_t kn, const void *v, size_t vn, void *arg)
+{
+	struct list_ctx *lc = arg;
+
+	proto_list_add_kv(&lc->lw, k, kn, v, vn);
+	return wbuf_error(lc->lw.w);
+}
+
+static int add_dirent(const char *name, const struct ofs_dirent *d, void *arg)
+{
+	struct list_ctx *lc = arg;
+
+	proto_list_add_dirent(&lc->lw, name, d);
+	return wbuf_error(lc->lw.w);
+}
+
+static int do_read(struct store *s, const struct ofs_req *q, struct wbuf *reply)
+{
+	size_t lenpos = reply->len, got = 0;
+	uint8_t *p;
+	int rc;
+
+	wbuf_u32(reply, 0);
+	p = wbuf_reserve(reply, q->length);
+	if (!p && q->length)
+		return -ENOMEM;
+	rc = store_read(s, q->oid, q->offset, p, q->length, &got);
+	if (rc) {
+		if (rc == -OFS_ECHECKSUM) {
+			char hex[OFS_OID_HEX];
+			oid_to_hex(q->oid, hex);
+			log_warn("read %s at %llu: checksum mismatch; this copy is bad",
+				 hex, (unsigned long long)q->offset);
+		}
+		return rc;
+	}
+	reply->len = lenpos + 4 + got;
+	wbuf_patch_u32(reply, lenpos, (uint32_t)got);
+	return 0;
+}
+
+static int do_servers(struct service *sv, const struct ofs_req *q, struct wbuf *reply)
+{
+	struct ofs_server *in = NULL, *all = NULL;
+	struct ofs_sid self = sidtab_self(sv->tab);
+	size_t nin = 0, nall = 0;
+	int rc = proto_decode_servers(q->data, q->data_len, false, NULL, &in, &nin);
+
+	if (!rc && nin) {
+		rc = sidtab_merge(sv->tab, in, nin);
+		if (rc > 0)
+			log_info("server table: %d change(s) from a peer", rc);
+		rc = rc < 0 ? rc : 0;
+		/* Whoever sends its table is alive: its own entry comes first. */
+		sidtab_seen(sv->tab, in[0].sid);
+	}
+	if (!rc)
+		rc = sidtab_snapshot(sv->tab, &all, &nall);
+	if (!rc)
+		proto_encode_servers(reply, &self, all, nall);
+	free(all);
+	free(in);
+	return rc;
+}
+
+/* One STALE_FOR reply's records. */
+struct stale_page {
+	struct ofs_oid oids[OFS_MAX_STALE_LIST];
+	char reasons[OFS_MAX_STALE_LIST][256];
+	uint32_t n;
+};
+
+static int stale_page_add(struct ofs_oid oid, const char *reason, void *arg)
+{
+	struct stale_page *pg = arg;
+
+	if (pg->n == OFS_MAX_STALE_LIST)
+		return -OFS_ETOOBIG;
+	pg->oids[pg->n] = oid;
+	snprintf(pg->reasons[pg->n], sizeof(pg->reasons[pg->n]), "%s", reason);
+	pg->n++;
+	return 0;
+}
+
+/* What SUMMARY answers for one object: "not here" is an answer (not
+ * present), not an error. */
+static int summary_of(struct store *s, struct ofs_oid oid, struct ofs_summary *sm)
+{
+	int rc = store_summary(s, oid, sm);
+
+	if (rc == -ENOENT) {
+		memset(sm, 0, sizeof(*sm));
+		return 0;
+	}
+	if (rc)
+		return rc;
+	rc = store_behind(s, oid);
+	sm->behind = rc == 1;
+	return rc < 0 ? rc : 0;
+}
+
+/* CHANGES: this copy's notes after since (changelog.h). */
+static int changes_of(struct store *s, struct ofs_oid oid, uint64_t since, struct wbuf *reply)
+{
+	struct ofs_digest d;
+	struct wbuf notes;
+	uint64_t version;
+	int rc;
+
+	wbuf_init(&notes);
+	rc = store_changes(s, oid, since, &notes, &version, &d);
+	if (!rc)
+		proto_encode_changes(reply, version, d, notes.data, notes.len);
+	wbuf_free(&notes);
+	return rc;
+}
+
+/* At most this many peers are asked for the root at once. */
+#define ROOT_ASK_MAX 16
+
+/*
+ * GET_ROOT. A server without a root asks its peers before it answers
+ * "none": a client that gets ENOENT makes a new root, and the one another
+ * client made a moment ago through another server may not have reached
+ * us by gossip yet. Peers answer a forwarded GET_ROOT with the root and
+ * its birth time, from their own store only (no further asking). The
+ * oldest answer is adopted as if gossip had brought it.
+ */
+static int op_get_root(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	bool forwarded = q->forwarded;
+	struct ofs_handle h;
+	int64_t birth = 0;
+	int rc = store_root_info(sv->store, &h, &birth);
+
+	if (rc == -ENOENT && !forwarded && sv->rep) {
+		struct ofs_server *e = NULL;
+		struct ofs_sid ask[ROOT_ASK_MAX], self = sidtab_self(sv->tab);
+		struct replica_result *res = NULL;
+		size_t n = 0, nask = 0;
+		struct ofs_handle best;
+		int64_t best_birth = 0;
+		bool found = false;
+
+		if (sidtab_snapshot(sv->tab, &e, &n))
+			return rc;
+		for (size_t i = 0; i < n && nask < ROOT_ASK_MAX; i++)
+			if (!sid_eq(e[i].sid, self))
+				ask[nask++] = e[i].sid;
+		free(e);
+		res = calloc(nask ? nask : 1, sizeof(*res));
+		if (!res)
+			return -ENOMEM;
+		replica_forward(sv->rep, OFS_OP_GET_ROOT, NULL, 0, ask, nask, res);
+		{
+			for (size_t i = 0; i < nask; i++) {
+				struct ofs_handle ph;
+				int64_t pb;
+				if (!res[i].rc && !proto_decode_root(res[i].body, res[i].len, &ph, &pb) &&
+				    !oid_is_zero(ph.oid) &&
+				    (!found || pb < best_birth ||
+				     (pb == best_birth && oid_cmp(ph.oid, best.oid) < 0))) {
+					best = ph;
+					best_birth = pb;
+					found = true;
+				}
+			}
+		}
+		for (size_t i = 0; i < nask; i++)
+			free(res[i].body);
+		free(res);
+		if (!found)
+			return -ENOENT;
+		rc = sidtab_offer_root(sv->tab, &best, best_birth, &h, &birth);
+		if (rc)
+			return rc;
+	}
+	if (rc)
+		return rc;
+	if (forwarded)
+		proto_encode_root(reply, &h, birth);
+	else
+		proto_encode_handle_reply(reply, &h);
+	return 0;
+}
+
+static int op_ping(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	struct ofs_ping_reply p;
+
+	(void)q;
+	memset(&p, 0, sizeof(p));
+	p.sid = store_sid(sv->store);
+	strncpy(p.version, OFS_VERSION, sizeof(p.version) - 1);
+	proto_encode_ping(reply, &p);
+	return 0;
+}
+
+static int op_create(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	struct ofs_oid oid;
+	int rc = store_create_oid(sv->store, &q->attr, q->oid, &oid);
+
+	if (!rc)
+		proto_encode_oid_reply(reply, oid);
+	return rc;
+}
+
+static int op_remove(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	(void)reply;
+	return store_remove(sv->store, q->oid);
+}
+
+static int op_attr(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	struct ofs_attr *a = malloc(sizeof(*a));
+	int rc;
+
+	if (!a)
+		return -ENOMEM;
+	if (q->op == OFS_OP_GETATTR)
+		rc = store_getattr(sv->store, q->oid, a);
+	else
+		rc = store_setattr(sv->store, q->oid, q->mask, &q->attr, a);
+	if (!rc)
+		proto_encode_attr(reply, a);
+	free(a);
+	return rc;
+}
+
+static int op_read(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	return do_read(sv->store, q, reply);
+}
+
+static int op_write(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	struct ofs_write_reply w;
+	int rc;
+
+	if (q->flags & OFS_WRITE_UNSTABLE)
+		rc = store_write_unstable(sv->store, q->oid, q->offset, q->data, q->data_len,
+					  &w.version, &w.size);
+	else
+		rc = store_write(sv->store, q->oid, q->offset, q->data, q->data_len, &w.version,
+				 &w.size);
+	if (!rc)
+		proto_encode_write_reply(reply, &w);
+	return rc;
+}
+
+static int op_commit(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	struct ofs_write_reply w;
+	int rc = store_commit(sv->store, q->oid, &w.version, &w.size);
+
+	if (!rc)
+		proto_encode_write_reply(reply, &w);
+	return rc;
+}
+
+static int op_kv_get(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	void *v = NULL;
+	size_t vn = 0;
+	int rc = store_kv_get(sv->store, q->oid, q->key, q->key_len, &v, &vn);
+
+	if (!rc)
+		wbuf_blob(reply, v, vn);
+	free(v);
+	return rc;
+}
+
+static int op_kv_put(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	(void)reply;
+	return store_kv_put(sv->store, q->oid, q->key, q->key_len, q->data, q->data_len);
+}
+
+static int op_kv_del(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	(void)reply;
+	return store_kv_del(sv->store, q->oid, q->key, q->key_len);
+}
+
+static int op_kv_list(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	struct list_ctx lc;
+	bool more = false;
+	int rc;
+
+	proto_list_begin(&lc.lw, reply);
+	rc = store_kv_list(sv->store, q->oid, q->key, q->key_len, q->max, add_kv, &lc, &more);
+	if (!rc)
+		proto_list_end(&lc.lw, more);
+	return rc;
+}
+
+static int op_dirent_create(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	struct ofs_dirent d;
+	bool present = false;
+	int rc;
+
+	memset(&d, 0, sizeof(d));
+	rc = store_dirent_create(sv->store, q->oid, q->name, &q->dirent, q->flags, &present, &d);
+	if (!rc)
+		proto_encode_dirent_reply(reply, present, &d);
+	return rc;
+}
+
+static int op_dirent_remove(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	struct ofs_dirent d;
+	int rc = store_dirent_remove(sv->store, q->oid, q->name, &d);
+
+	if (!rc)
+		proto_encode_dirent_reply(reply, true, &d);
+	return rc;
+}
+
+static int op_dirent_lookup(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	struct ofs_dirent d;
+	int rc = store_dirent_lookup(sv->store, q->oid, q->name, &d);
+
+	if (!rc)
+		proto_encode_dirent_reply(reply, true, &d);
+	return rc;
+}
+
+static int op_dirent_list(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	struct list_ctx lc;
+	bool more = false;
+	int rc;
+
+	proto_list_begin(&lc.lw, reply);
+	rc = store_dirent_list(sv->store, q->oid, q->name[0] ? q->name : NULL, q->max, add_dirent,
+			       &lc, &more);
+	if (!rc)
+		proto_list_end(&lc.lw, more);
+	return rc;
+}
+
+static int op_servers(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	return do_servers(sv, q, reply);
+}
+
+static int op_server_set(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	struct ofs_server e;
+	char hex[OFS_OID_HEX];
+	int rc = sidtab_set(sv->tab, &q->set, &e);
+
+	if (rc)
+		return rc;
+	sid_to_hex(e.sid, hex);
+	log_info("server table: %s set to state %s, weight %.3f%s%s", hex,
+		 ofs_server_state_name(e.state), e.weight_milli / 1000.0,
+		 (q->set.mask & OFS_SET_ATTR) ? ", attribute " : "",
+		 (q->set.mask & OFS_SET_ATTR) ? q->set.attr : "");
+	proto_encode_server(reply, &e);
+	return 0;
+}
+
+static int op_set_root(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	struct ofs_handle used;
+	int64_t birth;
+	int rc = sidtab_offer_root(sv->tab, &q->root, q->birth_ns, &used, &birth);
+
+	if (!rc)
+		proto_encode_root(reply, &used, birth);
+	return rc;
+}
+
+static int op_root_move(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	struct ofs_handle used;
+	int64_t birth;
+	int rc = sidtab_move_root(sv->tab, &q->root, q->birth_ns, &used, &birth);
+
+	if (!rc)
+		proto_encode_root(reply, &used, birth);
+	return rc;
+}
+
+static int op_stats(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	struct ofs_stats st;
+	int rc = store_stats(sv->store, &st);
+
+	(void)q;
+	if (!rc && sv->hooks.stats)
+		sv->hooks.stats(sv->hooks.arg, &st);
+	if (!rc)
+		proto_encode_stats(reply, &st);
+	return rc;
+}
+
+static int op_report(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	char oh[OFS_OID_HEX], sh[OFS_OID_HEX];
+
+	(void)sv;
+	(void)reply;
+	oid_to_hex(q->oid, oh);
+	sid_to_hex(q->sid, sh);
+	log_warn("client report: copy of %s on %s skipped: %s", oh, sh, q->reason);
+	return 0;
+}
+
+static int op_points(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	uint8_t ans = 0;
+	int rc = points_check(sv->store, sv->rep, q, q->forwarded, &ans);
+
+	if (!rc)
+		wbuf_u8(reply, ans);
+	return rc;
+}
+
+static int op_summary(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	struct ofs_summary sm;
+	int rc = summary_of(sv->store, q->oid, &sm);
+
+	if (!rc)
+		proto_encode_summary(reply, &sm);
+	return rc;
+}
+
+static int op_summary_many(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	/* (1..OFS_SUMMARY_MANY_MAX OIDs: the decoder checked) */
+	uint32_t n = (uint32_t)(q->data_len / OFS_OID_LEN);
+	struct ofs_oid oids[OFS_SUMMARY_MANY_MAX];
+	struct ofs_summary *sm = malloc(n * sizeof(*sm));
+	int rc;
+
+	if (!sm)
+		return -ENOMEM;
+	memcpy(oids, q->data, q->data_len);
+	rc = store_summary_many(sv->store, oids, n, sm);
+	if (!rc)
+		proto_encode_summaries(reply, sm, n);
+	free(sm);
+	return rc;
+}
+
+static int op_changes(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	return changes_of(sv->store, q->oid, q->version, reply);
+}
+
+static int op_freeze(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	(void)reply;
+	return service_freeze(sv, q->oid, q->ms, q->sid);
+}
+
+static int op_behind(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	char oh[OFS_OID_HEX], sh[OFS_OID_HEX], why[256];
+	int rc;
+
+	(void)reply;
+	oid_to_hex(q->oid, oh);
+	sid_to_hex(q->sid, sh);
+	snprintf(why, sizeof(why), "behind per %.32s: %.200s", sh, q->reason);
+	rc = store_behind(sv->store, q->oid);
+	if (rc == 1)
+		return 0;                /* known already (told at start, say) */
+	if (!rc)
+		rc = store_behind_mark(sv->store, q->oid, why);
+	if (!rc)
+		log_warn("copy of %s here missed changes (told by %s: %s); "
+			 "not served until caught up", oh, sh, q->reason);
+	if (sv->hooks.behind)
+		sv->hooks.behind(sv->hooks.arg);
+	return rc;
+}
+
+static int op_stale_for(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	struct stale_page *pg = calloc(1, sizeof(*pg));
+	bool later = false;
+	int rc;
+
+	if (!pg)
+		return -ENOMEM;
+	rc = store_stale_for(sv->store, q->sid, oid_is_zero(q->oid) ? NULL : &q->oid,
+			     OFS_MAX_STALE_LIST, stale_page_add, pg, &later);
+	if (!rc)
+		proto_encode_stale_list(reply, pg->oids, pg->reasons, pg->n, later);
+	free(pg);
+	return rc;
+}
+
+/* ---- the table ---------------------------------------------------------- */
+
+#define ANYONE (OPS_USER | OPS_ADMIN | OPS_SERVER)
+#define OPERATOR (OPS_ADMIN | OPS_SERVER)      /* maintenance */
+#define PEER OPS_SERVER                          /* server to server */
+#define RD (OPS_OBJECT | OPS_READ)
+#define CH (OPS_OBJECT | OPS_CHANGE)
+
+/* (rows with no handler are filled in by ops_register) */
+static struct ops_row table[OFS_OP_MAX] = {
+	[OFS_OP_PING] = { op_ping, ANYONE, 0 },
+	[OFS_OP_GET_ROOT] = { op_get_root, ANYONE, 0 },
+	[OFS_OP_CREATE] = { op_create, ANYONE, OPS_CHANGE },
+	[OFS_OP_REMOVE] = { op_remove, ANYONE, CH },
+	[OFS_OP_GETATTR] = { op_attr, ANYONE, RD },
+	[OFS_OP_SETATTR] = { op_attr, ANYONE, CH },
+	[OFS_OP_READ] = { op_read, ANYONE, RD },
+	[OFS_OP_WRITE] = { op_write, ANYONE, CH },
+	[OFS_OP_COMMIT] = { op_commit, ANYONE, CH },
+	[OFS_OP_KV_GET] = { op_kv_get, ANYONE, RD },
+	[OFS_OP_KV_PUT] = { op_kv_put, ANYONE, CH },
+	[OFS_OP_KV_DEL] = { op_kv_del, ANYONE, CH },
+	[OFS_OP_KV_LIST] = { op_kv_list, ANYONE, RD },
+	[OFS_OP_DIRENT_CREATE] = { op_dirent_create, ANYONE, CH },
+	[OFS_OP_DIRENT_REMOVE] = { op_dirent_remove, ANYONE, CH },
+	[OFS_OP_DIRENT_LOOKUP] = { op_dirent_lookup, ANYONE, RD },
+	[OFS_OP_DIRENT_LIST] = { op_dirent_list, ANYONE, RD },
+	/* (a table sent with it is merged: from a server only, once roles
+	 * are checked; a client sends none) */
+	[OFS_OP_SERVERS] = { op_servers, ANYONE, 0 },
+	[OFS_OP_STATS] = { op_stats, ANYONE, 0 },
+	[OFS_OP_REPORT] = { op_report, ANYONE, 0 },
+	[OFS_OP_SET_ROOT] = { op_set_root, ANYONE, 0 },      /* the first mkdir makes it */
+	[OFS_OP_SERVER_SET] = { op_server_set, OPERATOR, 0 },
+	[OFS_OP_ROOT_MOVE] = { op_root_move, OPERATOR, 0 },
+	[OFS_OP_STOP_CHECK] = { NULL, OPERATOR, 0 },
+	[OFS_OP_TASK_START] = { NULL, OPERATOR, 0 },
+	[OFS_OP_TASK_POLL] = { NULL, OPERATOR, 0 },
+	[OFS_OP_TASK_CTL] = { NULL, OPERATOR, 0 },
+	[OFS_OP_BEHIND] = { op_behind, PEER, 0 },
+	[OFS_OP_STALE_FOR] = { op_stale_for, PEER, 0 },
+	[OFS_OP_SUMMARY] = { op_summary, PEER, 0 },
+	[OFS_OP_SUMMARY_MANY] = { op_summary_many, PEER, 0 },
+	[OFS_OP_VERIFY] = { NULL, PEER, 0 },
+	[OFS_OP_POINTS] = { op_points, PEER, 0 },
+	[OFS_OP_REPAIR_FETCH] = { NULL, PEER, 0 },
+	[OFS_OP_STALE_CLEAR] = { NULL, PEER, 0 },
+	[OFS_OP_FREEZE] = { op_freeze, PEER, 0 },
+	[OFS_OP_CHANGES] = { op_changes, PEER, 0 },
+};
+
+const struct ops_row *ops_row(uint16_t op)
+{
+	if (op >= OFS_OP_MAX || !table[op].roles)
+		return NULL;
+	return &table[op];
+}
+
+int ops_register(uint16_t op, ops_fn fn)
+{
+	if (op >= OFS_OP_MAX || !table[op].roles || table[op].fn || !fn)
+		return -EINVAL;
+	table[op].fn = fn;
+	return 0;
+}
