@@ -1,8 +1,9 @@
 # OFS - one non-recursive Makefile (git's is the model).
 #
 #   make                 programs into bin/
-#   make check           install deps, build with ASan+UBSan, unit +
-#                        integration tests, man page lint, bounded fuzzing
+#   make check           install deps, build with ASan+UBSan, the folder
+#                        order (depcheck), unit + integration tests, man
+#                        page lint, bounded fuzzing, cppcheck
 #   make bench           benchmarks (figures as ratios to same-run baselines)
 #   make demo            a local cluster under ./demo/ showing what OFS does
 #   make install PREFIX=/usr/local
@@ -31,7 +32,7 @@ endif
 WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -DOFS_VERSION='"$(VERSION)"' $(WARN) \
-	$(CFLAGS) $(SANFLAGS) -pthread -Ilib -Iserver -Iclient -Irebalancer -Ipbj -Iscrubber -Icli -MMD -MP
+	$(CFLAGS) $(SANFLAGS) -pthread -I. -MMD -MP
 LDLIBS := -llmdb -lxxhash -ljansson -lsqlite3 -lpthread -lm
 ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) -pthread
 
@@ -111,13 +112,18 @@ check: deps
 
 check-build: $(PROGS) $(UNIT_BINS) $(ITEST_BINS)
 
-check-run: check-unit check-integration check-man check-fuzz cppcheck
+check-run: depcheck check-unit check-integration check-man check-fuzz cppcheck
 
 check-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
 check-integration: $(PROGS) $(ITEST_BINS)
 	OFS_BIN=$(abspath $(BINDIR)) OFS_ITEST_BIN=$(abspath $(O)/itest) tests/integration/run-all
+
+# The folders include each other in one order, never upward (scripts/depcheck);
+# its own test plants upward includes and expects them refused.
+depcheck:
+	@scripts/depcheck && tests/scripts/t_depcheck.sh
 
 check-man:
 	@set -e; for m in $(MANS); do mandoc -Tlint -Wwarning $$m; done; echo "man pages: lint clean"
@@ -137,12 +143,12 @@ fuzz: build/fuzz/fuzz_frame
 
 build/fuzz/fuzz_frame: tests/fuzz/fuzz_frame.c $(FUZZ_SRCS)
 	@mkdir -p $(dir $@)
-	clang -std=c11 -D_GNU_SOURCE -DOFS_VERSION='"$(VERSION)"' -g -O1 -Ilib \
+	clang -std=c11 -D_GNU_SOURCE -DOFS_VERSION='"$(VERSION)"' -g -O1 -I. \
 		-fsanitize=fuzzer,address,undefined -o $@ $^ -lxxhash
 
 cppcheck:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
-		--std=c11 -Ilib -Iserver -Iclient -Irebalancer -Ipbj -Iscrubber --suppress=missingIncludeSystem \
+		--std=c11 -I. --suppress=missingIncludeSystem \
 		--library=scripts/jansson.cfg --inline-suppr \
 		lib server client cli rebalancer $(wildcard pbj scrubber)
 
@@ -163,7 +169,7 @@ clean:
 	rm -rf build bin demo
 
 .PHONY: all unit deps check check-build check-run check-unit check-integration \
-	check-man check-fuzz fuzz cppcheck bench demo install clean
+	check-man check-fuzz fuzz cppcheck depcheck bench demo install clean
 
 -include $(CORE_OBJS:.o=.d) $(O)/cli/ofs-server.d $(O)/cli/ofs.d $(O)/cli/ofs-pbj.d \
 	$(O)/cli/pbj-jobs.d $(O)/cli/pbj-servers.d \

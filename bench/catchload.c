@@ -38,9 +38,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ofs.h"
-#include "ofs_error.h"
-#include "parse.h"
+#include "client/ofs.h"
+#include "lib/ofs_error.h"
+#include "lib/parse.h"
 
 #define EXIT_USAGE 2
 #define EXIT_FAIL 3

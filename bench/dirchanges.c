@@ -29,11 +29,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "checksum.h"
-#include "ofs_error.h"
-#include "proto.h"
-#include "records.h"
-#include "store.h"
+#include "lib/checksum.h"
+#include "lib/ofs_error.h"
+#include "lib/proto.h"
+#include "server/records.h"
+#include "server/store.h"
 
 static double now(void)
 {

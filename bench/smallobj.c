@@ -37,8 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ofs.h"
-#include "ofs_error.h"
+#include "client/ofs.h"
+#include "lib/ofs_error.h"
 
 #define EXIT_USAGE 2
 #define EXIT_FAIL 3

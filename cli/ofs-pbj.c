@@ -12,12 +12,12 @@
 #include <strings.h>
 #include <time.h>
 
-#include "conn.h"
-#include "ofs_error.h"
-#include "pbj-jobs.h"
-#include "pbj-servers.h"
-#include "proto.h"
-#include "timefmt.h"
+#include "cli/pbj-jobs.h"
+#include "cli/pbj-servers.h"
+#include "lib/conn.h"
+#include "lib/ofs_error.h"
+#include "lib/proto.h"
+#include "lib/timefmt.h"
 
 #define EXIT_USAGE 2
 #define EXIT_FAIL 3

@@ -12,20 +12,20 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "behind.h"
-#include "gossip.h"
-#include "recover.h"
-#include "scrub.h"
-#include "serve.h"
-#include "drain.h"
-#include "tool.h"
-#include "inspect.h"
-#include "listener.h"
-#include "log.h"
-#include "net.h"
-#include "ofs_error.h"
-#include "parse.h"
-#include "store.h"
+#include "lib/log.h"
+#include "lib/net.h"
+#include "lib/ofs_error.h"
+#include "lib/parse.h"
+#include "rebalancer/drain.h"
+#include "scrubber/recover.h"
+#include "scrubber/scrub.h"
+#include "scrubber/serve.h"
+#include "server/behind.h"
+#include "server/gossip.h"
+#include "server/inspect.h"
+#include "server/listener.h"
+#include "server/store.h"
+#include "server/tool.h"
 
 #define EXIT_USAGE 2
 #define EXIT_FAIL 3

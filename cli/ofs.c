@@ -13,11 +13,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ofs.h"
-#include "ofs_error.h"
-#include "parse.h"
-#include "path.h"
-#include "timefmt.h"
+#include "client/ofs.h"
+#include "lib/ofs_error.h"
+#include "lib/parse.h"
+#include "lib/path.h"
+#include "lib/timefmt.h"
 
 #define EXIT_USAGE 2
 #define EXIT_FAIL 3

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "pbj-catchup.h"
-#include "pbj-servers.h"
+#include "cli/pbj-catchup.h"
+#include "cli/pbj-servers.h"
 
 #define POLL_EVERY_NS 1000000000LL
 #define POLL_TIMEOUT_MS 2000

@@ -18,8 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "jobstore.h"
-#include "proto.h"
+#include "lib/proto.h"
+#include "pbj/jobstore.h"
 
 #define PBJ_CATCHUP_TYPE "catch-up"
 

@@ -12,15 +12,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jobstore.h"
-#include "ofs_error.h"
-#include "proto.h"
-#include "parse.h"
-#include "pbj-catchup.h"
-#include "pbj-jobs.h"
-#include "pbj-servers.h"
-#include "runner.h"
-#include "timefmt.h"
+#include "cli/pbj-catchup.h"
+#include "cli/pbj-jobs.h"
+#include "cli/pbj-servers.h"
+#include "lib/ofs_error.h"
+#include "lib/parse.h"
+#include "lib/proto.h"
+#include "lib/timefmt.h"
+#include "pbj/jobstore.h"
+#include "pbj/runner.h"
 
 #define EXIT_FINDINGS 1
 #define EXIT_USAGE 2

@@ -6,11 +6,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "conn.h"
-#include "ofs_error.h"
-#include "pbj-servers.h"
-#include "plan.h"
-#include "runner.h"
+#include "cli/pbj-servers.h"
+#include "lib/conn.h"
+#include "lib/ofs_error.h"
+#include "pbj/plan.h"
+#include "pbj/runner.h"
 
 #define EXIT_NOTOK 1
 #define EXIT_USAGE 2

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "proto.h"
+#include "lib/proto.h"
 
 /* The server table as the first reachable cluster address sees it; *via
  * is that address. */

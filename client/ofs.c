@@ -26,13 +26,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "conn.h"
-#include "net.h"
-#include "frame.h"
-#include "ofs.h"
-#include "ofs_error.h"
-#include "path.h"
-#include "placement.h"
+#include "client/ofs.h"
+#include "lib/conn.h"
+#include "lib/frame.h"
+#include "lib/net.h"
+#include "lib/ofs_error.h"
+#include "lib/path.h"
+#include "lib/placement.h"
 
 #define OFS_DEFAULT_STRIP (1u << 20)
 #define OFS_IO_PIECE OFS_MAX_IO           /* bytes per READ/WRITE */

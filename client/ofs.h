@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "proto.h"
+#include "lib/proto.h"
 
 struct ofs_client;
 

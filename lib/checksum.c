@@ -3,7 +3,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "checksum.h"
+#include "lib/checksum.h"
 
 struct checksum_stream {
 	XXH3_state_t *st;   /* xxHash's streaming state */

@@ -5,11 +5,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "conn.h"
-#include "frame.h"
-#include "net.h"
-#include "ofs_error.h"
-#include "wire.h"
+#include "lib/conn.h"
+#include "lib/frame.h"
+#include "lib/net.h"
+#include "lib/ofs_error.h"
+#include "lib/wire.h"
 
 struct conn {
 	char addr[OFS_ADDR_MAX];   /* where to (re)connect */

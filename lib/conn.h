@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "proto.h"
+#include "lib/proto.h"
 
 #define CONN_CONNECT_MS 5000     /* to connect */
 #define CONN_REPLY_MS 60000      /* a reply may wait behind a large fsync, and

@@ -1,7 +1,7 @@
 /* error.c - names for OFS error codes and negated errno values. */
 #include <string.h>
 
-#include "ofs_error.h"
+#include "lib/ofs_error.h"
 
 const char *ofs_strerror(int err)
 {

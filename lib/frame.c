@@ -1,7 +1,7 @@
 /* frame.c - encode and validate frame headers (see frame.h). */
-#include "frame.h"
-#include "ofs_error.h"
-#include "wire.h"
+#include "lib/frame.h"
+#include "lib/ofs_error.h"
+#include "lib/wire.h"
 
 void frame_encode_hdr(const struct ofs_frame_hdr *h, uint8_t out[OFS_FRAME_HDR])
 {

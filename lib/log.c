@@ -4,7 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "lib/log.h"
 
 static int log_fd = 2;
 static enum log_level log_max = LOG_INFO;

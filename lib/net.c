@@ -11,7 +11,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "net.h"
+#include "lib/net.h"
 
 int net_parse_addr(const char *s, struct sockaddr_in *out)
 {

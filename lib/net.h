@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "frame.h"
+#include "lib/frame.h"
 
 #define OFS_ADDR_MAX 64   /* "255.255.255.255:65535" and a NUL, with room */
 

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "oid.h"
+#include "lib/oid.h"
 
 static int random_bytes(uint8_t *b, size_t n)
 {

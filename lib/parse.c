@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "parse.h"
+#include "lib/parse.h"
 
 int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {

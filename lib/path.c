@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ofs_error.h"
-#include "path.h"
+#include "lib/ofs_error.h"
+#include "lib/path.h"
 
 int path_parse(const char *s, struct ofs_path *p)
 {

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "proto.h"
+#include "lib/proto.h"
 
 #define OFS_PATH_MAX 4096
 #define OFS_PATH_DEPTH 256

@@ -29,7 +29,7 @@
 
 #include <xxhash.h>
 
-#include "placement.h"
+#include "lib/placement.h"
 
 /* A score for server s holding oid; higher is better. s is eligible. */
 typedef double (*place_score_fn)(struct ofs_oid oid,

@@ -21,7 +21,7 @@
 
 #include <stddef.h>
 
-#include "oid.h"
+#include "lib/oid.h"
 
 #define PLACE_DEFAULT "hrw"     /* name of the default placement function */
 #define PLACE_DOMAIN_LEN 64     /* bytes of place_server.domain */

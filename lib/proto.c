@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frame.h"
-#include "ofs_error.h"
-#include "proto.h"
+#include "lib/frame.h"
+#include "lib/ofs_error.h"
+#include "lib/proto.h"
 
 uint64_t ofs_name_hash(const char *name)
 {

@@ -16,9 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "checksum.h"
-#include "oid.h"
-#include "wire.h"
+#include "lib/checksum.h"
+#include "lib/oid.h"
+#include "lib/wire.h"
 
 #define OFS_NAME_MAX 255          /* bytes in one entry name */
 #define OFS_MAX_STRIPES 64        /* dfiles per file, dirdata per directory */

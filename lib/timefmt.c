@@ -1,7 +1,7 @@
 /* timefmt.c - ISO-8601 UTC times (see timefmt.h). */
 #include <time.h>
 
-#include "timefmt.h"
+#include "lib/timefmt.h"
 
 void time_format(int64_t ns, char buf[OFS_TIME_LEN])
 {

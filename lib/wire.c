@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ofs_error.h"
-#include "wire.h"
+#include "lib/ofs_error.h"
+#include "lib/wire.h"
 
 void wbuf_init(struct wbuf *w)
 {

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "oid.h"
+#include "lib/oid.h"
 
 struct wbuf {
 	uint8_t *data;   /* owned, grown with realloc */

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "jobstore.h"
-#include "proto.h"
-#include "ofs_error.h"
+#include "lib/ofs_error.h"
+#include "lib/proto.h"
+#include "pbj/jobstore.h"
 
 #define PBJ_APP_ID 0x4F46534A        /* "OFSJ": marks the file as ours */
 #define BUSY_MS 5000

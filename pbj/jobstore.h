@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "oid.h"
+#include "lib/oid.h"
 
 #define PBJ_SCHEMA_VERSION 2
 #define PBJ_TYPE_LEN 16        /* "scrub", "repair", "rebalance", "drain" */

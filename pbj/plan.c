@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan.h"
+#include "pbj/plan.h"
 
 struct side {
 	size_t i;                      /* index into the servers */

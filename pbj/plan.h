@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "oid.h"
+#include "lib/oid.h"
 
 #define PLAN_MAX_MOVES 64
 

@@ -6,12 +6,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "conn.h"
-#include "ofs.h"
-#include "ofs_error.h"
-#include "proto.h"
-#include "plan.h"
-#include "runner.h"
+#include "client/ofs.h"
+#include "lib/conn.h"
+#include "lib/ofs_error.h"
+#include "lib/proto.h"
+#include "pbj/plan.h"
+#include "pbj/runner.h"
 
 #define STATS_MS 30000                   /* STATS walks a server's records */
 #define CALL_MS 10000                /* one request to a server */

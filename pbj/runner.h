@@ -21,7 +21,7 @@
 #include <signal.h>
 #include <stddef.h>
 
-#include "jobstore.h"
+#include "pbj/jobstore.h"
 
 #define PBJ_POLL_MS 200
 #define PBJ_DEFAULT_THRESHOLD 10   /* rebalance: points from the mean */

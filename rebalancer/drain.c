@@ -3,11 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "drain.h"
-#include "ofs_error.h"
-#include "ops.h"
-#include "service.h"
-#include "wire.h"
+#include "lib/ofs_error.h"
+#include "lib/wire.h"
+#include "rebalancer/drain.h"
+#include "server/ops.h"
+#include "server/service.h"
 
 #define CHECK_BATCH 256
 

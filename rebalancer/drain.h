@@ -11,10 +11,10 @@
 
 #include <stdint.h>
 
-#include "proto.h"
-#include "replica.h"
-#include "sidtab.h"
-#include "store.h"
+#include "lib/proto.h"
+#include "server/replica.h"
+#include "server/sidtab.h"
+#include "server/store.h"
 
 /*
  * STOP_CHECK: walk this server's copies; for each, count the good copies

@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conn.h"
-#include "move.h"
-#include "ofs_error.h"
-#include "placement.h"
-#include "wire.h"
+#include "lib/conn.h"
+#include "lib/ofs_error.h"
+#include "lib/placement.h"
+#include "lib/wire.h"
+#include "rebalancer/move.h"
 
 #define RANKED 16                    /* targets ranked by placement */
 

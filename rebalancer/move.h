@@ -52,12 +52,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "ofs.h"
-#include "proto.h"
-#include "repair.h"
-#include "replica.h"
-#include "sidtab.h"
-#include "store.h"
+#include "client/ofs.h"
+#include "lib/proto.h"
+#include "scrubber/repair.h"
+#include "server/replica.h"
+#include "server/sidtab.h"
+#include "server/store.h"
 
 enum {
 	MOVE_F_DRYRUN = 1u << 0,         /* choose the target, change nothing */

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "ofs_error.h"
-#include "reconcile.h"
-#include "wire.h"
+#include "lib/log.h"
+#include "lib/ofs_error.h"
+#include "lib/wire.h"
+#include "scrubber/reconcile.h"
 
 #define MAX_COPIES (OFS_MAX_REPLICAS + 1)
 

@@ -36,9 +36,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "proto.h"
-#include "replica.h"
-#include "store.h"
+#include "lib/proto.h"
+#include "server/replica.h"
+#include "server/store.h"
 
 /* Outcome of reconcile_dirdata. */
 struct reconcile_result {

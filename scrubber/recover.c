@@ -6,12 +6,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "log.h"
-#include "move.h"
-#include "ofs_error.h"
-#include "recover.h"
-#include "repair.h"
-#include "wire.h"
+#include "lib/log.h"
+#include "lib/ofs_error.h"
+#include "lib/wire.h"
+#include "rebalancer/move.h"
+#include "scrubber/recover.h"
+#include "scrubber/repair.h"
 
 #define TICK_MS 200                  /* look for marks this often when idle */
 #define RETRY_MS 500                 /* ... and this often when some wait */

@@ -42,10 +42,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "replica.h"
-#include "sidtab.h"
-#include "store.h"
-#include "wire.h"
+#include "lib/wire.h"
+#include "server/replica.h"
+#include "server/sidtab.h"
+#include "server/store.h"
 
 struct recover;
 

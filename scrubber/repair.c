@@ -7,11 +7,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "log.h"
-#include "ofs_error.h"
-#include "reconcile.h"
-#include "repair.h"
-#include "wire.h"
+#include "lib/log.h"
+#include "lib/ofs_error.h"
+#include "lib/wire.h"
+#include "scrubber/reconcile.h"
+#include "scrubber/repair.h"
 
 #define FETCH_PIECE ((uint32_t)4 << 20)    /* bytes per READ (OFS_MAX_IO) */
 #ifndef FETCH_DEPTH

@@ -22,10 +22,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "proto.h"
-#include "replica.h"
-#include "sidtab.h"
-#include "store.h"
+#include "lib/proto.h"
+#include "server/replica.h"
+#include "server/sidtab.h"
+#include "server/store.h"
 
 /* Pace fetched bytes; non-zero stops the fetch with that status. */
 typedef int (*repair_pace_fn)(uint64_t bytes, void *arg);

@@ -9,15 +9,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "ofs.h"
-#include "points.h"
-#include "records.h"
-#include "ofs_error.h"
-#include "recover.h"
-#include "repair.h"
-#include "move.h"
-#include "scrub.h"
+#include "client/ofs.h"
+#include "lib/log.h"
+#include "lib/ofs_error.h"
+#include "rebalancer/move.h"
+#include "scrubber/recover.h"
+#include "scrubber/repair.h"
+#include "scrubber/scrub.h"
+#include "server/points.h"
+#include "server/records.h"
 
 #define TASKS_KEPT 64            /* finished tasks remembered for their poll */
 #define WALK_BATCH 1024          /* objects read from the index at once (a

@@ -48,11 +48,11 @@
 
 #include <stdint.h>
 
-#include "proto.h"
-#include "replica.h"
-#include "sidtab.h"
-#include "store.h"
-#include "wire.h"
+#include "lib/proto.h"
+#include "lib/wire.h"
+#include "server/replica.h"
+#include "server/sidtab.h"
+#include "server/store.h"
 
 #define SCRUB_DEFAULT_RATE ((uint64_t)64 << 20)   /* bytes/s per server */
 #define SCRUB_MAX_TASKS 2                        /* tasks running at once */

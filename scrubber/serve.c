@@ -2,12 +2,12 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "ofs_error.h"
-#include "ops.h"
-#include "recover.h"
-#include "repair.h"
-#include "scrub.h"
-#include "serve.h"
+#include "lib/ofs_error.h"
+#include "scrubber/recover.h"
+#include "scrubber/repair.h"
+#include "scrubber/scrub.h"
+#include "scrubber/serve.h"
+#include "server/ops.h"
 
 static int op_task_start(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 {

@@ -7,7 +7,7 @@
 #ifndef OFS_SCRUBBER_SERVE_H
 #define OFS_SCRUBBER_SERVE_H
 
-#include "service.h"
+#include "server/service.h"
 
 /* Register the handlers (ops_register); once, before the server serves.
  * The handlers find the scrubber and the catch-up in sv->scrub and

@@ -5,12 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "behind.h"
-#include "conn.h"
-#include "log.h"
-#include "ofs_error.h"
-#include "proto.h"
-#include "wire.h"
+#include "lib/conn.h"
+#include "lib/log.h"
+#include "lib/ofs_error.h"
+#include "lib/proto.h"
+#include "lib/wire.h"
+#include "server/behind.h"
 
 /* One record already told: (oid, sid, a hash of its reason), kept sorted
  * for bsearch. The reason is part of it because a record cleared (the

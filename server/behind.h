@@ -20,9 +20,9 @@
 #ifndef OFS_BEHIND_H
 #define OFS_BEHIND_H
 
-#include "replica.h"
-#include "sidtab.h"
-#include "store.h"
+#include "server/replica.h"
+#include "server/sidtab.h"
+#include "server/store.h"
 
 struct behind;
 

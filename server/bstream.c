@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bstream.h"
+#include "server/bstream.h"
 
 static int sys_fdatasync(int fd) { return fdatasync(fd); }
 static int sys_fsync(int fd) { return fsync(fd); }

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "oid.h"
+#include "lib/oid.h"
 
 #define BSTREAM_PATH_MAX 4096
 

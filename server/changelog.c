@@ -2,10 +2,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "changelog.h"
-#include "ofs_error.h"
-#include "proto.h"
-#include "records.h"
+#include "lib/ofs_error.h"
+#include "lib/proto.h"
+#include "server/changelog.h"
+#include "server/records.h"
 
 #define NOTE_KEY (OFS_OID_LEN + 8)         /* OID | u64 BE version */
 

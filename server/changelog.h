@@ -29,9 +29,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kv.h"
-#include "oid.h"
-#include "wire.h"
+#include "lib/oid.h"
+#include "lib/wire.h"
+#include "server/kv.h"
 
 #define CHANGELOG_KEEP 1024u               /* notes kept per object */
 #define CHANGELOG_MAX_BYTES (2u << 20)     /* in one CHANGES reply */

@@ -13,10 +13,10 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "conn.h"
-#include "gossip.h"
-#include "log.h"
-#include "ofs_error.h"
+#include "lib/conn.h"
+#include "lib/log.h"
+#include "lib/ofs_error.h"
+#include "server/gossip.h"
 
 struct gossip {
 	struct sidtab *t;

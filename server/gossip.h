@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "sidtab.h"
+#include "server/sidtab.h"
 
 #define GOSSIP_PERIOD_MS 1000
 #define GOSSIP_FANOUT 3          /* peers per round */

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bstream.h"
-#include "inspect.h"
-#include "ofs_error.h"
-#include "timefmt.h"
+#include "lib/ofs_error.h"
+#include "lib/timefmt.h"
+#include "server/bstream.h"
+#include "server/inspect.h"
 
 struct digests {
 	size_t n, cap;

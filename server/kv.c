@@ -12,8 +12,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "kv.h"
-#include "ofs_error.h"
+#include "lib/ofs_error.h"
+#include "server/kv.h"
 
 #define KV_MAPSIZE ((size_t)256 << 30)   /* virtual; the file grows as used */
 #define KV_MAXREADERS 4096               /* one per concurrent request */

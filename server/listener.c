@@ -14,13 +14,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "frame.h"
-#include "listener.h"
-#include "log.h"
-#include "net.h"
-#include "ofs_error.h"
-#include "service.h"
-#include "wire.h"
+#include "lib/frame.h"
+#include "lib/log.h"
+#include "lib/net.h"
+#include "lib/ofs_error.h"
+#include "lib/wire.h"
+#include "server/listener.h"
+#include "server/service.h"
 
 #define REPLY_TIMEOUT_MS 30000
 #define DRAIN_MS 5000            /* grace for idle readers at shutdown */

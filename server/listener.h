@@ -17,7 +17,7 @@
 
 #include <netinet/in.h>
 
-#include "service.h"
+#include "server/service.h"
 
 #define LISTENER_STALL_MS 30000      /* a frame must keep moving */
 #define LISTENER_DEFAULT_MAX_CONNS 1024

@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "ofs_error.h"
-#include "ops.h"
-#include "points.h"
-#include "proto.h"
-#include "service.h"
+#include "lib/log.h"
+#include "lib/ofs_error.h"
+#include "lib/proto.h"
+#include "server/ops.h"
+#include "server/points.h"
+#include "server/service.h"
 
 struct list_ctx {
 	struct ofs_list_writer lw;

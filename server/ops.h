@@ -20,8 +20,8 @@
 
 #include <stdint.h>
 
-#include "proto.h"
-#include "wire.h"
+#include "lib/proto.h"
+#include "lib/wire.h"
 
 enum ops_role {
 	OPS_USER = 1u << 0,      /* a client of the namespace */

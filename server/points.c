@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ofs_error.h"
-#include "points.h"
+#include "lib/ofs_error.h"
+#include "server/points.h"
 
 struct find_child {
 	struct ofs_oid child;

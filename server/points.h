@@ -14,9 +14,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "proto.h"
-#include "replica.h"
-#include "store.h"
+#include "lib/proto.h"
+#include "server/replica.h"
+#include "server/store.h"
 
 /* The owner does not point at it; points at it where its back reference
  * says; points at it under another stripe or entry name; is still being

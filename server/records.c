@@ -1,8 +1,8 @@
 /* records.c - LMDB record layout (see records.h). */
 #include <string.h>
 
-#include "ofs_error.h"
-#include "records.h"
+#include "lib/ofs_error.h"
+#include "server/records.h"
 
 int rec_encode_object(struct wbuf *w, const struct ofs_attr *a)
 {

@@ -12,10 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "checksum.h"
-#include "oid.h"
-#include "proto.h"
-#include "wire.h"
+#include "lib/checksum.h"
+#include "lib/oid.h"
+#include "lib/proto.h"
+#include "lib/wire.h"
 
 #define REC_FORMAT 1                       /* object record format */
 #define REC_CHUNK_KEY (OFS_OID_LEN + 8)    /* OID | u64 BE chunk index */

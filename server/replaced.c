@@ -1,13 +1,13 @@
 /*
  * replaced.c - a ring of the latest replacements (see replaced.h).
  */
-#include "replaced.h"
+#include "server/replaced.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "oid.h"
+#include "lib/oid.h"
 
 struct note {
 	bool used;

@@ -21,7 +21,7 @@
 
 #include <stdbool.h>
 
-#include "proto.h"
+#include "lib/proto.h"
 
 #define REPLACED_NOTES 512
 

@@ -12,11 +12,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "conn.h"
-#include "log.h"
-#include "ofs_error.h"
-#include "proto.h"
-#include "replica.h"
+#include "lib/conn.h"
+#include "lib/log.h"
+#include "lib/ofs_error.h"
+#include "lib/proto.h"
+#include "server/replica.h"
 
 #define POOL_MAX 64            /* idle connections kept in all */
 #define RESOLVE_ASK 3          /* peers asked about an unknown SID */

@@ -22,8 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "proto.h"
-#include "sidtab.h"
+#include "lib/proto.h"
+#include "server/sidtab.h"
 
 #define REPLICA_TIMEOUT_MS 30000
 #define REPLICA_CONNECT_MS 2000

@@ -5,11 +5,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "log.h"
-#include "ofs_error.h"
-#include "ops.h"
-#include "proto.h"
-#include "service.h"
+#include "lib/log.h"
+#include "lib/ofs_error.h"
+#include "lib/proto.h"
+#include "server/ops.h"
+#include "server/service.h"
 
 /* Apply q to this server alone, through its row of the table. */
 static int apply(struct service *sv, struct ofs_req *q, struct wbuf *reply)

@@ -13,10 +13,10 @@
 
 #include <pthread.h>
 
-#include "replica.h"
-#include "sidtab.h"
-#include "store.h"
-#include "wire.h"
+#include "lib/wire.h"
+#include "server/replica.h"
+#include "server/sidtab.h"
+#include "server/store.h"
 
 #define SERVICE_NLOCKS 256
 #define SERVICE_NFROZEN 256     /* objects held still at once, at most */

@@ -15,10 +15,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "log.h"
-#include "ofs_error.h"
-#include "sidtab.h"
-#include "wire.h"
+#include "lib/log.h"
+#include "lib/ofs_error.h"
+#include "lib/wire.h"
+#include "server/sidtab.h"
 
 struct sidtab {
 	struct store *s;

@@ -21,8 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "proto.h"
-#include "store.h"
+#include "lib/proto.h"
+#include "server/store.h"
 
 struct sidtab;
 

@@ -17,13 +17,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bstream.h"
-#include "kv.h"
-#include "ofs_error.h"
-#include "records.h"
-#include "replaced.h"
-#include "store.h"
-#include "store_impl.h"
+#include "lib/ofs_error.h"
+#include "server/bstream.h"
+#include "server/kv.h"
+#include "server/records.h"
+#include "server/replaced.h"
+#include "server/store.h"
+#include "server/store_impl.h"
 
 #define STORE_FORMAT "ofs-data 1\n"
 

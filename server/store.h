@@ -27,9 +27,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "checksum.h"
-#include "oid.h"
-#include "proto.h"
+#include "lib/checksum.h"
+#include "lib/oid.h"
+#include "lib/proto.h"
 
 #define STORE_MIN_CHUNK (4u << 10)
 #define STORE_MAX_CHUNK (16u << 20)

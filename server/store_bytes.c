@@ -11,12 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bstream.h"
-#include "kv.h"
-#include "ofs_error.h"
-#include "records.h"
-#include "store.h"
-#include "store_impl.h"
+#include "lib/ofs_error.h"
+#include "server/bstream.h"
+#include "server/kv.h"
+#include "server/records.h"
+#include "server/store.h"
+#include "server/store_impl.h"
 
 /* ---- unstable writes ---------------------------------------------------- */
 

@@ -37,9 +37,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "checksum.h"
-#include "kv.h"
-#include "store.h"
+#include "lib/checksum.h"
+#include "server/kv.h"
+#include "server/store.h"
 
 #define STORE_NLOCKS 1024
 #define STORE_PREFETCH_MIN (1u << 20)   /* reads this large prefetch the next */

@@ -7,14 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "changelog.h"
-#include "kv.h"
-#include "log.h"
-#include "ofs_error.h"
-#include "records.h"
-#include "replaced.h"
-#include "store.h"
-#include "store_impl.h"
+#include "lib/log.h"
+#include "lib/ofs_error.h"
+#include "server/changelog.h"
+#include "server/kv.h"
+#include "server/records.h"
+#include "server/replaced.h"
+#include "server/store.h"
+#include "server/store_impl.h"
 
 /* ---- key-value parts and directory entries ----------------------------- */
 

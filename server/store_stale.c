@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bstream.h"
-#include "kv.h"
-#include "ofs_error.h"
-#include "store.h"
-#include "store_impl.h"
+#include "lib/ofs_error.h"
+#include "server/bstream.h"
+#include "server/kv.h"
+#include "server/store.h"
+#include "server/store_impl.h"
 
 /* ---- stale copies --------------------------------------------------------- */
 

@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "changelog.h"
-#include "kv.h"
-#include "log.h"
-#include "ofs_error.h"
-#include "records.h"
-#include "store.h"
-#include "store_impl.h"
+#include "lib/log.h"
+#include "lib/ofs_error.h"
+#include "server/changelog.h"
+#include "server/kv.h"
+#include "server/records.h"
+#include "server/store.h"
+#include "server/store_impl.h"
 
 /* ---- expert tools (ofs-server tool): fault injection and surgery ---------- */
 

@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ofs_error.h"
-#include "parse.h"
-#include "store.h"
-#include "tool.h"
+#include "lib/ofs_error.h"
+#include "lib/parse.h"
+#include "server/store.h"
+#include "server/tool.h"
 
 #define EXIT_USAGE 2
 #define EXIT_FAIL 3

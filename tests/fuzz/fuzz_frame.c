@@ -20,10 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frame.h"
-#include "ofs_error.h"
-#include "proto.h"
-#include "wire.h"
+#include "lib/frame.h"
+#include "lib/ofs_error.h"
+#include "lib/proto.h"
+#include "lib/wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

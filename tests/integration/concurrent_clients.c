@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ofs.h"
-#include "ofs_error.h"
+#include "client/ofs.h"
+#include "lib/ofs_error.h"
 
 struct worker {
 	struct ofs_client *c;

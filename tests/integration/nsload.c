@@ -43,9 +43,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ofs.h"
-#include "ofs_error.h"
-#include "path.h"
+#include "client/ofs.h"
+#include "lib/ofs_error.h"
+#include "lib/path.h"
 
 #define MAX_THREADS 64
 #define MAX_DIRS 8                  /* extra directories per thread at once */

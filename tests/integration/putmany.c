@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ofs.h"
-#include "ofs_error.h"
+#include "client/ofs.h"
+#include "lib/ofs_error.h"
 
 int main(int argc, char **argv)
 {

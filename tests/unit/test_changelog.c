@@ -21,11 +21,11 @@
 
 #include <cmocka.h>
 
-#include "changelog.h"
-#include "checksum.h"
-#include "ofs_error.h"
-#include "proto.h"
-#include "store.h"
+#include "lib/checksum.h"
+#include "lib/ofs_error.h"
+#include "lib/proto.h"
+#include "server/changelog.h"
+#include "server/store.h"
 
 struct fixture {
 	char dir[64];

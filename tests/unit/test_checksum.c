@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "checksum.h"
+#include "lib/checksum.h"
 
 /* printf '' | xxhsum -H2 ; printf 'abc' | xxhsum -H2 */
 #define XXH128_EMPTY "99aa06d3014798d86001c324468d497f"

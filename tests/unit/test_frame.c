@@ -10,9 +10,9 @@
 
 #include <cmocka.h>
 
-#include "frame.h"
-#include "ofs_error.h"
-#include "proto.h"
+#include "lib/frame.h"
+#include "lib/ofs_error.h"
+#include "lib/proto.h"
 
 static struct ofs_frame_hdr sample_req(void)
 {

@@ -16,9 +16,9 @@
 
 #include <cmocka.h>
 
-#include "jobstore.h"
-#include "ofs_error.h"
-#include "proto.h"
+#include "lib/ofs_error.h"
+#include "lib/proto.h"
+#include "pbj/jobstore.h"
 
 struct fixture {
 	char dir[64];

@@ -22,8 +22,8 @@
 
 #include <cmocka.h>
 
-#include "kv.h"
-#include "ofs_error.h"
+#include "lib/ofs_error.h"
+#include "server/kv.h"
 
 struct fixture {
 	char dir[64];        /* the mkdtemp folder */

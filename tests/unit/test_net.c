@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "net.h"
+#include "lib/net.h"
 
 /* A listening socket on a free loopback port; its address in buf. */
 static int listener(char buf[OFS_ADDR_MAX])

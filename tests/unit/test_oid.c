@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "oid.h"
+#include "lib/oid.h"
 
 static const char sample_hex[] = "00112233445566778899aabbccddeeff";
 

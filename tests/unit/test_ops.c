@@ -16,10 +16,10 @@
 
 #include <cmocka.h>
 
-#include "drain.h"
-#include "ops.h"
-#include "proto.h"
-#include "serve.h"
+#include "lib/proto.h"
+#include "rebalancer/drain.h"
+#include "scrubber/serve.h"
+#include "server/ops.h"
 
 static void test_every_operation_has_a_handler_and_roles(void **state)
 {

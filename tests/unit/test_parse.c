@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "parse.h"
+#include "lib/parse.h"
 
 static void assert_size(const char *s, uint64_t want)
 {

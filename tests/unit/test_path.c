@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "ofs_error.h"
-#include "path.h"
+#include "lib/ofs_error.h"
+#include "lib/path.h"
 
 static struct ofs_path path;   /* 64 KiB: too big for a test's stack */
 

@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "oid.h"
-#include "placement.h"
+#include "lib/oid.h"
+#include "lib/placement.h"
 
 #define NOBJ 100000             /* objects in the statistical tests */
 

@@ -8,7 +8,7 @@
 #include <cmocka.h>
 #include <errno.h>
 
-#include "plan.h"
+#include "pbj/plan.h"
 
 static struct ofs_sid sid_n(uint8_t n)
 {

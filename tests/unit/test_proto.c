@@ -15,10 +15,10 @@
 
 #include <cmocka.h>
 
-#include "frame.h"
-#include "ofs_error.h"
-#include "proto.h"
-#include "wire.h"
+#include "lib/frame.h"
+#include "lib/ofs_error.h"
+#include "lib/proto.h"
+#include "lib/wire.h"
 
 /* ---- sample values ------------------------------------------------- */
 

@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "ofs_error.h"
-#include "reconcile.h"
+#include "lib/ofs_error.h"
+#include "scrubber/reconcile.h"
 
 /* Three copies, confidence 2: an acknowledged create leaves at least 2,
  * an acknowledged remove at most 1. */

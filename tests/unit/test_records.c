@@ -14,10 +14,10 @@
 
 #include <cmocka.h>
 
-#include "ofs_error.h"
-#include "proto.h"
-#include "records.h"
-#include "wire.h"
+#include "lib/ofs_error.h"
+#include "lib/proto.h"
+#include "lib/wire.h"
+#include "server/records.h"
 
 static struct ofs_oid mk_oid(uint8_t seed)
 {

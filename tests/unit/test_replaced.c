@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "oid.h"
-#include "replaced.h"
+#include "lib/oid.h"
+#include "server/replaced.h"
 
 static struct ofs_oid oid_n(unsigned n)
 {

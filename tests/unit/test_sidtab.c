@@ -22,12 +22,12 @@
 
 #include <cmocka.h>
 
-#include "gossip.h"
-#include "net.h"
-#include "proto.h"
-#include "sidtab.h"
-#include "store.h"
-#include "wire.h"
+#include "lib/net.h"
+#include "lib/proto.h"
+#include "lib/wire.h"
+#include "server/gossip.h"
+#include "server/sidtab.h"
+#include "server/store.h"
 
 struct fixture {
 	char dir[64];

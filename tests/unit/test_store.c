@@ -31,14 +31,14 @@
 
 #include <cmocka.h>
 
-#include "bstream.h"
-#include "checksum.h"
-#include "kv.h"
-#include "points.h"
-#include "ofs_error.h"
-#include "proto.h"
-#include "records.h"
-#include "store.h"
+#include "lib/checksum.h"
+#include "lib/ofs_error.h"
+#include "lib/proto.h"
+#include "server/bstream.h"
+#include "server/kv.h"
+#include "server/points.h"
+#include "server/records.h"
+#include "server/store.h"
 
 #define CS 4096u     /* the chunk size of every test store */
 

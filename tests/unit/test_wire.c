@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "ofs_error.h"
-#include "wire.h"
+#include "lib/ofs_error.h"
+#include "lib/wire.h"
 
 static void test_wbuf_integers_are_big_endian(void **state)
 {
