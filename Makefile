@@ -7,10 +7,12 @@
 #   make bench           benchmarks (figures as ratios to same-run baselines)
 #   make demo            a local cluster under ./demo/ showing what OFS does
 #   make install PREFIX=/usr/local
+#   make RELEASE=1       programs without the test hooks, into build/release/bin
 #   make clean
 #
 # Objects go under build/<flavour>/ so objects built with different flags
-# never mix; SANITIZE=address,undefined selects build/san.
+# never mix; SANITIZE=address,undefined selects build/san, RELEASE=1
+# build/release.
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
@@ -23,15 +25,22 @@ ifdef SANITIZE
 O ?= build/san
 SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 BINDIR ?= $(O)/bin
+else ifdef RELEASE
+O ?= build/release
+SANFLAGS :=
+BINDIR ?= $(O)/bin
 else
 O ?= build/normal
 SANFLAGS :=
 BINDIR ?= bin
 endif
+# RELEASE=1 leaves out the test hooks (OFS_FAULT, OFS_PBJ_CRON_UNIT_S,
+# OFS_PBJ_MAX_RETRIES: environment the tests and the demo set).
+HOOKFLAGS := $(if $(RELEASE),-DOFS_NO_TEST_HOOKS,)
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
 CFLAGS ?= -O2 -g
-ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -DOFS_VERSION='"$(VERSION)"' $(WARN) \
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -DOFS_VERSION='"$(VERSION)"' $(HOOKFLAGS) $(WARN) \
 	$(CFLAGS) $(SANFLAGS) -pthread -I. -MMD -MP
 LDLIBS := -llmdb -lxxhash -ljansson -lsqlite3 -lpthread -lm
 ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) -pthread

@@ -567,6 +567,9 @@ int main(int argc, char **argv)
 		rc = EXIT_FAIL;
 		goto out;
 	}
+#ifndef OFS_NO_TEST_HOOKS
+	ofs_client_set_fault(c, getenv("OFS_FAULT"));
+#endif
 	rc = cmd->run(c, &o);
 out:
 	ofs_client_close(c);

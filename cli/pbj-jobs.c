@@ -469,6 +469,19 @@ static void holder_name(char *buf, size_t n, const char *what)
 	snprintf(buf, n, "%s %s pid %ld", what, host, (long)getpid());
 }
 
+/* The attempts a task gets before its job fails: the runner's own
+ * (0), or OFS_PBJ_MAX_RETRIES (tests; not in builds made with
+ * OFS_NO_TEST_HOOKS). */
+static int test_max_retries(void)
+{
+	long v = 0;
+#ifndef OFS_NO_TEST_HOOKS
+	const char *e = getenv("OFS_PBJ_MAX_RETRIES");
+	v = e ? strtol(e, NULL, 10) : 0;
+#endif
+	return v > 0 && v < 1000 ? (int)v : 0;
+}
+
 /* Wait for job id to end: run it here when no scheduler holds the lease,
  * else follow the store while the scheduler runs it. */
 static int wait_job(struct pbj_db *db, int64_t id, const char *const *cluster, size_t ncluster,
@@ -477,7 +490,7 @@ static int wait_job(struct pbj_db *db, int64_t id, const char *const *cluster, s
 	struct tty_ctx tc = { .tty = isatty(2) == 1 };
 	struct pbj_runner_opts o = { .cluster = cluster, .ncluster = ncluster,
 				     .progress = progress_line, .arg = &tc, .stop = &stop_flag,
-				     .return_on_cap = true };
+				     .return_on_cap = true, .max_retries = test_max_retries() };
 	struct pbj_job *j = malloc(sizeof(*j));
 	char holder[PBJ_REASON_LEN], who[PBJ_REASON_LEN];
 	struct timespec ts;
@@ -844,12 +857,15 @@ out:
 
 /* ---- schedules --------------------------------------------------------------- */
 
-/* Seconds in a cron "minute": 60, or OFS_PBJ_CRON_UNIT_S (tests). */
+/* Seconds in a cron "minute": 60, or OFS_PBJ_CRON_UNIT_S (tests; not in
+ * builds made with OFS_NO_TEST_HOOKS). */
 static int64_t cron_unit_s(void)
 {
+	long v = 0;
+#ifndef OFS_NO_TEST_HOOKS
 	const char *e = getenv("OFS_PBJ_CRON_UNIT_S");
-	long v = e ? strtol(e, NULL, 10) : 0;
-
+	v = e ? strtol(e, NULL, 10) : 0;
+#endif
 	return v > 0 && v <= 60 ? v : 60;
 }
 
@@ -1181,7 +1197,8 @@ static int cmd_serve(struct pbj_db *db, const char *const *cluster, size_t nclus
 	struct serve_ctx sc = { .db = db, .cluster = cluster, .ncluster = ncluster,
 				.cu = calloc(1, sizeof(struct pbj_catchup)) };
 	struct pbj_runner_opts o = { .cluster = cluster, .ncluster = ncluster, .stop = &stop_flag,
-				     .progress = serve_progress, .arg = &sc };
+				     .progress = serve_progress, .arg = &sc,
+				     .max_retries = test_max_retries() };
 	char holder[PBJ_REASON_LEN], who[PBJ_REASON_LEN];
 	struct pbj_job *j = malloc(sizeof(*j));
 	bool got = false;

@@ -50,6 +50,7 @@ struct ofs_client {
 	struct peer *peers;         /* the server table, learned on open */
 	size_t npeers;
 	struct ofs_handle root;     /* the root directory */
+	char fault[32];             /* a fault-injection step, or "" */
 };
 
 /* ---- servers and calls --------------------------------------------------- */
@@ -1614,13 +1615,15 @@ int ofs_unlink(struct ofs_client *c, const char *path)
 	return rc;
 }
 
-/* Fault injection for the namespace tests: OFS_FAULT=NAME makes this
- * process die (SIGKILL) at the step of that name, as a crash would. */
-static void fault_point(const char *name)
+void ofs_client_set_fault(struct ofs_client *c, const char *point)
 {
-	const char *f = getenv("OFS_FAULT");
+	snprintf(c->fault, sizeof(c->fault), "%s", point ? point : "");
+}
 
-	if (f && strcmp(f, name) == 0)
+/* Fault injection (ofs_client_set_fault): die here, as a crash would. */
+static void fault_point(struct ofs_client *c, const char *name)
+{
+	if (c->fault[0] && strcmp(c->fault, name) == 0)
 		raise(SIGKILL);
 }
 
@@ -1671,12 +1674,12 @@ int ofs_rename(struct ofs_client *c, const char *oldpath, const char *newpath)
 			 ent.type == OFS_OBJ_METAFILE ? OFS_DIRENT_REPLACE : 0, &replaced, &old);
 	if (rc)
 		goto out;
-	fault_point("rename-entry-made");
+	fault_point(c, "rename-entry-made");
 	a->backref.owner = rn.ent.handle.oid;
 	snprintf(a->backref.name, sizeof(a->backref.name), "%s", nname);
 	rc = obj_setattr(c, &ent.handle, OFS_ATTR_BACKREF, a);
 	if (!rc)
-		fault_point("rename-backref-set");
+		fault_point(c, "rename-backref-set");
 	if (!rc)
 		rc = dirent_call(c, OFS_OP_DIRENT_REMOVE, &odd, oname, NULL, 0, NULL, NULL);
 	if (!rc && replaced && !oid_eq(old.handle.oid, ent.handle.oid))

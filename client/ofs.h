@@ -30,6 +30,10 @@ struct ofs_client;
  * -OFS_EUNREACHABLE, -EINVAL (bad address), -ENOMEM. */
 int ofs_client_open(const char *const *addrs, size_t naddrs, struct ofs_client **out);
 void ofs_client_close(struct ofs_client *c);
+/* For fault-injection tests: the client kills its own process (SIGKILL)
+ * at the step named point, as a crash there would (the steps: ofs(1),
+ * OFS_FAULT). NULL or "" sets none. */
+void ofs_client_set_fault(struct ofs_client *c, const char *point);
 
 /* Layout of a new file; zero fields take the defaults (1 copy,
  * confidence = replicas, 1 stripe, 1 MiB strips). */

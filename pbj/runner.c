@@ -29,6 +29,7 @@ struct live {
 	struct ofs_oid *only;            /* --path: the objects on this server */
 	uint32_t nonly;
 	bool none;                       /* the job names no object at all */
+	int max_retries;                 /* attempts before the job fails */
 	uint64_t owed;                   /* repairs granted and not yet seen done */
 	uint64_t granted;                /* repairs granted to this run of the task */
 	uint64_t repairs_seen;           /* the run's repairs, as its last poll said */
@@ -413,6 +414,8 @@ static int make_tasks(struct pbj_db *db, const struct pbj_job *j, const struct p
 		free(lc.l);
 		return rc;
 	}
+	for (size_t k = 0; k < lc.n; k++)
+		lc.l[k].max_retries = o->max_retries > 0 ? o->max_retries : PBJ_MAX_RETRIES;
 	*out = lc.l;
 	*nout = lc.n;
 	return 0;
@@ -443,15 +446,6 @@ static int call(struct live *l, struct ofs_req *q, uint8_t **b, size_t *bn)
 	return rc;
 }
 
-/* PBJ_MAX_RETRIES, or OFS_PBJ_MAX_RETRIES from the environment (tests). */
-static int max_retries(void)
-{
-	const char *e = getenv("OFS_PBJ_MAX_RETRIES");
-	long v = e ? strtol(e, NULL, 10) : 0;
-
-	return v > 0 && v < 1000 ? (int)v : PBJ_MAX_RETRIES;
-}
-
 /* A failed attempt: try again later, or give up. */
 static void attempt_failed(struct live *l, const char *what, int rc)
 {
@@ -460,7 +454,7 @@ static void attempt_failed(struct live *l, const char *what, int rc)
 	sid_to_hex(l->t.server, hex);
 	l->t.retries++;
 	snprintf(l->t.reason, sizeof(l->t.reason), "%s on %.32s: %s", what, hex, ofs_strerror(rc));
-	if (l->t.retries >= max_retries())
+	if (l->t.retries >= l->max_retries)
 		l->t.state = PBJ_FAILED;
 	l->retry_at_ns = now_ns() + (int64_t)(l->t.retries < 6 ? 1 << l->t.retries : 32) * 100000000;
 	drop_conn(l);
@@ -755,7 +749,7 @@ static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
 			snprintf(l->t.reason, sizeof(l->t.reason), "%s", st.reason);
 			l->t.retries++;
 			l->started = false;       /* try again from the cursor... */
-			if (l->t.retries >= max_retries())
+			if (l->t.retries >= l->max_retries)
 				l->t.state = PBJ_FAILED;   /* ...a bounded number of times */
 			break;
 		case OFS_TASK_CANCELLED:

@@ -45,6 +45,8 @@ struct pbj_runner_opts {
 	const char *lease_holder;        /* renew this scheduler lease each round (NULL: none) */
 	bool return_on_cap;              /* return (0) when the job pauses at its repair
 	                                    cap, instead of waiting for a resume */
+	int max_retries;                 /* attempts a task gets before its job
+	                                    fails; 0: PBJ_MAX_RETRIES */
 };
 
 /*
