@@ -71,7 +71,7 @@ static int find_running(const struct pbj_job *j, void *arg)
 {
 	int64_t *id = arg;
 
-	if (!strcmp(j->type, PBJ_CATCHUP_TYPE) && !*id)
+	if (j->type == PBJ_TYPE_CATCHUP && !*id)
 		*id = j->id;
 	return 0;
 }
@@ -88,7 +88,7 @@ static int open_job(struct pbj_db *db, struct pbj_catchup *cu)
 	if (rc || cu->job)
 		return rc;
 	memset(&j, 0, sizeof(j));
-	snprintf(j.type, sizeof(j.type), "%s", PBJ_CATCHUP_TYPE);
+	j.type = PBJ_TYPE_CATCHUP;
 	rc = pbj_submit(db, &j, &cu->job);
 	if (!rc)
 		rc = pbj_job_set_state(db, cu->job, PBJ_RUNNING, 1u << PBJ_QUEUED, NULL);

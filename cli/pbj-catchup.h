@@ -21,7 +21,6 @@
 #include "lib/proto.h"
 #include "pbj/jobstore.h"
 
-#define PBJ_CATCHUP_TYPE "catch-up"
 
 #define PBJ_CATCHUP_KNOWN 64
 

@@ -26,6 +26,15 @@
 #define EXIT_USAGE 2
 #define EXIT_FAIL 3
 
+/* A job's type as the store spells it ("unknown" for one this build does
+ * not know). */
+static const char *type_name(int type)
+{
+	const char *n = pbj_type_name(type);
+
+	return n ? n : "unknown";
+}
+
 static volatile sig_atomic_t stop_flag;
 
 static void on_signal(int sig)
@@ -154,7 +163,7 @@ static int status_json(struct pbj_db *db, const struct pbj_job *j, json_t **out)
 	if (!rc)
 		rc = pbj_finding_list(db, j->id, NULL, NULL, NULL, count_kind, &k);
 	json_object_set_new(o, "id", json_integer(j->id));
-	json_object_set_new(o, "type", json_string(j->type));
+	json_object_set_new(o, "type", json_string(type_name(j->type)));
 	json_object_set_new(o, "state", json_string(pbj_state_name(j->state)));
 	json_object_set_new(o, "priority", json_integer(j->priority));
 	json_object_set_new(o, "submitted", time_json(j->submitted_ns));
@@ -245,6 +254,7 @@ static int job_exit(const json_t *st)
 {
 	const char *state = json_string_value(json_object_get(st, "state"));
 	const json_t *f = json_object_get(st, "findings");
+	int type;
 
 	if (!strcmp(state, "paused") && json_is_string(json_object_get(st, "reason")) &&
 	    !strncmp(json_string_value(json_object_get(st, "reason")), PBJ_CAP_REASON,
@@ -252,8 +262,8 @@ static int job_exit(const json_t *st)
 		return EXIT_FINDINGS;        /* stopped at its repair cap: a human decides */
 	if (strcmp(state, "succeeded") != 0)
 		return EXIT_FAIL;
-	if (!strcmp(json_string_value(json_object_get(st, "type")), "drain") ||
-	    !strcmp(json_string_value(json_object_get(st, "type")), "rebalance"))
+	if (pbj_type_parse(json_string_value(json_object_get(st, "type")), &type) == 0 &&
+	    (type == PBJ_TYPE_DRAIN || type == PBJ_TYPE_REBALANCE))
 		return 0;                    /* moved what it had to (or, dry: the plan) */
 	return json_integer_value(json_object_get(f, "total")) >
 	       json_integer_value(json_object_get(f, "repaired")) ? EXIT_FINDINGS : 0;
@@ -394,13 +404,13 @@ static int list_one(const struct pbj_job *j, void *arg)
 
 	time_format(j->submitted_ns, t);
 	if (!l->json) {
-		printf("%6lld  %-9s %-9s %4d  %s\n", (long long)j->id, j->type,
+		printf("%6lld  %-9s %-9s %4d  %s\n", (long long)j->id, type_name(j->type),
 		       pbj_state_name(j->state), j->priority, t);
 		return 0;
 	}
 	json_t *o = json_object();
 	json_object_set_new(o, "id", json_integer(j->id));
-	json_object_set_new(o, "type", json_string(j->type));
+	json_object_set_new(o, "type", json_string(type_name(j->type)));
 	json_object_set_new(o, "state", json_string(pbj_state_name(j->state)));
 	json_object_set_new(o, "priority", json_integer(j->priority));
 	json_object_set_new(o, "submitted", json_string(t));
@@ -430,7 +440,7 @@ static void progress_line(const struct pbj_job *j, const struct pbj_sum *s, void
 	      s->objects_total ? 100.0 * (double)s->objects_done / (double)s->objects_total : 0;
 	if (pct > 100)
 		pct = 100;
-	fprintf(stderr, "\r%s job %lld: %5.1f%%  %7.1f MB/s  ", j->type, (long long)j->id, pct,
+	fprintf(stderr, "\r%s job %lld: %5.1f%%  %7.1f MB/s  ", type_name(j->type), (long long)j->id, pct,
 		rate / 1e6);
 	if (rate > 0 && s->bytes_total > s->bytes_done)
 		fprintf(stderr, "ETA %5.0fs  ", (double)(s->bytes_total - s->bytes_done) / rate);
@@ -614,12 +624,10 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 		rc = usage_err("submit needs a job type%s", "");
 		goto out;
 	}
-	if (strcmp(argv[0], "scrub") != 0 && strcmp(argv[0], "repair") != 0 &&
-	    strcmp(argv[0], "drain") != 0 && strcmp(argv[0], "rebalance") != 0) {
+	if (pbj_type_parse(argv[0], &j->type) || j->type == PBJ_TYPE_CATCHUP) {
 		rc = usage_err("submit %s: unknown job type (scrub, repair, rebalance, drain)", argv[0]);
 		goto out;
 	}
-	snprintf(j->type, sizeof(j->type), "%s", argv[0]);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		uint64_t n;
@@ -645,7 +653,7 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 			}
 			j->priority = (int)p;
 			i++;
-		} else if (!strcmp(a, "--threshold") && v && !strcmp(j->type, "rebalance")) {
+		} else if (!strcmp(a, "--threshold") && v && j->type == PBJ_TYPE_REBALANCE) {
 			char *end;
 			long t = strtol(v, &end, 10);
 			if (!*v || *end || t < 1 || t > 100) {
@@ -654,7 +662,7 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 			}
 			json_object_set_new(args, "threshold", json_integer(t));
 			i++;
-		} else if (!strcmp(a, "--server") && v && !strcmp(j->type, "drain")) {
+		} else if (!strcmp(a, "--server") && v && j->type == PBJ_TYPE_DRAIN) {
 			if (json_array_size(servers)) {
 				rc = usage_err("submit drain: one --server at a time%s", "");
 				goto out;
@@ -668,29 +676,29 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 			}
 			json_array_append_new(servers, json_string(v));
 			i++;
-		} else if (!strcmp(a, "--path") && v && strcmp(j->type, "drain") &&
-			   strcmp(j->type, "rebalance")) {
+		} else if (!strcmp(a, "--path") && v && j->type != PBJ_TYPE_DRAIN &&
+			   j->type != PBJ_TYPE_REBALANCE) {
 			if (v[0] != '/' || strlen(v) > 4096) {
 				rc = usage_err("--path %s: an absolute path in the cluster", v);
 				goto out;
 			}
 			json_array_append_new(paths, json_string(v));
 			i++;
-		} else if (!strcmp(a, "--repair") && !strcmp(j->type, "scrub")) {
+		} else if (!strcmp(a, "--repair") && j->type == PBJ_TYPE_SCRUB) {
 			repair = 1;
-		} else if (!strcmp(a, "--no-repair") && !strcmp(j->type, "scrub")) {
+		} else if (!strcmp(a, "--no-repair") && j->type == PBJ_TYPE_SCRUB) {
 			repair = 0;
 		} else if (!strcmp(a, "--metadata-only") &&
-			   (!strcmp(j->type, "scrub") || !strcmp(j->type, "repair"))) {
+			   (j->type == PBJ_TYPE_SCRUB || j->type == PBJ_TYPE_REPAIR)) {
 			json_object_set_new(args, "metadata_only", json_integer(1));
-		} else if (!strcmp(a, "--job") && v && !strcmp(j->type, "repair")) {
+		} else if (!strcmp(a, "--job") && v && j->type == PBJ_TYPE_REPAIR) {
 			if (parse_job_id(v, &from_job)) {
 				rc = usage_err("--job %s: not a job id", v);
 				goto out;
 			}
 			i++;
-		} else if (!strcmp(a, "--max-repairs") && v && strcmp(j->type, "drain") &&
-			   strcmp(j->type, "rebalance")) {
+		} else if (!strcmp(a, "--max-repairs") && v && j->type != PBJ_TYPE_DRAIN &&
+			   j->type != PBJ_TYPE_REBALANCE) {
 			char *end;
 			long long m = strtoll(v, &end, 10);
 			if (!*v || *end || m < 0 || m > 1000000000) {
@@ -701,23 +709,23 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 			i++;
 		} else {
 			char what[64];
-			snprintf(what, sizeof(what), "submit %s: unknown or incomplete option", j->type);
+			snprintf(what, sizeof(what), "submit %s: unknown or incomplete option", type_name(j->type));
 			fprintf(stderr, "ofs-pbj: %s '%s' (see ofs-pbj --help)\n", what, a);
 			rc = EXIT_USAGE;
 			goto out;
 		}
 	}
-	if (!strcmp(j->type, "drain") && json_array_size(servers) != 1) {
+	if (j->type == PBJ_TYPE_DRAIN && json_array_size(servers) != 1) {
 		rc = usage_err("submit drain needs --server SID%s", "");
 		goto out;
 	}
-	if (!strcmp(j->type, "rebalance") && json_array_size(servers)) {
+	if (j->type == PBJ_TYPE_REBALANCE && json_array_size(servers)) {
 		rc = usage_err("submit rebalance: every server takes part; no --server%s", "");
 		goto out;
 	}
-	if (!strcmp(j->type, "drain") || !strcmp(j->type, "rebalance"))
+	if (j->type == PBJ_TYPE_DRAIN || j->type == PBJ_TYPE_REBALANCE)
 		repair = 0;
-	else if (!strcmp(j->type, "repair"))
+	else if (j->type == PBJ_TYPE_REPAIR)
 		repair = 1;
 	else if (repair < 0)
 		repair = setting_bool(db, "scrub.auto_repair") == 1;
@@ -792,7 +800,7 @@ static int cmd_submit(struct pbj_db *db, int argc, char **argv, const char *cons
 				goto out;
 		}
 	}
-	if (!strcmp(j->type, "drain")) {
+	if (j->type == PBJ_TYPE_DRAIN) {
 		/* The server must exist, answer, and fit elsewhere; then it is
 		 * marked draining and the job names it by its full SID. */
 		json_t *a = json_loads(j->args, 0, NULL);
@@ -818,7 +826,7 @@ static int cmd_submit(struct pbj_db *db, int argc, char **argv, const char *cons
 		if (rc)
 			goto out;
 	}
-	if (!strcmp(j->type, "rebalance")) {
+	if (j->type == PBJ_TYPE_REBALANCE) {
 		json_t *a = j->args[0] ? json_loads(j->args, 0, NULL) : NULL;
 		json_t *t = a ? json_object_get(a, "threshold") : NULL;
 		int pct = json_is_integer(t) ? (int)json_integer_value(t) : PBJ_DEFAULT_THRESHOLD;
@@ -1184,7 +1192,7 @@ static int pick_oldest(const struct pbj_job *j, void *arg)
 {
 	int64_t *id = arg;
 
-	if (!strcmp(j->type, PBJ_CATCHUP_TYPE))
+	if (j->type == PBJ_TYPE_CATCHUP)
 		return 0;                /* recorded, not run */
 	if (!*id || j->id < *id)
 		*id = j->id;

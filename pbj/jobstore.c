@@ -37,6 +37,26 @@ int pbj_state_parse(const char *name, int *state)
 	return -EINVAL;
 }
 
+static const char *const type_names[] = {
+	[PBJ_TYPE_SCRUB] = "scrub", [PBJ_TYPE_REPAIR] = "repair", [PBJ_TYPE_DRAIN] = "drain",
+	[PBJ_TYPE_REBALANCE] = "rebalance", [PBJ_TYPE_CATCHUP] = "catch-up",
+};
+
+const char *pbj_type_name(int type)
+{
+	return type > PBJ_TYPE_NONE && type <= PBJ_TYPE_CATCHUP ? type_names[type] : NULL;
+}
+
+int pbj_type_parse(const char *name, int *type)
+{
+	for (int i = PBJ_TYPE_NONE + 1; i <= PBJ_TYPE_CATCHUP; i++)
+		if (!strcmp(name, type_names[i])) {
+			*type = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 bool pbj_state_final(int state)
 {
 	return state == PBJ_SUCCEEDED || state == PBJ_FAILED || state == PBJ_CANCELLED;
@@ -258,9 +278,13 @@ static int col_id(sqlite3_stmt *st, int i, uint8_t out[OFS_OID_LEN])
 
 static void read_job(sqlite3_stmt *st, struct pbj_job *j)
 {
+	char type[32];
+
 	memset(j, 0, sizeof(*j));
 	j->id = sqlite3_column_int64(st, 0);
-	col_text(st, 1, j->type, sizeof(j->type));
+	col_text(st, 1, type, sizeof(type));
+	if (pbj_type_parse(type, &j->type))
+		j->type = PBJ_TYPE_NONE;         /* (not one this build knows) */
 	j->state = sqlite3_column_int(st, 2);
 	j->priority = sqlite3_column_int(st, 3);
 	j->flags = (uint32_t)sqlite3_column_int64(st, 4);
@@ -278,13 +302,13 @@ int pbj_submit(struct pbj_db *d, const struct pbj_job *j, int64_t *id)
 	sqlite3_stmt *st;
 	int rc;
 
-	if (!j->type[0])
+	if (!pbj_type_name(j->type))
 		return -EINVAL;
 	rc = prepare(d, "INSERT INTO jobs (type, state, priority, flags, rate, args, schedule, "
 		     "submitted, started, finished, reason) VALUES (?,?,?,?,?,?,?,?,0,0,'')", &st);
 	if (rc)
 		return rc;
-	sqlite3_bind_text(st, 1, j->type, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 1, pbj_type_name(j->type), -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 2, PBJ_QUEUED);
 	sqlite3_bind_int(st, 3, j->priority);
 	sqlite3_bind_int64(st, 4, j->flags);

@@ -26,7 +26,6 @@
 #include "lib/oid.h"
 
 #define PBJ_SCHEMA_VERSION 2
-#define PBJ_TYPE_LEN 16        /* "scrub", "repair", "rebalance", "drain" */
 #define PBJ_REASON_LEN 256
 #define PBJ_KIND_LEN 32
 #define PBJ_DETAIL_LEN 512
@@ -50,13 +49,30 @@ int pbj_state_parse(const char *name, int *state);
 /* True for succeeded, failed, cancelled. */
 bool pbj_state_final(int state);
 
+/* The types of job, spelled in the store and on the command line as
+ * pbj_type_name says ("scrub", "repair", "drain", "rebalance", "catch-up":
+ * the catch-up is recorded by ofs-pbj serve, never submitted or run). */
+enum pbj_type {
+	PBJ_TYPE_NONE = 0,
+	PBJ_TYPE_SCRUB,
+	PBJ_TYPE_REPAIR,
+	PBJ_TYPE_DRAIN,
+	PBJ_TYPE_REBALANCE,
+	PBJ_TYPE_CATCHUP
+};
+
+/* "scrub", ... ; NULL for a bad value. */
+const char *pbj_type_name(int type);
+/* 0 and the type, or -EINVAL. */
+int pbj_type_parse(const char *name, int *type);
+
 /* Job flags. */
 #define PBJ_DRY_RUN  (1u << 0)
 #define PBJ_REPAIR   (1u << 1)
 
 struct pbj_job {
 	int64_t id;                     /* set by pbj_submit */
-	char type[PBJ_TYPE_LEN];
+	int type;                       /* enum pbj_type */
 	int state;                      /* enum pbj_state */
 	int priority;                   /* higher runs first */
 	uint32_t flags;                 /* PBJ_* */

@@ -630,8 +630,8 @@ static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
 		memset(&q, 0, sizeof(q));
 		q.op = OFS_OP_TASK_START;
 		q.task.job = (uint64_t)j->id;
-		q.task.kind = strcmp(j->type, "drain") == 0 ? OFS_TASK_DRAIN :
-			      strcmp(j->type, "rebalance") == 0 ? OFS_TASK_REBALANCE : OFS_TASK_SCRUB;
+		q.task.kind = j->type == PBJ_TYPE_DRAIN ? OFS_TASK_DRAIN :
+			      j->type == PBJ_TYPE_REBALANCE ? OFS_TASK_REBALANCE : OFS_TASK_SCRUB;
 		q.task.rate = j->rate;
 		q.task.cursor = l->t.cursor;
 		q.task.objects_base = oid_is_zero(l->t.cursor) ? 0 : l->t.objects_done;
@@ -877,7 +877,7 @@ int pbj_run(struct pbj_db *db, int64_t id, const struct pbj_runner_opts *o)
 	rc = pbj_job_get(db, id, j);
 	if (!rc && pbj_state_final(j->state))
 		goto out;
-	if (!rc && !strcmp(j->type, "catch-up")) {
+	if (!rc && j->type == PBJ_TYPE_CATCHUP) {
 		rc = -EINVAL;            /* recorded by ofs-pbj serve, never run */
 		goto out;
 	}
@@ -984,7 +984,7 @@ int pbj_run(struct pbj_db *db, int64_t id, const struct pbj_runner_opts *o)
 			if (!any_failed && (j->flags & PBJ_REPAIR) && !(j->flags & PBJ_DRY_RUN) &&
 			    job_arg_int(j, "from_job") > 0)
 				rc = mark_source(db, job_arg_int(j, "from_job"), id);
-			if (!any_failed && !rc && !strcmp(j->type, "drain") && !(j->flags & PBJ_DRY_RUN)) {
+			if (!any_failed && !rc && j->type == PBJ_TYPE_DRAIN && !(j->flags & PBJ_DRY_RUN)) {
 				/* Emptied: out of service. (A drain whose task could
 				 * not move everything failed above; the server stays
 				 * draining.) */

@@ -61,7 +61,7 @@ static int64_t submit(struct pbj_db *db, int priority)
 	int64_t id = 0;
 
 	memset(&j, 0, sizeof(j));
-	strcpy(j.type, "scrub");
+	j.type = PBJ_TYPE_SCRUB;
 	j.priority = priority;
 	j.rate = 1 << 20;
 	assert_int_equal(pbj_submit(db, &j, &id), 0);
@@ -78,7 +78,7 @@ static void test_submit_grows_ids_and_survives_reopen(void **state)
 	pbj_close(fx->db);
 	assert_int_equal(pbj_open(fx->path, &fx->db), 0);
 	assert_int_equal(pbj_job_get(fx->db, b, &j), 0);
-	assert_string_equal(j.type, "scrub");
+	assert_int_equal(j.type, PBJ_TYPE_SCRUB);
 	assert_int_equal(j.state, PBJ_QUEUED);
 	assert_int_equal(j.rate, 1 << 20);
 	assert_true(j.submitted_ns > 0);
@@ -468,6 +468,37 @@ static void test_state_names_round_trip(void **state)
 	assert_false(pbj_state_final(PBJ_PAUSED));
 }
 
+/* The type names are the store's and CLI.md's spellings, one table. */
+static void test_type_names_round_trip(void **state)
+{
+	static const char *const spelled[] = { "scrub", "repair", "drain", "rebalance",
+						"catch-up" };
+	int t;
+
+	(void)state;
+	for (int i = PBJ_TYPE_SCRUB; i <= PBJ_TYPE_CATCHUP; i++) {
+		assert_string_equal(pbj_type_name(i), spelled[i - PBJ_TYPE_SCRUB]);
+		assert_int_equal(pbj_type_parse(pbj_type_name(i), &t), 0);
+		assert_int_equal(t, i);
+	}
+	assert_null(pbj_type_name(PBJ_TYPE_NONE));
+	assert_null(pbj_type_name(PBJ_TYPE_CATCHUP + 1));
+	assert_int_equal(pbj_type_parse("fsck", &t), -EINVAL);
+	assert_int_equal(pbj_type_parse("", &t), -EINVAL);
+}
+
+static void test_a_job_of_no_known_type_is_refused(void **state)
+{
+	struct fixture *fx = *state;
+	struct pbj_job j;
+	int64_t id = 0;
+
+	memset(&j, 0, sizeof(j));
+	assert_int_equal(pbj_submit(fx->db, &j, &id), -EINVAL);
+	j.type = 99;
+	assert_int_equal(pbj_submit(fx->db, &j, &id), -EINVAL);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -484,6 +515,8 @@ int main(void)
 		T(test_settings_set_get_list_unset),
 		T(test_version_1_file_is_migrated),
 		cmocka_unit_test(test_state_names_round_trip),
+		cmocka_unit_test(test_type_names_round_trip),
+		T(test_a_job_of_no_known_type_is_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
