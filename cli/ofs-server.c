@@ -237,177 +237,193 @@ static void on_contact(struct ofs_sid peer, void *arg)
 	}
 }
 
-static int cmd_run(int argc, char **argv)
-{
+/* What a running server is made of, opened in order by run_open and
+ * closed in reverse by run_close. */
+struct running {
 	struct args a;
-	struct sockaddr_in addr, bound;
-	struct store *s = NULL;
-	struct sidtab *tab = NULL;
-	struct gossip *g = NULL;
-	struct replicator *rep = NULL;
-	struct behind *bh = NULL;
-	struct scrubber *scrub = NULL;
-	struct recover *rv = NULL;
+	struct store *s;
+	struct sidtab *tab;
+	struct gossip *g;
+	struct replicator *rep;
+	struct behind *bh;
+	struct scrubber *scrub;
+	struct recover *rv;
 	struct service sv;
-	bool sv_ready = false;
+	bool sv_ready;
 	char sidhex[OFS_OID_HEX], where[OFS_ADDR_MAX];
-	sigset_t mask;
-	int lfd = -1, sfd = -1, logfd = -1;
-	int rc = parse(argc, argv, "run", "45689:;=>", &a);   /* (OPT_ letters: + '0') */
+	int lfd, sfd, logfd;
+};
 
-	if (rc)
-		return rc;
-	if (a.operand) {
-		usage_error("unexpected argument '%s'", a.operand);
+/* run's arguments: 0, or the exit status of a usage error. */
+static int run_args(struct running *r, struct sockaddr_in *addr)
+{
+	if (r->a.operand) {
+		usage_error("unexpected argument '%s'", r->a.operand);
 		return EXIT_USAGE;
 	}
-	if (!a.listen) {
+	if (!r->a.listen) {
 		usage_error("%s needs --listen HOST:PORT", "run");
 		return EXIT_USAGE;
 	}
-	if (net_parse_addr(a.listen, &addr)) {
-		usage_error("--listen %s: not an IPv4 HOST:PORT", a.listen);
+	if (net_parse_addr(r->a.listen, addr)) {
+		usage_error("--listen %s: not an IPv4 HOST:PORT", r->a.listen);
 		return EXIT_USAGE;
 	}
-	if (a.log) {
-		logfd = open(a.log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-		if (logfd < 0)
-			return fail(a.log, -errno);
-		log_init(logfd, LOG_INFO);
+	return 0;
+}
+
+/* The log file, and SIGTERM and SIGINT through a signalfd (every thread
+ * started from here on inherits the blocked mask). */
+static int run_log_and_signals(struct running *r)
+{
+	sigset_t mask;
+
+	if (r->a.log) {
+		r->logfd = open(r->a.log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (r->logfd < 0)
+			return fail(r->a.log, -errno);
+		log_init(r->logfd, LOG_INFO);
 	}
-	/* SIGTERM and SIGINT arrive through a signalfd; every thread started
-	 * from here on inherits the blocked mask. */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	sigdelset(&mask, SIGPIPE);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (sfd < 0) {
-		rc = fail("signalfd", -errno);
-		goto out;
-	}
-	rc = store_open(a.data, false, &s);
-	if (rc == -EBUSY) {
-		fprintf(stderr, "ofs-server: %s: another server is running on this data dir\n", a.data);
-		rc = EXIT_FAIL;
-		goto out;
-	}
-	if (rc) {
-		rc = fail(a.data, rc);
-		goto out;
-	}
-	store_set_capacity(s, a.capacity);
+	r->sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	return r->sfd < 0 ? fail("signalfd", -errno) : 0;
+}
 
-	rc = net_listen(&addr, &lfd, &bound);
-	if (rc) {
-		rc = fail(a.listen, rc);
-		goto out;
+/* The store and the listening socket. */
+static int run_store(struct running *r, const struct sockaddr_in *addr)
+{
+	struct sockaddr_in bound;
+	int rc = store_open(r->a.data, false, &r->s);
+
+	if (rc == -EBUSY) {
+		fprintf(stderr, "ofs-server: %s: another server is running on this data dir\n",
+			r->a.data);
+		return EXIT_FAIL;
 	}
-	sid_to_hex(store_sid(s), sidhex);
-	net_format_addr(&bound, where);
-	rc = sidtab_open(s, where, &tab);
-	if (rc) {
-		rc = fail("server table", rc);
-		goto out;
-	}
-	rc = replica_open(tab, &rep);
-	if (rc) {
-		rc = fail("replication", rc);
-		goto out;
-	}
-	rc = behind_open(s, rep, &bh);
-	if (rc) {
-		rc = fail("replication", rc);
-		goto out;
-	}
-	/* Before serving: the server table as the peers have it (an
-	 * operator's change or a root move made while we were away), ... */
-	rc = gossip_pull_once(tab, a.peers, a.npeers, CATCH_UP_TIMEOUT_MS);
-	if (rc < 0) {
-		rc = fail("learning the server table", rc);
-		goto out;
-	}
-	/* ... and which of our copies did peers see fall behind while we
-	 * were away? */
-	rc = behind_catch_up(s, tab, CATCH_UP_TIMEOUT_MS);
-	if (rc < 0) {
-		rc = fail("catching up with peers", rc);
-		goto out;
-	}
+	if (rc)
+		return fail(r->a.data, rc);
+	store_set_capacity(r->s, r->a.capacity);
+	rc = net_listen(addr, &r->lfd, &bound);
+	if (rc)
+		return fail(r->a.listen, rc);
+	sid_to_hex(store_sid(r->s), r->sidhex);
+	net_format_addr(&bound, r->where);
+	return 0;
+}
+
+/* The server table, replication, and - before serving - what changed
+ * while this server was away: the table as the peers have it (an
+ * operator's change, a root move) and which of its copies they saw fall
+ * behind. Then gossip. */
+static int run_cluster(struct running *r)
+{
+	int rc = sidtab_open(r->s, r->where, &r->tab);
+
+	if (rc)
+		return fail("server table", rc);
+	if ((rc = replica_open(r->tab, &r->rep)) || (rc = behind_open(r->s, r->rep, &r->bh)))
+		return fail("replication", rc);
+	rc = gossip_pull_once(r->tab, r->a.peers, r->a.npeers, CATCH_UP_TIMEOUT_MS);
+	if (rc < 0)
+		return fail("learning the server table", rc);
+	rc = behind_catch_up(r->s, r->tab, CATCH_UP_TIMEOUT_MS);
+	if (rc < 0)
+		return fail("catching up with peers", rc);
 	if (rc > 0)
 		log_warn("%d copies here missed changes while this server was away; "
 			 "they are not served until caught up", rc);
-	rc = gossip_start(tab, a.peers, a.npeers, on_contact, bh, &g);
-	if (rc) {
-		rc = fail("gossip", rc);
-		goto out;
-	}
-	{
-		unsigned purged = 0;
-		if (store_quarantine_purge(s, (long long)a.quarantine_days * 86400, &purged) == 0 &&
-		    purged)
-			log_info("quarantine: removed %u cop%s older than %llu days", purged,
-				 purged == 1 ? "y" : "ies", (unsigned long long)a.quarantine_days);
-	}
-	rc = scrubber_open(s, tab, rep, a.scrub_rate, &scrub);
-	if (!rc) {
-		scrubber_set_quarantine(scrub, (long long)a.quarantine_days * 86400);
-		scrubber_set_orphan_grace(scrub, (long long)a.orphan_grace);
-	}
-	if (rc) {
-		rc = fail("scrubber", rc);
-		goto out;
-	}
+	rc = gossip_start(r->tab, r->a.peers, r->a.npeers, on_contact, r->bh, &r->g);
+	return rc ? fail("gossip", rc) : 0;
+}
+
+/* The background tasks, their operations registered, the service, and
+ * the catch-up (--no-catch-up: copies that missed changes wait for a
+ * repair job, as Ceph's norecover flag makes them). */
+static int run_tasks(struct running *r)
+{
+	long long quarantine_s = (long long)r->a.quarantine_days * 86400;
+	unsigned purged = 0;
+	int rc;
+
+	if (store_quarantine_purge(r->s, quarantine_s, &purged) == 0 && purged)
+		log_info("quarantine: removed %u cop%s older than %llu days", purged,
+			 purged == 1 ? "y" : "ies", (unsigned long long)r->a.quarantine_days);
+	rc = scrubber_open(r->s, r->tab, r->rep, r->a.scrub_rate, &r->scrub);
+	if (rc)
+		return fail("scrubber", rc);
+	scrubber_set_quarantine(r->scrub, quarantine_s);
+	scrubber_set_orphan_grace(r->scrub, (long long)r->a.orphan_grace);
 	rc = scrubber_register_ops();
 	if (!rc)
 		rc = drain_register_ops();
-	if (rc) {
-		rc = fail("registering the background operations", rc);
-		goto out;
-	}
-	service_init(&sv, s, tab, rep, scrub);
-	sv_ready = true;
-	/* Copies marked behind are caught up from current ones by
-	 * themselves, starting now (--no-catch-up: they wait for a repair
-	 * job, as Ceph's norecover flag makes them). */
-	rc = recover_start(s, tab, rep, a.no_catch_up, &rv);
-	if (rc) {
-		rc = fail("catch-up", rc);
-		goto out;
-	}
-	sv.recover = rv;
-	scrubber_hook_recover(&sv);
-	scrubber_set_recover(scrub, rv);
-	if (a.no_catch_up)
+	if (rc)
+		return fail("registering the background operations", rc);
+	service_init(&r->sv, r->s, r->tab, r->rep, r->scrub);
+	r->sv_ready = true;
+	rc = recover_start(r->s, r->tab, r->rep, r->a.no_catch_up, &r->rv);
+	if (rc)
+		return fail("catch-up", rc);
+	r->sv.recover = r->rv;
+	scrubber_hook_recover(&r->sv);
+	scrubber_set_recover(r->scrub, r->rv);
+	if (r->a.no_catch_up)
 		log_warn("--no-catch-up: copies that missed changes wait for a repair job");
-	log_info("serving %s on %s (data %s)", sidhex, where, a.data);
-	printf("ready %s %s\n", sidhex, where);
-	fflush(stdout);
-	rc = listener_run(&sv, lfd, sfd, (int)a.max_conns);
+	return 0;
+}
+
+static void run_close(struct running *r)
+{
+	gossip_stop(r->g);
+	recover_stop(r->rv);
+	scrubber_close(r->scrub);
+	if (r->sv_ready)
+		service_fini(&r->sv);
+	behind_close(r->bh);
+	replica_close(r->rep);
+	if (r->lfd >= 0)
+		close(r->lfd);
+	sidtab_close(r->tab);
+	store_close(r->s);
+	if (r->sfd >= 0)
+		close(r->sfd);
+	if (r->logfd >= 0)
+		close(r->logfd);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct running *r = calloc(1, sizeof(*r));
+	struct sockaddr_in addr;
+	int rc;
+
+	if (!r)
+		return fail("run", -ENOMEM);
+	r->lfd = r->sfd = r->logfd = -1;
+	rc = parse(argc, argv, "run", "45689:;=>", &r->a);   /* (OPT_ letters: + '0') */
+	if (!rc)
+		rc = run_args(r, &addr);
 	if (rc) {
-		rc = fail("accept", rc);
-		goto out;
+		free(r);
+		return rc;
 	}
-	log_info("stopped cleanly");
-	rc = 0;
-out:
-	gossip_stop(g);
-	recover_stop(rv);
-	scrubber_close(scrub);
-	if (sv_ready)
-		service_fini(&sv);
-	behind_close(bh);
-	replica_close(rep);
-	if (lfd >= 0)
-		close(lfd);
-	sidtab_close(tab);
-	store_close(s);
-	if (sfd >= 0)
-		close(sfd);
-	if (logfd >= 0)
-		close(logfd);
+	if (!(rc = run_log_and_signals(r)) && !(rc = run_store(r, &addr)) &&
+	    !(rc = run_cluster(r)) && !(rc = run_tasks(r))) {
+		log_info("serving %s on %s (data %s)", r->sidhex, r->where, r->a.data);
+		printf("ready %s %s\n", r->sidhex, r->where);
+		fflush(stdout);
+		rc = listener_run(&r->sv, r->lfd, r->sfd, (int)r->a.max_conns);
+		if (rc)
+			rc = fail("accept", rc);
+		else
+			log_info("stopped cleanly");
+	}
+	run_close(r);
+	free(r);
 	return rc;
 }
 

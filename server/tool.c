@@ -176,156 +176,221 @@ void tool_help(void)
 	fputs(tool_usage, stdout);
 }
 
+/* One command of the tool: argv[0] its name, argv[1] the OID (parsed
+ * into oid, but for list); returns the exit status. */
+struct tool_call {
+	struct store *s;
+	struct ofs_oid oid;
+	int argc;
+	char **argv;
+	bool json;
+};
+
+/* Print {"KEY": arr} (arr consumed). */
+static void print_json_list(const char *key, json_t *arr)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, key, arr);
+	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', stdout);
+	json_decref(o);
+}
+
+static int t_list(struct tool_call *t)
+{
+	struct list_ctx l = { .json = t->json };
+	bool more = true, started = false;
+	int rc = 0;
+
+	if (t->json)
+		l.arr = json_array();
+	while (more && !rc) {
+		struct ofs_oid after = l.last;
+		l.n = 0;
+		rc = store_walk(t->s, started ? &after : NULL, 1024, list_one, &l, &more);
+		started = true;
+		if (l.n == 0)
+			break;
+	}
+	if (!rc && t->json) {
+		print_json_list("objects", l.arr);
+		l.arr = NULL;
+	}
+	json_decref(l.arr);
+	return rc ? tfail("list", rc) : 0;
+}
+
+static int t_keys(struct tool_call *t)
+{
+	struct keys_ctx kc = { .json = t->json };
+	bool more = true;
+	int rc = 0;
+
+	if (t->json)
+		kc.arr = json_array();
+	while (more && !rc)
+		rc = store_kv_list(t->s, t->oid, kc.lastn ? kc.last : NULL, kc.lastn, OFS_MAX_LIST,
+				   key_one, &kc, &more);
+	if (!rc && t->json) {
+		print_json_list("keys", kc.arr);
+		kc.arr = NULL;
+	}
+	json_decref(kc.arr);
+	return rc ? tfail(t->argv[1], rc) : 0;
+}
+
+static int t_get_key(struct tool_call *t)
+{
+	void *v = NULL;
+	size_t vn = 0;
+	int rc = store_kv_get(t->s, t->oid, t->argv[2], strlen(t->argv[2]), &v, &vn);
+
+	if (!rc && fwrite(v, 1, vn, stdout) != vn)
+		rc = -EIO;
+	free(v);
+	return rc ? tfail(t->argv[2], rc) : 0;
+}
+
+static int t_set_key(struct tool_call *t)
+{
+	uint8_t *v = NULL;
+	size_t vn = 0;
+	int rc = read_stdin(&v, &vn);
+
+	if (!rc)
+		rc = store_tool_set_key(t->s, t->oid, t->argv[2], strlen(t->argv[2]), v, vn);
+	free(v);
+	if (rc)
+		return rc == -EINVAL ? tusage("key or value too long%s", "") : tfail(t->argv[2], rc);
+	return 0;
+}
+
+static int t_rm_key(struct tool_call *t)
+{
+	int rc = store_tool_rm_key(t->s, t->oid, t->argv[2], strlen(t->argv[2]));
+
+	return rc ? tfail(t->argv[2], rc) : 0;
+}
+
+static int t_set_version(struct tool_call *t)
+{
+	uint64_t n;
+	int rc;
+
+	if (parse_uint(t->argv[2], 0, UINT64_MAX, &n))
+		return tusage("set-version %s: not a version number", t->argv[2]);
+	rc = store_tool_set_version(t->s, t->oid, n);
+	return rc ? tfail(t->argv[1], rc) : 0;
+}
+
+static int t_set_backref(struct tool_call *t)
+{
+	struct ofs_backref br;
+	uint64_t stripe;
+	int rc;
+
+	memset(&br, 0, sizeof(br));
+	if (oid_from_hex(t->argv[2], &br.owner) || parse_uint(t->argv[3], 0, UINT32_MAX, &stripe) ||
+	    (t->argc == 5 && strlen(t->argv[4]) > OFS_NAME_MAX))
+		return tusage("set-backref OID OWNER STRIPE [NAME]: bad OWNER, STRIPE or NAME%s", "");
+	br.stripe = (uint32_t)stripe;
+	if (t->argc == 5)
+		snprintf(br.name, sizeof(br.name), "%s", t->argv[4]);
+	rc = store_tool_set_backref(t->s, t->oid, &br);
+	return rc ? tfail(t->argv[1], rc) : 0;
+}
+
+static int t_set_part(struct tool_call *t)
+{
+	struct ofs_oid part;
+	struct ofs_sid sids[OFS_MAX_REPLICAS];
+	size_t nsids = (size_t)t->argc - 4;
+	uint64_t index;
+	bool bad = parse_uint(t->argv[2], 0, UINT16_MAX, &index) || oid_from_hex(t->argv[3], &part);
+	int rc;
+
+	for (size_t i = 0; i < nsids && !bad; i++)
+		bad = sid_from_hex(t->argv[4 + i], &sids[i]) != 0;
+	if (bad)
+		return tusage("set-part OID INDEX PART [SID...]: bad INDEX, PART or SID%s", "");
+	rc = store_tool_set_part(t->s, t->oid, (uint32_t)index, part, sids, nsids);
+	if (rc == -EINVAL) {
+		fprintf(stderr, "ofs-server: tool: %s: not a metafile or directory with part %s\n",
+			t->argv[1], t->argv[2]);
+		return EXIT_FAIL;
+	}
+	return rc ? tfail(t->argv[1], rc) : 0;
+}
+
+/* As if a primary had told this copy it missed a change. */
+static int t_mark_behind(struct tool_call *t)
+{
+	struct ofs_attr *a = malloc(sizeof(*a));
+	int rc = a ? store_getattr(t->s, t->oid, a) : -ENOMEM;
+
+	free(a);
+	if (!rc)
+		rc = store_behind_mark(t->s, t->oid, "marked behind by ofs-server tool");
+	return rc ? tfail(t->argv[1], rc) : 0;
+}
+
+static int t_remove(struct tool_call *t)
+{
+	int rc = store_remove(t->s, t->oid);
+
+	if (rc == -ENOTEMPTY) {
+		fprintf(stderr, "ofs-server: tool: %s: a dirdata with entries; rm-key them first\n",
+			t->argv[1]);
+		return EXIT_FAIL;
+	}
+	return rc ? tfail(t->argv[1], rc) : 0;
+}
+
+/* The commands: name, arguments with the command (least, most), whether
+ * the store is opened read-only, and a usage line for a wrong count. */
+static const struct tool_cmd {
+	const char *name;
+	int min, max;
+	bool ro;
+	int (*fn)(struct tool_call *t);
+	const char *usage;
+} tool_cmds[] = {
+	{ "list", 1, 1, true, t_list, NULL },
+	{ "keys", 2, 2, true, t_keys, NULL },
+	{ "get-key", 3, 3, true, t_get_key, NULL },
+	{ "set-key", 3, 3, false, t_set_key, NULL },
+	{ "rm-key", 3, 3, false, t_rm_key, NULL },
+	{ "set-version", 3, 3, false, t_set_version, NULL },
+	{ "remove", 2, 2, false, t_remove, NULL },
+	{ "set-backref", 4, 5, false, t_set_backref, "set-backref OID OWNER STRIPE [NAME]" },
+	{ "set-part", 4, 4 + OFS_MAX_REPLICAS, false, t_set_part,
+	  "set-part OID INDEX PART [SID...]: at most 4 SIDs" },
+	{ "mark-behind", 2, 2, false, t_mark_behind, NULL },
+};
+
 int tool_main(const char *data, int argc, char **argv, bool json)
 {
-	const char *cmd = argc ? argv[0] : NULL;
-	bool ro;
-	struct store *s = NULL;
-	struct ofs_oid oid;
-	int rc, ret = 0;
+	const struct tool_cmd *c = NULL;
+	struct tool_call t = { .argc = argc, .argv = argv, .json = json };
+	int rc, ret;
 
-	if (!cmd)
+	if (argc == 0)
 		return tusage("missing command%s", "");
-	ro = !strcmp(cmd, "list") || !strcmp(cmd, "keys") || !strcmp(cmd, "get-key");
-	if (strcmp(cmd, "list") && (argc < 2 || oid_from_hex(argv[1], &oid)))
-		return tusage("%s needs an OID (32 hex digits)", cmd);
-	if (!strcmp(cmd, "set-backref") && argc != 4 && argc != 5)
-		return tusage("set-backref OID OWNER STRIPE [NAME]%s", "");
-	if (!strcmp(cmd, "set-part") && (argc < 4 || argc > 4 + OFS_MAX_REPLICAS))
-		return tusage("set-part OID INDEX PART [SID...]: at most 4 SIDs%s", "");
-	if ((!strcmp(cmd, "list") && argc != 1) ||
-	    ((!strcmp(cmd, "keys") || !strcmp(cmd, "remove") || !strcmp(cmd, "mark-behind")) &&
-	     argc != 2) ||
-	    ((!strcmp(cmd, "get-key") || !strcmp(cmd, "set-key") || !strcmp(cmd, "rm-key") ||
-	      !strcmp(cmd, "set-version")) && argc != 3))
-		return tusage("wrong number of arguments for %s", cmd);
-	if (strcmp(cmd, "list") && strcmp(cmd, "keys") && strcmp(cmd, "get-key") &&
-	    strcmp(cmd, "set-key") && strcmp(cmd, "rm-key") && strcmp(cmd, "set-version") &&
-	    strcmp(cmd, "remove") && strcmp(cmd, "set-backref") && strcmp(cmd, "set-part") &&
-	    strcmp(cmd, "mark-behind"))
-		return tusage("unknown command '%s'", cmd);
-	rc = store_open(data, ro, &s);
+	for (size_t i = 0; i < sizeof(tool_cmds) / sizeof(tool_cmds[0]); i++)
+		if (!strcmp(argv[0], tool_cmds[i].name))
+			c = &tool_cmds[i];
+	if (c && c->fn != t_list && (argc < 2 || oid_from_hex(argv[1], &t.oid)))
+		return tusage("%s needs an OID (32 hex digits)", argv[0]);
+	if (c && (argc < c->min || argc > c->max))
+		return c->usage ? tusage("%s", c->usage) : tusage("wrong number of arguments for %s",
+								   argv[0]);
+	if (!c)
+		return tusage("unknown command '%s'", argv[0]);
+	rc = store_open(data, c->ro, &t.s);
 	if (rc)
 		return tfail(data, rc);
-	if (!strcmp(cmd, "list")) {
-		struct list_ctx l = { .json = json };
-		bool more = true, started = false;
-		if (json)
-			l.arr = json_array();
-		while (more && !rc) {
-			struct ofs_oid after = l.last;
-			l.n = 0;
-			rc = store_walk(s, started ? &after : NULL, 1024, list_one, &l, &more);
-			started = true;
-			if (l.n == 0)
-				break;
-		}
-		if (!rc && json) {
-			json_t *o = json_object();
-			json_object_set_new(o, "objects", l.arr);
-			l.arr = NULL;
-			json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-			fputc('\n', stdout);
-			json_decref(o);
-		}
-		json_decref(l.arr);
-		if (rc)
-			ret = tfail("list", rc);
-	} else if (!strcmp(cmd, "keys")) {
-		struct keys_ctx kc = { .json = json };
-		bool more = true;
-		if (json)
-			kc.arr = json_array();
-		while (more && !rc)
-			rc = store_kv_list(s, oid, kc.lastn ? kc.last : NULL, kc.lastn, OFS_MAX_LIST,
-					   key_one, &kc, &more);
-		if (!rc && json) {
-			json_t *o = json_object();
-			json_object_set_new(o, "keys", kc.arr);
-			kc.arr = NULL;
-			json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-			fputc('\n', stdout);
-			json_decref(o);
-		}
-		json_decref(kc.arr);
-		if (rc)
-			ret = tfail(argv[1], rc);
-	} else if (!strcmp(cmd, "get-key")) {
-		void *v = NULL;
-		size_t vn = 0;
-		rc = store_kv_get(s, oid, argv[2], strlen(argv[2]), &v, &vn);
-		if (!rc && fwrite(v, 1, vn, stdout) != vn)
-			rc = -EIO;
-		free(v);
-		if (rc)
-			ret = tfail(argv[2], rc);
-	} else if (!strcmp(cmd, "set-key")) {
-		uint8_t *v = NULL;
-		size_t vn = 0;
-		rc = read_stdin(&v, &vn);
-		if (!rc)
-			rc = store_tool_set_key(s, oid, argv[2], strlen(argv[2]), v, vn);
-		free(v);
-		if (rc)
-			ret = rc == -EINVAL ? tusage("key or value too long%s", "") : tfail(argv[2], rc);
-	} else if (!strcmp(cmd, "rm-key")) {
-		rc = store_tool_rm_key(s, oid, argv[2], strlen(argv[2]));
-		if (rc)
-			ret = tfail(argv[2], rc);
-	} else if (!strcmp(cmd, "set-version")) {
-		uint64_t n;
-		if (parse_uint(argv[2], 0, UINT64_MAX, &n))
-			ret = tusage("set-version %s: not a version number", argv[2]);
-		else if ((rc = store_tool_set_version(s, oid, n)) != 0)
-			ret = tfail(argv[1], rc);
-	} else if (!strcmp(cmd, "set-backref")) {
-		struct ofs_backref br;
-		uint64_t stripe;
-		memset(&br, 0, sizeof(br));
-		if (oid_from_hex(argv[2], &br.owner) || parse_uint(argv[3], 0, UINT32_MAX, &stripe) ||
-		    (argc == 5 && strlen(argv[4]) > OFS_NAME_MAX)) {
-			ret = tusage("set-backref OID OWNER STRIPE [NAME]: bad OWNER, STRIPE or NAME%s", "");
-		} else {
-			br.stripe = (uint32_t)stripe;
-			if (argc == 5)
-				snprintf(br.name, sizeof(br.name), "%s", argv[4]);
-			rc = store_tool_set_backref(s, oid, &br);
-			if (rc)
-				ret = tfail(argv[1], rc);
-		}
-	} else if (!strcmp(cmd, "set-part")) {
-		struct ofs_oid part;
-		struct ofs_sid sids[OFS_MAX_REPLICAS];
-		size_t nsids = (size_t)argc - 4;
-		uint64_t index;
-		bool bad = parse_uint(argv[2], 0, UINT16_MAX, &index) || oid_from_hex(argv[3], &part);
-		for (size_t i = 0; i < nsids && !bad; i++)
-			bad = sid_from_hex(argv[4 + i], &sids[i]) != 0;
-		if (bad) {
-			ret = tusage("set-part OID INDEX PART [SID...]: bad INDEX, PART or SID%s", "");
-		} else if ((rc = store_tool_set_part(s, oid, (uint32_t)index, part, sids, nsids)) != 0) {
-			if (rc == -EINVAL)
-				fprintf(stderr, "ofs-server: tool: %s: not a metafile or directory with "
-					"part %s\n", argv[1], argv[2]);
-			ret = rc == -EINVAL ? EXIT_FAIL : tfail(argv[1], rc);
-		}
-	} else if (!strcmp(cmd, "mark-behind")) {
-		/* as if a primary had told this copy it missed a change */
-		struct ofs_attr *a = malloc(sizeof(*a));
-		rc = a ? store_getattr(s, oid, a) : -ENOMEM;
-		free(a);
-		if (!rc)
-			rc = store_behind_mark(s, oid, "marked behind by ofs-server tool");
-		if (rc)
-			ret = tfail(argv[1], rc);
-	} else {
-		rc = store_remove(s, oid);
-		if (rc == -ENOTEMPTY)
-			fprintf(stderr, "ofs-server: tool: %s: a dirdata with entries; rm-key them first\n",
-				argv[1]);
-		if (rc)
-			ret = rc == -ENOTEMPTY ? EXIT_FAIL : tfail(argv[1], rc);
-	}
-	store_close(s);
+	ret = c->fn(&t);
+	store_close(t.s);
 	return ret;
 }
