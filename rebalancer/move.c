@@ -236,38 +236,6 @@ int move_repoint_owner(struct sidtab *t, struct replicator *r, const struct ofs_
 	return rc;
 }
 
-int move_freeze(struct replicator *r, struct ofs_oid oid, const struct ofs_sid *to, size_t n,
-		     uint32_t ms, struct ofs_sid holder)
-{
-	struct replica_result rr[OFS_MAX_REPLICAS + 1];
-	struct ofs_req *q;
-	struct wbuf body;
-	int rc;
-
-	if (n == 0)
-		return 0;
-	q = calloc(1, sizeof(*q));
-	if (!q)
-		return -ENOMEM;
-	q->op = OFS_OP_FREEZE;
-	q->oid = oid;
-	q->ms = ms;
-	q->sid = holder;
-	memset(rr, 0, sizeof(rr));
-	wbuf_init(&body);
-	rc = proto_encode_req(&body, q);
-	if (!rc)
-		rc = replica_forward(r, OFS_OP_FREEZE, body.data, body.len, to, n, rr);
-	wbuf_free(&body);
-	for (size_t i = 0; i < n; i++) {   /* (every body freed) */
-		if (rr[i].rc && !rc)
-			rc = rr[i].rc;
-		free(rr[i].body);
-	}
-	free(q);
-	return rc;
-}
-
 /* The summary of oid's copy on sid (this server's own: from the store). */
 static int summary_of(struct store *s, struct replicator *r, struct ofs_sid sid, struct ofs_oid oid,
 		      struct ofs_summary *sm)
@@ -458,9 +426,9 @@ static int move_once(struct store *s, struct sidtab *t, struct replicator *r, st
 			all[nall++] = from;
 		nhold = in_service(t, all, nall, hold);
 	}
-	rc = move_freeze(r, oid, hold, nhold, MOVE_HOLD_MS, store_sid(s));
+	rc = replica_freeze(r, oid, hold, nhold, MOVE_HOLD_MS, store_sid(s));
 	if (rc) {
-		(void)move_freeze(r, oid, hold, nhold, 0, store_sid(s));
+		(void)replica_freeze(r, oid, hold, nhold, 0, store_sid(s));
 		snprintf(res->detail, sizeof(res->detail), "could not hold it still: %s", ofs_strerror(rc));
 		return rc;
 	}
@@ -576,7 +544,7 @@ out:
 			all[nall++] = hold[i];
 		if (!in_list(all, nall, res->target))
 			all[nall++] = res->target;
-		(void)move_freeze(r, oid, all, nall, 0, store_sid(s));   /* (else it lapses) */
+		(void)replica_freeze(r, oid, all, nall, 0, store_sid(s));   /* (else it lapses) */
 	}
 	return rc;
 }

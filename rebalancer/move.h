@@ -111,11 +111,5 @@ bool move_placed_on(struct sidtab *t, struct ofs_oid oid, unsigned copies, struc
 bool move_keeps_spread(struct sidtab *t, const struct ofs_attr *a, struct ofs_sid from,
 		       struct ofs_sid to);
 
-/* Hold oid still (ms > 0) or let it go (ms == 0) on each server of to, as
- * holder: those servers refuse changes of it (OFS_EMOVING, which clients
- * wait out) until ms have passed or the holder lets go. -EBUSY: another
- * holder holds it somewhere. */
-int move_freeze(struct replicator *r, struct ofs_oid oid, const struct ofs_sid *to, size_t n,
-		uint32_t ms, struct ofs_sid holder);
 
 #endif

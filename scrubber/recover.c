@@ -9,7 +9,6 @@
 #include "lib/log.h"
 #include "lib/ofs_error.h"
 #include "lib/wire.h"
-#include "rebalancer/move.h"
 #include "scrubber/recover.h"
 #include "scrubber/repair.h"
 
@@ -99,11 +98,11 @@ static int fetch(struct recover *rv, struct ofs_oid oid, const struct ofs_sid *s
 		return rc;
 	/* Changed while it was fetched (a busy directory): hold every copy
 	 * still for the fetch. Clients wait out OFS_EMOVING. */
-	rc = move_freeze(rv->r, oid, sids, n, HOLD_MS, self);
+	rc = replica_freeze(rv->r, oid, sids, n, HOLD_MS, self);
 	if (!rc)
 		rc = repair_fetch(rv->s, rv->t, rv->r, oid, sids, n, OFS_FETCH_LOCALBAD,
 				  "catch-up", NULL, NULL, fr);
-	(void)move_freeze(rv->r, oid, sids, n, 0, self);
+	(void)replica_freeze(rv->r, oid, sids, n, 0, self);
 	return rc;
 }
 

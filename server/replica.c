@@ -336,3 +336,35 @@ int replica_request(struct replicator *r, struct ofs_sid sid, uint16_t op, const
 	replica_collect(r, &sent, res);
 	return 0;
 }
+
+int replica_freeze(struct replicator *r, struct ofs_oid oid, const struct ofs_sid *to, size_t n,
+		     uint32_t ms, struct ofs_sid holder)
+{
+	struct replica_result rr[OFS_MAX_REPLICAS + 1];
+	struct ofs_req *q;
+	struct wbuf body;
+	int rc;
+
+	if (n == 0)
+		return 0;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->op = OFS_OP_FREEZE;
+	q->oid = oid;
+	q->ms = ms;
+	q->sid = holder;
+	memset(rr, 0, sizeof(rr));
+	wbuf_init(&body);
+	rc = proto_encode_req(&body, q);
+	if (!rc)
+		rc = replica_forward(r, OFS_OP_FREEZE, body.data, body.len, to, n, rr);
+	wbuf_free(&body);
+	for (size_t i = 0; i < n; i++) {   /* (every body freed) */
+		if (rr[i].rc && !rc)
+			rc = rr[i].rc;
+		free(rr[i].body);
+	}
+	free(q);
+	return rc;
+}

@@ -76,4 +76,11 @@ void replica_send(struct replicator *r, uint16_t op, const uint8_t *body, size_t
 		  struct replica_result *res);
 void replica_collect(struct replicator *r, struct replica_sent *sent, struct replica_result *res);
 
+/* Hold oid still (ms > 0) or let it go (ms == 0) on each server of to, as
+ * holder: those servers refuse changes of it (OFS_EMOVING, which clients
+ * wait out) until ms have passed or the holder lets go. -EBUSY: another
+ * holder holds it somewhere. */
+int replica_freeze(struct replicator *r, struct ofs_oid oid, const struct ofs_sid *to, size_t n,
+		uint32_t ms, struct ofs_sid holder);
+
 #endif
