@@ -185,7 +185,9 @@ void proto_decode_dirent(struct rbuf *r, struct ofs_dirent *d)
 		rbuf_fail(r, -OFS_ECORRUPT);
 }
 
-int proto_encode_req(struct wbuf *w, const struct ofs_req *q)
+/* The namespace's and the data's operations: 0, or 1 when op is not one
+ * of them. */
+static int encode_data_req(struct wbuf *w, const struct ofs_req *q)
 {
 	switch (q->op) {
 	case OFS_OP_PING:
@@ -247,6 +249,17 @@ int proto_encode_req(struct wbuf *w, const struct ofs_req *q)
 		wbuf_str(w, q->name);
 		wbuf_u32(w, q->max);
 		break;
+	default:
+		return 1;
+	}
+	return 0;
+}
+
+/* The cluster's, repair's and the tasks' operations: 0, 1 when op is not
+ * one of them, or -EINVAL. */
+static int encode_peer_req(struct wbuf *w, const struct ofs_req *q)
+{
+	switch (q->op) {
 	case OFS_OP_SERVERS:
 		proto_encode_servers(w, NULL, q->servers, q->nservers);
 		break;
@@ -334,9 +347,20 @@ int proto_encode_req(struct wbuf *w, const struct ofs_req *q)
 		wbuf_str(w, q->name);
 		break;
 	default:
-		return -OFS_EUNKNOWNOP;
+		return 1;
 	}
-	return wbuf_error(w);
+	return 0;
+}
+
+int proto_encode_req(struct wbuf *w, const struct ofs_req *q)
+{
+	int rc = encode_data_req(w, q);
+
+	if (rc == 1)
+		rc = encode_peer_req(w, q);
+	if (rc == 1)
+		return -OFS_EUNKNOWNOP;
+	return rc ? rc : wbuf_error(w);
 }
 
 /* A string that goes into logs and reports: no control characters. */
@@ -384,101 +408,228 @@ static void decode_max(struct rbuf *r, uint32_t *max)
 		rbuf_fail(r, -OFS_ETOOBIG);
 }
 
-int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_req *q)
+/* A TASK_START's kind and flags agree: a known kind; a dry run only of a
+ * repairing scrub; repair only by a scrub; allocations only for a
+ * rebalance. */
+static bool task_start_valid(const struct ofs_task_req *t)
 {
-	struct rbuf r;
+	if (t->kind != OFS_TASK_SCRUB && t->kind != OFS_TASK_DRAIN && t->kind != OFS_TASK_REBALANCE)
+		return false;
+	if (t->flags & ~(uint32_t)OFS_TASK_F_ALL)
+		return false;
+	if (t->kind == OFS_TASK_SCRUB && (t->flags & OFS_TASK_F_DRYRUN) &&
+	    !(t->flags & OFS_TASK_F_REPAIR))
+		return false;
+	if (t->kind != OFS_TASK_SCRUB && (t->flags & OFS_TASK_F_REPAIR))
+		return false;
+	return t->kind == OFS_TASK_REBALANCE || t->nalloc == 0;
+}
 
-	memset(q, 0, sizeof(*q));
-	q->op = op;
-	rbuf_init(&r, body, len);
+/* The namespace's and the data's operations, field by field from r: 0
+ * (the caller checks r), or 1 when op is not one of them. */
+static int decode_data_req(uint16_t op, struct rbuf *r, struct ofs_req *q)
+{
 	switch (op) {
 	case OFS_OP_PING:
 	case OFS_OP_GET_ROOT:
 		break;
 	case OFS_OP_CREATE:
-		q->oid = rbuf_oid(&r);
-		proto_decode_attr(&r, &q->attr);
-		if (!rbuf_error(&r) && !ofs_type_valid(q->attr.type))
-			rbuf_fail(&r, -OFS_ECORRUPT);
+		q->oid = rbuf_oid(r);
+		proto_decode_attr(r, &q->attr);
+		if (!rbuf_error(r) && !ofs_type_valid(q->attr.type))
+			rbuf_fail(r, -OFS_ECORRUPT);
 		break;
 	case OFS_OP_REMOVE:
 	case OFS_OP_GETATTR:
 	case OFS_OP_COMMIT:
-		q->oid = rbuf_oid(&r);
+		q->oid = rbuf_oid(r);
 		break;
 	case OFS_OP_SETATTR:
-		q->oid = rbuf_oid(&r);
-		q->mask = rbuf_u32(&r);
-		proto_decode_attr(&r, &q->attr);
-		if (!rbuf_error(&r) && (q->mask & ~(uint32_t)OFS_ATTR_ALL))
-			rbuf_fail(&r, -OFS_ECORRUPT);
+		q->oid = rbuf_oid(r);
+		q->mask = rbuf_u32(r);
+		proto_decode_attr(r, &q->attr);
+		if (!rbuf_error(r) && (q->mask & ~(uint32_t)OFS_ATTR_ALL))
+			rbuf_fail(r, -OFS_ECORRUPT);
 		break;
 	case OFS_OP_READ:
-		q->oid = rbuf_oid(&r);
-		q->offset = rbuf_u64(&r);
-		q->length = rbuf_u32(&r);
-		if (!rbuf_error(&r) && q->length > OFS_MAX_IO)
-			rbuf_fail(&r, -OFS_ETOOBIG);
+		q->oid = rbuf_oid(r);
+		q->offset = rbuf_u64(r);
+		q->length = rbuf_u32(r);
+		if (!rbuf_error(r) && q->length > OFS_MAX_IO)
+			rbuf_fail(r, -OFS_ETOOBIG);
 		break;
 	case OFS_OP_WRITE:
-		q->oid = rbuf_oid(&r);
-		q->offset = rbuf_u64(&r);
-		q->flags = rbuf_u32(&r);
-		q->data = rbuf_blob(&r, OFS_MAX_IO, &q->data_len);
-		if (!rbuf_error(&r) && (q->flags & ~(uint32_t)OFS_WRITE_UNSTABLE))
-			rbuf_fail(&r, -OFS_ECORRUPT);
+		q->oid = rbuf_oid(r);
+		q->offset = rbuf_u64(r);
+		q->flags = rbuf_u32(r);
+		q->data = rbuf_blob(r, OFS_MAX_IO, &q->data_len);
+		if (!rbuf_error(r) && (q->flags & ~(uint32_t)OFS_WRITE_UNSTABLE))
+			rbuf_fail(r, -OFS_ECORRUPT);
 		break;
 	case OFS_OP_KV_GET:
 	case OFS_OP_KV_DEL:
-		q->oid = rbuf_oid(&r);
-		q->key = rbuf_blob(&r, OFS_MAX_KEY, &q->key_len);
-		if (!rbuf_error(&r) && q->key_len == 0)
-			rbuf_fail(&r, -OFS_ECORRUPT);
+		q->oid = rbuf_oid(r);
+		q->key = rbuf_blob(r, OFS_MAX_KEY, &q->key_len);
+		if (!rbuf_error(r) && q->key_len == 0)
+			rbuf_fail(r, -OFS_ECORRUPT);
 		break;
 	case OFS_OP_KV_PUT:
-		q->oid = rbuf_oid(&r);
-		q->key = rbuf_blob(&r, OFS_MAX_KEY, &q->key_len);
-		q->data = rbuf_blob(&r, OFS_MAX_VALUE, &q->data_len);
-		if (!rbuf_error(&r) && q->key_len == 0)
-			rbuf_fail(&r, -OFS_ECORRUPT);
+		q->oid = rbuf_oid(r);
+		q->key = rbuf_blob(r, OFS_MAX_KEY, &q->key_len);
+		q->data = rbuf_blob(r, OFS_MAX_VALUE, &q->data_len);
+		if (!rbuf_error(r) && q->key_len == 0)
+			rbuf_fail(r, -OFS_ECORRUPT);
 		break;
 	case OFS_OP_KV_LIST:
-		q->oid = rbuf_oid(&r);
-		q->key = rbuf_blob(&r, OFS_MAX_KEY, &q->key_len);
-		decode_max(&r, &q->max);
+		q->oid = rbuf_oid(r);
+		q->key = rbuf_blob(r, OFS_MAX_KEY, &q->key_len);
+		decode_max(r, &q->max);
 		break;
 	case OFS_OP_DIRENT_CREATE:
-		q->oid = rbuf_oid(&r);
-		decode_name(&r, q->name, false);
-		proto_decode_dirent(&r, &q->dirent);
-		q->flags = rbuf_u32(&r);
-		if (!rbuf_error(&r) && (q->flags & ~(uint32_t)OFS_DIRENT_REPLACE))
-			rbuf_fail(&r, -OFS_ECORRUPT);
+		q->oid = rbuf_oid(r);
+		decode_name(r, q->name, false);
+		proto_decode_dirent(r, &q->dirent);
+		q->flags = rbuf_u32(r);
+		if (!rbuf_error(r) && (q->flags & ~(uint32_t)OFS_DIRENT_REPLACE))
+			rbuf_fail(r, -OFS_ECORRUPT);
 		break;
 	case OFS_OP_DIRENT_REMOVE:
 	case OFS_OP_DIRENT_LOOKUP:
-		q->oid = rbuf_oid(&r);
-		decode_name(&r, q->name, false);
+		q->oid = rbuf_oid(r);
+		decode_name(r, q->name, false);
 		break;
 	case OFS_OP_DIRENT_LIST:
-		q->oid = rbuf_oid(&r);
-		decode_name(&r, q->name, true);
-		decode_max(&r, &q->max);
+		q->oid = rbuf_oid(r);
+		decode_name(r, q->name, true);
+		decode_max(r, &q->max);
 		break;
+	default:
+		return 1;
+	}
+	return 0;
+}
+
+/* The cluster's, repair's and the tasks' operations decoded field by
+ * field: 0 (the caller checks r), 1 when op is not one of them, or a
+ * negative code. */
+static int decode_peer_req(uint16_t op, struct rbuf *r, struct ofs_req *q)
+{
+	switch (op) {
+	case OFS_OP_STATS:
+		break;
+	case OFS_OP_FREEZE:
+		q->oid = rbuf_oid(r);
+		q->ms = rbuf_u32(r);
+		q->sid = rbuf_sid(r);
+		if (!rbuf_error(r) && q->ms > 600000)
+			return -OFS_ECORRUPT;    /* ten minutes at most */
+		break;
+	case OFS_OP_STOP_CHECK:
+		q->max = rbuf_u32(r);
+		if (!rbuf_error(r) && q->max > OFS_STOP_LIST_MAX)
+			return -OFS_ECORRUPT;
+		break;
+	case OFS_OP_SUMMARY:
+	case OFS_OP_VERIFY:
+		q->oid = rbuf_oid(r);
+		break;
+	case OFS_OP_REPAIR_FETCH:
+		q->oid = rbuf_oid(r);
+		q->flags = rbuf_u32(r);
+		q->rate = rbuf_u64(r);
+		q->ncands = rbuf_u8(r);
+		if (!rbuf_error(r) && (q->ncands > OFS_MAX_REPLICAS || (q->flags & ~(OFS_FETCH_DRYRUN | OFS_FETCH_LOCALBAD))))
+			return -OFS_ECORRUPT;
+		for (uint8_t i = 0; i < q->ncands && !rbuf_error(r); i++)
+			q->cands[i] = rbuf_sid(r);
+		rbuf_str(r, q->reason, sizeof(q->reason));
+		if (!rbuf_error(r) && !printable(q->reason))
+			return -OFS_ECORRUPT;
+		break;
+	case OFS_OP_STALE_CLEAR:
+		q->oid = rbuf_oid(r);
+		q->sid = rbuf_sid(r);
+		q->version = rbuf_u64(r);
+		break;
+	case OFS_OP_CHANGES:
+		q->oid = rbuf_oid(r);
+		q->version = rbuf_u64(r);
+		break;
+	case OFS_OP_TASK_START:
+		q->task.job = rbuf_u64(r);
+		q->task.kind = rbuf_u8(r);
+		q->task.flags = rbuf_u32(r);
+		q->task.rate = rbuf_u64(r);
+		q->task.cursor = rbuf_oid(r);
+		q->task.objects_base = rbuf_u64(r);
+		q->task.bytes_base = rbuf_u64(r);
+		q->task.budget = rbuf_u64(r);
+		q->task.noids = rbuf_u32(r);
+		if (!rbuf_error(r) && q->task.noids > OFS_MAX_TASK_OIDS)
+			return -OFS_ETOOBIG;
+		q->task.oids = q->task.noids ? rbuf_bytes(r, (size_t)q->task.noids * OFS_OID_LEN) : NULL;
+		q->task.nalloc = rbuf_u8(r);
+		if (!rbuf_error(r) && q->task.nalloc > OFS_TASK_MAX_ALLOC)
+			return -OFS_ECORRUPT;
+		for (uint8_t i = 0; i < q->task.nalloc && !rbuf_error(r); i++) {
+			q->task.alloc_sid[i] = rbuf_sid(r);
+			q->task.alloc_bytes[i] = rbuf_u64(r);
+		}
+		if (!rbuf_error(r) && !task_start_valid(&q->task))
+			return -OFS_ECORRUPT;
+		break;
+	case OFS_OP_TASK_POLL:
+		q->task.job = rbuf_u64(r);
+		q->task.ack = rbuf_u64(r);
+		q->task.budget = rbuf_u64(r);
+		break;
+	case OFS_OP_SUMMARY_MANY: {
+		uint32_t n = rbuf_u32(r);
+		if (rbuf_error(r) || n == 0 || n > OFS_SUMMARY_MANY_MAX)
+			return -OFS_ECORRUPT;
+		q->data = rbuf_bytes(r, (size_t)n * OFS_OID_LEN);
+		q->data_len = (size_t)n * OFS_OID_LEN;
+		break;
+	}
+	case OFS_OP_POINTS:
+		q->oid = rbuf_oid(r);
+		q->child = rbuf_oid(r);
+		q->offset = rbuf_u32(r);
+		decode_name(r, q->name, true);
+		break;
+	case OFS_OP_TASK_CTL:
+		q->task.job = rbuf_u64(r);
+		q->task.action = rbuf_u8(r);
+		if (!rbuf_error(r) && (q->task.action < OFS_TASK_PAUSE || q->task.action > OFS_TASK_FORGET))
+			return -OFS_ECORRUPT;
+		break;
+	default:
+		return 1;
+	}
+	return 0;
+}
+
+int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_req *q)
+{
+	struct rbuf r;
+	int rc;
+
+	memset(q, 0, sizeof(*q));
+	q->op = op;
+	/* the operations whose body has a decoder of its own */
+	switch (op) {
 	case OFS_OP_SERVERS: {
 		struct ofs_server *e = NULL;
-		int rc = proto_decode_servers(body, len, false, NULL, &e, &q->nservers);
+		int src = proto_decode_servers(body, len, false, NULL, &e, &q->nservers);
 		free(e);
-		if (rc)
-			return rc;
+		if (src)
+			return src;
 		q->data = body;
 		q->data_len = len;
 		return 0;
 	}
 	case OFS_OP_SERVER_SET:
 		return proto_decode_server_set(body, len, &q->set);
-	case OFS_OP_STATS:
-		break;
 	case OFS_OP_REPORT:
 	case OFS_OP_BEHIND:
 	case OFS_OP_STALE_FOR:
@@ -486,101 +637,16 @@ int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_re
 	case OFS_OP_SET_ROOT:
 	case OFS_OP_ROOT_MOVE:
 		return proto_decode_root(body, len, &q->root, &q->birth_ns);
-	case OFS_OP_FREEZE:
-		q->oid = rbuf_oid(&r);
-		q->ms = rbuf_u32(&r);
-		q->sid = rbuf_sid(&r);
-		if (!rbuf_error(&r) && q->ms > 600000)
-			return -OFS_ECORRUPT;    /* ten minutes at most */
-		break;
-	case OFS_OP_STOP_CHECK:
-		q->max = rbuf_u32(&r);
-		if (!rbuf_error(&r) && q->max > OFS_STOP_LIST_MAX)
-			return -OFS_ECORRUPT;
-		break;
-	case OFS_OP_SUMMARY:
-	case OFS_OP_VERIFY:
-		q->oid = rbuf_oid(&r);
-		break;
-	case OFS_OP_REPAIR_FETCH:
-		q->oid = rbuf_oid(&r);
-		q->flags = rbuf_u32(&r);
-		q->rate = rbuf_u64(&r);
-		q->ncands = rbuf_u8(&r);
-		if (!rbuf_error(&r) && (q->ncands > OFS_MAX_REPLICAS || (q->flags & ~(OFS_FETCH_DRYRUN | OFS_FETCH_LOCALBAD))))
-			return -OFS_ECORRUPT;
-		for (uint8_t i = 0; i < q->ncands && !rbuf_error(&r); i++)
-			q->cands[i] = rbuf_sid(&r);
-		rbuf_str(&r, q->reason, sizeof(q->reason));
-		if (!rbuf_error(&r) && !printable(q->reason))
-			return -OFS_ECORRUPT;
-		break;
-	case OFS_OP_STALE_CLEAR:
-		q->oid = rbuf_oid(&r);
-		q->sid = rbuf_sid(&r);
-		q->version = rbuf_u64(&r);
-		break;
-	case OFS_OP_CHANGES:
-		q->oid = rbuf_oid(&r);
-		q->version = rbuf_u64(&r);
-		break;
-	case OFS_OP_TASK_START:
-		q->task.job = rbuf_u64(&r);
-		q->task.kind = rbuf_u8(&r);
-		q->task.flags = rbuf_u32(&r);
-		q->task.rate = rbuf_u64(&r);
-		q->task.cursor = rbuf_oid(&r);
-		q->task.objects_base = rbuf_u64(&r);
-		q->task.bytes_base = rbuf_u64(&r);
-		q->task.budget = rbuf_u64(&r);
-		q->task.noids = rbuf_u32(&r);
-		if (!rbuf_error(&r) && q->task.noids > OFS_MAX_TASK_OIDS)
-			return -OFS_ETOOBIG;
-		q->task.oids = q->task.noids ? rbuf_bytes(&r, (size_t)q->task.noids * OFS_OID_LEN) : NULL;
-		q->task.nalloc = rbuf_u8(&r);
-		if (!rbuf_error(&r) && q->task.nalloc > OFS_TASK_MAX_ALLOC)
-			return -OFS_ECORRUPT;
-		for (uint8_t i = 0; i < q->task.nalloc && !rbuf_error(&r); i++) {
-			q->task.alloc_sid[i] = rbuf_sid(&r);
-			q->task.alloc_bytes[i] = rbuf_u64(&r);
-		}
-		if (!rbuf_error(&r) && ((q->task.kind != OFS_TASK_SCRUB && q->task.kind != OFS_TASK_DRAIN &&
-					 q->task.kind != OFS_TASK_REBALANCE) || (q->task.flags & ~(uint32_t)OFS_TASK_F_ALL) ||
-				       (q->task.kind == OFS_TASK_SCRUB && q->task.flags & OFS_TASK_F_DRYRUN &&
-					!(q->task.flags & OFS_TASK_F_REPAIR)) ||
-				       (q->task.kind != OFS_TASK_SCRUB && (q->task.flags & OFS_TASK_F_REPAIR)) ||
-				       (q->task.kind != OFS_TASK_REBALANCE && q->task.nalloc)))
-			return -OFS_ECORRUPT;
-		break;
-	case OFS_OP_TASK_POLL:
-		q->task.job = rbuf_u64(&r);
-		q->task.ack = rbuf_u64(&r);
-		q->task.budget = rbuf_u64(&r);
-		break;
-	case OFS_OP_SUMMARY_MANY: {
-		uint32_t n = rbuf_u32(&r);
-		if (rbuf_error(&r) || n == 0 || n > OFS_SUMMARY_MANY_MAX)
-			return -OFS_ECORRUPT;
-		q->data = rbuf_bytes(&r, (size_t)n * OFS_OID_LEN);
-		q->data_len = (size_t)n * OFS_OID_LEN;
-		break;
-	}
-	case OFS_OP_POINTS:
-		q->oid = rbuf_oid(&r);
-		q->child = rbuf_oid(&r);
-		q->offset = rbuf_u32(&r);
-		decode_name(&r, q->name, true);
-		break;
-	case OFS_OP_TASK_CTL:
-		q->task.job = rbuf_u64(&r);
-		q->task.action = rbuf_u8(&r);
-		if (!rbuf_error(&r) && (q->task.action < OFS_TASK_PAUSE || q->task.action > OFS_TASK_FORGET))
-			return -OFS_ECORRUPT;
-		break;
 	default:
-		return -OFS_EUNKNOWNOP;
+		break;
 	}
-	return rbuf_done(&r);
+	rbuf_init(&r, body, len);
+	rc = decode_data_req(op, &r, q);
+	if (rc == 1)
+		rc = decode_peer_req(op, &r, q);
+	if (rc == 1)
+		return -OFS_EUNKNOWNOP;
+	return rc ? rc : rbuf_done(&r);
 }
 
 void proto_encode_ping(struct wbuf *w, const struct ofs_ping_reply *p)
