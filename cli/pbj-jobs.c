@@ -604,6 +604,54 @@ static int64_t setting_int(struct pbj_db *db, const char *name, int64_t dflt)
 	return *v && !*end && n >= 0 ? n : dflt;
 }
 
+/* submit's checks across options, and the job's args as JSON text:
+ * 0 or the exit status of a usage error. */
+static int submit_args(struct pbj_db *db, struct pbj_job *j, json_t *args, json_t *servers,
+		       json_t *paths, int repair, int64_t max_repairs, int64_t from_job)
+{
+	char *text;
+	int rc = 0;
+
+	if (j->type == PBJ_TYPE_DRAIN && json_array_size(servers) != 1) {
+		return usage_err("submit drain needs --server SID%s", "");
+	}
+	if (j->type == PBJ_TYPE_REBALANCE && json_array_size(servers)) {
+		return usage_err("submit rebalance: every server takes part; no --server%s", "");
+	}
+	if (j->type == PBJ_TYPE_DRAIN || j->type == PBJ_TYPE_REBALANCE)
+		repair = 0;
+	else if (j->type == PBJ_TYPE_REPAIR)
+		repair = 1;
+	else if (repair < 0)
+		repair = setting_bool(db, "scrub.auto_repair") == 1;
+	if (repair) {
+		j->flags |= PBJ_REPAIR;
+		if (max_repairs < 0)
+			max_repairs = setting_int(db, "repair.max_objects", DEFAULT_MAX_REPAIRS);
+		if (max_repairs > 0)
+			json_object_set_new(args, "max_repairs", json_integer(max_repairs));
+	} else if (max_repairs >= 0) {
+		return usage_err("--max-repairs%s: only with --repair (or submit repair)", "");
+	}
+	if (from_job) {
+		if (json_array_size(paths)) {
+			return usage_err("--job%s: the job's findings name the objects; no --path", "");
+		}
+		json_object_set_new(args, "from_job", json_integer(from_job));
+	}
+	if (json_array_size(servers))
+		json_object_set(args, "servers", servers);
+	if (json_array_size(paths))
+		json_object_set(args, "paths", paths);
+	text = json_dumps(args, JSON_COMPACT | JSON_SORT_KEYS);
+	if (text && strlen(text) >= sizeof(j->args))
+		rc = usage_err("too many --server or --path arguments (%s)", "1 KiB at most");
+	else
+		snprintf(j->args, sizeof(j->args), "%s", text && strcmp(text, "{}") ? text : "");
+	free(text);
+	return rc;
+}
+
 /*
  * Parse "TYPE [options]" of a submit into *j (args JSON filled in); *wait
  * for --wait. Site settings (db, may be NULL) give the defaults of
@@ -615,7 +663,6 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 	json_t *args = json_object(), *servers = json_array(), *paths = json_array();
 	int64_t from_job = 0, max_repairs = -1;
 	int repair = -1;                  /* --repair / --no-repair; -1: the setting */
-	char *text;
 	int rc = 0;
 
 	memset(j, 0, sizeof(*j));
@@ -715,47 +762,7 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 			goto out;
 		}
 	}
-	if (j->type == PBJ_TYPE_DRAIN && json_array_size(servers) != 1) {
-		rc = usage_err("submit drain needs --server SID%s", "");
-		goto out;
-	}
-	if (j->type == PBJ_TYPE_REBALANCE && json_array_size(servers)) {
-		rc = usage_err("submit rebalance: every server takes part; no --server%s", "");
-		goto out;
-	}
-	if (j->type == PBJ_TYPE_DRAIN || j->type == PBJ_TYPE_REBALANCE)
-		repair = 0;
-	else if (j->type == PBJ_TYPE_REPAIR)
-		repair = 1;
-	else if (repair < 0)
-		repair = setting_bool(db, "scrub.auto_repair") == 1;
-	if (repair) {
-		j->flags |= PBJ_REPAIR;
-		if (max_repairs < 0)
-			max_repairs = setting_int(db, "repair.max_objects", DEFAULT_MAX_REPAIRS);
-		if (max_repairs > 0)
-			json_object_set_new(args, "max_repairs", json_integer(max_repairs));
-	} else if (max_repairs >= 0) {
-		rc = usage_err("--max-repairs%s: only with --repair (or submit repair)", "");
-		goto out;
-	}
-	if (from_job) {
-		if (json_array_size(paths)) {
-			rc = usage_err("--job%s: the job's findings name the objects; no --path", "");
-			goto out;
-		}
-		json_object_set_new(args, "from_job", json_integer(from_job));
-	}
-	if (json_array_size(servers))
-		json_object_set(args, "servers", servers);
-	if (json_array_size(paths))
-		json_object_set(args, "paths", paths);
-	text = json_dumps(args, JSON_COMPACT | JSON_SORT_KEYS);
-	if (text && strlen(text) >= sizeof(j->args))
-		rc = usage_err("too many --server or --path arguments (%s)", "1 KiB at most");
-	else
-		snprintf(j->args, sizeof(j->args), "%s", text && strcmp(text, "{}") ? text : "");
-	free(text);
+	rc = submit_args(db, j, args, servers, paths, repair, max_repairs, from_job);
 out:
 	json_decref(paths);
 	json_decref(servers);
