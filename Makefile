@@ -180,7 +180,6 @@ clean:
 .PHONY: all unit deps check check-build check-run check-unit check-integration \
 	check-man check-fuzz fuzz cppcheck depcheck bench demo install clean
 
--include $(CORE_OBJS:.o=.d) $(O)/cli/ofs-server.d $(O)/cli/ofs.d $(O)/cli/ofs-pbj.d \
-	$(O)/cli/pbj-jobs.d $(O)/cli/pbj-servers.d \
+-include $(CORE_OBJS:.o=.d) $(patsubst %.c,$(O)/%.d,$(wildcard cli/*.c)) \
 	$(UNIT_SRCS:tests/unit/%.c=$(O)/tests/unit/%.d) \
 	$(BENCH_SRCS:%.c=$(O)/%.d) $(ITEST_SRCS:%.c=$(O)/%.d)
