@@ -55,7 +55,7 @@ static int add_finding(const struct ofs_task_finding *tf, void *arg)
 	memset(f, 0, sizeof(*f));
 	f->server = tf->server;
 	f->oid = tf->oid;
-	snprintf(f->kind, sizeof(f->kind), "%s", tf->kind);
+	f->kind = tf->kind;
 	snprintf(f->detail, sizeof(f->detail), "%s", tf->detail);
 	f->repair_state = tf->repair;
 	f->repaired = tf->repair == OFS_REPAIR_DONE;

@@ -27,6 +27,15 @@
 #define EXIT_USAGE 2
 #define EXIT_FAIL 3
 
+/* A finding's kind as reports spell it ("unknown" for one this build
+ * does not know). */
+static const char *kind_name(int kind)
+{
+	const char *n = ofs_finding_name(kind);
+
+	return n ? n : "unknown";
+}
+
 /* A job's type as the store spells it ("unknown" for one this build does
  * not know). */
 static const char *type_name(int type)
@@ -130,9 +139,9 @@ struct kinds {
 static int count_kind(const struct pbj_finding *f, void *arg)
 {
 	struct kinds *k = arg;
-	json_t *v = json_object_get(k->by_kind, f->kind);
+	json_t *v = json_object_get(k->by_kind, kind_name(f->kind));
 
-	json_object_set_new(k->by_kind, f->kind,
+	json_object_set_new(k->by_kind, kind_name(f->kind),
 			    json_integer(v ? json_integer_value(v) + 1 : 1));
 	k->total++;
 	k->repaired += f->repaired;
@@ -162,7 +171,7 @@ static int status_json(struct pbj_db *db, const struct pbj_job *j, json_t **out)
 	if (!rc)
 		rc = pbj_task_list(db, j->id, task_json, &tj);
 	if (!rc)
-		rc = pbj_finding_list(db, j->id, NULL, NULL, NULL, count_kind, &k);
+		rc = pbj_finding_list(db, j->id, NULL, OFS_FINDING_NONE, NULL, count_kind, &k);
 	json_object_set_new(o, "id", json_integer(j->id));
 	json_object_set_new(o, "type", json_string(type_name(j->type)));
 	json_object_set_new(o, "state", json_string(pbj_state_name(j->state)));
@@ -312,14 +321,14 @@ static int report_one(const struct pbj_finding *f, void *arg)
 	if (!r->json) {
 		static const char *const how[] = { "", "; repaired: ", "; would: ", "; repair failed: ",
 						   "; not repaired: " };
-		printf("%-18s %s on %s: %s%s%s\n", f->kind, oh, sh, f->detail,
+		printf("%-18s %s on %s: %s%s%s\n", kind_name(f->kind), oh, sh, f->detail,
 		       f->repair[0] ? how[f->repair_state] : "", f->repair[0] ? f->repair : "");
 		return 0;
 	}
 	json_t *o = json_object();
 	json_object_set_new(o, "server", json_string(sh));
 	json_object_set_new(o, "oid", json_string(oh));
-	json_object_set_new(o, "kind", json_string(f->kind));
+	json_object_set_new(o, "kind", json_string(kind_name(f->kind)));
 	json_object_set_new(o, "detail", json_string(f->detail));
 	json_object_set_new(o, "repaired", json_boolean(f->repaired));
 	if (f->repair_state != OFS_REPAIR_NONE) {
@@ -344,14 +353,17 @@ static int cmd_report(struct pbj_db *db, int64_t id, int argc, char **argv, bool
 	struct report_ctx r = { .json = json };
 	struct ofs_sid server;
 	struct ofs_oid oid;
-	const char *kind = NULL;
+	int kind = OFS_FINDING_NONE;
 	bool by_server = false, by_oid = false;
 	int rc;
 
 	for (int i = 0; i < argc; i++) {
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(argv[i], "--kind") && v) {
-			kind = v;
+			kind = ofs_finding_parse(v);
+			if (kind == OFS_FINDING_NONE)
+				return usage_err("--kind %s: not a finding kind (see ofs-pbj(8), FINDINGS)",
+						 v);
 		} else if (!strcmp(argv[i], "--server") && v) {
 			if (sid_from_hex(v, &server))
 				return usage_err("--server %s: not a SID (32 hex digits)", v);
@@ -480,16 +492,25 @@ static void holder_name(char *buf, size_t n, const char *what)
 	snprintf(buf, n, "%s %s pid %ld", what, host, (long)getpid());
 }
 
-/* The attempts a task gets before its job fails: the runner's own
- * (0), or OFS_PBJ_MAX_RETRIES (tests; not in builds made with
- * OFS_NO_TEST_HOOKS). */
+/* A test hook's number from the environment: 0 when it is not set, or
+ * in builds made with OFS_NO_TEST_HOOKS (make RELEASE=1). */
+static long test_hook(const char *name)
+{
+#ifndef OFS_NO_TEST_HOOKS
+	const char *e = getenv(name);
+	return e ? strtol(e, NULL, 10) : 0;
+#else
+	(void)name;
+	return 0;
+#endif
+}
+
+/* The attempts a task gets before its job fails: the runner's own (0),
+ * or OFS_PBJ_MAX_RETRIES (tests). */
 static int test_max_retries(void)
 {
-	long v = 0;
-#ifndef OFS_NO_TEST_HOOKS
-	const char *e = getenv("OFS_PBJ_MAX_RETRIES");
-	v = e ? strtol(e, NULL, 10) : 0;
-#endif
+	long v = test_hook("OFS_PBJ_MAX_RETRIES");
+
 	return v > 0 && v < 1000 ? (int)v : 0;
 }
 
@@ -873,15 +894,11 @@ out:
 
 /* ---- schedules --------------------------------------------------------------- */
 
-/* Seconds in a cron "minute": 60, or OFS_PBJ_CRON_UNIT_S (tests; not in
- * builds made with OFS_NO_TEST_HOOKS). */
+/* Seconds in a cron "minute": 60, or OFS_PBJ_CRON_UNIT_S (tests). */
 static int64_t cron_unit_s(void)
 {
-	long v = 0;
-#ifndef OFS_NO_TEST_HOOKS
-	const char *e = getenv("OFS_PBJ_CRON_UNIT_S");
-	v = e ? strtol(e, NULL, 10) : 0;
-#endif
+	long v = test_hook("OFS_PBJ_CRON_UNIT_S");
+
 	return v > 0 && v <= 60 ? v : 60;
 }
 

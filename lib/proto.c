@@ -1173,6 +1173,35 @@ int proto_decode_stale_list(const uint8_t *b, size_t len,
 	return 0;
 }
 
+static const char *const finding_names[OFS_FINDING_MAX] = {
+	[OFS_FINDING_CHECKSUM_MISMATCH] = "checksum_mismatch",
+	[OFS_FINDING_SIZE_MISMATCH] = "size_mismatch",
+	[OFS_FINDING_UNREADABLE] = "unreadable",
+	[OFS_FINDING_MISSING_REPLICA] = "missing_replica",
+	[OFS_FINDING_STALE_REPLICA] = "stale_replica",
+	[OFS_FINDING_KEYVAL_MISMATCH] = "keyval_mismatch",
+	[OFS_FINDING_REPLICA_CONFLICT] = "replica_conflict",
+	[OFS_FINDING_ORPHAN] = "orphan",
+	[OFS_FINDING_DANGLING_POINTER] = "dangling_pointer",
+	[OFS_FINDING_BACKREF_MISMATCH] = "backref_mismatch",
+	[OFS_FINDING_MULTIPLE_OWNERS] = "multiple_owners",
+	[OFS_FINDING_RECORD_CORRUPT] = "record_corrupt",
+	[OFS_FINDING_MOVE] = "move",
+};
+
+const char *ofs_finding_name(int kind)
+{
+	return kind > OFS_FINDING_NONE && kind < OFS_FINDING_MAX ? finding_names[kind] : NULL;
+}
+
+int ofs_finding_parse(const char *name)
+{
+	for (int k = OFS_FINDING_NONE + 1; k < OFS_FINDING_MAX; k++)
+		if (!strcmp(name, finding_names[k]))
+			return k;
+	return OFS_FINDING_NONE;
+}
+
 void proto_encode_task_status(struct wbuf *w, const struct ofs_task_status *st,
 			      const struct ofs_task_finding *f, uint32_t n)
 {
@@ -1190,7 +1219,7 @@ void proto_encode_task_status(struct wbuf *w, const struct ofs_task_status *st,
 		wbuf_u64(w, f[i].seq);
 		wbuf_sid(w, f[i].server);
 		wbuf_oid(w, f[i].oid);
-		wbuf_str(w, f[i].kind);
+		wbuf_str(w, ofs_finding_name(f[i].kind) ? ofs_finding_name(f[i].kind) : "");
 		wbuf_str(w, f[i].detail);
 		wbuf_u8(w, f[i].repair);
 		wbuf_sid(w, f[i].source);
@@ -1205,6 +1234,7 @@ int proto_decode_task_status(const uint8_t *b, size_t len, struct ofs_task_statu
 	struct ofs_task_finding *f = malloc(sizeof(*f));
 	struct ofs_task_status t;
 	struct rbuf r;
+	char kind[32];
 	int rc = 0;
 
 	if (!f)
@@ -1236,7 +1266,8 @@ int proto_decode_task_status(const uint8_t *b, size_t len, struct ofs_task_statu
 			f->seq = rbuf_u64(&r);
 			f->server = rbuf_sid(&r);
 			f->oid = rbuf_oid(&r);
-			rbuf_str(&r, f->kind, sizeof(f->kind));
+			rbuf_str(&r, kind, sizeof(kind));
+			f->kind = (uint8_t)ofs_finding_parse(kind);
 			rbuf_str(&r, f->detail, sizeof(f->detail));
 			f->repair = rbuf_u8(&r);
 			f->source = rbuf_sid(&r);
@@ -1244,7 +1275,7 @@ int proto_decode_task_status(const uint8_t *b, size_t len, struct ofs_task_statu
 			rbuf_str(&r, f->action, sizeof(f->action));
 			if (rbuf_error(&r))
 				break;
-			if (!printable(f->kind) || !printable(f->detail) || f->kind[0] == '\0' ||
+			if (f->kind == OFS_FINDING_NONE || !printable(f->detail) ||
 			    !printable(f->action) || f->repair > OFS_REPAIR_MAX)
 				rc = -OFS_ECORRUPT;
 			else if (pass == 1 && fn)

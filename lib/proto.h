@@ -265,7 +265,30 @@ enum ofs_task_state {
 	OFS_TASK_CANCELLED
 };
 enum ofs_task_action { OFS_TASK_PAUSE = 1, OFS_TASK_RESUME, OFS_TASK_CANCEL, OFS_TASK_FORGET };
-#define OFS_TASK_KIND_LEN 32
+/* What a task found, spelled in reports and the job store as
+ * ofs_finding_name says (CLI.md's finding kinds; "move": a copy a drain
+ * or rebalance moved or would move). */
+enum ofs_finding_kind {
+	OFS_FINDING_NONE = 0,
+	OFS_FINDING_CHECKSUM_MISMATCH,
+	OFS_FINDING_SIZE_MISMATCH,
+	OFS_FINDING_UNREADABLE,
+	OFS_FINDING_MISSING_REPLICA,
+	OFS_FINDING_STALE_REPLICA,
+	OFS_FINDING_KEYVAL_MISMATCH,
+	OFS_FINDING_REPLICA_CONFLICT,
+	OFS_FINDING_ORPHAN,
+	OFS_FINDING_DANGLING_POINTER,
+	OFS_FINDING_BACKREF_MISMATCH,
+	OFS_FINDING_MULTIPLE_OWNERS,
+	OFS_FINDING_RECORD_CORRUPT,
+	OFS_FINDING_MOVE,
+	OFS_FINDING_MAX
+};
+/* "checksum_mismatch", ... ; NULL for a bad value. */
+const char *ofs_finding_name(int kind);
+/* The kind spelled name, or OFS_FINDING_NONE. */
+int ofs_finding_parse(const char *name);
 #define OFS_TASK_DETAIL_LEN 512
 #define OFS_MAX_TASK_FINDINGS 1024    /* findings held for one poll at most */
 #define OFS_MAX_TASK_OIDS 65536       /* objects a TASK_START may name */
@@ -303,7 +326,7 @@ struct ofs_task_finding {
 	uint64_t seq;                  /* per task, from 1 */
 	struct ofs_sid server;         /* the server holding the copy at fault */
 	struct ofs_oid oid;
-	char kind[OFS_TASK_KIND_LEN];
+	uint8_t kind;                  /* enum ofs_finding_kind */
 	char detail[OFS_TASK_DETAIL_LEN];
 	uint8_t repair;                /* enum ofs_repair_state */
 	struct ofs_sid source;         /* the copy repaired from (zero: none) */

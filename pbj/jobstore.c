@@ -525,7 +525,8 @@ static int add_finding(struct pbj_db *d, const struct pbj_finding *f)
 	sqlite3_bind_int64(st, 1, f->job);
 	sqlite3_bind_blob(st, 2, f->server.b, OFS_OID_LEN, SQLITE_TRANSIENT);
 	sqlite3_bind_blob(st, 3, f->oid.b, OFS_OID_LEN, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 4, f->kind, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 4, ofs_finding_name(f->kind) ? ofs_finding_name(f->kind) : "unknown", -1,
+			  SQLITE_STATIC);
 	sqlite3_bind_text(st, 5, f->detail, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int(st, 6, f->repair_state == OFS_REPAIR_DONE);
 	sqlite3_bind_text(st, 7, f->repair, -1, SQLITE_TRANSIENT);
@@ -558,10 +559,11 @@ int pbj_progress(struct pbj_db *d, const struct pbj_task *tasks, size_t n,
 /* ---- findings ------------------------------------------------------------- */
 
 int pbj_finding_list(struct pbj_db *d, int64_t job, const struct ofs_sid *server,
-		     const char *kind, const struct ofs_oid *oid, pbj_finding_fn fn, void *arg)
+		     int kind, const struct ofs_oid *oid, pbj_finding_fn fn, void *arg)
 {
 	sqlite3_stmt *st;
 	struct pbj_finding *f = malloc(sizeof(*f));
+	char kind_text[32];
 	int rc;
 
 	if (!f)
@@ -577,8 +579,8 @@ int pbj_finding_list(struct pbj_db *d, int64_t job, const struct ofs_sid *server
 	sqlite3_bind_int64(st, 1, job);
 	if (server)
 		sqlite3_bind_blob(st, 2, server->b, OFS_OID_LEN, SQLITE_TRANSIENT);
-	if (kind)
-		sqlite3_bind_text(st, 3, kind, -1, SQLITE_TRANSIENT);
+	if (ofs_finding_name(kind))
+		sqlite3_bind_text(st, 3, ofs_finding_name(kind), -1, SQLITE_STATIC);
 	if (oid)
 		sqlite3_bind_blob(st, 4, oid->b, OFS_OID_LEN, SQLITE_TRANSIENT);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -589,7 +591,8 @@ int pbj_finding_list(struct pbj_db *d, int64_t job, const struct ofs_sid *server
 			rc = -OFS_ECORRUPT;
 			break;
 		}
-		col_text(st, 4, f->kind, sizeof(f->kind));
+		col_text(st, 4, kind_text, sizeof(kind_text));
+		f->kind = (uint8_t)ofs_finding_parse(kind_text);   /* (NONE: not one we know) */
 		col_text(st, 5, f->detail, sizeof(f->detail));
 		f->repaired = sqlite3_column_int(st, 6) != 0;
 		col_text(st, 7, f->repair, sizeof(f->repair));

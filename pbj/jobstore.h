@@ -27,7 +27,6 @@
 
 #define PBJ_SCHEMA_VERSION 2
 #define PBJ_REASON_LEN 256
-#define PBJ_KIND_LEN 32
 #define PBJ_DETAIL_LEN 512
 #define PBJ_NAME_LEN 64
 #define PBJ_CRON_LEN 128
@@ -100,7 +99,7 @@ struct pbj_finding {
 	int64_t job;
 	struct ofs_sid server;
 	struct ofs_oid oid;
-	char kind[PBJ_KIND_LEN];        /* CLI.md's finding kinds */
+	uint8_t kind;                   /* enum ofs_finding_kind (proto.h) */
 	char detail[PBJ_DETAIL_LEN];
 	bool repaired;                  /* repair_state == OFS_REPAIR_DONE */
 	char repair[PBJ_DETAIL_LEN];    /* how (or why not); "" if not attempted */
@@ -162,10 +161,10 @@ int pbj_progress(struct pbj_db *db, const struct pbj_task *tasks, size_t n,
 
 /* ---- findings ---- */
 /* Findings of a job in id order, filtered: server (NULL = any), kind
- * (NULL = any), oid (NULL = any). */
+ * (enum ofs_finding_kind; OFS_FINDING_NONE = any), oid (NULL = any). */
 typedef int (*pbj_finding_fn)(const struct pbj_finding *f, void *arg);
 int pbj_finding_list(struct pbj_db *db, int64_t job, const struct ofs_sid *server,
-		     const char *kind, const struct ofs_oid *oid, pbj_finding_fn fn, void *arg);
+		     int kind, const struct ofs_oid *oid, pbj_finding_fn fn, void *arg);
 /* Record what became of finding id: its repair state, how (or why not),
  * and the copy repaired from (NULL: none). */
 int pbj_finding_repaired(struct pbj_db *db, int64_t id, uint8_t state, const char *how,

@@ -265,14 +265,18 @@ struct from_ctx {
 	size_t n, cap;
 };
 
-static bool holder_kind(const char *kind)
+/* A kind whose finding is about the copy on its server (a repair job
+ * from it goes to that server), not about an object's structure. */
+static bool holder_kind(int kind)
 {
-	static const char *const k[] = { "checksum_mismatch", "size_mismatch", "unreadable",
-					 "record_corrupt", "replica_conflict", "stale_replica" };
-	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
-		if (!strcmp(kind, k[i]))
-			return true;
-	return false;
+	switch (kind) {
+	case OFS_FINDING_CHECKSUM_MISMATCH: case OFS_FINDING_SIZE_MISMATCH:
+	case OFS_FINDING_UNREADABLE: case OFS_FINDING_RECORD_CORRUPT:
+	case OFS_FINDING_REPLICA_CONFLICT: case OFS_FINDING_STALE_REPLICA:
+		return true;
+	default:
+		return false;
+	}
 }
 
 static int from_add(struct from_ctx *fc, struct ofs_oid oid, const struct ofs_sid *server)
@@ -322,7 +326,7 @@ static int apply_from_job(struct pbj_db *db, const struct pbj_job *j, struct liv
 
 	if (from <= 0)
 		return 0;
-	rc = pbj_finding_list(db, from, NULL, NULL, NULL, from_finding, &fc);
+	rc = pbj_finding_list(db, from, NULL, OFS_FINDING_NONE, NULL, from_finding, &fc);
 	for (size_t i = 0; i < n && !rc; i++) {
 		uint32_t m = 0;
 		l[i].only = fc.n ? malloc(fc.n * sizeof(*l[i].only)) : NULL;
@@ -479,7 +483,7 @@ static int take_finding(const struct ofs_task_finding *tf, void *arg)
 	f->job = pc->l->t.job;
 	f->server = tf->server;
 	f->oid = tf->oid;
-	snprintf(f->kind, sizeof(f->kind), "%s", tf->kind);
+	f->kind = tf->kind;
 	snprintf(f->detail, sizeof(f->detail), "%s", tf->detail);
 	f->ref = tf->ref;
 	f->repair_state = tf->repair;
@@ -827,7 +831,7 @@ static int mark_one(const struct pbj_finding *f, void *arg)
 		return 0;
 	for (size_t i = 0; i < mc->n; i++) {
 		const struct pbj_finding *m = &mc->mine[i];
-		if (sid_eq(m->server, f->server) && oid_eq(m->oid, f->oid) && !strcmp(m->kind, f->kind)) {
+		if (sid_eq(m->server, f->server) && oid_eq(m->oid, f->oid) && m->kind == f->kind) {
 			snprintf(how, sizeof(how), "job %lld: %.480s", (long long)mc->job, m->repair);
 			return pbj_finding_repaired(mc->db, f->id, m->repair_state, how, &m->source);
 		}
@@ -839,10 +843,10 @@ static int mark_one(const struct pbj_finding *f, void *arg)
 static int mark_source(struct pbj_db *db, int64_t from, int64_t job)
 {
 	struct mark_ctx mc = { .db = db, .job = job };
-	int rc = pbj_finding_list(db, job, NULL, NULL, NULL, mark_collect, &mc);
+	int rc = pbj_finding_list(db, job, NULL, OFS_FINDING_NONE, NULL, mark_collect, &mc);
 
 	if (!rc)
-		rc = pbj_finding_list(db, from, NULL, NULL, NULL, mark_one, &mc);
+		rc = pbj_finding_list(db, from, NULL, OFS_FINDING_NONE, NULL, mark_one, &mc);
 	free(mc.mine);
 	return rc;
 }
@@ -1064,6 +1068,6 @@ int pbj_summarize(struct pbj_db *db, int64_t id, struct pbj_sum *sum)
 	memset(sum, 0, sizeof(*sum));
 	rc = pbj_task_list(db, id, sum_task, sum);
 	if (!rc)
-		rc = pbj_finding_list(db, id, NULL, NULL, NULL, count_finding, sum);
+		rc = pbj_finding_list(db, id, NULL, OFS_FINDING_NONE, NULL, count_finding, sum);
 	return rc;
 }

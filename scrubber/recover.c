@@ -365,7 +365,7 @@ static void one(struct page_work *w, uint32_t i)
 	if (o == CAUGHT_UP || o == GONE) {   /* (a conflict: repair says it) */
 		f.server = store_sid(rv->s);
 		f.oid = w->p->oids[i];
-		snprintf(f.kind, sizeof(f.kind), "stale_replica");
+		f.kind = OFS_FINDING_STALE_REPLICA;
 		snprintf(f.detail, sizeof(f.detail), "this copy missed changes: %s", w->p->why[i]);
 		f.repair = OFS_REPAIR_DONE;
 		if (o == GONE)

@@ -19,7 +19,7 @@
 #endif
 #define MAX_CANDS 64                       /* copies compared at most */
 
-static int found_bad(const char *kind, const char *detail, void *arg)
+static int found_bad(int kind, const char *detail, void *arg)
 {
 	(void)kind;
 	(void)detail;

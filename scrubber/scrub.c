@@ -65,7 +65,7 @@ struct walked {
 enum { PH_REPORT, PH_FIRST, PH_CONFIRM };
 struct seen {
 	struct ofs_sid server;
-	char kind[OFS_TASK_KIND_LEN];
+	uint8_t kind;                    /* enum ofs_finding_kind */
 	char detail[OFS_TASK_DETAIL_LEN];
 	uint64_t ahead;                  /* stale_replica: the newer version seen */
 };
@@ -326,10 +326,10 @@ static int enqueue(struct task *k, const struct ofs_task_finding *in)
 }
 
 static const struct seen *seen_in(const struct suspect *sp, struct ofs_sid server,
-				  const char *kind)
+				  int kind)
 {
 	for (uint8_t i = 0; sp && i < sp->n; i++)
-		if (sid_eq(sp->s[i].server, server) && !strcmp(sp->s[i].kind, kind))
+		if (sid_eq(sp->s[i].server, server) && sp->s[i].kind == kind)
 			return &sp->s[i];
 	return NULL;
 }
@@ -338,18 +338,17 @@ static const struct seen *seen_in(const struct suspect *sp, struct ofs_sid serve
  * behind what the first look saw; a missing copy or differing contents
  * at one version do not come from a change in flight; anything else must
  * be seen with the same evidence. */
-static bool confirms(const struct seen *first, const char *kind, const char *detail,
-		     uint64_t lag)
+static bool confirms(const struct seen *first, int kind, const char *detail, uint64_t lag)
 {
-	if (!strcmp(kind, "stale_replica"))
+	if (kind == OFS_FINDING_STALE_REPLICA)
 		return lag < first->ahead;
-	if (!strcmp(kind, "missing_replica") || !strcmp(kind, "replica_conflict") ||
-	    !strcmp(kind, "keyval_mismatch"))
+	if (kind == OFS_FINDING_MISSING_REPLICA || kind == OFS_FINDING_REPLICA_CONFLICT ||
+	    kind == OFS_FINDING_KEYVAL_MISMATCH)
 		return true;
 	return strcmp(first->detail, detail) == 0;
 }
 
-static int suspect_note(struct suspect *sp, struct ofs_sid server, const char *kind,
+static int suspect_note(struct suspect *sp, struct ofs_sid server, int kind,
 			const char *detail, uint64_t ahead)
 {
 	struct seen *e;
@@ -358,7 +357,7 @@ static int suspect_note(struct suspect *sp, struct ofs_sid server, const char *k
 		return 0;
 	e = &sp->s[sp->n++];
 	e->server = server;
-	snprintf(e->kind, sizeof(e->kind), "%s", kind);
+	e->kind = (uint8_t)kind;
 	snprintf(e->detail, sizeof(e->detail), "%s", detail);
 	e->ahead = ahead;
 	return 0;
@@ -367,14 +366,14 @@ static int suspect_note(struct suspect *sp, struct ofs_sid server, const char *k
 /* A finding about server's copy of oid; other: the copy it was compared
  * with (repair mode uses it; not reported). */
 static int add_finding_other(struct task *k, struct ofs_sid server, struct ofs_oid oid,
-			     const char *kind, const char *detail, struct ofs_sid other)
+			     int kind, const char *detail, struct ofs_sid other)
 {
 	struct ofs_task_finding f;
 
 	memset(&f, 0, sizeof(f));
 	f.server = server;
 	f.oid = oid;
-	snprintf(f.kind, sizeof(f.kind), "%s", kind);
+	f.kind = (uint8_t)kind;
 	snprintf(f.detail, sizeof(f.detail), "%s", detail);
 	if (k->next_mend)
 		f.ref = k->next_mend->ref;
@@ -410,7 +409,7 @@ static int add_finding_other(struct task *k, struct ofs_sid server, struct ofs_o
 }
 
 static int add_finding(struct task *k, struct ofs_sid server, struct ofs_oid oid,
-		       const char *kind, const char *detail)
+		       int kind, const char *detail)
 {
 	struct ofs_sid none;
 
@@ -418,13 +417,13 @@ static int add_finding(struct task *k, struct ofs_sid server, struct ofs_oid oid
 	return add_finding_other(k, server, oid, kind, detail, none);
 }
 
-static int local_finding(const char *kind, const char *detail, void *arg)
+static int local_finding(int kind, const char *detail, void *arg)
 {
 	struct task *k = arg;
 	int rc = add_finding(k, store_sid(k->sc->s), k->cur, kind, detail);
 
 	/* Repair replaces a bad copy whole: the rest of it need not be read. */
-	if (!rc && k->holding && !strcmp(kind, "checksum_mismatch"))
+	if (!rc && k->holding && kind == OFS_FINDING_CHECKSUM_MISMATCH)
 		return 1;
 	return rc;
 }
@@ -971,7 +970,7 @@ static int compare_siblings(struct task *k, const struct walked *w)
 			snprintf(detail, sizeof(detail), "the handle names %s, which is %s", hex,
 				 g == -ENOENT ? "not in the server table" : "out of service");
 			k->next_mend = &m;
-			rc = add_finding(k, gone[i], w->oid, "missing_replica", detail);
+			rc = add_finding(k, gone[i], w->oid, OFS_FINDING_MISSING_REPLICA, detail);
 			k->next_mend = NULL;
 			if (rc)
 				return rc;
@@ -1034,7 +1033,7 @@ static int compare_siblings(struct task *k, const struct walked *w)
 			k->copies_differ = true;
 			k->ev_lag = mine.version;
 			k->ev_ahead = theirs[i].version;
-			rc = add_finding(k, me, w->oid, "stale_replica", detail);
+			rc = add_finding(k, me, w->oid, OFS_FINDING_STALE_REPLICA, detail);
 			k->ev_lag = k->ev_ahead = 0;
 			return rc;
 		}
@@ -1052,7 +1051,7 @@ static int compare_siblings(struct task *k, const struct walked *w)
 			if (!reporter(&w->a, me, skip, ns))
 				continue;
 			snprintf(detail, sizeof(detail), "the handle names %s, which does not hold it", hex);
-			rc = add_finding(k, others[i], w->oid, "missing_replica", detail);
+			rc = add_finding(k, others[i], w->oid, OFS_FINDING_MISSING_REPLICA, detail);
 		} else if (theirs[i].version == mine.version &&
 			   (theirs[i].size != mine.size || !digest_eq(theirs[i].digest, mine.digest))) {
 			bool kv = w->a.type != OFS_OBJ_DFILE;
@@ -1067,7 +1066,7 @@ static int compare_siblings(struct task *k, const struct walked *w)
 				      "(a value changed, a key lost or added)"
 				    : "version %llu on both, recorded contents differ from %s",
 				 (unsigned long long)mine.version, hex);
-			rc = add_finding_other(k, me, w->oid, kv ? "keyval_mismatch" : "replica_conflict",
+			rc = add_finding_other(k, me, w->oid, kv ? OFS_FINDING_KEYVAL_MISMATCH : OFS_FINDING_REPLICA_CONFLICT,
 					       detail, others[i]);
 		} else if (lead && theirs[i].version < mine.version) {
 			/* A sibling behind: its lead says so, for it (the
@@ -1078,7 +1077,7 @@ static int compare_siblings(struct task *k, const struct walked *w)
 				 (unsigned long long)mine.version, mehex);
 			k->ev_lag = theirs[i].version;
 			k->ev_ahead = mine.version;
-			rc = add_finding(k, others[i], w->oid, "stale_replica", detail);
+			rc = add_finding(k, others[i], w->oid, OFS_FINDING_STALE_REPLICA, detail);
 			k->ev_lag = k->ev_ahead = 0;
 		}
 		if (rc)
@@ -1130,7 +1129,7 @@ static int check_dirdata(struct task *k, const struct walked *w, bool *bad)
 		*bad = true;
 		snprintf(detail, sizeof(detail), "directory entry '%s' does not decode (%d bad entr%s)",
 			 dc.bad, dc.nbad, dc.nbad == 1 ? "y" : "ies");
-		return local_finding("record_corrupt", detail, k);
+		return local_finding(OFS_FINDING_RECORD_CORRUPT, detail, k);
 	}
 	return 0;
 }
@@ -1312,7 +1311,7 @@ static int check_pointer_sids(struct task *k, const struct walked *w,
 			dn += (size_t)snprintf(detail + dn, sizeof(detail) - dn, " %.32s", sh);
 		}
 		k->next_mend = &m;
-		rc = add_finding(k, x, child->oid, "missing_replica", detail);
+		rc = add_finding(k, x, child->oid, OFS_FINDING_MISSING_REPLICA, detail);
 		k->next_mend = NULL;
 	}
 	free(a);
@@ -1354,7 +1353,7 @@ static int check_pointer(struct task *k, const struct walked *w, const struct of
 		if (w->a.type == OFS_OBJ_METAFILE && want_stripe >= 0 && dn < sizeof(detail))
 			lost_ranges(&w->a, (uint32_t)want_stripe, detail + dn, sizeof(detail) - dn);
 		k->next_mend = &m;
-		rc = add_finding(k, store_sid(k->sc->s), w->oid, "dangling_pointer", detail);
+		rc = add_finding(k, store_sid(k->sc->s), w->oid, OFS_FINDING_DANGLING_POINTER, detail);
 		k->next_mend = NULL;
 		return rc;
 	}
@@ -1379,7 +1378,7 @@ static int check_pointer(struct task *k, const struct walked *w, const struct of
 				 "point at it; the first keeps it",
 				 oh, sm.backref.stripe, sm.backref.name, ch, what);
 			k->next_mend = &m;
-			rc = add_finding(k, where, child->oid, "multiple_owners", detail);
+			rc = add_finding(k, where, child->oid, OFS_FINDING_MULTIPLE_OWNERS, detail);
 			k->next_mend = NULL;
 			return rc;
 		}
@@ -1396,7 +1395,7 @@ static int check_pointer(struct task *k, const struct walked *w, const struct of
 			 "its back reference says owner %s stripe %u name '%s'; %s points at it",
 			 oh, sm.backref.stripe, sm.backref.name, what);
 		k->next_mend = &m;
-		rc = add_finding(k, where, child->oid, "backref_mismatch", detail);
+		rc = add_finding(k, where, child->oid, OFS_FINDING_BACKREF_MISMATCH, detail);
 		k->next_mend = NULL;
 		return rc;
 	}
@@ -1408,7 +1407,7 @@ static int check_pointer(struct task *k, const struct walked *w, const struct of
 		snprintf(detail, sizeof(detail), "%s says %s, but %s is a %s", what,
 			 ofs_type_name((uint8_t)want_type), ch, ofs_type_name(sm.type));
 		k->next_mend = &m;
-		rc = add_finding(k, store_sid(k->sc->s), w->oid, "backref_mismatch", detail);
+		rc = add_finding(k, store_sid(k->sc->s), w->oid, OFS_FINDING_BACKREF_MISMATCH, detail);
 		k->next_mend = NULL;
 		return rc;
 	}
@@ -1623,7 +1622,7 @@ static int check_owner(struct task *k, const struct walked *w)
 			m.relink = true;
 		}
 		k->next_mend = &m;
-		rc = add_finding(k, store_sid(sc->s), w->oid, "orphan", detail);
+		rc = add_finding(k, store_sid(sc->s), w->oid, OFS_FINDING_ORPHAN, detail);
 		k->next_mend = NULL;
 	}
 	return rc;
@@ -1681,13 +1680,13 @@ static int scrub_one(struct task *k, const struct walked *w, uint64_t *bytes)
 	if (w->decode_rc) {
 		snprintf(detail, sizeof(detail), "the object's record does not decode: %s",
 			 ofs_strerror(w->decode_rc));
-		return local_finding("record_corrupt", detail, k);
+		return local_finding(OFS_FINDING_RECORD_CORRUPT, detail, k);
 	}
 	rc = store_behind(sc->s, w->oid);
 	if (rc < 0)
 		return rc;
 	if (rc == 1)
-		return local_finding("stale_replica", "this copy missed changes while its server "
+		return local_finding(OFS_FINDING_STALE_REPLICA, "this copy missed changes while its server "
 				     "was away (known since then)", k);
 	if (w->a.type == OFS_OBJ_DFILE && !(k->flags & OFS_TASK_F_NODATA)) {
 		rc = store_scrub_dfile(sc->s, w->oid, local_finding, throttle, k, bytes);
@@ -1792,7 +1791,7 @@ static int second_look(struct task *k, const struct suspect *sp)
 			rc = suspect_push(k, again);
 		} else {
 			log_info("job %llu: %s kept changing while it was checked (%s); left for the next scrub",
-				 (unsigned long long)k->job, hex, again->s[0].kind);
+				 (unsigned long long)k->job, hex, ofs_finding_name(again->s[0].kind));
 		}
 	}
 out:
@@ -1920,15 +1919,18 @@ static void set_outcome(struct ofs_task_finding *f, int rc, const struct ofs_fet
 	}
 }
 
-static bool is_copy_kind(const char *kind)
+/* A kind a copy fetched from a good one repairs. */
+static bool is_copy_kind(int kind)
 {
-	static const char *const kinds[] = { "checksum_mismatch", "size_mismatch", "unreadable",
-					     "missing_replica", "stale_replica", "record_corrupt",
-					     "replica_conflict", "keyval_mismatch" };
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (strcmp(kind, kinds[i]) == 0)
-			return true;
-	return false;
+	switch (kind) {
+	case OFS_FINDING_CHECKSUM_MISMATCH: case OFS_FINDING_SIZE_MISMATCH:
+	case OFS_FINDING_UNREADABLE: case OFS_FINDING_MISSING_REPLICA:
+	case OFS_FINDING_STALE_REPLICA: case OFS_FINDING_RECORD_CORRUPT:
+	case OFS_FINDING_REPLICA_CONFLICT: case OFS_FINDING_KEYVAL_MISMATCH:
+		return true;
+	default:
+		return false;
+	}
 }
 
 /* Fetch a good copy onto target (this server or a sibling); a finding's
@@ -2463,15 +2465,15 @@ static int repair_object(struct task *k, const struct walked *w)
 		if (!local_done) {
 			/* a copy this scrub has just seen fail its checksums
 			 * or lack bytes is not read a second time */
-			bool bad = !strcmp(f->kind, "checksum_mismatch") ||
-				   !strcmp(f->kind, "size_mismatch") ||
-				   !strcmp(f->kind, "unreadable") ||
-				   !strcmp(f->kind, "missing_replica");
+			bool bad = f->kind == OFS_FINDING_CHECKSUM_MISMATCH ||
+				   f->kind == OFS_FINDING_SIZE_MISMATCH ||
+				   f->kind == OFS_FINDING_UNREADABLE ||
+				   f->kind == OFS_FINDING_MISSING_REPLICA;
 			local_rc = fix_copy(k, w->oid, &w->a, have_attr, me, f, &local_fr, bad);
 			if (local_rc)
 				return local_rc;
 			local_done = true;
-			if ((!strcmp(f->kind, "replica_conflict") || !strcmp(f->kind, "keyval_mismatch")) &&
+			if ((f->kind == OFS_FINDING_REPLICA_CONFLICT || f->kind == OFS_FINDING_KEYVAL_MISMATCH) &&
 			    local_fr.outcome == OFS_FETCH_GOOD && !sid_is_zero(other)) {
 				/* This copy verifies: the differing one is the bad one. */
 				rc = fix_copy(k, w->oid, &w->a, have_attr, other, f, &fr, false);
@@ -2567,7 +2569,7 @@ static int drain_one(struct task *k, const struct walked *w, uint64_t *bytes)
 	for (uint8_t i = 0; i < w->a.nsids; i++)
 		named |= sid_eq(w->a.sids[i], me);
 	if (w->decode_rc || !named) {
-		snprintf(f.kind, sizeof(f.kind), "%s", w->decode_rc ? "record_corrupt" : "orphan");
+		f.kind = w->decode_rc ? OFS_FINDING_RECORD_CORRUPT : OFS_FINDING_ORPHAN;
 		snprintf(f.detail, sizeof(f.detail), "%s",
 			 w->decode_rc ? "this copy's record does not decode: it cannot be moved"
 				      : "this copy is not named by its own handle (a stray copy)");
@@ -2587,7 +2589,7 @@ static int drain_one(struct task *k, const struct walked *w, uint64_t *bytes)
 	if (k->flags & OFS_TASK_F_DRYRUN) {
 		if (rc)
 			return rc;
-		snprintf(f.kind, sizeof(f.kind), "move");
+		f.kind = OFS_FINDING_MOVE;
 		snprintf(f.detail, sizeof(f.detail), "%s copy of %llu bytes",
 			 ofs_type_name(w->a.type), (unsigned long long)w->a.size);
 		f.repair = OFS_REPAIR_WOULD;
@@ -2595,7 +2597,7 @@ static int drain_one(struct task *k, const struct walked *w, uint64_t *bytes)
 		return enqueue(k, &f);
 	}
 	if (rc) {
-		snprintf(f.kind, sizeof(f.kind), "unreadable");
+		f.kind = OFS_FINDING_UNREADABLE;
 		snprintf(f.detail, sizeof(f.detail), "could not be moved: %s", ofs_strerror(rc));
 		f.repair = OFS_REPAIR_FAILED;
 		snprintf(f.action, sizeof(f.action), "%.500s", mr.detail);
@@ -2695,7 +2697,7 @@ static int rebalance_one(struct task *k, const struct walked *w, uint64_t *bytes
 	f.oid = w->oid;
 	if (rc) {
 		/* Left where it is: the plan's bytes come from other copies. */
-		snprintf(f.kind, sizeof(f.kind), "unreadable");
+		f.kind = OFS_FINDING_UNREADABLE;
 		snprintf(f.detail, sizeof(f.detail), "could not be moved: %s", ofs_strerror(rc));
 		f.repair = OFS_REPAIR_FAILED;
 		snprintf(f.action, sizeof(f.action), "%.500s", mr.detail);
@@ -2704,7 +2706,7 @@ static int rebalance_one(struct task *k, const struct walked *w, uint64_t *bytes
 	k->alloc_left[at] = k->alloc_left[at] > w->a.size ? k->alloc_left[at] - w->a.size : 0;
 	*bytes = w->a.size;
 	if (k->flags & OFS_TASK_F_DRYRUN) {
-		snprintf(f.kind, sizeof(f.kind), "move");
+		f.kind = OFS_FINDING_MOVE;
 		snprintf(f.detail, sizeof(f.detail), "file data of %llu bytes%s",
 			 (unsigned long long)w->a.size,
 			 k->pass == 1 ? " (placement wants it elsewhere)" : "");
@@ -2774,7 +2776,7 @@ static int stale_one(struct ofs_oid oid, const char *reason, void *arg)
 	memset(&f, 0, sizeof(f));
 	f.server = sp->sid;
 	f.oid = oid;
-	snprintf(f.kind, sizeof(f.kind), "stale_replica");
+	f.kind = OFS_FINDING_STALE_REPLICA;
 	snprintf(detail, sizeof(detail), "recorded at write time: %s", reason);
 	snprintf(f.detail, sizeof(f.detail), "%s", detail);
 	memset(&fr, 0, sizeof(fr));

@@ -259,9 +259,10 @@ int store_walk(struct store *s, const struct ofs_oid *after, uint32_t max,
 /*
  * Scrub one dfile copy: re-read every chunk and compare it with its stored
  * digest, and the stream's length with the recorded size. Each problem is
- * passed to found(kind, detail, arg) - kinds "checksum_mismatch" (per
- * chunk), "size_mismatch", "missing_replica" (the byte-stream file is
- * gone), "unreadable" (I/O error) - and found's non-zero return stops it.
+ * passed to found(kind, detail, arg) - kinds (enum ofs_finding_kind)
+ * CHECKSUM_MISMATCH (per chunk), SIZE_MISMATCH, MISSING_REPLICA (the
+ * byte-stream file is gone), UNREADABLE (I/O error) - and found's
+ * non-zero return stops it.
  * throttle(bytes, arg), if not NULL, is called before each read of about
  * 1 MiB and may sleep; non-zero stops the scrub with that value. Reads
  * take the object's lock one piece at a time. *bytes_read counts the bytes
@@ -269,7 +270,7 @@ int store_walk(struct store *s, const struct ofs_oid *after, uint32_t max,
  */
 /* A finding about the copy; returns 0 to go on reading, 1 to stop (the
  * copy is bad enough: the scrub returns 0), or an error. */
-typedef int (*store_scrub_finding_fn)(const char *kind, const char *detail, void *arg);
+typedef int (*store_scrub_finding_fn)(int kind, const char *detail, void *arg);
 typedef int (*store_scrub_throttle_fn)(uint64_t bytes, void *arg);
 int store_scrub_dfile(struct store *s, struct ofs_oid oid, store_scrub_finding_fn found,
 		      store_scrub_throttle_fn throttle, void *arg, uint64_t *bytes_read);

@@ -732,19 +732,19 @@ int store_scrub_dfile(struct store *s, struct ofs_oid oid, store_scrub_finding_f
 		if (rc == -ENOENT && kv_view(s->kv, piece_txn, &pa) == -ENOENT)
 			goto out_locked;      /* removed meanwhile (rc: -ENOENT) */
 		if (rc == -ENOENT) {
-			rc = found("missing_replica", "the byte stream file is missing", arg);
+			rc = found(OFS_FINDING_MISSING_REPLICA, "the byte stream file is missing", arg);
 			goto out_locked;
 		}
 		if (rc) {
 			snprintf(detail, sizeof(detail), "cannot open the byte stream: %s",
 				 ofs_strerror(rc));
-			rc = found("unreadable", detail, arg);
+			rc = found(OFS_FINDING_UNREADABLE, detail, arg);
 			goto out_locked;
 		}
 		if (fstat(fd, &st) == 0 && (uint64_t)st.st_size < pa.a->size) {
 			snprintf(detail, sizeof(detail), "byte stream holds %llu bytes, record says %llu",
 				 (unsigned long long)st.st_size, (unsigned long long)pa.a->size);
-			rc = found("size_mismatch", detail, arg);
+			rc = found(OFS_FINDING_SIZE_MISMATCH, detail, arg);
 			stop = true;      /* (the chunks past its end would say it again) */
 			goto out_locked;
 		}
@@ -800,7 +800,7 @@ out_locked:
 		if (rc) {
 			snprintf(detail, sizeof(detail), "read error at offset %llu: %s",
 				 (unsigned long long)off, ofs_strerror(rc));
-			rc = found("unreadable", detail, arg);
+			rc = found(OFS_FINDING_UNREADABLE, detail, arg);
 			break;
 		}
 		got64 = got;
@@ -812,14 +812,14 @@ out_locked:
 			if (c1 > got64) {
 				snprintf(detail, sizeof(detail), "chunk %llu: byte stream ends at %llu",
 					 (unsigned long long)i, (unsigned long long)(off + got64));
-				rc = found("size_mismatch", detail, arg);
+				rc = found(OFS_FINDING_SIZE_MISMATCH, detail, arg);
 				break;
 			}
 			if (!digest_eq(checksum_buf(buf + c0, (size_t)(c1 - c0)), pa.d[i - pa.first])) {
 				snprintf(detail, sizeof(detail), "chunk %llu (bytes %llu-%llu) does not match its checksum",
 					 (unsigned long long)i, (unsigned long long)(off + c0),
 					 (unsigned long long)(off + c1 - 1));
-				rc = found("checksum_mismatch", detail, arg);
+				rc = found(OFS_FINDING_CHECKSUM_MISMATCH, detail, arg);
 				if (rc)
 					break;
 			}

@@ -223,6 +223,7 @@ assert_eq 1 "$(json "$T/last.out" '.findings | length')" "report --oid"
 ok ofs_pbj report "$JOB" --server ffffffffffffffffffffffffffffffff --json
 assert_eq 0 "$(json "$T/last.out" '.findings | length')" "report --server of no finding"
 assert_exit 2 ofs_pbj report "$JOB" --kind
+assert_exit 2 ofs_pbj report "$JOB" --kind bit_rot     # not a finding kind
 assert_eq "$(ofs stat --json /f | jq -r '.dirdata[0].oid')" \
 	"$(json "$T/report.json" '.findings[] | select(.kind == "dangling_pointer") | .oid')" "dangling owner"
 assert_contains "$(json "$T/report.json" '.findings[] | select(.kind == "dangling_pointer") | .detail')" \

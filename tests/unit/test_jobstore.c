@@ -127,7 +127,7 @@ static void test_set_state_checks_from_and_stamps_times(void **state)
 
 struct seen {
 	int n;
-	char kinds[8][PBJ_KIND_LEN];
+	int kinds[8];
 	struct pbj_task t[4];
 	uint8_t rs[8];
 	bool repaired[8];
@@ -139,7 +139,7 @@ static int see_finding(const struct pbj_finding *f, void *arg)
 	struct seen *s = arg;
 
 	if (s->n < 8)
-		strcpy(s->kinds[s->n], f->kind);
+		s->kinds[s->n] = f->kind;
 	s->n++;
 	return 0;
 }
@@ -189,20 +189,20 @@ static void test_progress_stores_a_finding_said_twice_once(void **state)
 		f[i].job = id;
 		memset(f[i].server.b, 0x10, OFS_OID_LEN);
 		memset(f[i].oid.b, 0x30, OFS_OID_LEN);
-		strcpy(f[i].kind, "stale_replica");
+		f[i].kind = OFS_FINDING_STALE_REPLICA;
 		strcpy(f[i].detail, "version 1 here, 2 on X");
 	}
 	strcpy(f[2].detail, "version 1 here, 3 on X");     /* differs: its own */
 	memset(f[3].server.b, 0x11, OFS_OID_LEN);          /* another copy */
 	assert_int_equal(pbj_progress(fx->db, NULL, 0, f, 2), 0);   /* said twice at once */
 	assert_int_equal(pbj_progress(fx->db, NULL, 0, f, 4), 0);   /* and again, later */
-	assert_int_equal(pbj_finding_list(fx->db, id, NULL, NULL, NULL, see_finding, &s), 0);
+	assert_int_equal(pbj_finding_list(fx->db, id, NULL, OFS_FINDING_NONE, NULL, see_finding, &s), 0);
 	assert_int_equal(s.n, 3);
 	/* another job's identical finding is that job's */
 	f[0].job = submit(fx->db, 0);
 	assert_int_equal(pbj_progress(fx->db, NULL, 0, f, 1), 0);
 	s.n = 0;
-	assert_int_equal(pbj_finding_list(fx->db, f[0].job, NULL, NULL, NULL, see_finding, &s), 0);
+	assert_int_equal(pbj_finding_list(fx->db, f[0].job, NULL, OFS_FINDING_NONE, NULL, see_finding, &s), 0);
 	assert_int_equal(s.n, 1);
 }
 
@@ -227,7 +227,7 @@ static void test_progress_batch_stores_tasks_and_findings_filterable(void **stat
 		f[i].job = id;
 		f[i].server = t[i % 2].server;
 		memset(f[i].oid.b, 0x30 + i, OFS_OID_LEN);
-		strcpy(f[i].kind, i == 2 ? "size_mismatch" : "checksum_mismatch");
+		f[i].kind = i == 2 ? OFS_FINDING_SIZE_MISMATCH : OFS_FINDING_CHECKSUM_MISMATCH;
 		strcpy(f[i].detail, "detail");
 	}
 	assert_int_equal(pbj_progress(fx->db, t, 2, f, 3), 0);
@@ -244,19 +244,19 @@ static void test_progress_batch_stores_tasks_and_findings_filterable(void **stat
 	assert_int_equal(s.t[0].objects_done, 99);
 	/* Findings by job, server, kind, oid. */
 	s.n = 0;
-	assert_int_equal(pbj_finding_list(fx->db, id, NULL, NULL, NULL, see_finding, &s), 0);
+	assert_int_equal(pbj_finding_list(fx->db, id, NULL, OFS_FINDING_NONE, NULL, see_finding, &s), 0);
 	assert_int_equal(s.n, 3);
 	s.n = 0;
-	assert_int_equal(pbj_finding_list(fx->db, id, &t[0].server, NULL, NULL, see_finding, &s), 0);
+	assert_int_equal(pbj_finding_list(fx->db, id, &t[0].server, OFS_FINDING_NONE, NULL, see_finding, &s), 0);
 	assert_int_equal(s.n, 2);
 	s.n = 0;
-	assert_int_equal(pbj_finding_list(fx->db, id, NULL, "size_mismatch", NULL, see_finding, &s), 0);
+	assert_int_equal(pbj_finding_list(fx->db, id, NULL, OFS_FINDING_SIZE_MISMATCH, NULL, see_finding, &s), 0);
 	assert_int_equal(s.n, 1);
 	s.n = 0;
-	assert_int_equal(pbj_finding_list(fx->db, id, NULL, NULL, &f[1].oid, see_finding, &s), 0);
+	assert_int_equal(pbj_finding_list(fx->db, id, NULL, OFS_FINDING_NONE, &f[1].oid, see_finding, &s), 0);
 	assert_int_equal(s.n, 1);
 	s.n = 0;
-	assert_int_equal(pbj_finding_list(fx->db, id + 1, NULL, NULL, NULL, see_finding, &s), 0);
+	assert_int_equal(pbj_finding_list(fx->db, id + 1, NULL, OFS_FINDING_NONE, NULL, see_finding, &s), 0);
 	assert_int_equal(s.n, 0);
 	{
 		struct ofs_sid src;
@@ -266,7 +266,7 @@ static void test_progress_batch_stores_tasks_and_findings_filterable(void **stat
 		assert_int_equal(pbj_finding_repaired(fx->db, 2, OFS_REPAIR_MAX + 1, "x", NULL), -EINVAL);
 		assert_int_equal(pbj_finding_repaired(fx->db, 2, OFS_REPAIR_LEFT, "no good copy", NULL), 0);
 		s.n = 0;
-		assert_int_equal(pbj_finding_list(fx->db, id, NULL, NULL, NULL, see_repair, &s), 0);
+		assert_int_equal(pbj_finding_list(fx->db, id, NULL, OFS_FINDING_NONE, NULL, see_repair, &s), 0);
 		assert_int_equal(s.n, 3);
 		assert_int_equal(s.rs[0], OFS_REPAIR_DONE);
 		assert_true(s.repaired[0]);
@@ -319,7 +319,7 @@ static void test_version_1_file_is_migrated(void **state)
 		NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(raw);
 	assert_int_equal(pbj_open(path, &db), 0);
-	assert_int_equal(pbj_finding_list(db, 4, NULL, NULL, NULL, see_repair, &s), 0);
+	assert_int_equal(pbj_finding_list(db, 4, NULL, OFS_FINDING_NONE, NULL, see_repair, &s), 0);
 	assert_int_equal(s.n, 2);
 	assert_int_equal(s.rs[0], OFS_REPAIR_DONE);
 	assert_int_equal(s.rs[1], OFS_REPAIR_NONE);

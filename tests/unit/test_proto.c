@@ -2099,7 +2099,7 @@ static void test_task_status_round_trips_and_checks_before_delivering(void **sta
 		f[i].seq = (uint64_t)i + 1;
 		f[i].server = mk_sid((uint8_t)(5 + i));
 		f[i].oid = mk_oid((uint8_t)(7 + i));
-		strcpy(f[i].kind, "checksum_mismatch");
+		f[i].kind = OFS_FINDING_CHECKSUM_MISMATCH;
 		strcpy(f[i].detail, "chunk 3 (bytes 3145728-4194303) does not match its checksum");
 		f[i].repair = OFS_REPAIR_DONE;
 		f[i].source = mk_sid(9);
@@ -2113,6 +2113,7 @@ static void test_task_status_round_trips_and_checks_before_delivering(void **sta
 	assert_int_equal(back.objects_total, 9);
 	assert_memory_equal(back.cursor.b, st.cursor.b, OFS_OID_LEN);
 	assert_string_equal(g.f[1].detail, f[1].detail);
+	assert_int_equal(g.f[1].kind, OFS_FINDING_CHECKSUM_MISMATCH);
 	assert_int_equal(g.f[1].seq, 2);
 	assert_int_equal(g.f[1].repair, OFS_REPAIR_DONE);
 	assert_memory_equal(g.f[1].source.b, f[1].source.b, OFS_OID_LEN);
@@ -2132,6 +2133,35 @@ static void test_task_status_round_trips_and_checks_before_delivering(void **sta
 	assert_int_equal(proto_decode_task_status(w.data, w.len, &back, tf_add, &g), -OFS_ECORRUPT);
 	assert_int_equal(g.n, 0);
 	wbuf_free(&w);
+	/* A finding of no kind we know is corrupt too. */
+	f[1].kind = OFS_FINDING_NONE;
+	wbuf_init(&w);
+	proto_encode_task_status(&w, &st, f, 2);
+	g.n = 0;
+	assert_int_equal(proto_decode_task_status(w.data, w.len, &back, tf_add, &g), -OFS_ECORRUPT);
+	assert_int_equal(g.n, 0);
+	wbuf_free(&w);
+}
+
+/* Finding kinds: one name table, CLI.md's spellings. */
+static void test_finding_kinds_round_trip_by_name(void **state)
+{
+	static const char *const spelled[] = {
+		"checksum_mismatch", "size_mismatch", "unreadable", "missing_replica",
+		"stale_replica", "keyval_mismatch", "replica_conflict", "orphan",
+		"dangling_pointer", "backref_mismatch", "multiple_owners", "record_corrupt", "move",
+	};
+
+	(void)state;
+	assert_int_equal(sizeof(spelled) / sizeof(spelled[0]), OFS_FINDING_MAX - 1);
+	for (int k = OFS_FINDING_NONE + 1; k < OFS_FINDING_MAX; k++) {
+		assert_string_equal(ofs_finding_name(k), spelled[k - 1]);
+		assert_int_equal(ofs_finding_parse(spelled[k - 1]), k);
+	}
+	assert_null(ofs_finding_name(OFS_FINDING_NONE));
+	assert_null(ofs_finding_name(OFS_FINDING_MAX));
+	assert_int_equal(ofs_finding_parse("bit_rot"), OFS_FINDING_NONE);
+	assert_int_equal(ofs_finding_parse(""), OFS_FINDING_NONE);
 }
 
 static void test_summary_round_trips_and_rejects_unknown_flags(void **state)
@@ -2412,6 +2442,7 @@ int main(void)
 		cmocka_unit_test(test_stop_reply_round_trips_and_rejects_bad_counts),
 		cmocka_unit_test(test_freeze_request_round_trips_and_caps_its_time),
 		cmocka_unit_test(test_task_requests_reject_unknown_kind_and_action),
+		cmocka_unit_test(test_finding_kinds_round_trip_by_name),
 		cmocka_unit_test(test_behind_rejects_control_characters_in_reason),
 		cmocka_unit_test(test_stale_list_round_trips),
 		cmocka_unit_test(test_stale_list_checks_whole_body_before_delivering),
