@@ -268,22 +268,24 @@ fetch:
 	return 0;
 }
 
-/* One page of this server's marks. */
+/* One page of stale records: this server's marks, or its records of
+ * another server's copies. */
 struct page {
 	struct ofs_oid oids[PAGE];
 	char why[PAGE][256];
 	uint32_t n;
 };
 
-static int collect(struct ofs_oid oid, const char *reason, void *arg)
+/* The next page after `after` (first: from the start) of the records
+ * naming sid. */
+static int next_page(struct recover *rv, struct ofs_sid sid, const struct ofs_oid *after,
+		     struct page *p, bool *more)
 {
-	struct page *p = arg;
+	struct store_stale_page sp = { .oids = p->oids, .why = p->why, .cap = PAGE };
+	int rc = store_stale_for(rv->s, sid, after, PAGE, store_stale_page_add, &sp, more);
 
-	if (p->n < PAGE) {
-		snprintf(p->why[p->n], sizeof(p->why[p->n]), "%s", reason);
-		p->oids[p->n++] = oid;
-	}
-	return 0;
+	p->n = sp.n;
+	return rc;
 }
 
 /* Keep f for the job store (at most OFS_MAX_TASK_FINDINGS wait; past
@@ -316,8 +318,7 @@ static int count_marks(struct recover *rv, uint64_t *n)
 		return -ENOMEM;
 	while (more && !rc) {
 		uint64_t before = *n;
-		p->n = 0;
-		rc = store_stale_for(rv->s, self, first ? NULL : &after, PAGE, collect, p, &more);
+		rc = next_page(rv, self, first ? NULL : &after, p, &more);
 		first = false;
 		*n = before + p->n;
 		if (p->n)
@@ -449,8 +450,7 @@ int recover_pass(struct recover *rv)
 		total = 0;
 	pthread_mutex_unlock(&rv->mu);
 	while (more && !rc && total) {
-		p->n = 0;
-		rc = store_stale_for(rv->s, self, first ? NULL : &after, PAGE, collect, p, &more);
+		rc = next_page(rv, self, first ? NULL : &after, p, &more);
 		first = false;
 		if (!rc && p->n)
 			rc = run_page(rv, p, &left, &stuck, &done);
@@ -516,23 +516,6 @@ static void settle_record(struct recover *rv, struct ofs_sid sid, struct ofs_oid
 		tell_behind(rv, sid, oid, reason);   /* it does not know: again */
 }
 
-struct records_page {
-	struct ofs_oid oids[PAGE];
-	char why[PAGE][256];
-	uint32_t n;
-};
-
-static int collect_rec(struct ofs_oid oid, const char *reason, void *arg)
-{
-	struct records_page *p = arg;
-
-	if (p->n < PAGE) {
-		snprintf(p->why[p->n], sizeof(p->why[p->n]), "%s", reason);
-		p->oids[p->n++] = oid;
-	}
-	return 0;
-}
-
 /*
  * Every SWEEP_MS, the stale records this server holds of copies on
  * servers heard from lately are checked against those copies: a copy
@@ -544,7 +527,7 @@ static int collect_rec(struct ofs_oid oid, const char *reason, void *arg)
 static void sweep_records(struct recover *rv)
 {
 	struct ofs_server *e = NULL;
-	struct records_page *p;
+	struct page *p;
 	size_t ne = 0;
 	struct timespec now;
 
@@ -560,9 +543,7 @@ static void sweep_records(struct recover *rv)
 		    now_ns - e[i].last_seen_ns > (int64_t)SWEEP_SEEN_MS * 1000000)
 			continue;            /* not heard from lately: it may be down */
 		while (more) {
-			p->n = 0;
-			if (store_stale_for(rv->s, e[i].sid, first ? NULL : &after, PAGE, collect_rec,
-					    p, &more) != 0 || p->n == 0)
+			if (next_page(rv, e[i].sid, first ? NULL : &after, p, &more) != 0 || p->n == 0)
 				break;
 			first = false;
 			for (uint32_t j = 0; j < p->n; j++)

@@ -83,21 +83,8 @@ static int do_servers(struct service *sv, const struct ofs_req *q, struct wbuf *
 /* One STALE_FOR reply's records. */
 struct stale_page {
 	struct ofs_oid oids[OFS_MAX_STALE_LIST];
-	char reasons[OFS_MAX_STALE_LIST][256];
-	uint32_t n;
+	char why[OFS_MAX_STALE_LIST][256];
 };
-
-static int stale_page_add(struct ofs_oid oid, const char *reason, void *arg)
-{
-	struct stale_page *pg = arg;
-
-	if (pg->n == OFS_MAX_STALE_LIST)
-		return -OFS_ETOOBIG;
-	pg->oids[pg->n] = oid;
-	snprintf(pg->reasons[pg->n], sizeof(pg->reasons[pg->n]), "%s", reason);
-	pg->n++;
-	return 0;
-}
 
 /* What SUMMARY answers for one object: "not here" is an answer (not
  * present), not an error. */
@@ -504,15 +491,18 @@ static int op_behind(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 static int op_stale_for(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 {
 	struct stale_page *pg = calloc(1, sizeof(*pg));
+	struct store_stale_page sp = { .cap = OFS_MAX_STALE_LIST };
 	bool later = false;
 	int rc;
 
 	if (!pg)
 		return -ENOMEM;
+	sp.oids = pg->oids;
+	sp.why = pg->why;
 	rc = store_stale_for(sv->store, q->sid, oid_is_zero(q->oid) ? NULL : &q->oid,
-			     OFS_MAX_STALE_LIST, stale_page_add, pg, &later);
+			     OFS_MAX_STALE_LIST, store_stale_page_add, &sp, &later);
 	if (!rc)
-		proto_encode_stale_list(reply, pg->oids, pg->reasons, pg->n, later);
+		proto_encode_stale_list(reply, pg->oids, pg->why, sp.n, later);
 	free(pg);
 	return rc;
 }

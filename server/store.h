@@ -223,6 +223,15 @@ int store_behind(struct store *s, struct ofs_oid oid);
 typedef int (*store_stale_for_fn)(struct ofs_oid oid, const char *reason, void *arg);
 int store_stale_for(struct store *s, struct ofs_sid sid, const struct ofs_oid *after,
 		    uint32_t max, store_stale_for_fn fn, void *arg, bool *more);
+/* A page of those records, gathered by store_stale_page_add (a
+ * store_stale_for_fn; -OFS_ETOOBIG past cap): oids and why point at cap
+ * entries each, n counts them. */
+struct store_stale_page {
+	struct ofs_oid *oids;
+	char (*why)[256];
+	uint32_t n, cap;
+};
+int store_stale_page_add(struct ofs_oid oid, const char *reason, void *arg);
 
 /* The server table as persisted (sidtab.h keeps it in memory). */
 int store_server_put(struct store *s, const struct ofs_server *e);

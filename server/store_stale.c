@@ -362,3 +362,15 @@ int store_stale_del(struct store *s, struct ofs_oid oid, struct ofs_sid sid, uin
 	free(sd.a);
 	return rc;
 }
+
+int store_stale_page_add(struct ofs_oid oid, const char *reason, void *arg)
+{
+	struct store_stale_page *pg = arg;
+
+	if (pg->n >= pg->cap)
+		return -OFS_ETOOBIG;
+	pg->oids[pg->n] = oid;
+	snprintf(pg->why[pg->n], sizeof(pg->why[pg->n]), "%s", reason);
+	pg->n++;
+	return 0;
+}
