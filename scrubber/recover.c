@@ -121,13 +121,13 @@ static int gone(struct recover *rv, struct ofs_oid oid, const struct ofs_sid *na
 /*
  * Catch this server's copy of oid up by the changes it missed, read from
  * the current copy src (changelog.h): 1 when it is current now (at
- * *version), 0 when it cannot be this way (the mark does not say which
+ * *version, by the changes after *since), 0 when it cannot be this way (the mark does not say which
  * change it missed, src's log no longer reaches back, the result would
  * differ from src) - it is then fetched whole - or an error.
  */
 static int by_changes(struct recover *rv, struct ofs_oid oid, const char *why,
-		      const struct ofs_summary *mine, struct ofs_sid src, uint64_t *version,
-		      uint64_t *bytes)
+		      const struct ofs_summary *mine, struct ofs_sid src, uint64_t *since,
+		      uint64_t *version, uint64_t *bytes)
 {
 	uint64_t missed = store_missed_version(why);
 	struct ofs_req q = { .op = OFS_OP_CHANGES, .oid = oid };
@@ -140,7 +140,7 @@ static int by_changes(struct recover *rv, struct ofs_oid oid, const char *why,
 
 	if (missed == 0 || mine->type == OFS_OBJ_DFILE)
 		return 0;                        /* (a dfile's change is its bytes) */
-	q.version = missed - 1;
+	q.version = *since = missed - 1;
 	wbuf_init(&w);
 	rc = proto_encode_req(&w, &q);
 	if (!rc)
@@ -231,8 +231,8 @@ static int catch_up(struct recover *rv, struct ofs_oid oid, const char *why, enu
 		return rc;
 	}
 	if (have) {
-		uint64_t version = 0, missed = store_missed_version(why);
-		rc = by_changes(rv, oid, why, &mine, sids[best], &version, bytes);
+		uint64_t version = 0, since = 0;
+		rc = by_changes(rv, oid, why, &mine, sids[best], &since, &version, bytes);
 		if (rc < 0)
 			return rc;
 		if (rc == 1 && store_behind(rv->s, oid) == 0) {
@@ -240,8 +240,8 @@ static int catch_up(struct recover *rv, struct ofs_oid oid, const char *why, enu
 			f->source = sids[best];
 			snprintf(f->action, sizeof(f->action), "caught up by the %llu changes "
 				 "after version %llu (now version %llu)",
-				 (unsigned long long)(version - (missed - 1)),
-				 (unsigned long long)(missed - 1), (unsigned long long)version);
+				 (unsigned long long)(version - since), (unsigned long long)since,
+				 (unsigned long long)version);
 			repair_tell_current(rv->r, oid, self, version, sids, n);
 			return 0;
 		}
