@@ -34,7 +34,7 @@ O ?= build/normal
 SANFLAGS :=
 BINDIR ?= bin
 endif
-# RELEASE=1 leaves out the test hooks (OFS_FAULT, OFS_PBJ_CRON_UNIT_S,
+# RELEASE=1 leaves out the test hooks (OFS_FAULT, OFS_SERVER_FAULT, OFS_PBJ_CRON_UNIT_S,
 # OFS_PBJ_MAX_RETRIES: environment the tests and the demo set).
 HOOKFLAGS := $(if $(RELEASE),-DOFS_NO_TEST_HOOKS,)
 
@@ -53,11 +53,11 @@ SERVER_SRCS := server/kv.c server/records.c server/bstream.c server/store.c \
 	server/store_walk.c server/store_tool.c server/store_incoming.c \
 	server/service.c server/ops.c server/listener.c server/inspect.c \
 	server/sidtab.c server/gossip.c server/replica.c server/behind.c server/tool.c server/points.c \
-	server/replaced.c server/changelog.c
-REBALANCER_SRCS := rebalancer/move.c rebalancer/drain.c
+	server/replaced.c server/changelog.c server/repair.c server/reconcile.c server/recover.c \
+	server/taskhost.c
+REBALANCER_SRCS := rebalancer/move.c rebalancer/drain.c rebalancer/kinds.c
 PBJ_SRCS := $(wildcard pbj/*.c)
-SCRUBBER_SRCS := scrubber/scrub.c scrubber/repair.c scrubber/recover.c scrubber/reconcile.c \
-	scrubber/serve.c
+SCRUBBER_SRCS := scrubber/scrub.c
 CLIENT_SRCS := client/ofs.c
 CORE_SRCS := $(LIB_SRCS) $(SERVER_SRCS) $(REBALANCER_SRCS) $(CLIENT_SRCS) $(PBJ_SRCS) $(SCRUBBER_SRCS)
 CORE_OBJS := $(CORE_SRCS:%.c=$(O)/%.o)

@@ -17,9 +17,10 @@
 #include "lib/ofs_error.h"
 #include "lib/parse.h"
 #include "rebalancer/drain.h"
-#include "scrubber/recover.h"
+#include "rebalancer/kinds.h"
 #include "scrubber/scrub.h"
-#include "scrubber/serve.h"
+#include "server/recover.h"
+#include "server/taskhost.h"
 #include "server/behind.h"
 #include "server/gossip.h"
 #include "server/inspect.h"
@@ -96,7 +97,7 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 	memset(a, 0, sizeof(*a));
 	a->chunk = 1u << 20;
 	a->max_conns = LISTENER_DEFAULT_MAX_CONNS;
-	a->scrub_rate = SCRUB_DEFAULT_RATE;
+	a->scrub_rate = TASKHOST_DEFAULT_RATE;
 	a->quarantine_days = 7;
 	a->orphan_grace = SCRUB_ORPHAN_GRACE_S;
 	optind = 1;
@@ -246,6 +247,7 @@ struct running {
 	struct gossip *g;
 	struct replicator *rep;
 	struct behind *bh;
+	struct taskhost *tasks;
 	struct scrubber *scrub;
 	struct recover *rv;
 	struct service sv;
@@ -341,6 +343,28 @@ static int run_cluster(struct running *r)
 	return rc ? fail("gossip", rc) : 0;
 }
 
+/* A test's fault, from OFS_SERVER_FAULT: "exit-after:OP" (an operation's
+ * name as ofs_op_name spells it) - the server exits after applying and
+ * forwarding a client's OP, before it answers. Left out of release builds
+ * (make RELEASE=1). */
+static void test_fault(struct service *sv)
+{
+#ifndef OFS_NO_TEST_HOOKS
+	const char *e = getenv("OFS_SERVER_FAULT");
+	const char *pre = "exit-after:";
+
+	if (!e || strncmp(e, pre, strlen(pre)) != 0)
+		return;
+	for (uint16_t op = 1; op < OFS_OP_MAX; op++)
+		if (strcmp(ofs_op_name(op), e + strlen(pre)) == 0)
+			sv->exit_after_op = op;
+	if (sv->exit_after_op)
+		log_warn("test fault set: %s", e);
+#else
+	(void)sv;
+#endif
+}
+
 /* The background tasks, their operations registered, the service, and
  * the catch-up (--no-catch-up: copies that missed changes wait for a
  * repair job, as Ceph's norecover flag makes them). */
@@ -353,24 +377,27 @@ static int run_tasks(struct running *r)
 	if (store_quarantine_purge(r->s, quarantine_s, &purged) == 0 && purged)
 		log_info("quarantine: removed %u cop%s older than %llu days", purged,
 			 purged == 1 ? "y" : "ies", (unsigned long long)r->a.quarantine_days);
-	rc = scrubber_open(r->s, r->tab, r->rep, r->a.scrub_rate, &r->scrub);
+	rc = taskhost_open(r->s, r->tab, r->rep, r->a.scrub_rate, &r->tasks);
+	if (!rc)
+		rc = scrubber_open(r->s, r->tab, r->rep, &r->scrub);
 	if (rc)
-		return fail("scrubber", rc);
+		return fail("background tasks", rc);
 	scrubber_set_quarantine(r->scrub, quarantine_s);
 	scrubber_set_orphan_grace(r->scrub, (long long)r->a.orphan_grace);
-	rc = scrubber_register_ops();
+	rc = scrubber_add_kind(r->scrub, r->tasks);
+	if (!rc)
+		rc = rebalancer_add_kinds(r->tasks);
 	if (!rc)
 		rc = drain_register_ops();
 	if (rc)
-		return fail("registering the background operations", rc);
-	service_init(&r->sv, r->s, r->tab, r->rep, r->scrub);
+		return fail("registering the background tasks", rc);
+	service_init(&r->sv, r->s, r->tab, r->rep, r->tasks);
+	test_fault(&r->sv);
 	r->sv_ready = true;
 	rc = recover_start(r->s, r->tab, r->rep, r->a.no_catch_up, &r->rv);
 	if (rc)
 		return fail("catch-up", rc);
-	r->sv.recover = r->rv;
-	scrubber_hook_recover(&r->sv);
-	scrubber_set_recover(r->scrub, r->rv);
+	recover_attach(r->rv, &r->sv, r->tasks);
 	if (r->a.no_catch_up)
 		log_warn("--no-catch-up: copies that missed changes wait for a repair job");
 	return 0;
@@ -379,6 +406,7 @@ static int run_tasks(struct running *r)
 static void run_close(struct running *r)
 {
 	gossip_stop(r->g);
+	taskhost_close(r->tasks);       /* (its tasks use the catch-up and the scrubber) */
 	recover_stop(r->rv);
 	scrubber_close(r->scrub);
 	if (r->sv_ready)

@@ -1,7 +1,7 @@
 /* pbj-catchup.h - the servers' catch-up, as a system job in the job store.
  *
  * Every server catches up its own copies that missed changes by itself
- * (scrubber/recover.h), with no job. So that operators see it where they
+ * (server/recover.h), with no job. So that operators see it where they
  * see every other background job, `ofs-pbj serve` polls each server's
  * catch-up (TASK_POLL of job 0) about once a second and, while any server
  * is catching up or has something to say, keeps one job of type

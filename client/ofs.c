@@ -206,14 +206,23 @@ static size_t try_order(struct ofs_client *c, const struct ofs_handle *h, struct
  * whose checksums do not verify, that lacks the object or that knows it
  * missed changes; skipped copies are reported to the server that answered. -OFS_EUNREACHABLE when no copy answered.
  */
-static int call(struct ofs_client *c, const struct ofs_handle *h, const struct ofs_req *q,
-		uint8_t **body, size_t *blen)
+/*
+ * One request to the copies of h, in try_order, until one answers.
+ * *failed_over (may be NULL): a copy tried before the one that answered
+ * stopped answering mid-call - it may have applied the request (and
+ * forwarded it) before it died, so a change that is not idempotent may
+ * find itself already made.
+ */
+static int call_ex(struct ofs_client *c, const struct ofs_handle *h, const struct ofs_req *q,
+		   uint8_t **body, size_t *blen, bool *failed_over)
 {
 	struct ofs_sid order[OFS_MAX_REPLICAS], skipped[OFS_MAX_REPLICAS];
 	const char *why[OFS_MAX_REPLICAS];
 	size_t n = try_order(c, h, order), nskipped = 0;
 	int rc = -OFS_EUNREACHABLE, waited_ms = 0;
 
+	if (failed_over)
+		*failed_over = false;
 	for (size_t i = 0; i < n; i++) {
 		struct conn *cn = conn_of(c, order[i]);
 		if (!cn) {
@@ -233,6 +242,8 @@ static int call(struct ofs_client *c, const struct ofs_handle *h, const struct o
 		}
 		if (conn_is_transport_error(rc)) {
 			mark_down(c, order[i]);
+			if (failed_over)
+				*failed_over = true;
 			rc = -OFS_EUNREACHABLE;
 			skipped[nskipped] = order[i];
 			why[nskipped++] = "unreachable";
@@ -265,6 +276,12 @@ static int call(struct ofs_client *c, const struct ofs_handle *h, const struct o
 		return rc == -OFS_ENOOBJ ? -ENOENT : rc;
 	}
 	return rc == -OFS_ENOOBJ ? -ENOENT : rc;
+}
+
+static int call(struct ofs_client *c, const struct ofs_handle *h, const struct ofs_req *q,
+		uint8_t **body, size_t *blen)
+{
+	return call_ex(c, h, q, body, blen, NULL);
 }
 
 static struct ofs_req *req_new(uint16_t op, struct ofs_oid oid)
@@ -454,9 +471,9 @@ static int dirdata_for(const struct ofs_attr *da, const char *name, struct ofs_h
 	return 0;
 }
 
-static int dirent_call(struct ofs_client *c, uint16_t op, const struct ofs_handle *dd,
-		       const char *name, const struct ofs_dirent *d, uint32_t flags,
-		       bool *present, struct ofs_dirent *out)
+static int dirent_call_ex(struct ofs_client *c, uint16_t op, const struct ofs_handle *dd,
+			  const char *name, const struct ofs_dirent *d, uint32_t flags,
+			  bool *present, struct ofs_dirent *out, bool *failed_over)
 {
 	struct ofs_req *q = req_new(op, dd->oid);
 	uint8_t *b = NULL;
@@ -473,7 +490,7 @@ static int dirent_call(struct ofs_client *c, uint16_t op, const struct ofs_handl
 	if (d)
 		q->dirent = *d;
 	q->flags = flags;
-	rc = call(c, dd, q, &b, &n);
+	rc = call_ex(c, dd, q, &b, &n, failed_over);
 	if (!rc)
 		rc = proto_decode_dirent_reply(b, n, &p, &t);
 	if (!rc) {
@@ -485,6 +502,13 @@ static int dirent_call(struct ofs_client *c, uint16_t op, const struct ofs_handl
 	free(b);
 	free(q);
 	return rc;
+}
+
+static int dirent_call(struct ofs_client *c, uint16_t op, const struct ofs_handle *dd,
+		       const char *name, const struct ofs_dirent *d, uint32_t flags,
+		       bool *present, struct ofs_dirent *out)
+{
+	return dirent_call_ex(c, op, dd, name, d, flags, present, out, NULL);
 }
 
 /* ---- resolution --------------------------------------------------------- */
@@ -1593,22 +1617,47 @@ int ofs_getattr(struct ofs_client *c, const struct ofs_handle *h, struct ofs_att
 	return obj_getattr(c, h, attr);
 }
 
+/* Does the file mf's back reference still name entry `name` of dir? (A
+ * rename that took the file elsewhere has rewritten it.) */
+static bool still_named(struct ofs_client *c, const struct ofs_handle *mf, struct ofs_oid dir,
+			const char *name)
+{
+	struct ofs_attr *a = malloc(sizeof(*a));
+	bool yes = a && obj_getattr(c, mf, a) == 0 && oid_eq(a->backref.owner, dir) &&
+		   strcmp(a->backref.name, name) == 0;
+
+	free(a);
+	return yes;
+}
+
 int ofs_unlink(struct ofs_client *c, const char *path)
 {
 	struct resolved r;
 	struct ofs_handle dd;
 	struct ofs_dirent ent;
 	char name[OFS_NAME_MAX + 1];
-	int rc = resolve_parent(c, path, &r, name, &dd);
+	int rc;
 
+	memset(&ent, 0, sizeof(ent));
+	rc = resolve_parent(c, path, &r, name, &dd);
 	if (rc == -EBUSY)
 		rc = -EISDIR;
 	if (!rc)
 		rc = dirent_call(c, OFS_OP_DIRENT_LOOKUP, &dd, name, NULL, 0, NULL, &ent);
 	if (!rc && ent.type != OFS_OBJ_METAFILE)
 		rc = -EISDIR;
-	if (!rc)
-		rc = dirent_call(c, OFS_OP_DIRENT_REMOVE, &dd, name, NULL, 0, NULL, &ent);
+	if (!rc) {
+		struct ofs_dirent gone = ent;
+		bool failed_over = false;
+		rc = dirent_call_ex(c, OFS_OP_DIRENT_REMOVE, &dd, name, NULL, 0, NULL, &ent,
+				    &failed_over);
+		if (rc == -ENOENT && failed_over && still_named(c, &gone.handle, r.ent.handle.oid, name)) {
+			/* The copy asked first removed the entry and died before
+			 * it answered: this remove is done; its file goes too. */
+			ent = gone;
+			rc = 0;
+		}
+	}
 	if (!rc && ent.type == OFS_OBJ_METAFILE)
 		file_destroy(c, &ent.handle);
 	resolved_free(&r);

@@ -232,7 +232,7 @@ struct ofs_stats {
 	uint64_t avail;                        /* bytes free for new data on its disk */
 	uint64_t capacity;                     /* bytes it may hold (--capacity, else its disk) */
 	uint8_t max_copies;                    /* most copies any object it holds has */
-	/* Catch-up (scrubber/recover.h): */
+	/* Catch-up (server/recover.h): */
 	uint64_t behind;                       /* copies here that missed changes */
 	uint64_t stuck;                        /* ... of which no copy is current */
 	uint64_t caught_up;                    /* copies caught up since it started */
@@ -356,7 +356,7 @@ enum ofs_fetch_outcome {
 	OFS_FETCH_CONFLICT,            /* copies verify but differ: nothing changed */
 	OFS_FETCH_NONE,                /* no copy verifies: nothing changed */
 	OFS_FETCH_RECONCILED,          /* no copy was current: the copies were
-	                                  reconciled (scrubber/reconcile.h) and
+	                                  reconciled (server/reconcile.h) and
 	                                  this one is current now */
 	OFS_FETCH_MAX = OFS_FETCH_RECONCILED,
 };

@@ -54,7 +54,7 @@
 
 #include "client/ofs.h"
 #include "lib/proto.h"
-#include "scrubber/repair.h"
+#include "server/repair.h"
 #include "server/replica.h"
 #include "server/sidtab.h"
 #include "server/store.h"

@@ -13,16 +13,11 @@
 #include "lib/log.h"
 #include "lib/ofs_error.h"
 #include "rebalancer/move.h"
-#include "scrubber/recover.h"
-#include "scrubber/repair.h"
+#include "server/repair.h"
 #include "scrubber/scrub.h"
 #include "server/points.h"
 #include "server/records.h"
-
-#define TASKS_KEPT 64            /* finished tasks remembered for their poll */
-#define WALK_BATCH 1024          /* objects read from the index at once (a
-                                    sibling is asked in windows of
-                                    OFS_SUMMARY_MANY_MAX) */
+#include "server/taskhost.h"
 
 /* What repair needs to mend a structure finding (repair mode only). */
 enum { MEND_NONE, MEND_BACKREF, MEND_DANGLING_ENTRY, MEND_DANGLING_PART, MEND_ORPHAN,
@@ -39,12 +34,6 @@ struct mend {
 	uint8_t type;                    /* ENTRY_TYPE: the object's type */
 	uint32_t stripe;                 /* SECOND_OWNER: the owner's stripe (slot) */
 	uint64_t size;                   /* SECOND_OWNER: the shared dfile's length */
-};
-
-struct walked {
-	struct ofs_oid oid;
-	struct ofs_attr a;
-	int decode_rc;
 };
 
 /*
@@ -86,13 +75,13 @@ struct suspect {
  * by its handle's sids[j]. A second look always asks afresh.
  */
 struct prefetched {
-	struct ofs_summary sm[WALK_BATCH][OFS_MAX_REPLICAS];
-	bool ok[WALK_BATCH][OFS_MAX_REPLICAS];
-	struct ofs_summary mine[WALK_BATCH];     /* this server's copies it leads */
-	bool mine_ok[WALK_BATCH];
-	bool lead_alive[WALK_BATCH];             /* another server leads it, and
+	struct ofs_summary sm[TASKHOST_BATCH][OFS_MAX_REPLICAS];
+	bool ok[TASKHOST_BATCH][OFS_MAX_REPLICAS];
+	struct ofs_summary mine[TASKHOST_BATCH];     /* this server's copies it leads */
+	bool mine_ok[TASKHOST_BATCH];
+	bool lead_alive[TASKHOST_BATCH];             /* another server leads it, and
 	                                            answered: it compares */
-	uint8_t owner[WALK_BATCH];               /* its owner points back, as this
+	uint8_t owner[TASKHOST_BATCH];               /* its owner points back, as this
 	                                            server's records show it
 	                                            (STORE_POINTS_*; UNSURE: ask) */
 };
@@ -112,36 +101,11 @@ struct kidtab {
 	size_t n, cap;
 };
 
-struct task {
-	bool used;
-	uint64_t job;
-	uint64_t rate;
-	uint32_t flags;                  /* OFS_TASK_F_* */
-	uint8_t kind;                    /* enum ofs_task_kind */
-	uint64_t left;                   /* drain: objects that could not move */
-	uint8_t nalloc;                  /* rebalance: bytes still to send to each */
-	struct ofs_sid alloc_sid[OFS_TASK_MAX_ALLOC];
-	uint64_t alloc_left[OFS_TASK_MAX_ALLOC];
-	int pass;                        /* rebalance: 1 misplaced copies, 2 any */
-	uint64_t allow;                  /* repairs it may still do (UINT64_MAX: any;
-	                                    guarded by mu) */
-	struct ofs_oid start;            /* cursor it started from */
-	struct ofs_oid *only;            /* sorted: scrub only these (--path) */
-	uint32_t nonly;
-	pthread_t thread;
-	bool joined;
+/* A scrub task's own state (the host keeps the rest: server/taskhost.h). */
+struct scrub_task {
+	struct task *t;                  /* the host's handle */
 	struct scrubber *sc;
-	/* guarded by scrubber.mu */
-	uint8_t state;                   /* enum ofs_task_state */
-	bool pause, cancel;
-	struct ofs_task_status st;
-	struct ofs_task_finding *f;      /* unacknowledged, in seq order */
-	uint32_t nf;
-	uint64_t next_seq;
-	/* the reading thread's own */
-	struct walked *batch;
-	double pace_t0;                  /* pacing: start of the current run */
-	uint64_t pace_bytes;             /* bytes read since pace_t0 */
+	uint32_t flags;                  /* OFS_TASK_F_* */
 	struct ofs_oid cur;              /* object being scrubbed */
 	bool holding;                    /* repair mode: findings of the object
 	                                    wait in held until it is repaired */
@@ -156,7 +120,6 @@ struct task {
 	struct suspect *look;            /* PH_FIRST: being filled; PH_CONFIRM: the
 	                                    first look's */
 	struct suspect *again;           /* PH_CONFIRM: seen again, but changed */
-	struct ofs_oid prev;             /* the cursor before the object walked */
 	uint64_t ev_ahead;               /* stale_replica being added: the newer
 	                                    version; ev_lag: this copy's */
 	uint64_t ev_lag;
@@ -180,25 +143,21 @@ struct scrubber {
 	struct store *s;
 	struct sidtab *t;
 	struct replicator *r;
-	uint64_t default_rate;
 	long long quarantine_s;          /* keep quarantined copies this long */
 	long long orphan_grace_s;        /* orphans younger than this are left */
-	struct recover *rv;              /* the catch-up, which goes first */
-	pthread_mutex_t mu;
-	pthread_cond_t cv;               /* state, pause, cancel, acks changed */
-	struct task tasks[TASKS_KEPT];
+	struct task_kind kind;           /* registered with the host */
 };
 
-static double now_s(void)
-{
-	struct timespec ts;
+static int scrub_init(struct task *t, void *arg, const struct ofs_task_req *q, void **state);
+static int scrub_begin(struct task *t, void *state);
+static void scrub_batch(struct task *t, void *state, const struct task_obj *w, size_t n);
+static int scrub_step(struct task *t, void *state, const struct task_obj *w, size_t at,
+		      uint64_t *bytes);
+static struct ofs_oid scrub_cursor(void *state, struct ofs_oid done);
+static int scrub_end(struct task *t, void *state, int rc, struct ofs_oid last);
+static void scrub_release(void *state);
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-int scrubber_open(struct store *s, struct sidtab *t, struct replicator *r,
-		  uint64_t default_rate, struct scrubber **out)
+int scrubber_open(struct store *s, struct sidtab *t, struct replicator *r, struct scrubber **out)
 {
 	struct scrubber *sc = calloc(1, sizeof(*sc));
 
@@ -207,11 +166,13 @@ int scrubber_open(struct store *s, struct sidtab *t, struct replicator *r,
 	sc->s = s;
 	sc->t = t;
 	sc->r = r;
-	sc->default_rate = default_rate ? default_rate : SCRUB_DEFAULT_RATE;
 	sc->quarantine_s = 7LL * 86400;
 	sc->orphan_grace_s = SCRUB_ORPHAN_GRACE_S;
-	pthread_mutex_init(&sc->mu, NULL);
-	pthread_cond_init(&sc->cv, NULL);
+	sc->kind = (struct task_kind){
+		.kind = OFS_TASK_SCRUB, .name = "scrub", .arg = sc,
+		.init = scrub_init, .begin = scrub_begin, .batch = scrub_batch, .one = scrub_step,
+		.cursor = scrub_cursor, .end = scrub_end, .release = scrub_release,
+	};
 	*out = sc;
 	return 0;
 }
@@ -226,103 +187,28 @@ void scrubber_set_orphan_grace(struct scrubber *sc, long long seconds)
 	sc->orphan_grace_s = seconds;
 }
 
-static void task_free(struct task *k)
+int scrubber_add_kind(struct scrubber *sc, struct taskhost *h)
 {
-	free(k->only);
-	free(k->f);
-	free(k->batch);
-	free(k->pre);
-	free(k->kids.v);
-	free(k->page_kids.v);
-	free(k->states);
-	free(k->held);
-	free(k->hm);
-	free(k->sus);
-	ofs_client_close(k->client);
-	memset(k, 0, sizeof(*k));
+	return taskhost_add_kind(h, &sc->kind);
 }
 
 void scrubber_close(struct scrubber *sc)
 {
-	if (!sc)
-		return;
-	pthread_mutex_lock(&sc->mu);
-	for (int i = 0; i < TASKS_KEPT; i++)
-		sc->tasks[i].cancel = true;
-	pthread_cond_broadcast(&sc->cv);
-	pthread_mutex_unlock(&sc->mu);
-	for (int i = 0; i < TASKS_KEPT; i++) {
-		struct task *k = &sc->tasks[i];
-		if (k->used && !k->joined)
-			pthread_join(k->thread, NULL);
-		if (k->used)
-			task_free(k);
-	}
-	pthread_cond_destroy(&sc->cv);
-	pthread_mutex_destroy(&sc->mu);
 	free(sc);
 }
 
 /* ---- inside the task thread ------------------------------------------- */
 
-/*
- * Wait while paused or while the findings queue is full; true when the
- * task must stop (cancelled). Caller holds mu.
- */
-static bool hold(struct task *k)
+static double now_s(const struct scrub_task *k)
 {
-	struct scrubber *sc = k->sc;
-
-	while (!k->cancel && (k->pause || k->nf >= OFS_MAX_TASK_FINDINGS)) {
-		if (k->pause && k->state == OFS_TASK_RUNNING)
-			k->state = OFS_TASK_PAUSED;
-		pthread_cond_wait(&sc->cv, &sc->mu);
-	}
-	if (k->state == OFS_TASK_PAUSED && !k->cancel) {
-		k->state = OFS_TASK_RUNNING;
-		k->pace_t0 = now_s();        /* a pause does not earn a burst */
-		k->pace_bytes = 0;
-	}
-	return k->cancel;
+	return task_now(k->t);
 }
 
-/* Copies behind here are caught up first: wait (bounded: a catch-up
- * waiting on a server that is down must not stop every task) while the
- * catch-up has work. */
-static void yield_to_catch_up(struct task *k)
+/* The object being scrubbed: the one its local findings name. */
+static void at(struct scrub_task *k, struct ofs_oid oid)
 {
-	for (int waited = 0; waited < SCRUB_YIELD_MS && recover_busy(k->sc->rv); waited += 100) {
-		struct timespec ts = { .tv_sec = 0, .tv_nsec = 100000000L };
-		pthread_mutex_lock(&k->sc->mu);
-		bool stop = k->cancel;
-		pthread_mutex_unlock(&k->sc->mu);
-		if (stop)
-			return;
-		nanosleep(&ts, NULL);
-	}
-}
-
-void scrubber_set_recover(struct scrubber *sc, struct recover *rv)
-{
-	sc->rv = rv;
-}
-
-/* Queue a finding for the scheduler (waits while the queue is full). */
-static int enqueue(struct task *k, const struct ofs_task_finding *in)
-{
-	struct scrubber *sc = k->sc;
-	int rc = 0;
-
-	pthread_mutex_lock(&sc->mu);
-	if (hold(k)) {
-		rc = -ECANCELED;
-	} else {
-		struct ofs_task_finding *f = &k->f[k->nf++];
-		*f = *in;
-		f->seq = k->next_seq++;
-	}
-	pthread_mutex_unlock(&sc->mu);
-	return rc;
+	k->cur = oid;
+	task_at(k->t, oid);
 }
 
 static const struct seen *seen_in(const struct suspect *sp, struct ofs_sid server,
@@ -365,7 +251,7 @@ static int suspect_note(struct suspect *sp, struct ofs_sid server, int kind,
 
 /* A finding about server's copy of oid; other: the copy it was compared
  * with (repair mode uses it; not reported). */
-static int add_finding_other(struct task *k, struct ofs_sid server, struct ofs_oid oid,
+static int add_finding_other(struct scrub_task *k, struct ofs_sid server, struct ofs_oid oid,
 			     int kind, const char *detail, struct ofs_sid other)
 {
 	struct ofs_task_finding f;
@@ -385,7 +271,7 @@ static int add_finding_other(struct task *k, struct ofs_sid server, struct ofs_o
 		/* seen twice, the same: reported */
 	}
 	if (!k->holding)
-		return enqueue(k, &f);
+		return task_enqueue(k->t, &f);
 	if (k->nheld == k->capheld) {
 		size_t cap = k->capheld ? k->capheld * 2 : 8;
 		struct ofs_task_finding *n = realloc(k->held, cap * sizeof(*n));
@@ -408,7 +294,7 @@ static int add_finding_other(struct task *k, struct ofs_sid server, struct ofs_o
 	return 0;
 }
 
-static int add_finding(struct task *k, struct ofs_sid server, struct ofs_oid oid,
+static int add_finding(struct scrub_task *k, struct ofs_sid server, struct ofs_oid oid,
 		       int kind, const char *detail)
 {
 	struct ofs_sid none;
@@ -419,7 +305,7 @@ static int add_finding(struct task *k, struct ofs_sid server, struct ofs_oid oid
 
 static int local_finding(int kind, const char *detail, void *arg)
 {
-	struct task *k = arg;
+	struct scrub_task *k = arg;
 	int rc = add_finding(k, store_sid(k->sc->s), k->cur, kind, detail);
 
 	/* Repair replaces a bad copy whole: the rest of it need not be read. */
@@ -428,50 +314,12 @@ static int local_finding(int kind, const char *detail, void *arg)
 	return rc;
 }
 
-/* Pace reads to k->rate; -ECANCELED when cancelled meanwhile. */
+/* Pace reads to the task's rate; -ECANCELED when cancelled meanwhile. */
 static int throttle(uint64_t bytes, void *arg)
 {
-	struct task *k = arg;
-	struct scrubber *sc = k->sc;
-	bool stop;
+	struct scrub_task *k = arg;
 
-	for (;;) {
-		double due = k->pace_t0 + (double)k->pace_bytes / (double)k->rate;
-		double wait = due - now_s();
-		pthread_mutex_lock(&sc->mu);
-		stop = hold(k);
-		pthread_mutex_unlock(&sc->mu);
-		if (stop)
-			return -ECANCELED;
-		if (wait <= 0)
-			break;
-		if (wait > 0.1)
-			wait = 0.1;          /* look at pause and cancel often */
-		struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)(wait * 1e9) };
-		nanosleep(&ts, NULL);
-	}
-	k->pace_bytes += bytes;
-	return 0;
-}
-
-struct batch_ctx {
-	struct walked *w;
-	size_t n;
-};
-
-static int batch_add(struct ofs_oid oid, const struct ofs_attr *a, int decode_rc, void *arg)
-{
-	struct batch_ctx *b = arg;
-	struct walked *w = &b->w[b->n++];
-
-	w->oid = oid;
-	w->decode_rc = decode_rc;
-	if (a) {
-		/* (the used parts only: a whole attr is 5 KB) */
-		uint16_t np = a->nparts < OFS_MAX_STRIPES ? a->nparts : OFS_MAX_STRIPES;
-		memcpy(&w->a, a, offsetof(struct ofs_attr, parts) + np * sizeof(a->parts[0]));
-	}
-	return 0;
+	return task_throttle(k->t, bytes);
 }
 
 /* Is me the copy that reports a problem between copies: the first SID in
@@ -498,7 +346,7 @@ static bool reporter(const struct ofs_attr *a, struct ofs_sid me, const struct o
  */
 typedef uint32_t (*ask_fill_fn)(size_t y, uint8_t *oids, void *arg);
 typedef void (*ask_take_fn)(size_t y, const struct ofs_summary *got, uint32_t n, void *arg);
-static void ask_servers(struct task *k, const struct ofs_sid *sid, size_t m, ask_fill_fn fill,
+static void ask_servers(struct scrub_task *k, const struct ofs_sid *sid, size_t m, ask_fill_fn fill,
 			ask_take_fn take, void *arg, bool *alive)
 {
 	struct replica_sent sent[OFS_MAX_REPLICAS];
@@ -541,7 +389,7 @@ static void ask_servers(struct task *k, const struct ofs_sid *sid, size_t m, ask
 /* The server table's states for the batch's first looks (one lock, not
  * one per object copy); the table changes rarely, and a second look reads
  * it afresh. */
-static void take_states(struct task *k)
+static void take_states(struct scrub_task *k)
 {
 	struct ofs_server *e = NULL;
 	struct server_state *v;
@@ -564,7 +412,7 @@ static void take_states(struct task *k)
 
 /* A server's state: from the batch's table (batch, and it was read), else
  * asked of the table. */
-static int server_state(const struct task *k, struct ofs_sid sid, bool batch, uint8_t *state)
+static int server_state(const struct scrub_task *k, struct ofs_sid sid, bool batch, uint8_t *state)
 {
 	if (!batch || !k->nstates)
 		return sidtab_state(k->sc->t, sid, state);
@@ -578,7 +426,7 @@ static int server_state(const struct task *k, struct ofs_sid sid, bool batch, ui
 
 /* The copy that compares an object's copies: the first of its servers in
  * service (its primary, unless that one is out). */
-static bool lead_of(const struct task *k, const struct ofs_attr *a, struct ofs_sid *lead)
+static bool lead_of(const struct scrub_task *k, const struct ofs_attr *a, struct ofs_sid *lead)
 {
 	for (uint8_t j = 0; j < a->nsids && j < OFS_MAX_REPLICAS; j++) {
 		uint8_t st;
@@ -593,8 +441,8 @@ static bool lead_of(const struct task *k, const struct ofs_attr *a, struct ofs_s
 /* prefetch's questions: for sibling server x, the batch's objects this
  * server leads that x holds a copy of (none: x leads some, only PING). */
 struct batch_ask {
-	struct task *k;
-	const struct walked *w;
+	struct scrub_task *k;
+	const struct task_obj *w;
 	size_t lo, hi;                   /* the window of the batch asked about */
 	const struct ofs_sid *sid;       /* the servers asked, this round's first */
 	const struct ofs_sid *lead;      /* each object's lead ... */
@@ -644,12 +492,12 @@ static void batch_take(size_t y, const struct ofs_summary *got, uint32_t n, void
  * way. A server that does not answer SUMMARY_MANY leaves its entries
  * unset: those objects are asked one by one.
  */
-static void prefetch(struct task *k, const struct walked *w, size_t nw)
+static void prefetch(struct scrub_task *k, const struct task_obj *w, size_t nw)
 {
 	struct scrubber *sc = k->sc;
 	struct ofs_sid me = store_sid(sc->s);
-	struct ofs_sid sid[WALK_BATCH * OFS_MAX_REPLICAS], lead[WALK_BATCH];
-	bool has_lead[WALK_BATCH], asks[WALK_BATCH * OFS_MAX_REPLICAS], alive[WALK_BATCH * OFS_MAX_REPLICAS];
+	struct ofs_sid sid[TASKHOST_BATCH * OFS_MAX_REPLICAS], lead[TASKHOST_BATCH];
+	bool has_lead[TASKHOST_BATCH], asks[TASKHOST_BATCH * OFS_MAX_REPLICAS], alive[TASKHOST_BATCH * OFS_MAX_REPLICAS];
 	struct batch_ask ba = { .k = k, .w = w, .lead = lead, .has_lead = has_lead };
 	struct ofs_summary *got;
 	size_t nsid = 0;
@@ -681,9 +529,9 @@ static void prefetch(struct task *k, const struct walked *w, size_t nw)
 		}
 	}
 	/* this server's own copies of what it leads, read at one moment */
-	if ((got = malloc(WALK_BATCH * sizeof(*got))) != NULL) {
-		struct ofs_oid o[WALK_BATCH];
-		size_t at[WALK_BATCH], n = 0;
+	if ((got = malloc(TASKHOST_BATCH * sizeof(*got))) != NULL) {
+		struct ofs_oid o[TASKHOST_BATCH];
+		size_t at[TASKHOST_BATCH], n = 0;
 		for (size_t i = 0; i < nw; i++)
 			if (led_here(&ba, i)) {
 				at[n] = i;
@@ -719,14 +567,14 @@ static void prefetch(struct task *k, const struct walked *w, size_t nw)
 
 /* The batch index of the object being scrubbed, when its first look may
  * use what prefetch asked (-1: ask now). */
-static long first_look(const struct task *k)
+static long first_look(const struct scrub_task *k)
 {
 	return k->pre && k->phase == PH_FIRST ? k->pre_at : -1;
 }
 
 /* The prefetched summaries of the object being scrubbed from each of the
  * n servers in others, if the batch has them all (first look only). */
-static bool prefetched_for(const struct task *k, const struct walked *w,
+static bool prefetched_for(const struct scrub_task *k, const struct task_obj *w,
 			   const struct ofs_sid *others, size_t n, struct ofs_summary *theirs)
 {
 	long at = first_look(k);
@@ -789,7 +637,7 @@ static void kids_take(size_t y, const struct ofs_summary *got, uint32_t n, void 
  * it held). A child whose primary does not answer, or does not hold it,
  * is not in kt: it is located the old way.
  */
-static void prefetch_kids(struct task *k, struct kidtab *kt, const struct ofs_handle *h, size_t n)
+static void prefetch_kids(struct scrub_task *k, struct kidtab *kt, const struct ofs_handle *h, size_t n)
 {
 	struct ofs_sid me = store_sid(k->sc->s), sid[OFS_MAX_REPLICAS];
 	struct kids_ask ka = { .h = h, .kt = kt, .sid = sid };
@@ -844,7 +692,7 @@ out:
 
 /* The parts (stripes, dirdata) of the batch's metafiles and directories
  * this server checks (it is their primary), asked ahead. */
-static void prefetch_parts(struct task *k, const struct walked *w, size_t nw)
+static void prefetch_parts(struct scrub_task *k, const struct task_obj *w, size_t nw)
 {
 	struct ofs_sid me = store_sid(k->sc->s);
 	struct ofs_handle *h;
@@ -884,7 +732,7 @@ static int cmp_owner_q(const void *a, const void *b)
  * transaction, the questions in owner order (a directory's record is
  * decoded once for all its files in the batch). An answer this server
  * cannot give alone is left UNSURE, and check_owner asks the full way. */
-static void prefetch_owners(struct task *k, const struct walked *w, size_t nw)
+static void prefetch_owners(struct scrub_task *k, const struct task_obj *w, size_t nw)
 {
 	struct ofs_sid me = store_sid(k->sc->s);
 	struct owner_q *oq;
@@ -921,7 +769,7 @@ static void prefetch_owners(struct task *k, const struct walked *w, size_t nw)
 }
 
 /* The child's summary asked ahead from its primary (first look only). */
-static const struct kid *kid_of(const struct task *k, const struct ofs_handle *child)
+static const struct kid *kid_of(const struct scrub_task *k, const struct ofs_handle *child)
 {
 	const struct kidtab *tabs[2] = { &k->page_kids, &k->kids };
 
@@ -937,7 +785,7 @@ static const struct kid *kid_of(const struct task *k, const struct ofs_handle *c
 	return NULL;
 }
 
-static int compare_siblings(struct task *k, const struct walked *w)
+static int compare_siblings(struct scrub_task *k, const struct task_obj *w)
 {
 	struct scrubber *sc = k->sc;
 	struct ofs_sid me = store_sid(sc->s), others[OFS_MAX_REPLICAS], quiet[OFS_MAX_REPLICAS];
@@ -1087,7 +935,7 @@ static int compare_siblings(struct task *k, const struct walked *w)
 }
 
 struct dirent_check {
-	struct task *k;
+	struct scrub_task *k;
 	char bad[OFS_NAME_MAX + 1];
 	int nbad;
 	uint8_t last[OFS_MAX_KEY];
@@ -1110,7 +958,7 @@ static int check_dirent(const void *key, size_t kn, const void *v, size_t vn, vo
 
 /* A dirdata's entries must decode: record_corrupt otherwise (one finding
  * per object, naming the first bad entry and the count). */
-static int check_dirdata(struct task *k, const struct walked *w, bool *bad)
+static int check_dirdata(struct scrub_task *k, const struct task_obj *w, bool *bad)
 {
 	struct dirent_check dc = { .k = k };
 	char detail[OFS_TASK_DETAIL_LEN];
@@ -1140,7 +988,7 @@ enum { WHERE_NOWHERE, WHERE_FOUND, WHERE_UNKNOWN };
 
 /* The summary of the object h names, from the first of its servers that
  * holds it; WHERE_NOWHERE only when every one of them answered "not here". */
-static int locate(struct task *k, const struct ofs_handle *h, struct ofs_summary *sm,
+static int locate(struct scrub_task *k, const struct ofs_handle *h, struct ofs_summary *sm,
 		  struct ofs_sid *where, int *state)
 {
 	struct replica_result res[OFS_MAX_REPLICAS];
@@ -1190,7 +1038,7 @@ struct points_answer {
 	struct ofs_sid where;            /* that server */
 };
 
-static int ask_points(struct task *k, struct ofs_oid owner, struct ofs_oid child,
+static int ask_points(struct scrub_task *k, struct ofs_oid owner, struct ofs_oid child,
 		      uint32_t stripe, const char *name, const struct ofs_sid *near, size_t nnear,
 		      struct points_answer *pa);
 
@@ -1226,7 +1074,7 @@ static void lost_ranges(const struct ofs_attr *a, uint32_t i, char *out, size_t 
  * that holds it (a back reference is not part of a copy's digest, so
  * another copy may differ, and the primary's is the one judged).
  * Anything else is asked of the child's servers. */
-static bool right_here(struct task *k, const struct ofs_handle *child, struct ofs_oid want_owner,
+static bool right_here(struct scrub_task *k, const struct ofs_handle *child, struct ofs_oid want_owner,
 		       long want_stripe, const char *want_name, int want_type)
 {
 	struct ofs_attr *a;
@@ -1245,7 +1093,7 @@ static bool right_here(struct task *k, const struct ofs_handle *child, struct of
 
 /* The object's own record: this server's copy, else the newest of its
  * servers in service. */
-static int child_attr(struct task *k, const struct ofs_handle *child, struct ofs_attr *a)
+static int child_attr(struct scrub_task *k, const struct ofs_handle *child, struct ofs_attr *a)
 {
 	struct ofs_sid to[OFS_MAX_REPLICAS];
 	size_t n = 0;
@@ -1267,7 +1115,7 @@ static int child_attr(struct task *k, const struct ofs_handle *child, struct ofs
  * did not happen): missing_replica, mended by pointing the owner at the
  * object's own handle. An object whose record still names that server is
  * moved by its own lead, which rewrites the pointer too. */
-static int check_pointer_sids(struct task *k, const struct walked *w,
+static int check_pointer_sids(struct scrub_task *k, const struct task_obj *w,
 			      const struct ofs_handle *child, const char *what)
 {
 	char detail[OFS_TASK_DETAIL_LEN], xh[OFS_OID_HEX], ch[OFS_OID_HEX];
@@ -1318,7 +1166,7 @@ static int check_pointer_sids(struct task *k, const struct walked *w,
 	return rc;
 }
 
-static int check_pointer(struct task *k, const struct walked *w, const struct ofs_handle *child,
+static int check_pointer(struct scrub_task *k, const struct task_obj *w, const struct ofs_handle *child,
 			 const char *what, struct ofs_oid want_owner, long want_stripe,
 			 const char *want_name, int want_type)
 {
@@ -1442,7 +1290,7 @@ static int take_entry(const void *key, size_t kn, const void *v, size_t vn, void
 
 /* Every entry of a dirdata names an object whose back reference names
  * the dirdata's directory and the entry's name. */
-static int check_entries(struct task *k, const struct walked *w)
+static int check_entries(struct scrub_task *k, const struct task_obj *w)
 {
 	struct entries_ctx ec = { .lastn = 0 };
 	bool more = true;
@@ -1497,7 +1345,7 @@ static bool young(const struct scrubber *sc, const struct ofs_attr *a)
 	       sc->orphan_grace_s * 1000000000LL;
 }
 
-static int ask_points(struct task *k, struct ofs_oid owner, struct ofs_oid child,
+static int ask_points(struct scrub_task *k, struct ofs_oid owner, struct ofs_oid child,
 		      uint32_t stripe, const char *name, const struct ofs_sid *near, size_t nnear,
 		      struct points_answer *pa)
 {
@@ -1569,7 +1417,7 @@ static int ask_points(struct task *k, struct ofs_oid owner, struct ofs_oid child
 }
 
 /* Does the owner its back reference names point back at this object? */
-static int check_owner(struct task *k, const struct walked *w)
+static int check_owner(struct scrub_task *k, const struct task_obj *w)
 {
 	struct scrubber *sc = k->sc;
 	struct points_answer pa;
@@ -1628,7 +1476,7 @@ static int check_owner(struct task *k, const struct walked *w)
 	return rc;
 }
 
-static int check_structure(struct task *k, const struct walked *w)
+static int check_structure(struct scrub_task *k, const struct task_obj *w)
 {
 	char what[64];
 	int rc = 0;
@@ -1654,7 +1502,7 @@ static int check_structure(struct task *k, const struct walked *w)
 
 /* The object's copies, then (while they agree) its structure, with the
  * findings taken as phase says (settling). */
-static int look_around(struct task *k, const struct walked *w, int phase)
+static int look_around(struct scrub_task *k, const struct task_obj *w, int phase)
 {
 	int rc;
 
@@ -1667,16 +1515,16 @@ static int look_around(struct task *k, const struct walked *w, int phase)
 	return rc;
 }
 
-static int suspect_push(struct task *k, const struct suspect *sp);
+static int suspect_push(struct scrub_task *k, const struct suspect *sp);
 
-static int scrub_one(struct task *k, const struct walked *w, uint64_t *bytes)
+static int scrub_one(struct scrub_task *k, const struct task_obj *w, uint64_t *bytes)
 {
 	struct scrubber *sc = k->sc;
 	char detail[OFS_TASK_DETAIL_LEN];
 	int rc;
 
 	*bytes = 0;
-	k->cur = w->oid;
+	at(k, w->oid);
 	if (w->decode_rc) {
 		snprintf(detail, sizeof(detail), "the object's record does not decode: %s",
 			 ofs_strerror(w->decode_rc));
@@ -1706,12 +1554,12 @@ static int scrub_one(struct task *k, const struct walked *w, uint64_t *bytes)
 	k->fresh.rounds = 0;
 	k->fresh.due = 0;
 	k->fresh.oid = w->oid;
-	k->fresh.prev = k->prev;
+	k->fresh.prev = task_prev(k->t);
 	k->look = &k->fresh;
 	rc = look_around(k, w, PH_FIRST);
 	k->look = NULL;
 	if (!rc && k->fresh.n) {
-		k->fresh.due = now_s() + SETTLE_S;
+		k->fresh.due = now_s(k) + SETTLE_S;
 		rc = suspect_push(k, &k->fresh);
 	}
 	return rc;
@@ -1721,7 +1569,7 @@ static int scrub_one(struct task *k, const struct walked *w, uint64_t *bytes)
 
 #define SUSPECTS_MAX 1024        /* waiting at once; more: the oldest is looked at early */
 
-static int suspect_push(struct task *k, const struct suspect *sp)
+static int suspect_push(struct scrub_task *k, const struct suspect *sp)
 {
 	if (k->nsus == k->capsus) {
 		size_t cap = k->capsus ? k->capsus * 2 : 16;
@@ -1737,7 +1585,7 @@ static int suspect_push(struct task *k, const struct suspect *sp)
 
 /* The cursor a restart may resume after: not past an object still
  * waiting for its second look. */
-static struct ofs_oid safe_cursor(const struct task *k, struct ofs_oid cursor)
+static struct ofs_oid safe_cursor(const struct scrub_task *k, struct ofs_oid cursor)
 {
 	for (size_t i = 0; i < k->nsus; i++)
 		if (memcmp(k->sus[i].prev.b, cursor.b, OFS_OID_LEN) < 0)
@@ -1745,13 +1593,11 @@ static struct ofs_oid safe_cursor(const struct task *k, struct ofs_oid cursor)
 	return cursor;
 }
 
-static int repair_object(struct task *k, const struct walked *w);
-static void pause_ms(long ms);
-static void pause_jittered(void);
+static int repair_object(struct scrub_task *k, const struct task_obj *w);
 
-static int second_look(struct task *k, const struct suspect *sp)
+static int second_look(struct scrub_task *k, const struct suspect *sp)
 {
-	struct walked *w = malloc(sizeof(*w));
+	struct task_obj *w = malloc(sizeof(*w));
 	struct suspect *again = calloc(1, sizeof(*again));
 	int rc;
 
@@ -1772,7 +1618,7 @@ static int second_look(struct task *k, const struct suspect *sp)
 	again->oid = sp->oid;
 	again->prev = sp->prev;
 	again->rounds = sp->rounds + 1;
-	k->cur = sp->oid;
+	at(k, sp->oid);
 	k->look = (struct suspect *)sp;
 	k->again = again;
 	k->holding = (k->flags & OFS_TASK_F_REPAIR) != 0;
@@ -1787,11 +1633,11 @@ static int second_look(struct task *k, const struct suspect *sp)
 		char hex[OFS_OID_HEX];
 		oid_to_hex(sp->oid, hex);
 		if (again->rounds < SETTLE_ROUNDS) {
-			again->due = now_s() + SETTLE_S;
+			again->due = now_s(k) + SETTLE_S;
 			rc = suspect_push(k, again);
 		} else {
 			log_info("job %llu: %s kept changing while it was checked (%s); left for the next scrub",
-				 (unsigned long long)k->job, hex, ofs_finding_name(again->s[0].kind));
+				 (unsigned long long)task_job(k->t), hex, ofs_finding_name(again->s[0].kind));
 		}
 	}
 out:
@@ -1802,24 +1648,19 @@ out:
 
 /* Take the second looks that are due; with wait, all of them (waiting
  * for each one's time). -ECANCELED when cancelled meanwhile. */
-static int settle(struct task *k, bool wait)
+static int settle(struct scrub_task *k, bool wait)
 {
-	struct scrubber *sc = k->sc;
 	struct suspect *sp = malloc(sizeof(*sp));
 	int rc = 0;
 
 	if (!sp)
 		return -ENOMEM;
 	while (k->nsus && !rc) {
-		double left = k->sus[0].due - now_s();
+		double left = k->sus[0].due - now_s(k);
 		if (left > 0 && !wait && k->nsus < SUSPECTS_MAX)
 			break;
 		if (left > 0) {
-			pause_ms(left > 0.1 ? 100 : (long)(left * 1000) + 1);
-			pthread_mutex_lock(&sc->mu);
-			if (hold(k))
-				rc = -ECANCELED;
-			pthread_mutex_unlock(&sc->mu);
+			rc = task_sleep(k->t, left > 0.1 ? 100 : (long)(left * 1000) + 1);
 			continue;
 		}
 		*sp = k->sus[0];
@@ -1833,50 +1674,9 @@ static int settle(struct task *k, bool wait)
 
 /* ---- repair mode -------------------------------------------------------- */
 
-static int cmp_oid(const void *a, const void *b);
-
-static bool dry(const struct task *k)
+static bool dry(const struct scrub_task *k)
 {
 	return (k->flags & OFS_TASK_F_DRYRUN) != 0;
-}
-
-/* Wait until the job's budget allows one more repair; -ECANCELED. */
-static int take_budget(struct task *k)
-{
-	struct scrubber *sc = k->sc;
-	int rc = 0;
-
-	if (dry(k))
-		return 0;
-	pthread_mutex_lock(&sc->mu);
-	for (;;) {
-		if (hold(k)) {
-			rc = -ECANCELED;
-			break;
-		}
-		if (k->allow > 0)
-			break;
-		k->st.starved = true;        /* the scheduler sees it and grants
-		                                more, or pauses the job */
-		pthread_cond_wait(&sc->cv, &sc->mu);
-	}
-	k->st.starved = false;
-	pthread_mutex_unlock(&sc->mu);
-	return rc;
-}
-
-static void count_repair(struct task *k)
-{
-	pthread_mutex_lock(&k->sc->mu);
-	k->st.repairs++;
-	if (k->allow != UINT64_MAX && k->allow > 0)
-		k->allow--;
-	pthread_mutex_unlock(&k->sc->mu);
-}
-
-static int pace_fetch(uint64_t bytes, void *arg)
-{
-	return throttle(bytes, arg);
 }
 
 /* The outcome of a fetch as a finding's repair state and action. */
@@ -1935,7 +1735,7 @@ static bool is_copy_kind(int kind)
 
 /* Fetch a good copy onto target (this server or a sibling); a finding's
  * outcome. Unreachable servers stop the task (it is retried later). */
-static int fix_copy(struct task *k, struct ofs_oid oid, const struct ofs_attr *a, bool have_attr,
+static int fix_copy(struct scrub_task *k, struct ofs_oid oid, const struct ofs_attr *a, bool have_attr,
 		    struct ofs_sid target, struct ofs_task_finding *f, struct ofs_fetch_reply *fr,
 		    bool known_bad)
 {
@@ -1946,12 +1746,12 @@ static int fix_copy(struct task *k, struct ofs_oid oid, const struct ofs_attr *a
 
 	sid_to_hex(target, hex);
 	snprintf(where, sizeof(where), "on %.32s", hex);
-	if ((rc = take_budget(k)) != 0)
+	if ((rc = task_take_budget(k->t)) != 0)
 		return rc;
 	for (int attempt = 0; attempt < 20; attempt++) {
 		rc = repair_fetch_at(sc->s, sc->t, sc->r, target, oid, have_attr ? a->sids : NULL,
-				     have_attr ? a->nsids : 0, flags, k->rate, "repair",
-				     pace_fetch, k, fr);
+				     have_attr ? a->nsids : 0, flags, task_rate(k->t), "repair",
+				     throttle, k, fr);
 		if (rc != -EAGAIN && rc != -EBUSY)
 			break;
 		/* changed meanwhile, or another fetch of it runs there: again */
@@ -1966,13 +1766,13 @@ static int fix_copy(struct task *k, struct ofs_oid oid, const struct ofs_attr *a
 		    fr->outcome == OFS_FETCH_RECONCILED) && !dry(k))
 		store_stale_del(sc->s, oid, target, fr->version);   /* (the target told the others) */
 	if (!rc && (fr->outcome == OFS_FETCH_DONE || fr->outcome == OFS_FETCH_RECONCILED))
-		count_repair(k);
+		task_count_repair(k->t);
 	return 0;
 }
 
 /* ---- mending structure (through libofs, as a client of this server) --------- */
 
-static int task_client(struct task *k, struct ofs_client **out)
+static int task_client(struct scrub_task *k, struct ofs_client **out)
 {
 	struct ofs_server e;
 	int rc;
@@ -1999,7 +1799,7 @@ static int64_t wall_ns(void)
 }
 
 /* A name in /lost+found that says what the object was and where. */
-static void lost_name(const struct walked *w, char *out, size_t n)
+static void lost_name(const struct task_obj *w, char *out, size_t n)
 {
 	char oh[OFS_OID_HEX], ow[OFS_OID_HEX];
 
@@ -2022,7 +1822,7 @@ static void lost_name(const struct walked *w, char *out, size_t n)
 /* A finding's outcome once its action is written: done (or would be,
  * in a dry run), or failed with the reason in front of the action. An
  * unreachable server stops the task (it is retried). */
-static int mend_outcome(struct task *k, struct ofs_task_finding *f, int rc)
+static int mend_outcome(struct scrub_task *k, struct ofs_task_finding *f, int rc)
 {
 	if (rc) {
 		char why[OFS_TASK_DETAIL_LEN];
@@ -2036,7 +1836,7 @@ static int mend_outcome(struct task *k, struct ofs_task_finding *f, int rc)
 		return 0;
 	}
 	f->repair = OFS_REPAIR_DONE;
-	count_repair(k);
+	task_count_repair(k->t);
 	return 0;
 }
 
@@ -2090,7 +1890,7 @@ static int put_in_slot(struct ofs_client *c, const struct ofs_handle *owner, uin
  * is there now exists nowhere. 1: nothing to relink to (the name or the
  * slot is taken): /lost+found instead.
  */
-static int relink(struct task *k, struct ofs_client *c, const struct walked *w,
+static int relink(struct scrub_task *k, struct ofs_client *c, const struct task_obj *w,
 		  const struct mend *m, char *act, size_t n)
 {
 	struct ofs_attr *oa = malloc(sizeof(*oa));
@@ -2183,7 +1983,7 @@ out:
  * owner their back references name), put in its slot if the slot still
  * holds the shared part.
  */
-static int own_part(struct task *k, const struct walked *w, struct ofs_task_finding *f,
+static int own_part(struct scrub_task *k, const struct task_obj *w, struct ofs_task_finding *f,
 		    const struct mend *m)
 {
 	bool file = w->a.type == OFS_OBJ_METAFILE;
@@ -2207,7 +2007,7 @@ static int own_part(struct task *k, const struct walked *w, struct ofs_task_find
 				 "entries in it", m->stripe, oh);
 		return mend_outcome(k, f, 0);
 	}
-	if ((rc = take_budget(k)) != 0)
+	if ((rc = task_take_budget(k->t)) != 0)
 		return rc;
 	if (!(a = malloc(sizeof(*a))))
 		return -ENOMEM;
@@ -2243,7 +2043,7 @@ static int own_part(struct task *k, const struct walked *w, struct ofs_task_find
 	return mend_outcome(k, f, rc);
 }
 
-static int mend_structure(struct task *k, const struct walked *w, struct ofs_task_finding *f,
+static int mend_structure(struct scrub_task *k, const struct task_obj *w, struct ofs_task_finding *f,
 			  const struct mend *m)
 {
 	struct ofs_client *c = NULL;
@@ -2281,7 +2081,7 @@ static int mend_structure(struct task *k, const struct walked *w, struct ofs_tas
 				 m->name, ofs_type_name(m->type));
 		if (dry(k))
 			return mend_outcome(k, f, 0);
-		if ((rc = take_budget(k)) != 0)
+		if ((rc = task_take_budget(k->t)) != 0)
 			return rc;
 		rc = task_client(k, &c);
 		if (!rc && m->what == MEND_DANGLING_PART) {
@@ -2315,14 +2115,17 @@ static int mend_structure(struct task *k, const struct walked *w, struct ofs_tas
 			snprintf(f->action, sizeof(f->action), "%s", "left: its record does not decode here");
 			return 0;
 		}
-		if (!dry(k) && (rc = take_budget(k)) != 0)
+		if (!dry(k) && (rc = task_take_budget(k->t)) != 0)
 			return rc;
 		for (int attempt = 0; attempt < 20; attempt++) {
 			rc = move_copy(k->sc->s, k->sc->t, k->sc->r, w->oid, &w->a, m->from, NULL,
-				       dry(k) ? MOVE_F_DRYRUN : 0, k->rate, pace_fetch, k, &mr);
+				       dry(k) ? MOVE_F_DRYRUN : 0, task_rate(k->t), throttle, k, &mr);
 			if (rc != -EAGAIN && rc != -EBUSY)
 				break;
-			pause_jittered();    /* another move of it holds it */
+			/* (another move of it holds it: 250-500 ms, apart
+			 * from a server waiting for this one) */
+			if (task_sleep(k->t, 250 + (long)(now_s(k) * 1000.0) % 250))
+				return -ECANCELED;
 		}
 		if (rc == -OFS_EUNREACHABLE || rc == -ECANCELED)
 			return rc;
@@ -2336,7 +2139,7 @@ static int mend_structure(struct task *k, const struct walked *w, struct ofs_tas
 		f->source = mr.source;
 		snprintf(f->action, sizeof(f->action), "%s", mr.detail);
 		if (!dry(k))
-			count_repair(k);
+			task_count_repair(k->t);
 		return 0;
 	}
 	if (m->what == MEND_REPOINT) {
@@ -2352,7 +2155,7 @@ static int mend_structure(struct task *k, const struct walked *w, struct ofs_tas
 		}
 		snprintf(f->action, sizeof(f->action), "%sthe pointer rewritten to name the servers "
 			 "of the object's own record", dry(k) ? "would be: " : "");
-		if (!rc && !dry(k) && (rc = take_budget(k)) == 0)
+		if (!rc && !dry(k) && (rc = task_take_budget(k->t)) == 0)
 			rc = move_repoint_owner(k->sc->t, k->sc->r, a, &nh);
 		free(a);
 		if (rc == -OFS_EUNREACHABLE || rc == -ECANCELED)
@@ -2370,7 +2173,7 @@ static int mend_structure(struct task *k, const struct walked *w, struct ofs_tas
 			return 0;
 		}
 		if (m->relink) {
-			if (!dry(k) && (rc = take_budget(k)) != 0)
+			if (!dry(k) && (rc = task_take_budget(k->t)) != 0)
 				return rc;
 			rc = task_client(k, &c);
 			if (!rc)
@@ -2395,7 +2198,7 @@ static int mend_structure(struct task *k, const struct walked *w, struct ofs_tas
 			snprintf(f->action, sizeof(f->action), "would move it to %s", path);
 		return 0;
 	}
-	if ((rc = take_budget(k)) != 0)
+	if ((rc = task_take_budget(k->t)) != 0)
 		return rc;
 	rc = task_client(k, &c);
 	if (!rc && m->what == MEND_BACKREF) {
@@ -2434,13 +2237,13 @@ static int mend_structure(struct task *k, const struct walked *w, struct ofs_tas
 		return 0;
 	}
 	f->repair = OFS_REPAIR_DONE;
-	count_repair(k);
+	task_count_repair(k->t);
 	return 0;
 }
 
 /* Repair what scrub_one found about w (held), then queue the findings
  * with what was done. */
-static int repair_object(struct task *k, const struct walked *w)
+static int repair_object(struct scrub_task *k, const struct task_obj *w)
 {
 	struct ofs_sid me = store_sid(k->sc->s);
 	bool have_attr = w->decode_rc == 0, local_done = false;
@@ -2490,7 +2293,7 @@ static int repair_object(struct task *k, const struct walked *w)
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < k->nheld && !rc; i++)
-		rc = enqueue(k, &k->held[i]);
+		rc = task_enqueue(k->t, &k->held[i]);
 	k->nheld = 0;
 	return rc;
 }
@@ -2499,228 +2302,16 @@ static int repair_object(struct task *k, const struct walked *w)
  * server's own copies marked behind, then the copies its stale records
  * (written when a primary here could not reach a sibling) name. */
 struct stale_phase {
-	struct task *k;
+	struct scrub_task *k;
 	struct ofs_sid sid;
 	struct ofs_oid last;
 	int rc;
 };
 
-/* ---- drain ---------------------------------------------------------------- */
-
-static void pause_ms(long ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-/* 250-500 ms: two servers that wait for each other try again apart. */
-static void pause_jittered(void)
-{
-	pause_ms(250 + (long)(now_s() * 1000.0) % 250);
-}
-
-/* Move this server's copy of w's object away (to `to`, NULL: where
- * placement says) and drop it here, as drain and rebalance do. A copy or
- * server that does not answer, or an object held still by another move,
- * is waited for up to 10 s; -ECANCELED when the task is cancelled. */
-static int move_away(struct task *k, const struct walked *w, const struct ofs_sid *to,
-		     struct move_result *mr)
-{
-	struct scrubber *sc = k->sc;
-	unsigned flags = MOVE_F_DROP_SOURCE | (k->flags & OFS_TASK_F_DRYRUN ? MOVE_F_DRYRUN : 0);
-	int rc = 0;
-
-	for (int attempt = 0; attempt < 40; attempt++) {
-		pthread_mutex_lock(&sc->mu);
-		bool stop = hold(k);
-		pthread_mutex_unlock(&sc->mu);
-		if (stop)
-			return -ECANCELED;
-		rc = move_copy(sc->s, sc->t, sc->r, w->oid, &w->a, store_sid(sc->s), to, flags,
-			       k->rate, pace_fetch, k, mr);
-		if (rc != -OFS_EUNREACHABLE && rc != -OFS_EMOVING && rc != -EAGAIN && rc != -EBUSY &&
-		    rc != -OFS_EQUORUM)
-			break;
-		pause_jittered();    /* (-EBUSY: another server moving its copy of it) */
-	}
-	return rc;
-}
-
-/* Move this server's copy of one object to where placement says, and drop
- * it here (move_copy, MOVE_F_DROP_SOURCE). What cannot move is reported
- * and counted: the task then fails at its end, and the server stays
- * draining. A server or copy that does not answer is waited for a while;
- * then the task fails and the runner runs it again from its cursor. */
-static int drain_one(struct task *k, const struct walked *w, uint64_t *bytes)
-{
-	struct scrubber *sc = k->sc;
-	struct ofs_sid me = store_sid(sc->s);
-	struct ofs_task_finding f;
-	struct move_result mr;
-	bool named = false;
-	int rc = 0;
-
-	*bytes = 0;
-	k->cur = w->oid;
-	memset(&f, 0, sizeof(f));
-	f.server = me;
-	f.oid = w->oid;
-	for (uint8_t i = 0; i < w->a.nsids; i++)
-		named |= sid_eq(w->a.sids[i], me);
-	if (w->decode_rc || !named) {
-		f.kind = w->decode_rc ? OFS_FINDING_RECORD_CORRUPT : OFS_FINDING_ORPHAN;
-		snprintf(f.detail, sizeof(f.detail), "%s",
-			 w->decode_rc ? "this copy's record does not decode: it cannot be moved"
-				      : "this copy is not named by its own handle (a stray copy)");
-		f.repair = OFS_REPAIR_LEFT;
-		snprintf(f.action, sizeof(f.action), "left here: a scrub with --repair mends it, "
-			 "then drain again");
-		k->left++;
-		return enqueue(k, &f);
-	}
-	rc = move_away(k, w, NULL, &mr);
-	if (rc == -ECANCELED)
-		return rc;
-	if (rc && rc != -EIO && rc != -EINVAL)
-		return rc;               /* a server did not answer, say: the task fails
-		                            and runs again (from the start: what moved
-		                            is gone from here) */
-	if (k->flags & OFS_TASK_F_DRYRUN) {
-		if (rc)
-			return rc;
-		f.kind = OFS_FINDING_MOVE;
-		snprintf(f.detail, sizeof(f.detail), "%s copy of %llu bytes",
-			 ofs_type_name(w->a.type), (unsigned long long)w->a.size);
-		f.repair = OFS_REPAIR_WOULD;
-		snprintf(f.action, sizeof(f.action), "%.500s", mr.detail);
-		return enqueue(k, &f);
-	}
-	if (rc) {
-		f.kind = OFS_FINDING_UNREADABLE;
-		snprintf(f.detail, sizeof(f.detail), "could not be moved: %s", ofs_strerror(rc));
-		f.repair = OFS_REPAIR_FAILED;
-		snprintf(f.action, sizeof(f.action), "%.500s", mr.detail);
-		k->left++;
-		return enqueue(k, &f);
-	}
-	*bytes = w->a.type == OFS_OBJ_DFILE ? w->a.size : 0;
-	return 0;
-}
-
-/* ---- rebalance -------------------------------------------------------------- */
-
-/* A copy fits what is left to send to a target when it overshoots by at
- * most a 64th of that (at least 4 KiB): what is left is rarely a sum of
- * whole copies, and a small copy sent first must not keep out a large
- * one by a few bytes. */
-static bool rebalance_fits(uint64_t size, uint64_t left)
-{
-	uint64_t slack = left / 64 > 4096 ? left / 64 : 4096;
-
-	return left > 0 && size <= left + slack;
-}
-
-/* A target with room for this copy, that holds none and keeps the spread:
- * on pass 1 only a server placement would choose (the copy is misplaced
- * here), on pass 2 any. -1 when none. */
-static int rebalance_target(struct task *k, const struct walked *w)
-{
-	struct scrubber *sc = k->sc;
-	struct ofs_sid me = store_sid(sc->s);
-	int best = -1;
-
-	for (int i = 0; i < k->nalloc; i++) {
-		bool holds = false;
-		if (!rebalance_fits(w->a.size, k->alloc_left[i]) || w->a.size == 0)
-			continue;
-		for (uint8_t j = 0; j < w->a.nsids; j++)
-			holds |= sid_eq(w->a.sids[j], k->alloc_sid[i]);
-		if (holds || !move_keeps_spread(sc->t, &w->a, me, k->alloc_sid[i]))
-			continue;
-		if (k->pass == 1 && !move_placed_on(sc->t, w->oid, w->a.nsids, k->alloc_sid[i]))
-			continue;
-		if (best < 0 || k->alloc_left[i] > k->alloc_left[best])
-			best = i;
-	}
-	return best;
-}
-
-/* Move this copy where the plan sends bytes, if it fits. 1: nothing left to
- * send (the walk stops). */
-static int rebalance_one(struct task *k, const struct walked *w, uint64_t *bytes)
-{
-	struct scrubber *sc = k->sc;
-	struct ofs_sid me = store_sid(sc->s);
-	struct ofs_task_finding f;
-	struct move_result mr;
-	bool named = false, any = false;
-	int at, rc = 0;
-
-	*bytes = 0;
-	k->cur = w->oid;
-	for (int i = 0; i < k->nalloc; i++)
-		any |= k->alloc_left[i] > 0;
-	if (!any)
-		return 1;
-	if (w->decode_rc || w->a.type != OFS_OBJ_DFILE)
-		return 0;                /* only file data weighs */
-	for (uint8_t i = 0; i < w->a.nsids; i++)
-		named |= sid_eq(w->a.sids[i], me);
-	if (!named)
-		return 0;
-	if (k->pass == 1 && move_placed_on(sc->t, w->oid, w->a.nsids, me))
-		return 0;                /* where placement wants it: pass 2 */
-	at = rebalance_target(k, w);
-	if (at < 0)
-		return 0;
-	/* A server just returned to service: its state may not have reached
-	 * this server by gossip yet. Wait a little; then give up on it. */
-	for (int wait = 0;; wait++) {
-		struct ofs_server e;
-		if (sidtab_get(sc->t, k->alloc_sid[at], &e) == 0 && e.state == OFS_SERVER_IN)
-			break;
-		if (wait >= 80) {
-			k->alloc_left[at] = 0;
-			return 0;
-		}
-		pause_ms(250);
-	}
-	rc = move_away(k, w, &k->alloc_sid[at], &mr);
-	if (rc == -ECANCELED || rc == -OFS_EUNREACHABLE)
-		return rc;
-	if (rc == -EEXIST)
-		return 0;                /* another server moved its copy there
-		                            meanwhile: this one stays */
-	memset(&f, 0, sizeof(f));
-	f.server = me;
-	f.oid = w->oid;
-	if (rc) {
-		/* Left where it is: the plan's bytes come from other copies. */
-		f.kind = OFS_FINDING_UNREADABLE;
-		snprintf(f.detail, sizeof(f.detail), "could not be moved: %s", ofs_strerror(rc));
-		f.repair = OFS_REPAIR_FAILED;
-		snprintf(f.action, sizeof(f.action), "%.500s", mr.detail);
-		return enqueue(k, &f);
-	}
-	k->alloc_left[at] = k->alloc_left[at] > w->a.size ? k->alloc_left[at] - w->a.size : 0;
-	*bytes = w->a.size;
-	if (k->flags & OFS_TASK_F_DRYRUN) {
-		f.kind = OFS_FINDING_MOVE;
-		snprintf(f.detail, sizeof(f.detail), "file data of %llu bytes%s",
-			 (unsigned long long)w->a.size,
-			 k->pass == 1 ? " (placement wants it elsewhere)" : "");
-		f.repair = OFS_REPAIR_WOULD;
-		snprintf(f.action, sizeof(f.action), "%.500s", mr.detail);
-		return enqueue(k, &f);
-	}
-	return 0;
-}
-
 static int stale_one(struct ofs_oid oid, const char *reason, void *arg)
 {
 	struct stale_phase *sp = arg;
-	struct task *k = sp->k;
+	struct scrub_task *k = sp->k;
 	struct ofs_attr *a = malloc(sizeof(*a));
 	struct ofs_task_finding f;
 	struct ofs_fetch_reply fr;
@@ -2729,7 +2320,7 @@ static int stale_one(struct ofs_oid oid, const char *reason, void *arg)
 	int rc;
 
 	sp->last = oid;
-	if (k->nonly && !bsearch(&oid, k->only, k->nonly, sizeof(*k->only), cmp_oid)) {
+	if (!task_names(k->t, oid)) {
 		free(a);
 		return 0;                    /* not one of the objects the job names */
 	}
@@ -2772,7 +2363,7 @@ static int stale_one(struct ofs_oid oid, const char *reason, void *arg)
 			return 0;
 		}
 	}
-	k->cur = oid;
+	at(k, oid);
 	memset(&f, 0, sizeof(f));
 	f.server = sp->sid;
 	f.oid = oid;
@@ -2785,11 +2376,11 @@ static int stale_one(struct ofs_oid oid, const char *reason, void *arg)
 	if (!rc && f.repair == OFS_REPAIR_DONE && fr.outcome == OFS_FETCH_GOOD)
 		return 0;                    /* current already (repaired meanwhile): no finding */
 	if (!rc)
-		rc = enqueue(k, &f);
+		rc = task_enqueue(k->t, &f);
 	return rc;
 }
 
-static int stale_phase(struct task *k)
+static int stale_phase(struct scrub_task *k)
 {
 	struct ofs_server *e = NULL;
 	size_t ne = 0;
@@ -2816,419 +2407,124 @@ static int stale_phase(struct task *k)
 	return rc;
 }
 
-static void finish(struct task *k, uint8_t state, const char *reason)
+/* ---- the scrub kind (taskhost.h) ---------------------------------------------- */
+
+static int scrub_init(struct task *t, void *arg, const struct ofs_task_req *q, void **state)
 {
-	struct scrubber *sc = k->sc;
+	struct scrub_task *k = calloc(1, sizeof(*k));
 
-	pthread_mutex_lock(&sc->mu);
-	k->state = state;
-	k->st.state = state;
-	if (reason)
-		snprintf(k->st.reason, sizeof(k->st.reason), "%s", reason);
-	pthread_cond_broadcast(&sc->cv);
-	pthread_mutex_unlock(&sc->mu);
-}
-
-static int cmp_oid(const void *a, const void *b)
-{
-	return memcmp(a, b, OFS_OID_LEN);
-}
-
-/* The next batch of the task's own list (--path) after cursor: the
- * objects of it this server holds. */
-static int walk_list(struct task *k, const struct ofs_oid *after, struct batch_ctx *b, bool *more)
-{
-	uint32_t i = 0;
-
-	if (after) {
-		while (i < k->nonly && memcmp(k->only[i].b, after->b, OFS_OID_LEN) <= 0)
-			i++;
-	}
-	for (; i < k->nonly && b->n < WALK_BATCH; i++) {
-		struct walked *w = &b->w[b->n];
-		int rc = store_getattr(k->sc->s, k->only[i], &w->a);
-		if (rc == -ENOENT)
-			continue;            /* not one of this server's copies */
-		if (rc && rc != -OFS_ECORRUPT)
-			return rc;
-		w->oid = k->only[i];
-		w->decode_rc = rc;
-		b->n++;
-	}
-	*more = i < k->nonly;
+	if (!k)
+		return -ENOMEM;
+	k->t = t;
+	k->sc = arg;
+	k->flags = q->flags;
+	k->pre_at = -1;
+	k->pre = malloc(sizeof(*k->pre));   /* (without it: one SUMMARY each) */
+	*state = k;
 	return 0;
 }
 
-static void *task_main(void *arg)
+static int scrub_begin(struct task *t, void *state)
 {
-	struct task *k = arg;
-	struct scrubber *sc = k->sc;
-	struct ofs_oid cursor = k->start;
-	bool started = !oid_is_zero(cursor), more = true;
+	struct scrub_task *k = state;
 	struct ofs_stats stats;
-	double t_begin = now_s();
-	int rc = 0;
+	uint32_t nonly;
 
-	if (k->nonly) {
-		pthread_mutex_lock(&sc->mu);
-		k->st.objects_total = k->nonly;     /* (at most: some are elsewhere) */
-		pthread_mutex_unlock(&sc->mu);
-	} else if (k->kind == OFS_TASK_SCRUB && (k->flags & OFS_TASK_F_NODATA)) {
+	task_only(t, &nonly);
+	if (nonly) {
+		/* (the host counts the objects named) */
+	} else if (k->flags & OFS_TASK_F_NODATA) {
 		/* No bytes to read: the count LMDB keeps is the total (a scan
 		 * of every record would cost a twentieth of the check). */
 		uint64_t n;
-		if (store_count_objects(sc->s, &n) == 0) {
-			pthread_mutex_lock(&sc->mu);
-			k->st.objects_total = n;
-			pthread_mutex_unlock(&sc->mu);
-		}
-	} else if (store_stats(sc->s, &stats) == 0) {
-		pthread_mutex_lock(&sc->mu);
-		k->st.objects_total = stats.objects;
-		k->st.bytes_total = stats.bytes;
-		pthread_mutex_unlock(&sc->mu);
+		if (store_count_objects(k->sc->s, &n) == 0)
+			task_set_totals(t, n, UINT64_MAX);
+	} else if (store_stats(k->sc->s, &stats) == 0) {
+		task_set_totals(t, stats.objects, stats.bytes);
 	}
-	if (k->kind == OFS_TASK_REBALANCE) {
-		uint64_t sum = 0;
-		for (int i = 0; i < k->nalloc; i++)
-			sum += k->alloc_left[i];
-		pthread_mutex_lock(&sc->mu);
-		k->st.bytes_total = sum;
-		pthread_mutex_unlock(&sc->mu);
-		k->pass = 1;
+	return k->flags & OFS_TASK_F_REPAIR ? stale_phase(k) : 0;
+}
+
+static void scrub_batch(struct task *t, void *state, const struct task_obj *w, size_t n)
+{
+	struct scrub_task *k = state;
+
+	(void)t;
+	prefetch(k, w, n);
+	prefetch_parts(k, w, n);
+	prefetch_owners(k, w, n);
+}
+
+static int scrub_step(struct task *t, void *state, const struct task_obj *w, size_t i,
+		      uint64_t *bytes)
+{
+	struct scrub_task *k = state;
+	int rc;
+
+	(void)t;
+	k->pre_at = (long)i;
+	if (k->flags & OFS_TASK_F_REPAIR) {
+		k->holding = true;
+		k->nheld = 0;
+		rc = scrub_one(k, w, bytes);
+		k->holding = false;
+		if (!rc && k->nheld)
+			rc = repair_object(k, w);
+		k->nheld = 0;
 	} else {
-		k->pass = 0;
+		rc = scrub_one(k, w, bytes);
 	}
-	k->pace_t0 = now_s();
-	if ((k->flags & OFS_TASK_F_REPAIR) && k->kind == OFS_TASK_SCRUB)
-		rc = stale_phase(k);
-again:
-	while (more && !rc) {
-		struct batch_ctx b = { .w = k->batch };
-		yield_to_catch_up(k);
-		if (k->nonly)
-			rc = walk_list(k, started ? &cursor : NULL, &b, &more);
-		else
-			rc = store_walk(sc->s, started ? &cursor : NULL, WALK_BATCH, batch_add, &b, &more);
-		if (!rc && k->kind == OFS_TASK_SCRUB) {
-			prefetch(k, b.w, b.n);
-			prefetch_parts(k, b.w, b.n);
-			prefetch_owners(k, b.w, b.n);
-		}
-		for (size_t i = 0; i < b.n && !rc; i++) {
-			uint64_t bytes = 0;
-			k->pre_at = (long)i;
-			pthread_mutex_lock(&sc->mu);
-			if (hold(k))
-				rc = -ECANCELED;     /* (pause and cancel between objects too) */
-			pthread_mutex_unlock(&sc->mu);
-			if (!rc && k->kind == OFS_TASK_REBALANCE) {
-				rc = rebalance_one(k, &b.w[i], &bytes);
-				if (rc == 1) {
-					more = false;    /* sent all the plan asked */
-					rc = 0;
-					break;
-				}
-			} else if (!rc && k->kind == OFS_TASK_DRAIN) {
-				rc = drain_one(k, &b.w[i], &bytes);
-			} else if (!rc && (k->flags & OFS_TASK_F_REPAIR)) {
-				k->prev = started ? cursor : (struct ofs_oid){ { 0 } };
-				k->holding = true;
-				k->nheld = 0;
-				rc = scrub_one(k, &b.w[i], &bytes);
-				k->holding = false;
-				if (!rc && k->nheld)
-					rc = repair_object(k, &b.w[i]);
-				k->nheld = 0;
-			} else if (!rc) {
-				k->prev = started ? cursor : (struct ofs_oid){ { 0 } };
-				rc = scrub_one(k, &b.w[i], &bytes);
-			}
-			k->pre_at = -1;
-			if (!rc && k->nsus)
-				rc = settle(k, false);
-			if (rc)
-				break;
-			cursor = b.w[i].oid;
-			started = true;
-			pthread_mutex_lock(&sc->mu);
-			k->st.objects_done++;
-			k->st.bytes_done += bytes;
-			k->st.cursor = safe_cursor(k, cursor);
-			if (k->st.objects_done > k->st.objects_total)
-				k->st.objects_total = k->st.objects_done;
-			if (k->st.bytes_done > k->st.bytes_total)
-				k->st.bytes_total = k->st.bytes_done;
-			pthread_mutex_unlock(&sc->mu);
-		}
-		if (b.n == 0 && !k->nonly)
-			break;
-		if (b.n == 0 && k->nonly && !more)
-			break;
-	}
-	if (!rc && k->nsus) {
-		rc = settle(k, true);        /* the last second looks */
-		if (!rc) {
-			pthread_mutex_lock(&sc->mu);
-			k->st.cursor = cursor;
-			pthread_mutex_unlock(&sc->mu);
-		}
-	}
-	if (!rc && k->kind == OFS_TASK_DRAIN && !k->left && !(k->flags & OFS_TASK_F_DRYRUN) &&
-	    k->pass++ < 10 && store_stats(sc->s, &stats) == 0 && stats.objects > 0) {
-		/* A client that had not yet heard the server is draining may
-		 * have put an object here behind the walk: walk again until
-		 * nothing is left (the placement's view settles in seconds). */
-		pause_ms(500);
-		started = false;
-		more = true;
-		goto again;
-	}
-	if (!rc && k->kind == OFS_TASK_REBALANCE && k->pass == 1) {
-		bool any = false;
-		for (int i = 0; i < k->nalloc; i++)
-			any |= k->alloc_left[i] > 0;
-		if (any) {
-			/* The copies placement wants elsewhere went first; now
-			 * any copy that fits. */
-			k->pass = 2;
-			started = false;
-			more = true;
-			goto again;
-		}
-	}
-	/* A finished task is kept for its last polls: not its buffers. */
-	free(k->batch);
+	k->pre_at = -1;
+	if (!rc && k->nsus)
+		rc = settle(k, false);
+	return rc;
+}
+
+static struct ofs_oid scrub_cursor(void *state, struct ofs_oid done)
+{
+	return safe_cursor(state, done);
+}
+
+/* A finished task is kept for its last polls: not its buffers. */
+static void scrub_trim(struct scrub_task *k)
+{
 	free(k->pre);
 	free(k->kids.v);
 	free(k->page_kids.v);
 	free(k->states);
-	k->batch = NULL;
 	k->pre = NULL;
 	k->states = NULL;
 	k->nstates = 0;
 	memset(&k->kids, 0, sizeof(k->kids));
 	memset(&k->page_kids, 0, sizeof(k->page_kids));
+}
+
+static int scrub_end(struct task *t, void *state, int rc, struct ofs_oid last)
+{
+	struct scrub_task *k = state;
+
+	if (!rc && k->nsus) {
+		rc = settle(k, true);        /* the last second looks */
+		if (!rc)
+			task_set_cursor(t, last);
+	}
+	scrub_trim(k);
 	if (k->flags & OFS_TASK_F_REPAIR) {
 		unsigned purged = 0;
-		if (store_quarantine_purge(sc->s, sc->quarantine_s, &purged) == 0 && purged)
+		if (store_quarantine_purge(k->sc->s, k->sc->quarantine_s, &purged) == 0 && purged)
 			log_info("quarantine: removed %u old cop%s", purged, purged == 1 ? "y" : "ies");
 	}
-	if (!rc && k->kind == OFS_TASK_DRAIN && k->left) {
-		char why[200];
-		snprintf(why, sizeof(why), "%llu object%s could not be moved (see the report); "
-			 "the server stays draining", (unsigned long long)k->left, k->left == 1 ? "" : "s");
-		log_error("job %llu: drain: %s", (unsigned long long)k->job, why);
-		finish(k, OFS_TASK_FAILED, why);
-	} else if (!rc && k->kind == OFS_TASK_REBALANCE) {
-		log_info("job %llu: rebalance done, %llu bytes %s", (unsigned long long)k->job,
-			 (unsigned long long)k->st.bytes_done,
-			 k->flags & OFS_TASK_F_DRYRUN ? "would move" : "moved");
-		finish(k, OFS_TASK_DONE, NULL);
-	} else if (!rc && k->kind == OFS_TASK_DRAIN) {
-		log_info("job %llu: drain done, %llu objects%s", (unsigned long long)k->job,
-			 (unsigned long long)k->st.objects_done,
-			 k->flags & OFS_TASK_F_DRYRUN ? " would move" : " moved");
-		finish(k, OFS_TASK_DONE, NULL);
-	} else if (rc == -ECANCELED) {
-		finish(k, OFS_TASK_CANCELLED, "cancelled");
-	} else if (rc) {
-		char why[200], hex[OFS_OID_HEX];
-		oid_to_hex(k->cur, hex);
-		snprintf(why, sizeof(why), "%s stopped at %s: %s",
-			 k->kind == OFS_TASK_DRAIN ? "drain" : k->kind == OFS_TASK_REBALANCE ? "rebalance" : "scrub",
-			 hex, ofs_strerror(rc));
-		log_error("job %llu: %s", (unsigned long long)k->job, why);
-		finish(k, OFS_TASK_FAILED, why);
-	} else {
-		log_info("job %llu: scrub done, %llu objects, %llu bytes read, in %.3f s",
-			 (unsigned long long)k->job, (unsigned long long)k->st.objects_done,
-			 (unsigned long long)k->st.bytes_done, now_s() - t_begin);
-		finish(k, OFS_TASK_DONE, NULL);
-	}
-	return NULL;
-}
-
-/* ---- the registry --------------------------------------------------------- */
-
-static struct task *find(struct scrubber *sc, uint64_t job)
-{
-	for (int i = 0; i < TASKS_KEPT; i++)
-		if (sc->tasks[i].used && sc->tasks[i].job == job)
-			return &sc->tasks[i];
-	return NULL;
-}
-
-static bool active(const struct task *k)
-{
-	return k->used && (k->state == OFS_TASK_RUNNING || k->state == OFS_TASK_PAUSED);
-}
-
-/* A slot for a new task: a free one, or the oldest finished one. Caller
- * holds mu. */
-static struct task *slot(struct scrubber *sc)
-{
-	struct task *best = NULL;
-
-	for (int i = 0; i < TASKS_KEPT; i++) {
-		struct task *k = &sc->tasks[i];
-		if (!k->used)
-			return k;
-		if (!active(k) && (!best || k->job < best->job))
-			best = k;
-	}
-	return best;
-}
-
-int scrubber_start(struct scrubber *sc, const struct ofs_task_req *q)
-{
-	struct task *k;
-	int running = 0, rc = 0;
-
-	pthread_mutex_lock(&sc->mu);
-	k = find(sc, q->job);
-	if (k && (active(k) || k->state == OFS_TASK_DONE)) {
-		k->allow = q->budget;        /* a new scheduler's word on repairs stands */
-		pthread_cond_broadcast(&sc->cv);
-		pthread_mutex_unlock(&sc->mu);
-		return 0;                    /* already running, or done: poll it */
-	}
-	for (int i = 0; i < TASKS_KEPT; i++)
-		running += active(&sc->tasks[i]);
-	if (running >= SCRUB_MAX_TASKS) {
-		pthread_mutex_unlock(&sc->mu);
-		return -EBUSY;
-	}
-	if (!k)
-		k = slot(sc);
-	if (!k) {
-		pthread_mutex_unlock(&sc->mu);
-		return -EBUSY;
-	}
-	if (k->used) {
-		if (!k->joined)
-			pthread_join(k->thread, NULL);   /* finished: returns at once */
-		task_free(k);
-	}
-	k->used = true;
-	k->sc = sc;
-	k->job = q->job;
-	k->rate = q->rate ? q->rate : sc->default_rate;
-	k->flags = q->flags;
-	k->kind = q->kind;
-	k->left = 0;
-	k->nalloc = q->nalloc;
-	for (uint8_t i = 0; i < q->nalloc; i++) {
-		k->alloc_sid[i] = q->alloc_sid[i];
-		k->alloc_left[i] = q->alloc_bytes[i];
-	}
-	k->allow = q->budget;        /* (UINT64_MAX: no cap; 0: none yet) */
-	k->start = q->cursor;
-	k->state = OFS_TASK_RUNNING;
-	k->st.state = OFS_TASK_RUNNING;
-	k->st.cursor = q->cursor;
-	k->st.objects_done = q->objects_base;   /* counts go on from the cursor */
-	k->st.bytes_done = q->bytes_base;
-	k->next_seq = 1;
-	k->f = calloc(OFS_MAX_TASK_FINDINGS, sizeof(*k->f));
-	k->batch = calloc(WALK_BATCH, sizeof(*k->batch));
-	k->pre_at = -1;
-	if (q->kind == OFS_TASK_SCRUB)
-		k->pre = malloc(sizeof(*k->pre));   /* (without it: one SUMMARY each) */
-	if (q->noids && k->f && k->batch) {
-		k->only = malloc((size_t)q->noids * sizeof(*k->only));
-		if (k->only) {
-			memcpy(k->only, q->oids, (size_t)q->noids * OFS_OID_LEN);
-			qsort(k->only, q->noids, sizeof(*k->only), cmp_oid);
-			k->nonly = q->noids;
-		}
-	}
-	if (!k->f || !k->batch || (q->noids && !k->only)) {
-		task_free(k);
-		rc = -ENOMEM;
-	} else if (pthread_create(&k->thread, NULL, task_main, k) != 0) {
-		task_free(k);
-		rc = -EAGAIN;
-	}
-	pthread_mutex_unlock(&sc->mu);
-	if (!rc)
-		log_info("job %llu: %s task started, %llu bytes/s%s", (unsigned long long)q->job,
-			 q->kind == OFS_TASK_DRAIN ? "drain" : q->kind == OFS_TASK_REBALANCE ? "rebalance" : "scrub",
-			 (unsigned long long)(q->rate ? q->rate : sc->default_rate),
-			 q->kind != OFS_TASK_SCRUB ? (q->flags & OFS_TASK_F_DRYRUN ? " (dry run)" : "")
-			 : q->flags & OFS_TASK_F_DRYRUN ? ", repair (dry run)"
-			 : q->flags & OFS_TASK_F_REPAIR ? ", repair" : "");
 	return rc;
 }
 
-int scrubber_poll(struct scrubber *sc, uint64_t job, uint64_t ack, uint64_t budget,
-		  struct wbuf *reply)
+static void scrub_release(void *state)
 {
-	struct task *k;
-	uint32_t drop = 0;
+	struct scrub_task *k = state;
 
-	pthread_mutex_lock(&sc->mu);
-	k = find(sc, job);
-	if (!k) {
-		pthread_mutex_unlock(&sc->mu);
-		return -ENOENT;
-	}
-	if (budget && k->allow != UINT64_MAX) {
-		k->allow = budget == UINT64_MAX || k->allow + budget < k->allow ? UINT64_MAX
-										: k->allow + budget;
-		pthread_cond_broadcast(&sc->cv);
-	}
-	while (drop < k->nf && k->f[drop].seq <= ack)
-		drop++;
-	if (drop) {
-		memmove(k->f, k->f + drop, (k->nf - drop) * sizeof(*k->f));
-		k->nf -= drop;
-		pthread_cond_broadcast(&sc->cv);
-	}
-	k->st.state = k->state;
-	proto_encode_task_status(reply, &k->st, k->f, k->nf);
-	pthread_mutex_unlock(&sc->mu);
-	return wbuf_error(reply);
-}
-
-int scrubber_ctl(struct scrubber *sc, uint64_t job, uint8_t action)
-{
-	struct task *k;
-
-	pthread_mutex_lock(&sc->mu);
-	k = find(sc, job);
-	if (!k) {
-		pthread_mutex_unlock(&sc->mu);
-		return -ENOENT;
-	}
-	switch (action) {
-	case OFS_TASK_PAUSE:
-		k->pause = true;
-		if (k->state == OFS_TASK_RUNNING)
-			k->state = OFS_TASK_PAUSED;
-		break;
-	case OFS_TASK_RESUME:
-		k->pause = false;
-		break;
-	case OFS_TASK_CANCEL:
-	case OFS_TASK_FORGET:
-		k->cancel = true;
-		break;
-	default:
-		pthread_mutex_unlock(&sc->mu);
-		return -EINVAL;
-	}
-	pthread_cond_broadcast(&sc->cv);
-	if (action == OFS_TASK_FORGET) {
-		pthread_t th = k->thread;
-		bool join = !k->joined;
-		k->joined = true;
-		pthread_mutex_unlock(&sc->mu);
-		if (join)
-			pthread_join(th, NULL);
-		pthread_mutex_lock(&sc->mu);
-		task_free(k);
-	}
-	pthread_mutex_unlock(&sc->mu);
-	return 0;
+	scrub_trim(k);
+	free(k->held);
+	free(k->hm);
+	free(k->sus);
+	ofs_client_close(k->client);
+	free(k);
 }

@@ -9,7 +9,9 @@
 #include "lib/proto.h"
 #include "server/ops.h"
 #include "server/points.h"
+#include "server/repair.h"
 #include "server/service.h"
+#include "server/taskhost.h"
 
 struct list_ctx {
 	struct ofs_list_writer lw;
@@ -507,6 +509,57 @@ static int op_stale_for(struct service *sv, struct ofs_req *q, struct wbuf *repl
 	return rc;
 }
 
+/* ---- background tasks and repair ------------------------------------------- */
+
+static int op_task_start(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	(void)reply;
+	return sv->tasks ? taskhost_start(sv->tasks, &q->task) : -OFS_EUNKNOWNOP;
+}
+
+static int op_task_poll(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	return sv->tasks ? taskhost_poll(sv->tasks, q->task.job, q->task.ack, q->task.budget, reply)
+			 : -OFS_EUNKNOWNOP;
+}
+
+static int op_task_ctl(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	(void)reply;
+	return sv->tasks ? taskhost_ctl(sv->tasks, q->task.job, q->task.action) : -OFS_EUNKNOWNOP;
+}
+
+static int op_verify(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	struct ofs_summary sm;
+	int rc = repair_verify(sv->store, q->oid, &sm);
+
+	if (!rc)
+		proto_encode_summary(reply, &sm);
+	return rc;
+}
+
+static int op_repair_fetch(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	struct ofs_fetch_reply fr;
+	struct repair_pacer pc = { .rate = q->rate };
+	int rc;
+
+	if (!sv->rep)
+		return -OFS_EUNKNOWNOP;
+	rc = repair_fetch(sv->store, sv->tab, sv->rep, q->oid, q->cands, q->ncands, q->flags,
+			  q->reason[0] ? q->reason : "repair", repair_pace_rate, &pc, &fr);
+	if (!rc)
+		proto_encode_fetch_reply(reply, &fr);
+	return rc;
+}
+
+static int op_stale_clear(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	(void)reply;
+	return repair_stale_clear(sv->store, q->oid, q->sid, q->version);
+}
+
 /* ---- the table ---------------------------------------------------------- */
 
 #define ANYONE (OPS_USER | OPS_ADMIN | OPS_SERVER)
@@ -543,17 +596,17 @@ static struct ops_row table[OFS_OP_MAX] = {
 	[OFS_OP_SERVER_SET] = { op_server_set, OPERATOR, 0 },
 	[OFS_OP_ROOT_MOVE] = { op_root_move, OPERATOR, 0 },
 	[OFS_OP_STOP_CHECK] = { NULL, OPERATOR, 0 },
-	[OFS_OP_TASK_START] = { NULL, OPERATOR, 0 },
-	[OFS_OP_TASK_POLL] = { NULL, OPERATOR, 0 },
-	[OFS_OP_TASK_CTL] = { NULL, OPERATOR, 0 },
+	[OFS_OP_TASK_START] = { op_task_start, OPERATOR, 0 },
+	[OFS_OP_TASK_POLL] = { op_task_poll, OPERATOR, 0 },
+	[OFS_OP_TASK_CTL] = { op_task_ctl, OPERATOR, 0 },
 	[OFS_OP_BEHIND] = { op_behind, PEER, 0 },
 	[OFS_OP_STALE_FOR] = { op_stale_for, PEER, 0 },
 	[OFS_OP_SUMMARY] = { op_summary, PEER, 0 },
 	[OFS_OP_SUMMARY_MANY] = { op_summary_many, PEER, 0 },
-	[OFS_OP_VERIFY] = { NULL, PEER, 0 },
+	[OFS_OP_VERIFY] = { op_verify, PEER, 0 },
 	[OFS_OP_POINTS] = { op_points, PEER, 0 },
-	[OFS_OP_REPAIR_FETCH] = { NULL, PEER, 0 },
-	[OFS_OP_STALE_CLEAR] = { NULL, PEER, 0 },
+	[OFS_OP_REPAIR_FETCH] = { op_repair_fetch, PEER, 0 },
+	[OFS_OP_STALE_CLEAR] = { op_stale_clear, PEER, 0 },
 	[OFS_OP_FREEZE] = { op_freeze, PEER, 0 },
 	[OFS_OP_CHANGES] = { op_changes, PEER, 0 },
 };

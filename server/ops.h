@@ -49,14 +49,12 @@ struct ops_row {
 const struct ops_row *ops_row(uint16_t op);
 
 /*
- * The operations served by the parts above the server - the background
- * tasks (TASK_START, TASK_POLL, TASK_CTL), repair (VERIFY, REPAIR_FETCH,
- * STALE_CLEAR), the drain check (STOP_CHECK) - have rows here with their
- * roles, and their handlers are registered by the program that links
- * those parts, at start, before it serves (scrubber_register_ops,
- * drain_register_ops). Until then they answer OFS_EUNKNOWNOP. The server
- * never includes those parts. -EINVAL: no such row, or one already has a
- * handler.
+ * The operations served by the parts above the server - the drain check
+ * (STOP_CHECK) - have rows here with their roles, and their handlers are
+ * registered by the program that links those parts, at start, before it
+ * serves (drain_register_ops). Until then they answer OFS_EUNKNOWNOP. The
+ * server never includes those parts. -EINVAL: no such row, or one already
+ * has a handler.
  */
 int ops_register(uint16_t op, ops_fn fn);
 

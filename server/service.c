@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "lib/log.h"
@@ -21,18 +22,19 @@ static int apply(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 }
 
 void service_init(struct service *sv, struct store *s, struct sidtab *t, struct replicator *r,
-		  struct scrubber *scrub)
+		  struct taskhost *tasks)
 {
 	sv->store = s;
 	sv->tab = t;
 	sv->rep = r;
-	sv->scrub = scrub;
+	sv->tasks = tasks;
 	sv->recover = NULL;
 	memset(&sv->hooks, 0, sizeof(sv->hooks));
 	for (int i = 0; i < SERVICE_NLOCKS; i++)
 		pthread_mutex_init(&sv->locks[i], NULL);
 	pthread_mutex_init(&sv->fmu, NULL);
 	memset(sv->frozen, 0, sizeof(sv->frozen));
+	sv->exit_after_op = 0;
 }
 
 void service_fini(struct service *sv)
@@ -343,5 +345,9 @@ int service_handle(struct service *sv, uint16_t op, const uint8_t *body, size_t 
 	if (rc)
 		reply->len = start;   /* an error reply has no body */
 	free(q);
+	if (!rc && !forwarded && sv->exit_after_op == op) {
+		log_warn("test fault: exiting after %s, before its reply", ofs_op_name(op));
+		_exit(70);
+	}
 	return rc;
 }

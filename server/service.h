@@ -23,16 +23,15 @@
 
 /* What the handlers act on. The store, table and replicator are the
  * caller's; service_init/service_fini pair around the locks. */
-struct scrubber;
+struct taskhost;
 struct recover;
 
 struct service {
 	struct store *store;
 	struct sidtab *tab;
 	struct replicator *rep;            /* NULL: no forwarding */
-	/* The background tasks and the catch-up, for the handlers their
-	 * parts register (ops.h); the server itself never looks inside. */
-	struct scrubber *scrub;            /* NULL: none */
+	/* The background tasks (taskhost.h) and the catch-up (recover.h). */
+	struct taskhost *tasks;            /* NULL: none */
 	struct recover *recover;           /* NULL: none (set after service_init) */
 	/* What the catch-up wants to hear (set after service_init; NULL:
 	 * nobody): behind - a copy here was just marked behind; stats - add
@@ -59,10 +58,14 @@ struct service {
 		struct ofs_sid holder;     /* who froze it: one mover at a time */
 		int64_t until_ns;          /* 0: free slot */
 	} frozen[SERVICE_NFROZEN];
+	/* A test's fault (0: none): after a client's request of this
+	 * operation is applied here and forwarded, the server exits before
+	 * it answers - a crash between a change and its reply. */
+	uint16_t exit_after_op;
 };
 
 void service_init(struct service *sv, struct store *s, struct sidtab *t, struct replicator *r,
-		  struct scrubber *scrub);
+		  struct taskhost *tasks);
 void service_fini(struct service *sv);
 
 /*

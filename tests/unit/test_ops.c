@@ -18,17 +18,14 @@
 
 #include "lib/proto.h"
 #include "rebalancer/drain.h"
-#include "scrubber/serve.h"
 #include "server/ops.h"
 
 static void test_every_operation_has_a_handler_and_roles(void **state)
 {
 	(void)state;
 	/* before the background parts register theirs: only theirs lack one */
-	assert_null(ops_row(OFS_OP_TASK_START)->fn);
 	assert_null(ops_row(OFS_OP_STOP_CHECK)->fn);
 	assert_non_null(ops_row(OFS_OP_GETATTR)->fn);
-	assert_int_equal(scrubber_register_ops(), 0);
 	assert_int_equal(drain_register_ops(), 0);
 	/* once only */
 	assert_int_equal(drain_register_ops(), -EINVAL);

@@ -1,5 +1,5 @@
 /* test_reconcile.c - the rules that reconcile copies when none is current
- * (scrubber/reconcile.c). */
+ * (server/reconcile.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "lib/ofs_error.h"
-#include "scrubber/reconcile.h"
+#include "server/reconcile.h"
 
 /* Three copies, confidence 2: an acknowledged create leaves at least 2,
  * an acknowledged remove at most 1. */

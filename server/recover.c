@@ -9,8 +9,9 @@
 #include "lib/log.h"
 #include "lib/ofs_error.h"
 #include "lib/wire.h"
-#include "scrubber/recover.h"
-#include "scrubber/repair.h"
+#include "server/recover.h"
+#include "server/taskhost.h"
+#include "server/repair.h"
 
 #define TICK_MS 200                  /* look for marks this often when idle */
 #define RETRY_MS 500                 /* ... and this often when some wait */
@@ -698,4 +699,42 @@ bool recover_busy(struct recover *rv)
 
 	recover_status(rv, &st);
 	return st.behind > st.stuck;
+}
+
+static void hook_behind(void *arg)
+{
+	recover_kick(arg);
+}
+
+static void hook_stats(void *arg, struct ofs_stats *st)
+{
+	struct recover_status rs;
+
+	recover_status(arg, &rs);
+	st->behind = rs.behind;
+	st->stuck = rs.stuck < rs.behind ? rs.stuck : rs.behind;
+	st->caught_up = rs.caught_up;
+	st->recovering = rs.active;
+}
+
+static bool hook_busy(void *arg)
+{
+	return recover_busy(arg);
+}
+
+static int hook_poll(void *arg, uint64_t ack, struct wbuf *reply)
+{
+	return recover_poll(arg, ack, reply);
+}
+
+void recover_attach(struct recover *rv, struct service *sv, struct taskhost *h)
+{
+	sv->recover = rv;
+	sv->hooks.behind = hook_behind;
+	sv->hooks.stats = hook_stats;
+	sv->hooks.arg = rv;
+	if (h) {
+		taskhost_set_yield(h, hook_busy, rv);
+		taskhost_set_system_job(h, RECOVER_JOB, hook_poll, rv);
+	}
 }

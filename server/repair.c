@@ -10,8 +10,8 @@
 #include "lib/log.h"
 #include "lib/ofs_error.h"
 #include "lib/wire.h"
-#include "scrubber/reconcile.h"
-#include "scrubber/repair.h"
+#include "server/reconcile.h"
+#include "server/repair.h"
 
 #define FETCH_PIECE ((uint32_t)4 << 20)    /* bytes per READ (OFS_MAX_IO) */
 #ifndef FETCH_DEPTH

@@ -7,7 +7,7 @@
 #include "lib/log.h"
 #include "lib/ofs_error.h"
 #include "lib/wire.h"
-#include "scrubber/reconcile.h"
+#include "server/reconcile.h"
 
 #define MAX_COPIES (OFS_MAX_REPLICAS + 1)
 

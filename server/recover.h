@@ -33,7 +33,7 @@
  *
  * Catch-up runs ahead of every other background task: the server's scrub,
  * repair, drain and rebalance tasks hold while copies here are being
- * caught up (recover_busy; each batch waits at most SCRUB_YIELD_MS, so a
+ * caught up (recover_busy; each batch waits at most TASKHOST_YIELD_MS, so a
  * catch-up waiting on a server that is down does not stop them).
  */
 #ifndef OFS_RECOVER_H
@@ -44,6 +44,7 @@
 
 #include "lib/wire.h"
 #include "server/replica.h"
+#include "server/service.h"
 #include "server/sidtab.h"
 #include "server/store.h"
 
@@ -83,6 +84,12 @@ bool recover_busy(struct recover *rv);
  */
 #define RECOVER_JOB 0
 int recover_poll(struct recover *rv, uint64_t ack, struct wbuf *reply);
+
+/* Wire the catch-up into the service (its hooks: a copy just marked
+ * behind kicks it; STATS carries its counts) and into the task host
+ * (tasks yield to it; TASK_POLL of RECOVER_JOB is its). */
+struct taskhost;
+void recover_attach(struct recover *rv, struct service *sv, struct taskhost *h);
 
 /* One pass over the marks, in the caller's thread (tests): the number of
  * copies caught up, or a negative store error. */

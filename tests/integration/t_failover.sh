@@ -1,0 +1,62 @@
+#!/bin/bash
+# t_failover: a change whose first copy dies after applying it, before it
+# answers. Three servers; every one would exit right after applying and
+# forwarding a client's dirent_remove (the test build's OFS_SERVER_FAULT),
+# as a crash between a change and its reply does. `ofs rm` of a file with
+# three copies then meets its entry already removed on the next copy it
+# asks. The remove was made - by this very rm - so:
+#  - `ofs rm` exits 0 (not "no such file or directory");
+#  - the name is gone through every server;
+#  - the file's objects are removed too: once the dead server is back and
+#    caught up, a scrub finds nothing (no orphaned metafile or dfile);
+#  - a second rm of the name is refused as missing (exit 3, "no such
+#    file"), and removes nothing else.
+. "$(dirname "$0")/lib.sh"
+
+settled() {
+	"$OFS_PBJ" servers --json >"$T/servers.json" 2>"$T/servers.err" || return 1
+	jq -e '(.servers | length) == 3 and all(.servers[]; .up == true and .recovering == false and .behind == 0)' \
+		"$T/servers.json" >/dev/null
+}
+
+OFS_SERVER_FAULT=exit-after:dirent_remove start_cluster a:r1 b:r2 c:r3
+ok ofs mkdir /d
+mkrand "$T/src" 300000
+ok ofs put --replicas 3 --confidence 2 "$T/src" /d/f
+ok ofs put --replicas 3 --confidence 2 "$T/src" /d/keep
+
+# The server that took the rm exits; the rm goes on to the next copy.
+ok ofs rm /d/f
+# (it exited before the rm's connection to it broke, so before rm ended)
+dead=
+for m in a b c; do
+	server_alive "$m" || dead=$m
+done
+[ -n "$dead" ] || fail "expected the server that took the rm to exit (its test fault); all three run"
+wait_pid "$(srv_pid "$dead")" 10
+assert_eq 70 "$REAP_ST" "exit status of the server that took the rm (the fault's)"
+SRV_PID[$dead]=""
+log "server $dead took the remove and exited before answering"
+assert_contains "$(cat "$T/$dead.log")" "test fault: exiting after dirent_remove"
+
+for m in a b c; do
+	[ "$m" = "$dead" ] && continue
+	OFS_CLUSTER=$(srv_addr "$m") ok ofs ls /d
+	assert_eq keep "$(cat "$T/last.out")" "ls /d through $m after the rm"
+done
+for m in a b c; do
+	[ "$m" = "$dead" ] || { use_server "$m"; break; }
+done
+assert_exit 3 ofs rm /d/f
+assert_contains "$(cat "$T/last.err")" "no such file"
+ok ofs get /d/keep "$T/keep.back"
+assert_same_file "$T/src" "$T/keep.back"
+
+# Back without the fault: it catches up on what it missed, and a scrub
+# finds nothing left of the file.
+restart_server "$dead"
+wait_until 60 "every server up with no copies behind" settled
+clean_scrub_no_repair "$T/pbj.db"
+OFS_CLUSTER=$(srv_addr "$dead") ok ofs ls /d
+assert_eq keep "$(cat "$T/last.out")" "ls /d through $dead once it is back"
+finish
