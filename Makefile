@@ -47,7 +47,7 @@ ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) -pthread
 
 LIB_SRCS := lib/error.c lib/oid.c lib/wire.c lib/frame.c lib/proto.c \
 	lib/checksum.c lib/log.c lib/net.c lib/path.c lib/parse.c lib/timefmt.c \
-	lib/conn.c lib/placement.c
+	lib/conn.c lib/placement.c lib/proto_reply.c
 SERVER_SRCS := server/kv.c server/records.c server/bstream.c server/store.c \
 	server/store_object.c server/store_bytes.c server/store_kv.c server/store_stale.c \
 	server/store_walk.c server/store_tool.c server/store_incoming.c \
@@ -57,8 +57,8 @@ SERVER_SRCS := server/kv.c server/records.c server/bstream.c server/store.c \
 	server/taskhost.c
 REBALANCER_SRCS := rebalancer/move.c rebalancer/drain.c rebalancer/kinds.c
 PBJ_SRCS := $(wildcard pbj/*.c)
-SCRUBBER_SRCS := scrubber/scrub.c
-CLIENT_SRCS := client/ofs.c
+SCRUBBER_SRCS := scrubber/scrub.c scrubber/scrub_copies.c scrubber/scrub_structure.c scrubber/scrub_mend.c
+CLIENT_SRCS := client/ofs.c client/ofs_io.c client/ofs_repair.c
 CORE_SRCS := $(LIB_SRCS) $(SERVER_SRCS) $(REBALANCER_SRCS) $(CLIENT_SRCS) $(PBJ_SRCS) $(SCRUBBER_SRCS)
 CORE_OBJS := $(CORE_SRCS:%.c=$(O)/%.o)
 CORE_LIB := $(O)/libofscore.a
@@ -92,7 +92,7 @@ $(BINDIR)/ofs: $(O)/cli/ofs.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BINDIR)/ofs-pbj: $(O)/cli/ofs-pbj.o $(O)/cli/pbj-jobs.o $(O)/cli/pbj-servers.o $(O)/cli/pbj-catchup.o $(CORE_LIB)
+$(BINDIR)/ofs-pbj: $(O)/cli/ofs-pbj.o $(O)/cli/pbj-jobs.o $(O)/cli/pbj-sched.o $(O)/cli/pbj-servers.o $(O)/cli/pbj-catchup.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 

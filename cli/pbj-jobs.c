@@ -1,7 +1,8 @@
 /*
  * pbj-jobs.c - the job commands of ofs-pbj: submit, status, report, list,
- * pause, resume, cancel, serve (CLI.md). The job store is pbj/jobstore,
- * the running of a job pbj/runner.
+ * pause, resume, cancel (CLI.md; schedules, serve and config:
+ * pbj-sched.c). The job store is pbj/jobstore, the running of a job
+ * pbj/runner.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -14,6 +15,7 @@
 
 #include "cli/pbj-catchup.h"
 #include "cli/pbj-jobs.h"
+#include "cli/pbj-jobs-impl.h"
 #include "cli/pbj-servers.h"
 #include "lib/ofs_error.h"
 #include "lib/parse.h"
@@ -23,9 +25,6 @@
 #include "pbj/jobstore.h"
 #include "pbj/runner.h"
 
-#define EXIT_FINDINGS 1
-#define EXIT_USAGE 2
-#define EXIT_FAIL 3
 
 /* A finding's kind as reports spell it ("unknown" for one this build
  * does not know). */
@@ -45,15 +44,15 @@ static const char *type_name(int type)
 	return n ? n : "unknown";
 }
 
-static volatile sig_atomic_t stop_flag;
+volatile sig_atomic_t jobs_stop_flag;
 
-static void on_signal(int sig)
+void jobs_on_signal(int sig)
 {
 	(void)sig;
-	stop_flag = 1;
+	jobs_stop_flag = 1;
 }
 
-static int usage_err(const char *fmt, const char *arg)
+int jobs_usage_err(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "ofs-pbj: ");
 	fprintf(stderr, fmt, arg);
@@ -61,7 +60,7 @@ static int usage_err(const char *fmt, const char *arg)
 	return EXIT_USAGE;
 }
 
-static int store_err(struct pbj_db *db, const char *what, int rc)
+int jobs_store_err(struct pbj_db *db, const char *what, int rc)
 {
 	fprintf(stderr, "ofs-pbj: %s: %s%s%s\n", what, ofs_strerror(rc),
 		db && pbj_errmsg(db)[0] ? ": " : "", db ? pbj_errmsg(db) : "");
@@ -218,7 +217,7 @@ static int status_json(struct pbj_db *db, const struct pbj_job *j, json_t **out)
 	return 0;
 }
 
-static void print_json(json_t *o)
+void jobs_print_json(json_t *o)
 {
 	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	fputc('\n', stdout);
@@ -297,9 +296,9 @@ static int cmd_status(struct pbj_db *db, int64_t id, bool json)
 		rc = status_json(db, j, &o);
 	free(j);
 	if (rc)
-		return store_err(db, "status", rc);
+		return jobs_store_err(db, "status", rc);
 	if (json)
-		print_json(o);
+		jobs_print_json(o);
 	else
 		print_status_text(o);
 	json_decref(o);
@@ -362,18 +361,18 @@ static int cmd_report(struct pbj_db *db, int64_t id, int argc, char **argv, bool
 		if (!strcmp(argv[i], "--kind") && v) {
 			kind = ofs_finding_parse(v);
 			if (kind == OFS_FINDING_NONE)
-				return usage_err("--kind %s: not a finding kind (see ofs-pbj(8), FINDINGS)",
+				return jobs_usage_err("--kind %s: not a finding kind (see ofs-pbj(8), FINDINGS)",
 						 v);
 		} else if (!strcmp(argv[i], "--server") && v) {
 			if (sid_from_hex(v, &server))
-				return usage_err("--server %s: not a SID (32 hex digits)", v);
+				return jobs_usage_err("--server %s: not a SID (32 hex digits)", v);
 			by_server = true;
 		} else if (!strcmp(argv[i], "--oid") && v) {
 			if (oid_from_hex(v, &oid))
-				return usage_err("--oid %s: not an OID (32 hex digits)", v);
+				return jobs_usage_err("--oid %s: not an OID (32 hex digits)", v);
 			by_oid = true;
 		} else {
-			return usage_err("report: unknown or incomplete option '%s'", argv[i]);
+			return jobs_usage_err("report: unknown or incomplete option '%s'", argv[i]);
 		}
 		i++;
 	}
@@ -393,13 +392,13 @@ static int cmd_report(struct pbj_db *db, int64_t id, int argc, char **argv, bool
 				      by_oid ? &oid : NULL, report_one, &r);
 	if (rc) {
 		json_decref(r.arr);
-		return store_err(db, "report", rc);
+		return jobs_store_err(db, "report", rc);
 	}
 	if (json) {
 		json_t *o = json_object();
 		json_object_set_new(o, "job", json_integer(id));
 		json_object_set_new(o, "findings", r.arr);
-		print_json(o);
+		jobs_print_json(o);
 		json_decref(o);
 	}
 	return 0;
@@ -466,7 +465,7 @@ static void progress_line(const struct pbj_job *j, const struct pbj_sum *s, void
 
 /* A lease holder named "WHAT HOST pid N" on this host whose process is
  * gone. */
-static bool holder_dead(const char *who)
+bool jobs_holder_dead(const char *who)
 {
 	char host[64] = "?", theirs[64];
 	const char *p = strstr(who, " pid ");
@@ -484,7 +483,7 @@ static bool holder_dead(const char *who)
 	return pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
-static void holder_name(char *buf, size_t n, const char *what)
+void jobs_holder_name(char *buf, size_t n, const char *what)
 {
 	char host[64] = "?";
 
@@ -494,7 +493,7 @@ static void holder_name(char *buf, size_t n, const char *what)
 
 /* A test hook's number from the environment: 0 when it is not set, or
  * in builds made with OFS_NO_TEST_HOOKS (make RELEASE=1). */
-static long test_hook(const char *name)
+long jobs_test_hook(const char *name)
 {
 #ifndef OFS_NO_TEST_HOOKS
 	const char *e = getenv(name);
@@ -507,9 +506,9 @@ static long test_hook(const char *name)
 
 /* The attempts a task gets before its job fails: the runner's own (0),
  * or OFS_PBJ_MAX_RETRIES (tests). */
-static int test_max_retries(void)
+int jobs_test_max_retries(void)
 {
-	long v = test_hook("OFS_PBJ_MAX_RETRIES");
+	long v = jobs_test_hook("OFS_PBJ_MAX_RETRIES");
 
 	return v > 0 && v < 1000 ? (int)v : 0;
 }
@@ -521,8 +520,8 @@ static int wait_job(struct pbj_db *db, int64_t id, const char *const *cluster, s
 {
 	struct tty_ctx tc = { .tty = isatty(2) == 1 };
 	struct pbj_runner_opts o = { .cluster = cluster, .ncluster = ncluster,
-				     .progress = progress_line, .arg = &tc, .stop = &stop_flag,
-				     .return_on_cap = true, .max_retries = test_max_retries() };
+				     .progress = progress_line, .arg = &tc, .stop = &jobs_stop_flag,
+				     .return_on_cap = true, .max_retries = jobs_test_max_retries() };
 	struct pbj_job *j = malloc(sizeof(*j));
 	char holder[PBJ_REASON_LEN], who[PBJ_REASON_LEN];
 	struct timespec ts;
@@ -534,13 +533,13 @@ static int wait_job(struct pbj_db *db, int64_t id, const char *const *cluster, s
 		return EXIT_FAIL;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	tc.t0_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	holder_name(holder, sizeof(holder), "submit --wait");
+	signal(SIGINT, jobs_on_signal);
+	signal(SIGTERM, jobs_on_signal);
+	jobs_holder_name(holder, sizeof(holder), "submit --wait");
 	/* Run it here when no scheduler holds the lease; else follow the
 	 * store while one runs it, and take over if it dies (its lease runs
 	 * out). */
-	while (!rc && !stop_flag) {
+	while (!rc && !jobs_stop_flag) {
 		rc = pbj_lease_take(db, holder, 10000, &got, who);
 		if (rc)
 			break;
@@ -570,7 +569,7 @@ static int wait_job(struct pbj_db *db, int64_t id, const char *const *cluster, s
 			nanosleep(&nap, NULL);
 		}
 	}
-	if (stop_flag)
+	if (jobs_stop_flag)
 		rc = -EINTR;
 	if (tc.tty)
 		fputc('\n', stderr);
@@ -588,10 +587,10 @@ static int wait_job(struct pbj_db *db, int64_t id, const char *const *cluster, s
 	if (rc) {
 		if (rc == -OFS_EUNREACHABLE)
 			return EXIT_FAIL;
-		return store_err(db, "running the job", rc);
+		return jobs_store_err(db, "running the job", rc);
 	}
 	if (json)
-		print_json(st);
+		jobs_print_json(st);
 	else
 		print_status_text(st);
 	rc = job_exit(st);
@@ -635,10 +634,10 @@ static int submit_args(struct pbj_db *db, struct pbj_job *j, json_t *args, json_
 	int rc = 0;
 
 	if (j->type == PBJ_TYPE_DRAIN && json_array_size(servers) != 1) {
-		return usage_err("submit drain needs --server SID%s", "");
+		return jobs_usage_err("submit drain needs --server SID%s", "");
 	}
 	if (j->type == PBJ_TYPE_REBALANCE && json_array_size(servers)) {
-		return usage_err("submit rebalance: every server takes part; no --server%s", "");
+		return jobs_usage_err("submit rebalance: every server takes part; no --server%s", "");
 	}
 	if (j->type == PBJ_TYPE_DRAIN || j->type == PBJ_TYPE_REBALANCE)
 		repair = 0;
@@ -653,11 +652,11 @@ static int submit_args(struct pbj_db *db, struct pbj_job *j, json_t *args, json_
 		if (max_repairs > 0)
 			json_object_set_new(args, "max_repairs", json_integer(max_repairs));
 	} else if (max_repairs >= 0) {
-		return usage_err("--max-repairs%s: only with --repair (or submit repair)", "");
+		return jobs_usage_err("--max-repairs%s: only with --repair (or submit repair)", "");
 	}
 	if (from_job) {
 		if (json_array_size(paths)) {
-			return usage_err("--job%s: the job's findings name the objects; no --path", "");
+			return jobs_usage_err("--job%s: the job's findings name the objects; no --path", "");
 		}
 		json_object_set_new(args, "from_job", json_integer(from_job));
 	}
@@ -667,7 +666,7 @@ static int submit_args(struct pbj_db *db, struct pbj_job *j, json_t *args, json_
 		json_object_set(args, "paths", paths);
 	text = json_dumps(args, JSON_COMPACT | JSON_SORT_KEYS);
 	if (text && strlen(text) >= sizeof(j->args))
-		rc = usage_err("too many --server or --path arguments (%s)", "1 KiB at most");
+		rc = jobs_usage_err("too many --server or --path arguments (%s)", "1 KiB at most");
 	else
 		snprintf(j->args, sizeof(j->args), "%s", text && strcmp(text, "{}") ? text : "");
 	free(text);
@@ -680,7 +679,7 @@ static int submit_args(struct pbj_db *db, struct pbj_job *j, json_t *args, json_
  * --repair and --max-repairs. 0, or the exit status of a usage error
  * (printed).
  */
-static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job *j, bool *wait)
+int jobs_parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job *j, bool *wait)
 {
 	json_t *args = json_object(), *servers = json_array(), *paths = json_array();
 	int64_t from_job = 0, max_repairs = -1;
@@ -690,11 +689,11 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 	memset(j, 0, sizeof(*j));
 	*wait = false;
 	if (argc < 1) {
-		rc = usage_err("submit needs a job type%s", "");
+		rc = jobs_usage_err("submit needs a job type%s", "");
 		goto out;
 	}
 	if (pbj_type_parse(argv[0], &j->type) || j->type == PBJ_TYPE_CATCHUP) {
-		rc = usage_err("submit %s: unknown job type (scrub, repair, rebalance, drain)", argv[0]);
+		rc = jobs_usage_err("submit %s: unknown job type (scrub, repair, rebalance, drain)", argv[0]);
 		goto out;
 	}
 	for (int i = 1; i < argc; i++) {
@@ -707,7 +706,7 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 			j->flags |= PBJ_DRY_RUN;
 		} else if (!strcmp(a, "--rate") && v) {
 			if (parse_size(v, &n) || n < 4096) {
-				rc = usage_err("--rate %s: bytes per second, at least 4K (K, M, G)", v);
+				rc = jobs_usage_err("--rate %s: bytes per second, at least 4K (K, M, G)", v);
 				goto out;
 			}
 			j->rate = n;
@@ -717,7 +716,7 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 			char *end;
 			p = strtoll(v, &end, 10);
 			if (*v == '\0' || *end || p < -1000 || p > 1000) {
-				rc = usage_err("--priority %s: an integer from -1000 to 1000", v);
+				rc = jobs_usage_err("--priority %s: an integer from -1000 to 1000", v);
 				goto out;
 			}
 			j->priority = (int)p;
@@ -726,21 +725,21 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 			char *end;
 			long t = strtol(v, &end, 10);
 			if (!*v || *end || t < 1 || t > 100) {
-				rc = usage_err("--threshold %s: points from the mean, 1 to 100", v);
+				rc = jobs_usage_err("--threshold %s: points from the mean, 1 to 100", v);
 				goto out;
 			}
 			json_object_set_new(args, "threshold", json_integer(t));
 			i++;
 		} else if (!strcmp(a, "--server") && v && j->type == PBJ_TYPE_DRAIN) {
 			if (json_array_size(servers)) {
-				rc = usage_err("submit drain: one --server at a time%s", "");
+				rc = jobs_usage_err("submit drain: one --server at a time%s", "");
 				goto out;
 			}
 			json_array_append_new(servers, json_string(v));   /* (resolved at submit) */
 			i++;
 		} else if (!strcmp(a, "--server") && v) {
 			if (sid_from_hex(v, &sid)) {
-				rc = usage_err("--server %s: not a SID (32 hex digits)", v);
+				rc = jobs_usage_err("--server %s: not a SID (32 hex digits)", v);
 				goto out;
 			}
 			json_array_append_new(servers, json_string(v));
@@ -748,7 +747,7 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 		} else if (!strcmp(a, "--path") && v && j->type != PBJ_TYPE_DRAIN &&
 			   j->type != PBJ_TYPE_REBALANCE) {
 			if (v[0] != '/' || strlen(v) > 4096) {
-				rc = usage_err("--path %s: an absolute path in the cluster", v);
+				rc = jobs_usage_err("--path %s: an absolute path in the cluster", v);
 				goto out;
 			}
 			json_array_append_new(paths, json_string(v));
@@ -762,7 +761,7 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 			json_object_set_new(args, "metadata_only", json_integer(1));
 		} else if (!strcmp(a, "--job") && v && j->type == PBJ_TYPE_REPAIR) {
 			if (parse_job_id(v, &from_job)) {
-				rc = usage_err("--job %s: not a job id", v);
+				rc = jobs_usage_err("--job %s: not a job id", v);
 				goto out;
 			}
 			i++;
@@ -771,7 +770,7 @@ static int parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job
 			char *end;
 			long long m = strtoll(v, &end, 10);
 			if (!*v || *end || m < 0 || m > 1000000000) {
-				rc = usage_err("--max-repairs %s: a count of objects (0: no cap)", v);
+				rc = jobs_usage_err("--max-repairs %s: a count of objects (0: no cap)", v);
 				goto out;
 			}
 			max_repairs = m;
@@ -802,7 +801,7 @@ static int cmd_submit(struct pbj_db *db, int argc, char **argv, const char *cons
 
 	if (!j)
 		return EXIT_FAIL;
-	rc = parse_submit(db, argc, argv, j, &wait);
+	rc = jobs_parse_submit(db, argc, argv, j, &wait);
 	if (rc)
 		goto out;
 	{
@@ -818,7 +817,7 @@ static int cmd_submit(struct pbj_db *db, int argc, char **argv, const char *cons
 				fprintf(stderr, "ofs-pbj: --job %lld: no such job\n", (long long)from);
 				rc = EXIT_USAGE;
 			} else if (rc) {
-				rc = store_err(db, "submit", rc);
+				rc = jobs_store_err(db, "submit", rc);
 			} else if (!pbj_state_final(src->state)) {
 				fprintf(stderr, "ofs-pbj: --job %lld: the job is %s; repair what it found "
 					"once it has ended\n", (long long)from, pbj_state_name(src->state));
@@ -875,7 +874,7 @@ static int cmd_submit(struct pbj_db *db, int argc, char **argv, const char *cons
 	}
 	rc = pbj_submit(db, j, &id);
 	if (rc) {
-		rc = store_err(db, "submit", rc);
+		rc = jobs_store_err(db, "submit", rc);
 		goto out;
 	}
 	if (wait) {
@@ -892,428 +891,6 @@ out:
 	return rc;
 }
 
-/* ---- schedules --------------------------------------------------------------- */
-
-/* Seconds in a cron "minute": 60, or OFS_PBJ_CRON_UNIT_S (tests). */
-static int64_t cron_unit_s(void)
-{
-	long v = test_hook("OFS_PBJ_CRON_UNIT_S");
-
-	return v > 0 && v <= 60 ? v : 60;
-}
-
-struct sched_ctx {
-	struct pbj_db *db;
-	int64_t now_ns;
-};
-
-static int fire_one(const struct pbj_schedule *sc, void *arg)
-{
-	struct sched_ctx *c = arg;
-	struct pbj_job *j;
-	json_t *a = json_loads(sc->args, 0, NULL);
-	char *argv[64];
-	int argc = 0;
-	bool wait;
-	int64_t id = 0;
-	size_t i;
-	json_t *v;
-	int rc;
-
-	if (!a)
-		return 0;
-	if (!pbj_cron_due(sc->cron, sc->last_fired_ns / 1000000000, c->now_ns / 1000000000,
-			  cron_unit_s())) {
-		json_decref(a);
-		return 0;
-	}
-	json_array_foreach(a, i, v)
-		if (argc < 63 && json_is_string(v))
-			argv[argc++] = (char *)json_string_value(v);
-	j = malloc(sizeof(*j));
-	if (j && sc->last_job) {
-		/* Not again while the last one from this schedule has not ended. */
-		if (pbj_job_get(c->db, sc->last_job, j) == 0 && !pbj_state_final(j->state)) {
-			pbj_schedule_fired(c->db, sc->name, c->now_ns, sc->last_job);
-			fprintf(stderr, "ofs-pbj: schedule %s: job %lld still runs; not submitting again\n",
-				sc->name, (long long)sc->last_job);
-			free(j);
-			json_decref(a);
-			return 0;
-		}
-	}
-	if (j && parse_submit(c->db, argc, argv, j, &wait) == 0) {
-		snprintf(j->schedule, sizeof(j->schedule), "%s", sc->name);
-		rc = pbj_submit(c->db, j, &id);
-		if (!rc)
-			fprintf(stderr, "ofs-pbj: schedule %s: submitted job %lld\n", sc->name, (long long)id);
-	}
-	pbj_schedule_fired(c->db, sc->name, c->now_ns, id ? id : sc->last_job);
-	free(j);
-	json_decref(a);
-	return 0;
-}
-
-/* Submit the jobs whose schedules are due (serve calls this often). */
-static void fire_schedules(struct pbj_db *db)
-{
-	struct timespec ts;
-	struct sched_ctx c = { .db = db };
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	c.now_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-	pbj_schedule_list(db, fire_one, &c);
-}
-
-/* What serve does besides running a job, also while it runs one. */
-struct serve_ctx {
-	struct pbj_db *db;
-	const char *const *cluster;
-	size_t ncluster;
-	struct pbj_catchup *cu;
-};
-
-static void serve_progress(const struct pbj_job *j, const struct pbj_sum *s, void *arg)
-{
-	struct serve_ctx *sc = arg;
-
-	(void)j;
-	(void)s;
-	fire_schedules(sc->db);
-	pbj_catchup_poll(sc->db, sc->cluster, sc->ncluster, sc->cu);
-}
-
-struct sched_print {
-	json_t *arr;
-	bool json;
-};
-
-static int print_schedule(const struct pbj_schedule *sc, void *arg)
-{
-	struct sched_print *p = arg;
-	char t[OFS_TIME_LEN];
-	json_t *a = json_loads(sc->args, 0, NULL), *v;
-	size_t i;
-
-	time_format(sc->last_fired_ns, t);
-	if (p->json) {
-		json_t *o = json_object();
-		json_object_set_new(o, "name", json_string(sc->name));
-		json_object_set_new(o, "cron", json_string(sc->cron));
-		json_object_set_new(o, "args", a ? a : json_array());
-		json_object_set_new(o, "last_checked", json_string(t));
-		json_object_set_new(o, "last_job", sc->last_job ? json_integer(sc->last_job) : json_null());
-		json_array_append_new(p->arr, o);
-		return 0;
-	}
-	printf("%-16s %-20s", sc->name, sc->cron);
-	json_array_foreach(a, i, v)
-		printf(" %s", json_string_value(v));
-	if (sc->last_job)
-		printf("   (last job %lld)", (long long)sc->last_job);
-	printf("\n");
-	json_decref(a);
-	return 0;
-}
-
-static int cmd_schedule(struct pbj_db *db, int argc, char **argv, bool json)
-{
-	if (argc >= 1 && !strcmp(argv[0], "list")) {
-		struct sched_print p = { .json = json };
-		int rc;
-		if (argc != 1)
-			return usage_err("schedule list takes no arguments%s", "");
-		if (json)
-			p.arr = json_array();
-		rc = pbj_schedule_list(db, print_schedule, &p);
-		if (rc) {
-			json_decref(p.arr);
-			return store_err(db, "schedule list", rc);
-		}
-		if (json) {
-			json_t *o = json_object();
-			json_object_set_new(o, "schedules", p.arr);
-			print_json(o);
-			json_decref(o);
-		}
-		return 0;
-	}
-	if (argc >= 1 && !strcmp(argv[0], "rm")) {
-		int rc;
-		if (argc != 2)
-			return usage_err("schedule rm takes one NAME%s", "");
-		rc = pbj_schedule_rm(db, argv[1]);
-		if (rc == -ENOENT) {
-			fprintf(stderr, "ofs-pbj: no schedule %s\n", argv[1]);
-			return EXIT_USAGE;
-		}
-		return rc ? store_err(db, "schedule rm", rc) : 0;
-	}
-	if (argc >= 1 && !strcmp(argv[0], "add")) {
-		struct pbj_schedule sc;
-		struct pbj_job *j = malloc(sizeof(*j));
-		const char *cron = NULL;
-		json_t *a = json_array();
-		struct tm tm;
-		time_t now = time(NULL);
-		bool wait;
-		int sep = -1, rc;
-		char *text;
-
-		if (!j || !a) {
-			free(j);
-			json_decref(a);
-			return EXIT_FAIL;
-		}
-		for (int i = 2; i < argc; i++) {
-			if (!strcmp(argv[i], "--cron") && i + 1 < argc && !cron) {
-				cron = argv[++i];
-			} else if (!strcmp(argv[i], "--")) {
-				sep = i;
-				break;
-			} else {
-				free(j);
-				json_decref(a);
-				return usage_err("schedule add: unexpected '%s' (NAME --cron \"...\" -- "
-						 "scrub ...)", argv[i]);
-			}
-		}
-		gmtime_r(&now, &tm);
-		if (argc < 2 || !cron || sep < 0 || sep + 1 >= argc) {
-			rc = usage_err("usage: schedule add NAME --cron \"MIN HOUR DOM MON DOW\" -- "
-				       "scrub [options]%s", "");
-		} else if (strlen(argv[1]) >= PBJ_NAME_LEN || !argv[1][0]) {
-			rc = usage_err("schedule name '%s': 1 to 63 bytes", argv[1]);
-		} else if (strlen(cron) >= PBJ_CRON_LEN || pbj_cron_match(cron, &tm) < 0) {
-			rc = usage_err("--cron '%s': five fields MIN HOUR DOM MON DOW, each *, N, "
-				       "A-B, */S or a list of those", cron);
-		} else if ((rc = parse_submit(NULL, argc - sep - 1, argv + sep + 1, j, &wait)) == 0) {
-			if (wait)
-				rc = usage_err("a schedule's job cannot --wait%s", "");
-		}
-		for (int i = sep + 1; !rc && i < argc; i++)
-			json_array_append_new(a, json_string(argv[i]));
-		if (!rc) {
-			struct timespec ts;
-			memset(&sc, 0, sizeof(sc));
-			snprintf(sc.name, sizeof(sc.name), "%s", argv[1]);
-			snprintf(sc.cron, sizeof(sc.cron), "%s", cron);
-			text = json_dumps(a, JSON_COMPACT);
-			if (!text || strlen(text) >= sizeof(sc.args)) {
-				rc = usage_err("the job's arguments are too long%s", "");
-			} else {
-				snprintf(sc.args, sizeof(sc.args), "%s", text);
-				rc = pbj_schedule_add(db, &sc);
-				clock_gettime(CLOCK_REALTIME, &ts);
-				if (!rc)        /* due times count from now */
-					rc = pbj_schedule_fired(db, sc.name,
-								(int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, 0);
-				if (rc == -EEXIST) {
-					fprintf(stderr, "ofs-pbj: schedule %s exists (rm it first)\n", sc.name);
-					rc = EXIT_USAGE;
-				} else if (rc) {
-					rc = store_err(db, "schedule add", rc);
-				}
-			}
-			free(text);
-		}
-		free(j);
-		json_decref(a);
-		return rc;
-	}
-	return usage_err("schedule add|list|rm%s", "");
-}
-
-static int pick_oldest(const struct pbj_job *j, void *arg)
-{
-	int64_t *id = arg;
-
-	if (j->type == PBJ_TYPE_CATCHUP)
-		return 0;                /* recorded, not run */
-	if (!*id || j->id < *id)
-		*id = j->id;
-	return 0;
-}
-
-/* serve: run jobs, one at a time, while holding the lease. */
-static int cmd_serve(struct pbj_db *db, const char *const *cluster, size_t ncluster)
-{
-	struct serve_ctx sc = { .db = db, .cluster = cluster, .ncluster = ncluster,
-				.cu = calloc(1, sizeof(struct pbj_catchup)) };
-	struct pbj_runner_opts o = { .cluster = cluster, .ncluster = ncluster, .stop = &stop_flag,
-				     .progress = serve_progress, .arg = &sc,
-				     .max_retries = test_max_retries() };
-	char holder[PBJ_REASON_LEN], who[PBJ_REASON_LEN];
-	struct pbj_job *j = malloc(sizeof(*j));
-	bool got = false;
-	int rc;
-
-	if (!j || !sc.cu) {
-		free(j);
-		free(sc.cu);
-		return EXIT_FAIL;
-	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	holder_name(holder, sizeof(holder), "serve");
-	rc = pbj_lease_take(db, holder, 10000, &got, who);
-	if (rc) {
-		free(j);
-		free(sc.cu);
-		return store_err(db, "taking the scheduler lease", rc);
-	}
-	if (!got && holder_dead(who)) {
-		/* Its process is gone (SIGKILL, a crash): no need to wait for
-		 * the lease to expire. */
-		fprintf(stderr, "ofs-pbj: the last scheduler (%s) is gone; taking over\n", who);
-		pbj_lease_drop(db, who);
-		rc = pbj_lease_take(db, holder, 10000, &got, who);
-		if (rc) {
-			free(j);
-			free(sc.cu);
-			return store_err(db, "taking the scheduler lease", rc);
-		}
-	}
-	if (!got) {
-		fprintf(stderr, "ofs-pbj: another scheduler runs (%s); not starting\n", who);
-		free(j);
-		free(sc.cu);
-		return EXIT_FAIL;
-	}
-	fprintf(stderr, "ofs-pbj: scheduler running (%s)\n", holder);
-	o.lease_holder = holder;
-	while (!stop_flag) {
-		int64_t next = 0;
-		fire_schedules(db);
-		pbj_catchup_poll(db, cluster, ncluster, sc.cu);
-		/* Jobs a dead scheduler left running or paused first (they go
-		 * on from their cursors), then the queue. */
-		rc = pbj_job_list(db, PBJ_RUNNING, pick_oldest, &next);
-		if (!rc && !next)
-			rc = pbj_job_list(db, PBJ_PAUSED, pick_oldest, &next);
-		if (!rc && !next) {
-			rc = pbj_job_next(db, j);
-			if (rc == 0)
-				next = j->id;
-			else if (rc == -ENOENT)
-				rc = 0;
-		}
-		if (rc)
-			break;
-		if (next) {
-			rc = pbj_run(db, next, &o);
-			if (rc == -EINTR || rc == -EBUSY)
-				break;
-			if (rc)
-				fprintf(stderr, "ofs-pbj: job %lld: %s\n", (long long)next, ofs_strerror(rc));
-			rc = 0;
-			continue;
-		}
-		bool still = false;
-		rc = pbj_lease_take(db, holder, 10000, &still, who);
-		if (rc || !still)
-			break;
-		struct timespec nap = { .tv_sec = 0, .tv_nsec = 500000000 };
-		nanosleep(&nap, NULL);
-	}
-	pbj_lease_drop(db, holder);
-	free(j);
-	free(sc.cu);
-	if (rc == -EBUSY) {
-		fprintf(stderr, "ofs-pbj: another scheduler took over; stopping\n");
-		return EXIT_FAIL;
-	}
-	if (rc && rc != -EINTR && rc != -ENOENT)
-		return store_err(db, "serve", rc);
-	return 0;
-}
-
-/* ---- site settings ------------------------------------------------------------ */
-
-static const char *const settings_known[] = { "scrub.auto_repair", "repair.max_objects", NULL };
-
-static int setting_valid(const char *name, const char *value)
-{
-	if (!strcmp(name, "scrub.auto_repair"))
-		return !strcmp(value, "true") || !strcmp(value, "false") || !strcmp(value, "on") ||
-		       !strcmp(value, "off") || !strcmp(value, "yes") || !strcmp(value, "no") ||
-		       !strcmp(value, "1") || !strcmp(value, "0");
-	if (!strcmp(name, "repair.max_objects")) {
-		char *end;
-		long long n = strtoll(value, &end, 10);
-		return *value && !*end && n >= 0 && n <= 1000000000;
-	}
-	return 0;
-}
-
-static int print_setting(const char *name, const char *value, void *arg)
-{
-	json_t *o = arg;
-
-	if (o)
-		json_object_set_new(o, name, json_string(value));
-	else
-		printf("%s = %s\n", name, value);
-	return 0;
-}
-
-static int cmd_config(struct pbj_db *db, int argc, char **argv, bool json)
-{
-	char v[PBJ_ARGS_LEN];
-	bool known = false;
-	int rc;
-
-	if (argc == 1 && !strcmp(argv[0], "list")) {
-		json_t *o = json ? json_object() : NULL;
-		rc = pbj_setting_list(db, print_setting, o);
-		if (rc) {
-			json_decref(o);
-			return store_err(db, "config list", rc);
-		}
-		if (o) {
-			json_t *w = json_object();
-			json_object_set_new(w, "settings", o);
-			print_json(w);
-			json_decref(w);
-		}
-		return 0;
-	}
-	if (argc < 2 || (strcmp(argv[0], "get") && strcmp(argv[0], "set") && strcmp(argv[0], "unset")) ||
-	    (!strcmp(argv[0], "set") ? argc != 3 : argc != 2))
-		return usage_err("usage: config list | get NAME | set NAME VALUE | unset NAME%s", "");
-	for (int i = 0; settings_known[i]; i++)
-		known |= !strcmp(argv[1], settings_known[i]);
-	if (!known)
-		return usage_err("config: unknown setting '%s' (scrub.auto_repair, repair.max_objects)",
-				 argv[1]);
-	if (!strcmp(argv[0], "get")) {
-		rc = pbj_setting_get(db, argv[1], v, sizeof(v));
-		if (rc == -ENOENT) {
-			fprintf(stderr, "ofs-pbj: %s is not set (the default applies)\n", argv[1]);
-			return EXIT_FINDINGS;
-		}
-		if (rc)
-			return store_err(db, "config get", rc);
-		if (json) {
-			json_t *o = json_object();
-			json_object_set_new(o, argv[1], json_string(v));
-			print_json(o);
-			json_decref(o);
-		} else {
-			printf("%s\n", v);
-		}
-		return 0;
-	}
-	if (!strcmp(argv[0], "set") && !setting_valid(argv[1], argv[2]))
-		return usage_err(!strcmp(argv[1], "scrub.auto_repair")
-				 ? "config set scrub.auto_repair %s: true or false"
-				 : "config set repair.max_objects %s: a count (0: no cap)", argv[2]);
-	rc = pbj_setting_set(db, argv[1], !strcmp(argv[0], "set") ? argv[2] : NULL);
-	if (rc == -ENOENT)
-		return 0;                    /* unset of what was not set */
-	return rc ? store_err(db, "config", rc) : 0;
-}
-
 int pbj_jobs_main(int argc, char **argv, const char *db_arg, const char *const *cluster,
 		  size_t ncluster, bool json)
 {
@@ -1325,9 +902,9 @@ int pbj_jobs_main(int argc, char **argv, const char *db_arg, const char *const *
 	if ((!strcmp(cmd, "status") || !strcmp(cmd, "report") || !strcmp(cmd, "pause") ||
 	     !strcmp(cmd, "resume") || !strcmp(cmd, "cancel") || !strcmp(cmd, "wait"))) {
 		if (argc != 2 && !(argc > 2 && !strcmp(cmd, "report")))
-			return usage_err("%s takes one job id", cmd);
+			return jobs_usage_err("%s takes one job id", cmd);
 		if (parse_job_id(argv[1], &id))
-			return usage_err("'%s' is not a job id", argv[1]);
+			return jobs_usage_err("'%s' is not a job id", argv[1]);
 	}
 	rc = open_db(db_path(db_arg), &db);
 	if (rc)
@@ -1343,12 +920,12 @@ int pbj_jobs_main(int argc, char **argv, const char *db_arg, const char *const *
 		int state = -1;
 		if (argc == 3 && !strcmp(argv[1], "--state")) {
 			if (pbj_state_parse(argv[2], &state)) {
-				rc = usage_err("--state %s: queued, running, paused, succeeded, failed "
+				rc = jobs_usage_err("--state %s: queued, running, paused, succeeded, failed "
 					       "or cancelled", argv[2]);
 				goto out;
 			}
 		} else if (argc != 1) {
-			rc = usage_err("list takes only --state STATE%s", "");
+			rc = jobs_usage_err("list takes only --state STATE%s", "");
 			goto out;
 		}
 		if (json)
@@ -1356,13 +933,13 @@ int pbj_jobs_main(int argc, char **argv, const char *db_arg, const char *const *
 		rc = pbj_job_list(db, state, list_one, &l);
 		if (rc) {
 			json_decref(l.arr);
-			rc = store_err(db, "list", rc);
+			rc = jobs_store_err(db, "list", rc);
 			goto out;
 		}
 		if (json) {
 			json_t *o = json_object();
 			json_object_set_new(o, "jobs", l.arr);
-			print_json(o);
+			jobs_print_json(o);
 			json_decref(o);
 		}
 	} else if (!strcmp(cmd, "pause") || !strcmp(cmd, "resume") || !strcmp(cmd, "cancel")) {
@@ -1383,10 +960,10 @@ int pbj_jobs_main(int argc, char **argv, const char *db_arg, const char *const *
 				pbj_state_name(j.state), cmd);
 			rc = EXIT_USAGE;
 		} else if (rc) {
-			rc = store_err(db, cmd, rc);
+			rc = jobs_store_err(db, cmd, rc);
 		}
 	} else if (!strcmp(cmd, "schedule")) {
-		rc = cmd_schedule(db, argc - 1, argv + 1, json);
+		rc = jobs_cmd_schedule(db, argc - 1, argv + 1, json);
 	} else if (!strcmp(cmd, "wait")) {
 		struct pbj_job *wj = malloc(sizeof(*wj));
 		rc = wj ? pbj_job_get(db, id, wj) : -ENOMEM;
@@ -1395,16 +972,16 @@ int pbj_jobs_main(int argc, char **argv, const char *db_arg, const char *const *
 			fprintf(stderr, "ofs-pbj: no job %lld\n", (long long)id);
 			rc = EXIT_USAGE;
 		} else if (rc) {
-			rc = store_err(db, "wait", rc);
+			rc = jobs_store_err(db, "wait", rc);
 		} else {
 			rc = wait_job(db, id, cluster, ncluster, json);
 		}
 	} else if (!strcmp(cmd, "config")) {
-		rc = cmd_config(db, argc - 1, argv + 1, json);
+		rc = jobs_cmd_config(db, argc - 1, argv + 1, json);
 	} else if (!strcmp(cmd, "serve")) {
-		rc = argc == 1 ? cmd_serve(db, cluster, ncluster) : usage_err("serve takes no arguments%s", "");
+		rc = argc == 1 ? jobs_cmd_serve(db, cluster, ncluster) : jobs_usage_err("serve takes no arguments%s", "");
 	} else {
-		rc = usage_err("unknown command '%s'", cmd);
+		rc = jobs_usage_err("unknown command '%s'", cmd);
 	}
 out:
 	pbj_close(db);

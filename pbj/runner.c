@@ -608,112 +608,208 @@ static int make_plan(const struct pbj_runner_opts *o, const struct pbj_job *j, s
 			    NULL, NULL);
 }
 
-static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
-		struct pbj_finding *fbuf, struct cap *cp, struct live *all, size_t nall)
+/* The TASK_START request of a task's new run, from the job and its row. */
+static void start_req(const struct pbj_job *j, const struct live *l, struct ofs_req *q)
 {
+	memset(q, 0, sizeof(*q));
+	q->op = OFS_OP_TASK_START;
+	q->task.job = (uint64_t)j->id;
+	q->task.kind = j->type == PBJ_TYPE_DRAIN ? OFS_TASK_DRAIN :
+		       j->type == PBJ_TYPE_REBALANCE ? OFS_TASK_REBALANCE : OFS_TASK_SCRUB;
+	q->task.rate = j->rate;
+	q->task.cursor = l->t.cursor;
+	q->task.objects_base = oid_is_zero(l->t.cursor) ? 0 : l->t.objects_done;
+	q->task.bytes_base = oid_is_zero(l->t.cursor) ? 0 : l->t.bytes_done;
+	q->task.noids = l->nonly;
+	q->task.oids = (const uint8_t *)l->only;
+	if (j->flags & PBJ_REPAIR) {
+		q->task.flags = OFS_TASK_F_REPAIR;
+		if (j->flags & PBJ_DRY_RUN)
+			q->task.flags |= OFS_TASK_F_DRYRUN;
+	} else if (q->task.kind != OFS_TASK_SCRUB && (j->flags & PBJ_DRY_RUN)) {
+		q->task.flags = OFS_TASK_F_DRYRUN;
+	}
+	if (q->task.kind == OFS_TASK_SCRUB && job_arg_int(j, "metadata_only"))
+		q->task.flags |= OFS_TASK_F_NODATA;
+	q->task.budget = l->unlimited ? UINT64_MAX : 0;
+	if (q->task.kind == OFS_TASK_DRAIN) {
+		/* What moved is gone from the server: a drain that runs
+		 * again walks what is left from the start, so that a copy
+		 * that failed to move is tried again. */
+		memset(&q->task.cursor, 0, sizeof(q->task.cursor));
+	}
+}
+
+/* A rebalance task's allocations: what the plan sends from its server
+ * (planned at the job's first start, and again at each new run, from the
+ * usage as it is). *nothing: no bytes to send - the task's row is final. */
+static int rebalance_alloc(const struct pbj_job *j, struct live *l, struct cap *cp,
+			   struct ofs_req *q, bool *nothing)
+{
+	struct plan_move mv[OFS_TASK_MAX_ALLOC];
+	int rc;
+
+	*nothing = false;
+	if (!cp->plan)
+		return -ENOMEM;
+	if (!cp->planned || l->ran) {
+		rc = make_plan(cp->o, j, cp->plan);
+		if (rc) {
+			attempt_failed(l, "planning the moves", rc);
+			*nothing = true;
+			return 0;
+		}
+		cp->planned = true;
+	}
+	/* Planned from the usage as it is: the walk starts over. */
+	memset(&q->task.cursor, 0, sizeof(q->task.cursor));
+	q->task.objects_base = 0;
+	q->task.bytes_base = l->t.bytes_done;
+	q->task.nalloc = (uint8_t)plan_moves_from(cp->plan, l->t.server, mv, OFS_TASK_MAX_ALLOC);
+	for (uint8_t i = 0; i < q->task.nalloc; i++) {
+		q->task.alloc_sid[i] = mv[i].to;
+		q->task.alloc_bytes[i] = mv[i].bytes;
+	}
+	if (q->task.nalloc == 0) {
+		l->t.state = PBJ_SUCCEEDED;
+		snprintf(l->t.reason, sizeof(l->t.reason), "%s",
+			 cp->plan->balanced ? "within the threshold already"
+					    : "nothing to send from this server");
+		*nothing = true;
+	}
+	return 0;
+}
+
+/* Start a new run of the task on its server. *poll: it runs (poll it
+ * now); otherwise the row was changed (to be stored) or the server runs
+ * enough tasks (try later: *put false too). */
+static int start_task(const struct pbj_job *j, struct live *l, struct cap *cp, bool *poll,
+		      bool *put)
+{
+	struct ofs_req q;
+	int rc;
+
+	*poll = *put = false;
+	/* A new run of the task: repairs are granted as it asks. */
+	l->unlimited = cp->allowed == 0;
+	l->owed = 0;
+	l->granted = 0;
+	l->repairs_seen = 0;
+	l->repairs_base = 0;
+	l->polled = false;
+	start_req(j, l, &q);
+	if (q.task.kind == OFS_TASK_REBALANCE) {
+		bool nothing;
+		rc = rebalance_alloc(j, l, cp, &q, &nothing);
+		if (rc || nothing) {
+			*put = !rc;
+			return rc;
+		}
+	}
+	rc = call(l, &q, NULL, NULL);
+	if (rc == -EBUSY)
+		return 0;                /* the server runs enough tasks: later */
+	if (rc) {
+		attempt_failed(l, "starting the task", rc);
+		*put = true;
+		return 0;
+	}
+	l->started = true;
+	l->ran = true;
+	l->acked = 0;                /* a new task on the server counts from 1 */
+	l->sent_ctl = 0xff;          /* (it may be paused: say what the job is) */
+	l->t.state = PBJ_RUNNING;
+	*poll = true;
+	return 0;
+}
+
+/* Tell the task what the job is: paused or running. */
+static void send_ctl(const struct pbj_job *j, struct live *l)
+{
+	uint8_t want = j->state == PBJ_PAUSED ? OFS_TASK_PAUSE : OFS_TASK_RESUME;
+	struct ofs_req q;
+
+	if (j->state != PBJ_PAUSED && j->state != PBJ_RUNNING)
+		return;
+	if (l->sent_ctl == want || (want == OFS_TASK_RESUME && l->sent_ctl == 0))
+		return;
+	memset(&q, 0, sizeof(q));
+	q.op = OFS_OP_TASK_CTL;
+	q.task.job = (uint64_t)j->id;
+	q.task.action = want;
+	if (call(l, &q, NULL, NULL) == 0)
+		l->sent_ctl = want;
+}
+
+/* The task's row from a poll's status. */
+static void take_status(const struct pbj_job *j, struct live *l, const struct ofs_task_status *st)
+{
+	l->t.objects_done = st->objects_done;
+	l->t.objects_total = st->objects_total;
+	l->t.bytes_done = st->bytes_done;
+	l->t.bytes_total = st->bytes_total;
+	l->t.cursor = st->cursor;
+	l->t.updated_ns = now_ns();
+	l->starved = st->starved;
+	switch (st->state) {
+	case OFS_TASK_DONE:
+		l->t.state = PBJ_SUCCEEDED;
+		break;
+	case OFS_TASK_FAILED:
+		snprintf(l->t.reason, sizeof(l->t.reason), "%s", st->reason);
+		l->t.retries++;
+		l->started = false;       /* try again from the cursor... */
+		if (l->t.retries >= l->max_retries)
+			l->t.state = PBJ_FAILED;   /* ...a bounded number of times */
+		break;
+	case OFS_TASK_CANCELLED:
+		if (j->state == PBJ_CANCELLED)
+			l->t.state = PBJ_CANCELLED;
+		else
+			l->started = false;
+		break;
+	case OFS_TASK_PAUSED:
+		l->t.state = PBJ_PAUSED;
+		break;
+	default:
+		l->t.state = PBJ_RUNNING;
+		break;
+	}
+}
+
+/* What the task counted against its budget, by its own count: every
+ * repair it did, a fetched copy or a mended pointer alike. (Counting
+ * repaired findings with a source instead missed the mends: a task that
+ * had used its grant then waited for more forever, its grant still seen
+ * as unused.) */
+static void take_repairs(struct live *l, struct cap *cp, uint64_t repairs)
+{
+	uint64_t done;
+
+	if (!l->polled) {
+		l->polled = true;
+		l->repairs_base = l->repairs_seen = repairs;
+	}
+	if (repairs > l->repairs_seen) {
+		cp->stored += repairs - l->repairs_seen;
+		l->repairs_seen = repairs;
+	}
+	done = l->repairs_seen - l->repairs_base;
+	l->owed = l->granted > done ? l->granted - done : 0;
+}
+
+/* Poll the task: its status and findings stored (cursor and findings in
+ * one transaction), then acknowledged. */
+static int poll_task(struct pbj_db *db, const struct pbj_job *j, struct live *l,
+		     struct pbj_finding *fbuf, struct cap *cp, struct live *all, size_t nall)
+{
+	struct poll_ctx pc = { .l = l, .f = fbuf };
+	struct ofs_task_status st;
 	struct ofs_req q;
 	uint8_t *b = NULL;
 	size_t bn = 0;
 	int rc;
 
-	if (pbj_state_final(l->t.state) || now_ns() < l->retry_at_ns)
-		return 0;
-	if (l->none) {
-		l->t.state = PBJ_SUCCEEDED;
-		snprintf(l->t.reason, sizeof(l->t.reason), "nothing left to repair");
-		return pbj_task_put(db, &l->t);
-	}
-	if (!l->started) {
-		/* A new run of the task: repairs are granted as it asks. */
-		l->unlimited = cp->allowed == 0;
-		l->owed = 0;
-		l->granted = 0;
-		l->repairs_seen = 0;
-		l->repairs_base = 0;
-		l->polled = false;
-		memset(&q, 0, sizeof(q));
-		q.op = OFS_OP_TASK_START;
-		q.task.job = (uint64_t)j->id;
-		q.task.kind = j->type == PBJ_TYPE_DRAIN ? OFS_TASK_DRAIN :
-			      j->type == PBJ_TYPE_REBALANCE ? OFS_TASK_REBALANCE : OFS_TASK_SCRUB;
-		q.task.rate = j->rate;
-		q.task.cursor = l->t.cursor;
-		q.task.objects_base = oid_is_zero(l->t.cursor) ? 0 : l->t.objects_done;
-		q.task.bytes_base = oid_is_zero(l->t.cursor) ? 0 : l->t.bytes_done;
-		q.task.noids = l->nonly;
-		q.task.oids = (const uint8_t *)l->only;
-		if (j->flags & PBJ_REPAIR) {
-			q.task.flags = OFS_TASK_F_REPAIR;
-			if (j->flags & PBJ_DRY_RUN)
-				q.task.flags |= OFS_TASK_F_DRYRUN;
-		} else if (q.task.kind == OFS_TASK_DRAIN && (j->flags & PBJ_DRY_RUN)) {
-			q.task.flags = OFS_TASK_F_DRYRUN;
-		}
-		if (q.task.kind == OFS_TASK_SCRUB && job_arg_int(j, "metadata_only"))
-			q.task.flags |= OFS_TASK_F_NODATA;
-		q.task.budget = l->unlimited ? UINT64_MAX : 0;
-		if (q.task.kind == OFS_TASK_DRAIN) {
-			/* What moved is gone from the server: a drain that runs
-			 * again walks what is left from the start, so that a copy
-			 * that failed to move is tried again. */
-			memset(&q.task.cursor, 0, sizeof(q.task.cursor));
-		}
-		if (q.task.kind == OFS_TASK_REBALANCE) {
-			struct plan_move mv[OFS_TASK_MAX_ALLOC];
-			if (!cp->plan)
-				return -ENOMEM;
-			if (!cp->planned || l->ran) {
-				rc = make_plan(cp->o, j, cp->plan);
-				if (rc) {
-					attempt_failed(l, "planning the moves", rc);
-					return pbj_task_put(db, &l->t);
-				}
-				cp->planned = true;
-			}
-			/* Planned from the usage as it is: the walk starts over. */
-			memset(&q.task.cursor, 0, sizeof(q.task.cursor));
-			q.task.objects_base = 0;
-			q.task.objects_base = 0;
-			q.task.bytes_base = l->t.bytes_done;
-			q.task.nalloc = (uint8_t)plan_moves_from(cp->plan, l->t.server, mv, OFS_TASK_MAX_ALLOC);
-			for (uint8_t i = 0; i < q.task.nalloc; i++) {
-				q.task.alloc_sid[i] = mv[i].to;
-				q.task.alloc_bytes[i] = mv[i].bytes;
-			}
-			if (j->flags & PBJ_DRY_RUN)
-				q.task.flags = OFS_TASK_F_DRYRUN;
-			if (q.task.nalloc == 0) {
-				l->t.state = PBJ_SUCCEEDED;
-				snprintf(l->t.reason, sizeof(l->t.reason), "%s",
-					 cp->plan->balanced ? "within the threshold already"
-							    : "nothing to send from this server");
-				return pbj_task_put(db, &l->t);
-			}
-		}
-		rc = call(l, &q, NULL, NULL);
-		if (rc == -EBUSY)
-			return 0;            /* the server runs enough tasks: later */
-		if (rc) {
-			attempt_failed(l, "starting the task", rc);
-			return pbj_task_put(db, &l->t);
-		}
-		l->started = true;
-		l->ran = true;
-		l->acked = 0;            /* a new task on the server counts from 1 */
-		l->sent_ctl = 0xff;      /* (it may be paused: say what the job is) */
-		l->t.state = PBJ_RUNNING;
-	}
-	if (j->state == PBJ_PAUSED || j->state == PBJ_RUNNING) {
-		uint8_t want = j->state == PBJ_PAUSED ? OFS_TASK_PAUSE : OFS_TASK_RESUME;
-		if (l->sent_ctl != want && !(want == OFS_TASK_RESUME && l->sent_ctl == 0)) {
-			memset(&q, 0, sizeof(q));
-			q.op = OFS_OP_TASK_CTL;
-			q.task.job = (uint64_t)j->id;
-			q.task.action = want;
-			if (call(l, &q, NULL, NULL) == 0)
-				l->sent_ctl = want;
-		}
-	}
 	memset(&q, 0, sizeof(q));
 	q.op = OFS_OP_TASK_POLL;
 	q.task.job = (uint64_t)j->id;
@@ -729,71 +825,43 @@ static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
 		attempt_failed(l, "polling the task", rc);
 		return pbj_task_put(db, &l->t);
 	}
-	{
-		struct poll_ctx pc = { .l = l, .f = fbuf };
-		struct ofs_task_status st;
-		rc = proto_decode_task_status(b, bn, &st, take_finding, &pc);
-		free(b);
-		if (rc) {
-			attempt_failed(l, "reading the task's status", rc);
-			return pbj_task_put(db, &l->t);
-		}
-		l->t.objects_done = st.objects_done;
-		l->t.objects_total = st.objects_total;
-		l->t.bytes_done = st.bytes_done;
-		l->t.bytes_total = st.bytes_total;
-		l->t.cursor = st.cursor;
-		l->t.updated_ns = now_ns();
-		l->starved = st.starved;
-		switch (st.state) {
-		case OFS_TASK_DONE:
-			l->t.state = PBJ_SUCCEEDED;
-			break;
-		case OFS_TASK_FAILED:
-			snprintf(l->t.reason, sizeof(l->t.reason), "%s", st.reason);
-			l->t.retries++;
-			l->started = false;       /* try again from the cursor... */
-			if (l->t.retries >= l->max_retries)
-				l->t.state = PBJ_FAILED;   /* ...a bounded number of times */
-			break;
-		case OFS_TASK_CANCELLED:
-			if (j->state == PBJ_CANCELLED)
-				l->t.state = PBJ_CANCELLED;
-			else
-				l->started = false;
-			break;
-		case OFS_TASK_PAUSED:
-			l->t.state = PBJ_PAUSED;
-			break;
-		default:
-			l->t.state = PBJ_RUNNING;
-			break;
-		}
-		/* Cursor and findings in one transaction, then the ack. */
-		rc = pbj_progress(db, &l->t, 1, pc.f, pc.n);
-		if (!rc && pc.max_seq > l->acked)
-			l->acked = pc.max_seq;
-		if (!rc) {
-			/* What the task counted against its budget, by its own
-			 * count: every repair it did, a fetched copy or a mended
-			 * pointer alike. (Counting repaired findings with a source
-			 * instead missed the mends: a task that had used its grant
-			 * then waited for more forever, its grant still seen as
-			 * unused.) */
-			uint64_t done;
-			if (!l->polled) {
-				l->polled = true;
-				l->repairs_base = l->repairs_seen = st.repairs;
-			}
-			if (st.repairs > l->repairs_seen) {
-				cp->stored += st.repairs - l->repairs_seen;
-				l->repairs_seen = st.repairs;
-			}
-			done = l->repairs_seen - l->repairs_base;
-			l->owed = l->granted > done ? l->granted - done : 0;
-		}
-		return rc;
+	rc = proto_decode_task_status(b, bn, &st, take_finding, &pc);
+	free(b);
+	if (rc) {
+		attempt_failed(l, "reading the task's status", rc);
+		return pbj_task_put(db, &l->t);
 	}
+	take_status(j, l, &st);
+	rc = pbj_progress(db, &l->t, 1, pc.f, pc.n);
+	if (!rc && pc.max_seq > l->acked)
+		l->acked = pc.max_seq;
+	if (!rc)
+		take_repairs(l, cp, st.repairs);
+	return rc;
+}
+
+static int step(struct pbj_db *db, const struct pbj_job *j, struct live *l,
+		struct pbj_finding *fbuf, struct cap *cp, struct live *all, size_t nall)
+{
+	if (pbj_state_final(l->t.state) || now_ns() < l->retry_at_ns)
+		return 0;
+	if (l->none) {
+		l->t.state = PBJ_SUCCEEDED;
+		snprintf(l->t.reason, sizeof(l->t.reason), "nothing left to repair");
+		return pbj_task_put(db, &l->t);
+	}
+	if (!l->started) {
+		bool poll, put;
+		int rc = start_task(j, l, cp, &poll, &put);
+		if (rc)
+			return rc;
+		if (put)
+			return pbj_task_put(db, &l->t);
+		if (!poll)
+			return 0;
+	}
+	send_ctl(j, l);
+	return poll_task(db, j, l, fbuf, cp, all, nall);
 }
 
 /* repair --job: what became of each unrepaired finding of the scrub job,
@@ -862,12 +930,197 @@ static void forget(struct live *l, int64_t job, uint8_t action)
 	(void)call(l, &q, NULL, NULL);
 }
 
+/* The job's repair cap (--max-repairs), resumed after the cap: another
+ * cap's worth. */
+static int cap_setup(struct pbj_db *db, int64_t id, const struct pbj_job *j, struct cap *cp)
+{
+	int64_t c = job_arg_int(j, "max_repairs");
+	struct pbj_sum s0;
+	int rc;
+
+	if (c <= 0 || !(j->flags & PBJ_REPAIR) || (j->flags & PBJ_DRY_RUN))
+		return 0;
+	cp->step = (uint64_t)c;
+	rc = pbj_summarize(db, id, &s0);
+	cp->stored = s0.repaired;
+	cp->allowed = cp->step * (cp->stored / cp->step + 1);
+	return rc;
+}
+
+static void cancel_tasks(struct pbj_db *db, int64_t id, struct live *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		forget(&l[i], id, OFS_TASK_FORGET);
+		if (!pbj_state_final(l[i].t.state)) {
+			l[i].t.state = PBJ_CANCELLED;
+			pbj_task_put(db, &l[i].t);
+		}
+	}
+}
+
+enum { CAP_NOT_HIT, CAP_HIT, CAP_RETURN };
+
+/* The cap reached: the job pauses for a human, when a task waits for
+ * budget and no other holds some it has not used yet. *hit: CAP_*. */
+static int check_cap(struct pbj_db *db, int64_t id, const struct pbj_job *j, struct cap *cp,
+		     struct live *l, size_t n, const struct pbj_runner_opts *o, int *hit)
+{
+	char capwhy[PBJ_REASON_LEN];
+	bool starved = false, unused = false;
+	int rc;
+
+	*hit = CAP_NOT_HIT;
+	if (!cp->allowed || cp->hit || j->state != PBJ_RUNNING || cap_left(cp, l, n) != 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (pbj_state_final(l[i].t.state))
+			continue;
+		starved |= l[i].starved && l[i].owed == 0;
+		unused |= l[i].owed > 0;
+	}
+	if (!starved || unused)
+		return 0;
+	snprintf(capwhy, sizeof(capwhy),
+		 PBJ_CAP_REASON ": %llu objects repaired; review the "
+		 "report, then resume the job to allow %llu more, or cancel it",
+		 (unsigned long long)cp->stored, (unsigned long long)cp->step);
+	rc = pbj_job_set_state(db, id, PBJ_PAUSED, 1u << PBJ_RUNNING, capwhy);
+	if (rc == -EAGAIN)
+		rc = 0;
+	if (rc)
+		return rc;
+	cp->hit = true;
+	*hit = CAP_HIT;
+	if (o->return_on_cap) {
+		for (size_t i = 0; i < n; i++)
+			forget(&l[i], id, OFS_TASK_PAUSE);
+		*hit = CAP_RETURN;
+	}
+	return 0;
+}
+
+/* Every task final: the job's end - the scrub job a repair came from
+ * marked, a drained server out of service, the job's state. */
+static int finish_job(struct pbj_db *db, int64_t id, const struct pbj_job *j, struct live *l,
+		      size_t n, const struct pbj_runner_opts *o)
+{
+	bool any_failed = false;
+	const char *why = NULL;
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (l[i].t.state == PBJ_FAILED) {
+			any_failed = true;
+			why = l[i].t.reason;
+		}
+		forget(&l[i], id, OFS_TASK_FORGET);
+	}
+	if (!any_failed && (j->flags & PBJ_REPAIR) && !(j->flags & PBJ_DRY_RUN) &&
+	    job_arg_int(j, "from_job") > 0)
+		rc = mark_source(db, job_arg_int(j, "from_job"), id);
+	if (!any_failed && !rc && j->type == PBJ_TYPE_DRAIN && !(j->flags & PBJ_DRY_RUN)) {
+		/* Emptied: out of service. (A drain whose task could not move
+		 * everything failed above; the server stays draining.) */
+		for (size_t i = 0; i < n; i++) {
+			if (pbj_server_state(o, l[i].address, l[i].t.server, OFS_SERVER_OUT)) {
+				any_failed = true;
+				why = "drained, but marking the server out failed: run "
+				      "ofs-pbj server set SID --state out";
+			}
+		}
+	}
+	if (rc)
+		return rc;
+	rc = pbj_job_set_state(db, id, any_failed ? PBJ_FAILED : PBJ_SUCCEEDED,
+			       (1u << PBJ_RUNNING) | (1u << PBJ_PAUSED) | (1u << PBJ_QUEUED),
+			       any_failed ? why : NULL);
+	return rc == -EAGAIN ? 0 : rc;   /* (cancelled meanwhile: that stands) */
+}
+
+/* Acknowledge what was stored last, so that the next runner does not
+ * store those findings again; then let the tasks' connections go. */
+static void release_tasks(int64_t id, struct live *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (l[i].c && l[i].started && l[i].acked) {
+			struct ofs_req q;
+			uint8_t *b = NULL;
+			size_t bn = 0;
+			memset(&q, 0, sizeof(q));
+			q.op = OFS_OP_TASK_POLL;
+			q.task.job = (uint64_t)id;
+			q.task.ack = l[i].acked;
+			(void)call(&l[i], &q, &b, &bn);
+			free(b);
+		}
+		conn_close(l[i].c);
+		free(l[i].only);
+	}
+	free(l);
+}
+
+/* One round: the lease renewed, the job read again, each task stepped,
+ * the cap and the end looked at. *done: the run ends (with the rc). */
+static int run_round(struct pbj_db *db, int64_t id, struct pbj_job *j, struct live *l, size_t n,
+		     struct pbj_finding *fbuf, struct cap *cp, const struct pbj_runner_opts *o,
+		     bool *done)
+{
+	struct pbj_sum sum;
+	bool all_final = true;
+	int rc, hit = CAP_NOT_HIT;
+
+	*done = true;
+	if (o->stop && *o->stop)
+		return -EINTR;
+	if (o->lease_holder) {
+		bool got = false;
+		rc = pbj_lease_take(db, o->lease_holder, LEASE_TTL_MS, &got, NULL);
+		if (rc)
+			return rc;
+		if (!got)
+			return -EBUSY;       /* another scheduler took over */
+	}
+	rc = pbj_job_get(db, id, j);
+	if (rc)
+		return rc;
+	if (j->state == PBJ_CANCELLED) {
+		cancel_tasks(db, id, l, n);
+		return 0;
+	}
+	if (j->state == PBJ_QUEUED)
+		j->state = PBJ_RUNNING;
+	if (cp->hit && j->state == PBJ_RUNNING) {
+		cp->hit = false;             /* resumed by a human: another cap */
+		cp->allowed += cp->step;
+	}
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = step(db, j, &l[i], fbuf, cp, l, n);
+	if (!rc)
+		rc = check_cap(db, id, j, cp, l, n, o, &hit);
+	if (rc || hit == CAP_RETURN)
+		return rc;
+	*done = false;
+	if (hit == CAP_HIT)
+		return 0;                    /* the next round pauses the tasks */
+	for (size_t i = 0; i < n; i++)
+		all_final &= pbj_state_final(l[i].t.state);
+	if (o->progress && pbj_summarize(db, id, &sum) == 0)
+		o->progress(j, &sum, o->arg);
+	if (all_final) {
+		*done = true;
+		return finish_job(db, id, j, l, n, o);
+	}
+	sleep_ms(PBJ_POLL_MS);
+	return 0;
+}
+
 int pbj_run(struct pbj_db *db, int64_t id, const struct pbj_runner_opts *o)
 {
 	struct pbj_job *j = malloc(sizeof(*j));
 	struct pbj_finding *fbuf = calloc(OFS_MAX_TASK_FINDINGS, sizeof(*fbuf));
 	struct live *l = NULL;
 	struct cap cp = { .o = o };
+	bool done = false;
 	size_t n = 0;
 	int rc;
 
@@ -887,151 +1140,17 @@ int pbj_run(struct pbj_db *db, int64_t id, const struct pbj_runner_opts *o)
 	}
 	if (!rc)
 		rc = make_tasks(db, j, o, &l, &n);
-	if (!rc) {
-		int64_t c = job_arg_int(j, "max_repairs");
-		if (c > 0 && (j->flags & PBJ_REPAIR) && !(j->flags & PBJ_DRY_RUN)) {
-			struct pbj_sum s0;
-			cp.step = (uint64_t)c;
-			rc = pbj_summarize(db, id, &s0);
-			cp.stored = s0.repaired;
-			/* resumed after the cap: another cap's worth */
-			cp.allowed = cp.step * (cp.stored / cp.step + 1);
-		}
-	}
+	if (!rc)
+		rc = cap_setup(db, id, j, &cp);
 	if (!rc && j->state == PBJ_QUEUED) {
 		rc = pbj_job_set_state(db, id, PBJ_RUNNING, 1u << PBJ_QUEUED, NULL);
 		if (rc == -EAGAIN)
 			rc = 0;          /* moved by someone else: follow what it says */
 	}
-	while (!rc) {
-		struct pbj_sum sum;
-		bool all_final = true, any_failed = false;
-		const char *why = NULL;
-
-		if (o->stop && *o->stop) {
-			rc = -EINTR;
-			break;
-		}
-		if (o->lease_holder) {
-			bool got = false;
-			rc = pbj_lease_take(db, o->lease_holder, LEASE_TTL_MS, &got, NULL);
-			if (!rc && !got)
-				rc = -EBUSY;     /* another scheduler took over */
-			if (rc)
-				break;
-		}
-		rc = pbj_job_get(db, id, j);
-		if (rc)
-			break;
-		if (j->state == PBJ_CANCELLED) {
-			for (size_t i = 0; i < n; i++) {
-				forget(&l[i], id, OFS_TASK_FORGET);
-				if (!pbj_state_final(l[i].t.state)) {
-					l[i].t.state = PBJ_CANCELLED;
-					pbj_task_put(db, &l[i].t);
-				}
-			}
-			break;
-		}
-		if (j->state == PBJ_QUEUED)
-			j->state = PBJ_RUNNING;
-		if (cp.hit && j->state == PBJ_RUNNING) {
-			cp.hit = false;          /* resumed by a human: another cap */
-			cp.allowed += cp.step;
-		}
-		for (size_t i = 0; i < n && !rc; i++)
-			rc = step(db, j, &l[i], fbuf, &cp, l, n);
-		if (rc)
-			break;
-		if (cp.allowed && !cp.hit && j->state == PBJ_RUNNING && cap_left(&cp, l, n) == 0) {
-			/* Pause only when a task waits for budget and no other
-			 * holds some it has not used yet. */
-			bool starved = false, unused = false;
-			for (size_t i = 0; i < n; i++) {
-				if (pbj_state_final(l[i].t.state))
-					continue;
-				starved |= l[i].starved && l[i].owed == 0;
-				unused |= l[i].owed > 0;
-			}
-			if (starved && !unused) {
-				char capwhy[PBJ_REASON_LEN];
-				snprintf(capwhy, sizeof(capwhy),
-					 PBJ_CAP_REASON ": %llu objects repaired; review the "
-					 "report, then resume the job to allow %llu more, or cancel it",
-					 (unsigned long long)cp.stored, (unsigned long long)cp.step);
-				rc = pbj_job_set_state(db, id, PBJ_PAUSED, 1u << PBJ_RUNNING, capwhy);
-				if (rc == -EAGAIN)
-					rc = 0;
-				if (rc)
-					break;
-				cp.hit = true;
-				if (o->return_on_cap) {
-					for (size_t i = 0; i < n; i++)
-						forget(&l[i], id, OFS_TASK_PAUSE);
-					break;
-				}
-				continue;    /* the next round pauses the tasks */
-			}
-		}
-		for (size_t i = 0; i < n; i++) {
-			all_final &= pbj_state_final(l[i].t.state);
-			if (l[i].t.state == PBJ_FAILED) {
-				any_failed = true;
-				why = l[i].t.reason;
-			}
-		}
-		if (o->progress && pbj_summarize(db, id, &sum) == 0)
-			o->progress(j, &sum, o->arg);
-		if (all_final) {
-			for (size_t i = 0; i < n; i++)
-				forget(&l[i], id, OFS_TASK_FORGET);
-			if (!any_failed && (j->flags & PBJ_REPAIR) && !(j->flags & PBJ_DRY_RUN) &&
-			    job_arg_int(j, "from_job") > 0)
-				rc = mark_source(db, job_arg_int(j, "from_job"), id);
-			if (!any_failed && !rc && j->type == PBJ_TYPE_DRAIN && !(j->flags & PBJ_DRY_RUN)) {
-				/* Emptied: out of service. (A drain whose task could
-				 * not move everything failed above; the server stays
-				 * draining.) */
-				for (size_t i = 0; i < n && !rc; i++) {
-					rc = pbj_server_state(o, l[i].address, l[i].t.server, OFS_SERVER_OUT);
-					if (rc) {
-						any_failed = true;
-						why = "drained, but marking the server out failed: run "
-						      "ofs-pbj server set SID --state out";
-						rc = 0;
-					}
-				}
-			}
-			if (rc)
-				break;
-			rc = pbj_job_set_state(db, id, any_failed ? PBJ_FAILED : PBJ_SUCCEEDED,
-					       (1u << PBJ_RUNNING) | (1u << PBJ_PAUSED) |
-					       (1u << PBJ_QUEUED), any_failed ? why : NULL);
-			if (rc == -EAGAIN)
-				rc = 0;      /* cancelled meanwhile: that stands */
-			break;
-		}
-		sleep_ms(PBJ_POLL_MS);
-	}
+	while (!rc && !done)
+		rc = run_round(db, id, j, l, n, fbuf, &cp, o, &done);
 out:
-	for (size_t i = 0; i < n; i++) {
-		/* Acknowledge what was stored last, so that the next runner
-		 * does not store those findings again. */
-		if (l[i].c && l[i].started && l[i].acked) {
-			struct ofs_req q;
-			uint8_t *b = NULL;
-			size_t bn = 0;
-			memset(&q, 0, sizeof(q));
-			q.op = OFS_OP_TASK_POLL;
-			q.task.job = (uint64_t)id;
-			q.task.ack = l[i].acked;
-			(void)call(&l[i], &q, &b, &bn);
-			free(b);
-		}
-		conn_close(l[i].c);
-		free(l[i].only);
-	}
-	free(l);
+	release_tasks(id, l, n);
 	free(fbuf);
 	free(cp.plan);
 	free(j);

@@ -8,6 +8,7 @@
 #include "lib/ofs_error.h"
 #include "lib/placement.h"
 #include "lib/wire.h"
+#include "client/ofs_repair.h"
 #include "rebalancer/move.h"
 
 #define RANKED 16                    /* targets ranked by placement */
@@ -347,43 +348,200 @@ static bool usable_target(struct sidtab *t, struct ofs_sid from, struct ofs_sid 
 
 /* One run of the move; -EAGAIN when, once held, the object's SID list is
  * not the one in a (move_copy reads it again and runs once more). */
+/* One run of a move: what it acts on, and what it has learned. */
+struct mv {
+	struct store *s;
+	struct sidtab *t;
+	struct replicator *r;
+	struct ofs_oid oid;
+	const struct ofs_attr *a;
+	struct ofs_sid from;
+	uint64_t rate;
+	repair_pace_fn pace;
+	void *arg;
+	struct move_result *res;
+	char th[OFS_OID_HEX], fh[OFS_OID_HEX];   /* target, from: in details */
+};
+
+/* 1: the target - the one noted by a run that did not finish, when it can
+ * still take it; else `to`, else placement's. (The copies that run
+ * switched get the same handle again.) */
+static int pick_target(struct mv *m, const struct ofs_sid *to, bool drop)
+{
+	const struct ofs_attr *a = m->a;
+	struct ofs_sid noted;
+
+	if (drop && store_move_get(m->s, m->oid, &noted) == 0 && usable_target(m->t, m->from, noted) &&
+	    !(in_list(a->sids, a->nsids, noted) && in_list(a->sids, a->nsids, m->from))) {
+		m->res->target = noted;
+	} else if (to) {
+		/* (a target that holds a copy already - another server moved its
+		 * copy there meanwhile - would take two copies in one) */
+		if (in_list(a->sids, a->nsids, *to) && in_list(a->sids, a->nsids, m->from))
+			return -EEXIST;
+		if (!usable_target(m->t, m->from, *to) || in_list(a->sids, a->nsids, *to))
+			return -EINVAL;
+		m->res->target = *to;
+	} else {
+		int rc = choose_target(m->t, m->oid, a, m->from, &m->res->target);
+		if (rc)
+			return rc;
+	}
+	sid_to_hex(m->res->target, m->th);
+	sid_to_hex(m->from, m->fh);
+	return 0;
+}
+
+static bool fetched(const struct ofs_fetch_reply *fr)
+{
+	return fr->outcome == OFS_FETCH_DONE || fr->outcome == OFS_FETCH_GOOD ||
+	       fr->outcome == OFS_FETCH_RECONCILED;
+}
+
+/* The servers in service that hold a copy, and `from`: those held still. */
+static size_t hold_set(const struct mv *m, struct ofs_sid *hold)
+{
+	struct ofs_sid all[OFS_MAX_REPLICAS + 1];
+	size_t nall = 0;
+
+	for (uint8_t i = 0; i < m->a->nsids; i++)
+		all[nall++] = m->a->sids[i];
+	if (!in_list(all, nall, m->from))
+		all[nall++] = m->from;
+	return in_service(m->t, all, nall, hold);
+}
+
+/* Held: no other move of it runs now. One that ran since a was read
+ * changed the SID list; the new handle is made from the list as it is,
+ * so run again with it (-EAGAIN). */
+static int same_copies(struct mv *m)
+{
+	struct ofs_attr *cur = malloc(sizeof(*cur));
+	int rc = 0;
+
+	if (!cur)
+		return -ENOMEM;
+	if (store_getattr(m->s, m->oid, cur) == 0 &&
+	    (cur->nsids != m->a->nsids ||
+	     memcmp(cur->sids, m->a->sids, m->a->nsids * sizeof(cur->sids[0])) != 0))
+		rc = -EAGAIN;
+	free(cur);
+	if (rc)
+		snprintf(m->res->detail, sizeof(m->res->detail), "its copies changed meanwhile "
+			 "(another move): run again");
+	return rc;
+}
+
+/* Held still, the target fetched again until it is as new as every copy
+ * kept (at most 3 more fetches). */
+static int catch_up_target(struct mv *m, const struct ofs_sid *keep, size_t nkeep,
+			   struct ofs_fetch_reply *fr)
+{
+	int rc = 0;
+
+	for (int again = 0; again < 3; again++) {
+		struct ofs_summary ts, ks;
+		bool behind = false;
+		rc = summary_of(m->s, m->r, m->res->target, m->oid, &ts);
+		for (size_t i = 0; !rc && i < nkeep; i++) {
+			struct ofs_server e;
+			if (sidtab_get(m->t, keep[i], &e) != 0 || e.state == OFS_SERVER_OUT)
+				continue;
+			if (summary_of(m->s, m->r, keep[i], m->oid, &ks) != 0 || !ks.present || ks.behind)
+				continue;
+			behind |= !ts.present || ts.version < ks.version ||
+				  (ts.version == ks.version && !digest_eq(ts.digest, ks.digest));
+		}
+		if (rc || !behind)
+			break;
+		rc = repair_fetch_at(m->s, m->t, m->r, m->res->target, m->oid, keep, nkeep,
+				     OFS_FETCH_LOCALBAD, m->rate, "move", m->pace, m->arg, fr);
+		if (!rc && !fetched(fr))
+			rc = -EIO;
+		if (!rc)
+			m->res->bytes += fr->bytes;
+	}
+	if (rc)
+		snprintf(m->res->detail, sizeof(m->res->detail), "copied to %.32s, could not catch "
+			 "it up: %s", m->th, ofs_strerror(rc));
+	return rc;
+}
+
+/* 4-6: every copy kept, and the new one, gets the new handle; the owner
+ * points at it; with drop, the copy here goes (still held: nobody reads
+ * it old). fr: the last fetch, for the detail. */
+static int switch_over(struct mv *m, const struct ofs_handle *nh, bool drop,
+		       const struct ofs_fetch_reply *fr)
+{
+	struct ofs_req *q = calloc(1, sizeof(*q));
+	struct move_result *res = m->res;
+	int rc;
+
+	if (!q)
+		return -ENOMEM;
+	q->op = OFS_OP_SETATTR;
+	q->oid = m->oid;
+	q->mask = OFS_ATTR_SIDS;
+	q->attr.nsids = nh->nsids;
+	memcpy(q->attr.sids, nh->sids, sizeof(nh->sids));
+	rc = apply_to_copies(m->t, m->r, q, nh);
+	free(q);
+	if (rc) {
+		snprintf(res->detail, sizeof(res->detail), "copied to %.32s but not every copy "
+			 "took the new handle: %s", m->th, ofs_strerror(rc));
+		return rc;
+	}
+	rc = oid_is_zero(m->a->backref.owner) && m->a->type == OFS_OBJ_DIRECTORY
+		     ? repoint_root(m->t, m->r, nh)
+		     : move_repoint_owner(m->t, m->r, m->a, nh);
+	if (rc) {
+		snprintf(res->detail, sizeof(res->detail), "copied to %.32s, handle rewritten, but "
+			 "the owner's pointer was not: %s", m->th, ofs_strerror(rc));
+		return rc;
+	}
+	if (drop) {
+		rc = store_drop_copy(m->s, m->oid);
+		if (rc == -ENOENT)
+			rc = 0;
+		if (rc) {
+			snprintf(res->detail, sizeof(res->detail), "moved to %.32s; removing the copy "
+				 "here failed: %s", m->th, ofs_strerror(rc));
+			return rc;
+		}
+	}
+	if (sid_is_zero(fr->source)) {
+		snprintf(res->detail, sizeof(res->detail), "recreated on %.32s (its copy was already "
+			 "good); handle and owner now name it instead of %.32s", m->th, m->fh);
+	} else {
+		char sh[OFS_OID_HEX];
+		sid_to_hex(fr->source, sh);
+		snprintf(res->detail, sizeof(res->detail), "recreated on %.32s from %.32s (%llu "
+			 "bytes); handle and owner now name it instead of %.32s", m->th, sh,
+			 (unsigned long long)res->bytes, m->fh);
+	}
+	return 0;
+}
+
 static int move_once(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid,
 		     const struct ofs_attr *a, struct ofs_sid from, const struct ofs_sid *to,
 		     unsigned flags, uint64_t rate, repair_pace_fn pace, void *arg,
 		     struct move_result *res)
 {
-	bool drop = (flags & MOVE_F_DROP_SOURCE) != 0, frozen = false;
+	struct mv m = { .s = s, .t = t, .r = r, .oid = oid, .a = a, .from = from, .rate = rate,
+			.pace = pace, .arg = arg, .res = res };
+	bool drop = (flags & MOVE_F_DROP_SOURCE) != 0;
 	struct ofs_handle nh;
 	struct ofs_fetch_reply fr;
-	struct ofs_sid keep[OFS_MAX_REPLICAS + 1], hold[OFS_MAX_REPLICAS + 1], noted;
-	char th[OFS_OID_HEX], fh[OFS_OID_HEX];
-	size_t nkeep = 0, nhold = 0;
+	struct ofs_sid keep[OFS_MAX_REPLICAS + 1], hold[OFS_MAX_REPLICAS + 2];
+	size_t nkeep = 0, nhold;
 	int rc;
 
 	memset(res, 0, sizeof(*res));
 	if (drop && !sid_eq(from, store_sid(s)))
 		return -EINVAL;          /* only this server's own copy is dropped */
-	/* 1: the target - the one noted by a run that did not finish, when it
-	 * can still take it; else placement's. (The copies that run switched
-	 * get the same handle again.) */
-	if (drop && store_move_get(s, oid, &noted) == 0 && usable_target(t, from, noted) &&
-	    !(in_list(a->sids, a->nsids, noted) && in_list(a->sids, a->nsids, from))) {
-		res->target = noted;
-	} else if (to) {
-		/* (a target that holds a copy already - another server moved its
-		 * copy there meanwhile - would take two copies in one) */
-		if (in_list(a->sids, a->nsids, *to) && in_list(a->sids, a->nsids, from))
-			return -EEXIST;
-		if (!usable_target(t, from, *to) || in_list(a->sids, a->nsids, *to))
-			return -EINVAL;
-		res->target = *to;
-	} else {
-		rc = choose_target(t, oid, a, from, &res->target);
-		if (rc)
-			return rc;
-	}
-	sid_to_hex(res->target, th);
-	sid_to_hex(from, fh);
+	rc = pick_target(&m, to, drop);
+	if (rc)
+		return rc;
 	memset(&nh, 0, sizeof(nh));
 	nh.oid = oid;
 	nh.nsids = a->nsids;
@@ -394,7 +552,7 @@ static int move_once(struct store *s, struct sidtab *t, struct replicator *r, st
 			keep[nkeep++] = nh.sids[i];
 	if (flags & MOVE_F_DRYRUN) {
 		snprintf(res->detail, sizeof(res->detail), "would copy it to %.32s (placement) "
-			 "and point the handle there instead of %.32s", th, fh);
+			 "and point the handle there instead of %.32s", m.th, m.fh);
 		return 0;
 	}
 	if (drop) {
@@ -408,8 +566,7 @@ static int move_once(struct store *s, struct sidtab *t, struct replicator *r, st
 	rc = repair_fetch_at(s, t, r, res->target, oid, keep, nkeep, 0, rate, "move", pace, arg, &fr);
 	if (rc)
 		return rc;
-	if (fr.outcome != OFS_FETCH_DONE && fr.outcome != OFS_FETCH_GOOD &&
-	    fr.outcome != OFS_FETCH_RECONCILED) {
+	if (!fetched(&fr)) {
 		snprintf(res->detail, sizeof(res->detail), "no copy to recreate it from: %.200s", fr.detail);
 		return -EIO;
 	}
@@ -417,135 +574,21 @@ static int move_once(struct store *s, struct sidtab *t, struct replicator *r, st
 	res->bytes = fr.bytes;
 	/* 3: hold the object still on every copy in service (a change in
 	 * progress finishes first), and bring the target up to the newest. */
-	{
-		struct ofs_sid all[OFS_MAX_REPLICAS + 1];
-		size_t nall = 0;
-		for (uint8_t i = 0; i < a->nsids; i++)
-			all[nall++] = a->sids[i];
-		if (!in_list(all, nall, from))
-			all[nall++] = from;
-		nhold = in_service(t, all, nall, hold);
-	}
+	nhold = hold_set(&m, hold);
 	rc = replica_freeze(r, oid, hold, nhold, MOVE_HOLD_MS, store_sid(s));
 	if (rc) {
 		(void)replica_freeze(r, oid, hold, nhold, 0, store_sid(s));
 		snprintf(res->detail, sizeof(res->detail), "could not hold it still: %s", ofs_strerror(rc));
 		return rc;
 	}
-	frozen = true;
-	/* Held: no other move of it runs now. One that ran since a was read
-	 * changed the SID list; the new handle is made from the list as it
-	 * is, so run again with it. */
-	{
-		struct ofs_attr *cur = malloc(sizeof(*cur));
-		struct ofs_handle x = { .nsids = a->nsids }, y;
-		if (!cur) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		memcpy(x.sids, a->sids, sizeof(x.sids));
-		if (store_getattr(s, oid, cur) == 0) {
-			y.nsids = cur->nsids;
-			memcpy(y.sids, cur->sids, sizeof(y.sids));
-			if (x.nsids != y.nsids || memcmp(x.sids, y.sids, x.nsids * sizeof(x.sids[0])))
-				rc = -EAGAIN;
-		}
-		free(cur);
-		if (rc) {
-			snprintf(res->detail, sizeof(res->detail), "its copies changed meanwhile "
-				 "(another move): run again");
-			goto out;
-		}
-	}
-	for (int again = 0; again < 3; again++) {
-		struct ofs_summary ts, ks;
-		bool behind = false;
-		rc = summary_of(s, r, res->target, oid, &ts);
-		for (size_t i = 0; !rc && i < nkeep; i++) {
-			struct ofs_server e;
-			if (sidtab_get(t, keep[i], &e) != 0 || e.state == OFS_SERVER_OUT)
-				continue;
-			if (summary_of(s, r, keep[i], oid, &ks) != 0 || !ks.present || ks.behind)
-				continue;
-			behind |= !ts.present || ts.version < ks.version ||
-				  (ts.version == ks.version && !digest_eq(ts.digest, ks.digest));
-		}
-		if (rc || !behind)
-			break;
-		rc = repair_fetch_at(s, t, r, res->target, oid, keep, nkeep, OFS_FETCH_LOCALBAD, rate,
-				     "move", pace, arg, &fr);
-		if (!rc && fr.outcome != OFS_FETCH_DONE && fr.outcome != OFS_FETCH_GOOD &&
-		    fr.outcome != OFS_FETCH_RECONCILED)
-			rc = -EIO;
-		if (!rc)
-			res->bytes += fr.bytes;
-	}
-	if (rc) {
-		snprintf(res->detail, sizeof(res->detail), "copied to %.32s, could not catch it up: %s",
-			 th, ofs_strerror(rc));
-		goto out;
-	}
-	/* 4: every copy kept, and the new one, gets the new handle. */
-	{
-		struct ofs_req *q = calloc(1, sizeof(*q));
-		if (!q) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		q->op = OFS_OP_SETATTR;
-		q->oid = oid;
-		q->mask = OFS_ATTR_SIDS;
-		q->attr.nsids = nh.nsids;
-		memcpy(q->attr.sids, nh.sids, sizeof(nh.sids));
-		rc = apply_to_copies(t, r, q, &nh);
-		free(q);
-		if (rc) {
-			snprintf(res->detail, sizeof(res->detail),
-				 "copied to %.32s but not every copy took the new handle: %s", th,
-				 ofs_strerror(rc));
-			goto out;
-		}
-	}
-	/* 5: the owner points at the new handle. */
-	rc = oid_is_zero(a->backref.owner) && a->type == OFS_OBJ_DIRECTORY ? repoint_root(t, r, &nh)
-									    : move_repoint_owner(t, r, a, &nh);
-	if (rc) {
-		snprintf(res->detail, sizeof(res->detail),
-			 "copied to %.32s, handle rewritten, but the owner's pointer was not: %s", th,
-			 ofs_strerror(rc));
-		goto out;
-	}
-	/* 6: the source copy goes (still held: nobody reads it old). */
-	if (drop) {
-		rc = store_drop_copy(s, oid);
-		if (rc == -ENOENT)
-			rc = 0;
-		if (rc) {
-			snprintf(res->detail, sizeof(res->detail), "moved to %.32s; removing the copy "
-				 "here failed: %s", th, ofs_strerror(rc));
-			goto out;
-		}
-	}
-	snprintf(res->detail, sizeof(res->detail),
-		 "recreated on %.32s (its copy was already good); handle and owner now name it "
-		 "instead of %.32s", th, fh);
-	if (!sid_is_zero(fr.source)) {
-		char sh[OFS_OID_HEX];
-		sid_to_hex(fr.source, sh);
-		snprintf(res->detail, sizeof(res->detail),
-			 "recreated on %.32s from %.32s (%llu bytes); handle and owner now name it "
-			 "instead of %.32s", th, sh, (unsigned long long)res->bytes, fh);
-	}
-out:
-	if (frozen) {
-		struct ofs_sid all[OFS_MAX_REPLICAS + 2];
-		size_t nall = 0;
-		for (size_t i = 0; i < nhold; i++)
-			all[nall++] = hold[i];
-		if (!in_list(all, nall, res->target))
-			all[nall++] = res->target;
-		(void)replica_freeze(r, oid, all, nall, 0, store_sid(s));   /* (else it lapses) */
-	}
+	rc = same_copies(&m);
+	if (!rc)
+		rc = catch_up_target(&m, keep, nkeep, &fr);
+	if (!rc)
+		rc = switch_over(&m, &nh, drop, &fr);
+	if (!in_list(hold, nhold, res->target))
+		hold[nhold++] = res->target;
+	(void)replica_freeze(r, oid, hold, nhold, 0, store_sid(s));   /* (else it lapses) */
 	return rc;
 }
 

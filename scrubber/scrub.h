@@ -30,8 +30,9 @@
  * queued with what was done (repair, source, action). With
  * OFS_TASK_F_DRYRUN nothing changes and the actions say what would be
  * done. Each repair takes one unit of the task's budget
- * (task_take_budget). Structure findings are mended through libofs, as a client of this server: a backref_mismatch's back
- * reference is rewritten from the forward pointer; a dangling directory
+ * (task_take_budget). Structure findings are mended through libofs, as a
+ * client of this server: a backref_mismatch's back reference is
+ * rewritten from the forward pointer; a dangling directory
  * entry is removed (a dangling stripe or dirdata is left: its data is
  * lost); an orphan older than the orphan grace is moved to /lost+found
  * under a name that says what and where it was (a dfile or dirdata gets a

@@ -1,0 +1,446 @@
+/*
+ * pbj-sched.c - ofs-pbj's schedules (cron rows that submit jobs), the
+ * serve loop (the scheduler: runs queued jobs, fires schedules, records
+ * the servers' catch-up) and the site settings (config) (CLI.md).
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/pbj-catchup.h"
+#include "cli/pbj-jobs-impl.h"
+#include "cli/pbj-servers.h"
+#include "lib/ofs_error.h"
+#include "lib/parse.h"
+#include "lib/proto.h"
+#include "lib/timefmt.h"
+#include "pbj/cron.h"
+#include "pbj/jobstore.h"
+#include "pbj/runner.h"
+
+/* ---- schedules --------------------------------------------------------------- */
+
+/* Seconds in a cron "minute": 60, or OFS_PBJ_CRON_UNIT_S (tests). */
+static int64_t cron_unit_s(void)
+{
+	long v = jobs_test_hook("OFS_PBJ_CRON_UNIT_S");
+
+	return v > 0 && v <= 60 ? v : 60;
+}
+
+struct sched_ctx {
+	struct pbj_db *db;
+	int64_t now_ns;
+};
+
+static int fire_one(const struct pbj_schedule *sc, void *arg)
+{
+	struct sched_ctx *c = arg;
+	struct pbj_job *j;
+	json_t *a = json_loads(sc->args, 0, NULL);
+	char *argv[64];
+	int argc = 0;
+	bool wait;
+	int64_t id = 0;
+	size_t i;
+	json_t *v;
+	int rc;
+
+	if (!a)
+		return 0;
+	if (!pbj_cron_due(sc->cron, sc->last_fired_ns / 1000000000, c->now_ns / 1000000000,
+			  cron_unit_s())) {
+		json_decref(a);
+		return 0;
+	}
+	json_array_foreach(a, i, v)
+		if (argc < 63 && json_is_string(v))
+			argv[argc++] = (char *)json_string_value(v);
+	j = malloc(sizeof(*j));
+	if (j && sc->last_job) {
+		/* Not again while the last one from this schedule has not ended. */
+		if (pbj_job_get(c->db, sc->last_job, j) == 0 && !pbj_state_final(j->state)) {
+			pbj_schedule_fired(c->db, sc->name, c->now_ns, sc->last_job);
+			fprintf(stderr, "ofs-pbj: schedule %s: job %lld still runs; not submitting again\n",
+				sc->name, (long long)sc->last_job);
+			free(j);
+			json_decref(a);
+			return 0;
+		}
+	}
+	if (j && jobs_parse_submit(c->db, argc, argv, j, &wait) == 0) {
+		snprintf(j->schedule, sizeof(j->schedule), "%s", sc->name);
+		rc = pbj_submit(c->db, j, &id);
+		if (!rc)
+			fprintf(stderr, "ofs-pbj: schedule %s: submitted job %lld\n", sc->name, (long long)id);
+	}
+	pbj_schedule_fired(c->db, sc->name, c->now_ns, id ? id : sc->last_job);
+	free(j);
+	json_decref(a);
+	return 0;
+}
+
+/* Submit the jobs whose schedules are due (serve calls this often). */
+static void fire_schedules(struct pbj_db *db)
+{
+	struct timespec ts;
+	struct sched_ctx c = { .db = db };
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	c.now_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	pbj_schedule_list(db, fire_one, &c);
+}
+
+/* What serve does besides running a job, also while it runs one. */
+struct serve_ctx {
+	struct pbj_db *db;
+	const char *const *cluster;
+	size_t ncluster;
+	struct pbj_catchup *cu;
+};
+
+static void serve_progress(const struct pbj_job *j, const struct pbj_sum *s, void *arg)
+{
+	struct serve_ctx *sc = arg;
+
+	(void)j;
+	(void)s;
+	fire_schedules(sc->db);
+	pbj_catchup_poll(sc->db, sc->cluster, sc->ncluster, sc->cu);
+}
+
+struct sched_print {
+	json_t *arr;
+	bool json;
+};
+
+static int print_schedule(const struct pbj_schedule *sc, void *arg)
+{
+	struct sched_print *p = arg;
+	char t[OFS_TIME_LEN];
+	json_t *a = json_loads(sc->args, 0, NULL), *v;
+	size_t i;
+
+	time_format(sc->last_fired_ns, t);
+	if (p->json) {
+		json_t *o = json_object();
+		json_object_set_new(o, "name", json_string(sc->name));
+		json_object_set_new(o, "cron", json_string(sc->cron));
+		json_object_set_new(o, "args", a ? a : json_array());
+		json_object_set_new(o, "last_checked", json_string(t));
+		json_object_set_new(o, "last_job", sc->last_job ? json_integer(sc->last_job) : json_null());
+		json_array_append_new(p->arr, o);
+		return 0;
+	}
+	printf("%-16s %-20s", sc->name, sc->cron);
+	json_array_foreach(a, i, v)
+		printf(" %s", json_string_value(v));
+	if (sc->last_job)
+		printf("   (last job %lld)", (long long)sc->last_job);
+	printf("\n");
+	json_decref(a);
+	return 0;
+}
+
+int jobs_cmd_schedule(struct pbj_db *db, int argc, char **argv, bool json)
+{
+	if (argc >= 1 && !strcmp(argv[0], "list")) {
+		struct sched_print p = { .json = json };
+		int rc;
+		if (argc != 1)
+			return jobs_usage_err("schedule list takes no arguments%s", "");
+		if (json)
+			p.arr = json_array();
+		rc = pbj_schedule_list(db, print_schedule, &p);
+		if (rc) {
+			json_decref(p.arr);
+			return jobs_store_err(db, "schedule list", rc);
+		}
+		if (json) {
+			json_t *o = json_object();
+			json_object_set_new(o, "schedules", p.arr);
+			jobs_print_json(o);
+			json_decref(o);
+		}
+		return 0;
+	}
+	if (argc >= 1 && !strcmp(argv[0], "rm")) {
+		int rc;
+		if (argc != 2)
+			return jobs_usage_err("schedule rm takes one NAME%s", "");
+		rc = pbj_schedule_rm(db, argv[1]);
+		if (rc == -ENOENT) {
+			fprintf(stderr, "ofs-pbj: no schedule %s\n", argv[1]);
+			return EXIT_USAGE;
+		}
+		return rc ? jobs_store_err(db, "schedule rm", rc) : 0;
+	}
+	if (argc >= 1 && !strcmp(argv[0], "add")) {
+		struct pbj_schedule sc;
+		struct pbj_job *j = malloc(sizeof(*j));
+		const char *cron = NULL;
+		json_t *a = json_array();
+		struct tm tm;
+		time_t now = time(NULL);
+		bool wait;
+		int sep = -1, rc;
+		char *text;
+
+		if (!j || !a) {
+			free(j);
+			json_decref(a);
+			return EXIT_FAIL;
+		}
+		for (int i = 2; i < argc; i++) {
+			if (!strcmp(argv[i], "--cron") && i + 1 < argc && !cron) {
+				cron = argv[++i];
+			} else if (!strcmp(argv[i], "--")) {
+				sep = i;
+				break;
+			} else {
+				free(j);
+				json_decref(a);
+				return jobs_usage_err("schedule add: unexpected '%s' (NAME --cron \"...\" -- "
+						 "scrub ...)", argv[i]);
+			}
+		}
+		gmtime_r(&now, &tm);
+		if (argc < 2 || !cron || sep < 0 || sep + 1 >= argc) {
+			rc = jobs_usage_err("usage: schedule add NAME --cron \"MIN HOUR DOM MON DOW\" -- "
+				       "scrub [options]%s", "");
+		} else if (strlen(argv[1]) >= PBJ_NAME_LEN || !argv[1][0]) {
+			rc = jobs_usage_err("schedule name '%s': 1 to 63 bytes", argv[1]);
+		} else if (strlen(cron) >= PBJ_CRON_LEN || pbj_cron_match(cron, &tm) < 0) {
+			rc = jobs_usage_err("--cron '%s': five fields MIN HOUR DOM MON DOW, each *, N, "
+				       "A-B, */S or a list of those", cron);
+		} else if ((rc = jobs_parse_submit(NULL, argc - sep - 1, argv + sep + 1, j, &wait)) == 0) {
+			if (wait)
+				rc = jobs_usage_err("a schedule's job cannot --wait%s", "");
+		}
+		for (int i = sep + 1; !rc && i < argc; i++)
+			json_array_append_new(a, json_string(argv[i]));
+		if (!rc) {
+			struct timespec ts;
+			memset(&sc, 0, sizeof(sc));
+			snprintf(sc.name, sizeof(sc.name), "%s", argv[1]);
+			snprintf(sc.cron, sizeof(sc.cron), "%s", cron);
+			text = json_dumps(a, JSON_COMPACT);
+			if (!text || strlen(text) >= sizeof(sc.args)) {
+				rc = jobs_usage_err("the job's arguments are too long%s", "");
+			} else {
+				snprintf(sc.args, sizeof(sc.args), "%s", text);
+				rc = pbj_schedule_add(db, &sc);
+				clock_gettime(CLOCK_REALTIME, &ts);
+				if (!rc)        /* due times count from now */
+					rc = pbj_schedule_fired(db, sc.name,
+								(int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, 0);
+				if (rc == -EEXIST) {
+					fprintf(stderr, "ofs-pbj: schedule %s exists (rm it first)\n", sc.name);
+					rc = EXIT_USAGE;
+				} else if (rc) {
+					rc = jobs_store_err(db, "schedule add", rc);
+				}
+			}
+			free(text);
+		}
+		free(j);
+		json_decref(a);
+		return rc;
+	}
+	return jobs_usage_err("schedule add|list|rm%s", "");
+}
+
+static int pick_oldest(const struct pbj_job *j, void *arg)
+{
+	int64_t *id = arg;
+
+	if (j->type == PBJ_TYPE_CATCHUP)
+		return 0;                /* recorded, not run */
+	if (!*id || j->id < *id)
+		*id = j->id;
+	return 0;
+}
+
+/* serve: run jobs, one at a time, while holding the lease. */
+int jobs_cmd_serve(struct pbj_db *db, const char *const *cluster, size_t ncluster)
+{
+	struct serve_ctx sc = { .db = db, .cluster = cluster, .ncluster = ncluster,
+				.cu = calloc(1, sizeof(struct pbj_catchup)) };
+	struct pbj_runner_opts o = { .cluster = cluster, .ncluster = ncluster, .stop = &jobs_stop_flag,
+				     .progress = serve_progress, .arg = &sc,
+				     .max_retries = jobs_test_max_retries() };
+	char holder[PBJ_REASON_LEN], who[PBJ_REASON_LEN];
+	struct pbj_job *j = malloc(sizeof(*j));
+	bool got = false;
+	int rc;
+
+	if (!j || !sc.cu) {
+		free(j);
+		free(sc.cu);
+		return EXIT_FAIL;
+	}
+	signal(SIGINT, jobs_on_signal);
+	signal(SIGTERM, jobs_on_signal);
+	jobs_holder_name(holder, sizeof(holder), "serve");
+	rc = pbj_lease_take(db, holder, 10000, &got, who);
+	if (rc) {
+		free(j);
+		free(sc.cu);
+		return jobs_store_err(db, "taking the scheduler lease", rc);
+	}
+	if (!got && jobs_holder_dead(who)) {
+		/* Its process is gone (SIGKILL, a crash): no need to wait for
+		 * the lease to expire. */
+		fprintf(stderr, "ofs-pbj: the last scheduler (%s) is gone; taking over\n", who);
+		pbj_lease_drop(db, who);
+		rc = pbj_lease_take(db, holder, 10000, &got, who);
+		if (rc) {
+			free(j);
+			free(sc.cu);
+			return jobs_store_err(db, "taking the scheduler lease", rc);
+		}
+	}
+	if (!got) {
+		fprintf(stderr, "ofs-pbj: another scheduler runs (%s); not starting\n", who);
+		free(j);
+		free(sc.cu);
+		return EXIT_FAIL;
+	}
+	fprintf(stderr, "ofs-pbj: scheduler running (%s)\n", holder);
+	o.lease_holder = holder;
+	while (!jobs_stop_flag) {
+		int64_t next = 0;
+		fire_schedules(db);
+		pbj_catchup_poll(db, cluster, ncluster, sc.cu);
+		/* Jobs a dead scheduler left running or paused first (they go
+		 * on from their cursors), then the queue. */
+		rc = pbj_job_list(db, PBJ_RUNNING, pick_oldest, &next);
+		if (!rc && !next)
+			rc = pbj_job_list(db, PBJ_PAUSED, pick_oldest, &next);
+		if (!rc && !next) {
+			rc = pbj_job_next(db, j);
+			if (rc == 0)
+				next = j->id;
+			else if (rc == -ENOENT)
+				rc = 0;
+		}
+		if (rc)
+			break;
+		if (next) {
+			rc = pbj_run(db, next, &o);
+			if (rc == -EINTR || rc == -EBUSY)
+				break;
+			if (rc)
+				fprintf(stderr, "ofs-pbj: job %lld: %s\n", (long long)next, ofs_strerror(rc));
+			rc = 0;
+			continue;
+		}
+		bool still = false;
+		rc = pbj_lease_take(db, holder, 10000, &still, who);
+		if (rc || !still)
+			break;
+		struct timespec nap = { .tv_sec = 0, .tv_nsec = 500000000 };
+		nanosleep(&nap, NULL);
+	}
+	pbj_lease_drop(db, holder);
+	free(j);
+	free(sc.cu);
+	if (rc == -EBUSY) {
+		fprintf(stderr, "ofs-pbj: another scheduler took over; stopping\n");
+		return EXIT_FAIL;
+	}
+	if (rc && rc != -EINTR && rc != -ENOENT)
+		return jobs_store_err(db, "serve", rc);
+	return 0;
+}
+
+/* ---- site settings ------------------------------------------------------------ */
+
+static const char *const settings_known[] = { "scrub.auto_repair", "repair.max_objects", NULL };
+
+static int setting_valid(const char *name, const char *value)
+{
+	if (!strcmp(name, "scrub.auto_repair"))
+		return !strcmp(value, "true") || !strcmp(value, "false") || !strcmp(value, "on") ||
+		       !strcmp(value, "off") || !strcmp(value, "yes") || !strcmp(value, "no") ||
+		       !strcmp(value, "1") || !strcmp(value, "0");
+	if (!strcmp(name, "repair.max_objects")) {
+		char *end;
+		long long n = strtoll(value, &end, 10);
+		return *value && !*end && n >= 0 && n <= 1000000000;
+	}
+	return 0;
+}
+
+static int print_setting(const char *name, const char *value, void *arg)
+{
+	json_t *o = arg;
+
+	if (o)
+		json_object_set_new(o, name, json_string(value));
+	else
+		printf("%s = %s\n", name, value);
+	return 0;
+}
+
+int jobs_cmd_config(struct pbj_db *db, int argc, char **argv, bool json)
+{
+	char v[PBJ_ARGS_LEN];
+	bool known = false;
+	int rc;
+
+	if (argc == 1 && !strcmp(argv[0], "list")) {
+		json_t *o = json ? json_object() : NULL;
+		rc = pbj_setting_list(db, print_setting, o);
+		if (rc) {
+			json_decref(o);
+			return jobs_store_err(db, "config list", rc);
+		}
+		if (o) {
+			json_t *w = json_object();
+			json_object_set_new(w, "settings", o);
+			jobs_print_json(w);
+			json_decref(w);
+		}
+		return 0;
+	}
+	if (argc < 2 || (strcmp(argv[0], "get") && strcmp(argv[0], "set") && strcmp(argv[0], "unset")) ||
+	    (!strcmp(argv[0], "set") ? argc != 3 : argc != 2))
+		return jobs_usage_err("usage: config list | get NAME | set NAME VALUE | unset NAME%s", "");
+	for (int i = 0; settings_known[i]; i++)
+		known |= !strcmp(argv[1], settings_known[i]);
+	if (!known)
+		return jobs_usage_err("config: unknown setting '%s' (scrub.auto_repair, repair.max_objects)",
+				 argv[1]);
+	if (!strcmp(argv[0], "get")) {
+		rc = pbj_setting_get(db, argv[1], v, sizeof(v));
+		if (rc == -ENOENT) {
+			fprintf(stderr, "ofs-pbj: %s is not set (the default applies)\n", argv[1]);
+			return EXIT_FINDINGS;
+		}
+		if (rc)
+			return jobs_store_err(db, "config get", rc);
+		if (json) {
+			json_t *o = json_object();
+			json_object_set_new(o, argv[1], json_string(v));
+			jobs_print_json(o);
+			json_decref(o);
+		} else {
+			printf("%s\n", v);
+		}
+		return 0;
+	}
+	if (!strcmp(argv[0], "set") && !setting_valid(argv[1], argv[2]))
+		return jobs_usage_err(!strcmp(argv[1], "scrub.auto_repair")
+				 ? "config set scrub.auto_repair %s: true or false"
+				 : "config set repair.max_objects %s: a count (0: no cap)", argv[2]);
+	rc = pbj_setting_set(db, argv[1], !strcmp(argv[0], "set") ? argv[2] : NULL);
+	if (rc == -ENOENT)
+		return 0;                    /* unset of what was not set */
+	return rc ? jobs_store_err(db, "config", rc) : 0;
+}

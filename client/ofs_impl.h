@@ -1,0 +1,89 @@
+/*
+ * ofs_impl.h - what libofs's files share (client/ofs.h is its promise):
+ * the client's state, the calls to a server with failover, one object's
+ * operations, path resolution. The parts:
+ *   ofs.c         servers and calls, objects, paths, directories,
+ *                 stat, unlink, rename;
+ *   ofs_io.c      files: dfile I/O, put and get;
+ *   ofs_repair.c  the calls repair makes (ofs_repair.h).
+ */
+#ifndef OFS_CLIENT_IMPL_H
+#define OFS_CLIENT_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "client/ofs.h"
+#include "lib/conn.h"
+#include "lib/frame.h"
+#include "lib/net.h"
+#include "lib/ofs_error.h"
+#include "lib/path.h"
+#include "lib/placement.h"
+
+#define OFS_DEFAULT_STRIP (1u << 20)
+#define OFS_IO_PIECE OFS_MAX_IO           /* bytes per READ/WRITE */
+#define GET_RETRIES 3                     /* restarts when a file is replaced */
+#define MOVE_WAIT_MS 60000                /* waits for an object held still by a move */
+
+/* A server as this client knows it. */
+struct peer {
+	struct ofs_server e;        /* from the server table */
+	struct conn *conn;          /* opened on first use */
+	bool down;                  /* it failed to answer: try it last */
+};
+
+struct ofs_client {
+	struct peer *peers;         /* the server table, learned on open */
+	size_t npeers;
+	struct ofs_handle root;     /* the root directory */
+	char fault[32];             /* a fault-injection step, or "" */
+};
+
+/* What a path names: its entry (type, handle) and, unless it is the root,
+ * its parent directory's handle and attributes. */
+struct resolved {
+	struct ofs_dirent ent;        /* the object itself */
+	struct ofs_handle parent;     /* its directory (not for the root) */
+	struct ofs_attr *pattr;       /* that directory's attributes (owned) */
+	char name[OFS_NAME_MAX + 1];  /* last component ("" for the root) */
+	size_t depth;
+	struct ofs_oid chain[OFS_PATH_DEPTH + 1];  /* directories walked */
+};
+
+/* ---- across the parts ---------------------------------------------------- */
+
+int cl_call(struct ofs_client *c, const struct ofs_handle *h, const struct ofs_req *q,
+		uint8_t **body, size_t *blen);
+struct conn *cl_conn_of(struct ofs_client *c, struct ofs_sid sid);
+int cl_dfile_commit(struct ofs_client *c, const struct ofs_handle *h, uint64_t *size);
+int cl_dfile_read(struct ofs_client *c, const struct ofs_handle *h, uint64_t off,
+		      uint8_t *p, size_t n);
+int cl_dfile_write(struct ofs_client *c, const struct ofs_handle *h, uint64_t off,
+		       const uint8_t *p, size_t n);
+void cl_dir_layout(const struct ofs_client *c, struct ofs_attr *a);
+int cl_dirdata_for(const struct ofs_attr *da, const char *name, struct ofs_handle *dd);
+int cl_dirent_call(struct ofs_client *c, uint16_t op, const struct ofs_handle *dd,
+		       const char *name, const struct ofs_dirent *d, uint32_t flags,
+		       bool *present, struct ofs_dirent *out);
+int cl_file_destroy(struct ofs_client *c, const struct ofs_handle *mf);
+int cl_map_transport(int rc);
+void cl_mark_down(struct ofs_client *c, struct ofs_sid sid);
+int cl_obj_create(struct ofs_client *c, const struct ofs_attr *a, unsigned copies,
+		      const struct ofs_sid *fixed, struct ofs_handle *h);
+int cl_obj_getattr(struct ofs_client *c, const struct ofs_handle *h, struct ofs_attr *a);
+int cl_obj_remove(struct ofs_client *c, const struct ofs_handle *h);
+int cl_obj_setattr(struct ofs_client *c, const struct ofs_handle *h, uint32_t mask,
+		       const struct ofs_attr *a);
+void cl_report(struct ofs_client *c, struct ofs_sid to, struct ofs_oid oid,
+		   struct ofs_sid bad, const char *why);
+struct ofs_req *cl_req_new(uint16_t op, struct ofs_oid oid);
+int cl_resolve(struct ofs_client *c, const char *path, struct resolved *r);
+int cl_resolve_parent(struct ofs_client *c, const char *path, struct resolved *r,
+			  char name[OFS_NAME_MAX + 1], struct ofs_handle *dd);
+void cl_resolved_free(struct resolved *r);
+unsigned cl_servers_in(const struct ofs_client *c);
+size_t cl_try_order(struct ofs_client *c, const struct ofs_handle *h, struct ofs_sid *out);
+
+#endif

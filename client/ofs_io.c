@@ -1,0 +1,610 @@
+/*
+ * ofs_io.c - libofs's files: a file's bytes striped over its dfiles,
+ * written to each dfile's primary in rounds with PIPE_DEPTH requests in
+ * flight, read back the same way; put and get (see ofs.h, ofs_impl.h).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client/ofs_impl.h"
+
+/* ---- files -------------------------------------------------------------- */
+
+struct layout {
+	uint64_t strip;      /* S */
+	uint16_t n;          /* N */
+};
+
+
+/*
+ * Move n bytes at dfile offset off in OFS_IO_PIECE requests, keeping
+ * PIPE_DEPTH of them in flight so that the transfer of one overlaps the
+ * server's disk work on the one before. write: from p; read: into p.
+ */
+#define PIPE_DEPTH 2
+
+static int dfile_io_one(struct conn *cn, const struct ofs_handle *h,
+			bool write, uint64_t off, uint8_t *p, size_t n)
+{
+	struct ofs_req *q = cl_req_new(write ? OFS_OP_WRITE : OFS_OP_READ, h->oid);
+	uint64_t ids[PIPE_DEPTH];
+	uint8_t *dst[PIPE_DEPTH];
+	size_t len[PIPE_DEPTH];
+	int head = 0, inflight = 0, rc = 0;
+
+	if (!q)
+		return -ENOMEM;
+	while ((n && !rc) || inflight) {
+		if (n && !rc && inflight < PIPE_DEPTH) {
+			int slot = (head + inflight) % PIPE_DEPTH;
+			size_t piece = n < OFS_IO_PIECE ? n : OFS_IO_PIECE;
+			q->offset = off;
+			if (write) {
+				q->data = p;
+				q->data_len = piece;
+				q->flags = OFS_WRITE_UNSTABLE;
+			} else {
+				q->length = (uint32_t)piece;
+			}
+			rc = conn_send(cn, q, &ids[slot]);
+			if (rc) {
+				if (conn_is_transport_error(rc))
+					break;   /* the socket is gone, and the replies */
+				continue;
+			}
+			dst[slot] = p;
+			len[slot] = piece;
+			inflight++;
+			off += piece;
+			p += piece;
+			n -= piece;
+			continue;
+		}
+		size_t got = 0;
+		int r;
+		if (write) {
+			r = conn_recv(cn, ids[head], NULL, NULL);
+		} else {
+			r = conn_recv_data(cn, ids[head], dst[head], len[head], &got);
+			if (!r && got < len[head])
+				r = -EIO;   /* the dfile is shorter than its file says */
+		}
+		if (r && !rc)
+			rc = r;
+		head = (head + 1) % PIPE_DEPTH;
+		inflight--;
+		if (r && conn_is_transport_error(r))
+			break;
+	}
+	free(q);
+	return rc;
+}
+
+/*
+ * Writes go to the primary only (it forwards them; a put whose primary
+ * fails is failed). Reads go to the first copy that answers, and move to
+ * the next when one does not answer or does not verify; the skipped copy
+ * is reported to the server that served the read.
+ */
+static int dfile_io(struct ofs_client *c, const struct ofs_handle *h, bool write,
+		    uint64_t off, uint8_t *p, size_t n)
+{
+	struct ofs_sid order[OFS_MAX_REPLICAS];
+	size_t norder = cl_try_order(c, h, order);
+	int rc = -OFS_EUNREACHABLE;
+	size_t bad = 0;
+	struct ofs_sid badsid[OFS_MAX_REPLICAS];
+	const char *badwhy[OFS_MAX_REPLICAS];
+
+	int waited_ms = 0;
+
+	for (size_t i = 0; i < norder; i++) {
+		struct conn *cn = cl_conn_of(c, order[i]);
+		rc = cn ? dfile_io_one(cn, h, write, off, p, n) : -ECONNREFUSED;
+		if (rc == -OFS_EMOVING && waited_ms < MOVE_WAIT_MS) {
+			/* Held still while a copy moves: a moment, then again. */
+			struct timespec ts = { .tv_sec = 0, .tv_nsec = 50 * 1000000L };
+			nanosleep(&ts, NULL);
+			waited_ms += 50;
+			i--;
+			continue;
+		}
+		if (rc == -OFS_ENOOBJ && i + 1 < norder) {
+			badsid[bad] = order[i];
+			badwhy[bad++] = "copy moved away";
+			continue;            /* (a write too: the next copy takes it) */
+		}
+		if (rc == -OFS_ENOOBJ)
+			rc = -ENOENT;
+		if (conn_is_transport_error(rc) || rc == -ECONNREFUSED) {
+			cl_mark_down(c, order[i]);
+			rc = -OFS_EUNREACHABLE;
+			badsid[bad] = order[i];
+			badwhy[bad++] = "unreachable";
+		} else if (!write && (rc == -OFS_ECHECKSUM || rc == -EIO ||
+				      ((rc == -ENOENT || rc == -OFS_EBEHIND) && i + 1 < norder))) {
+			badsid[bad] = order[i];
+			badwhy[bad++] = rc == -EIO ? "short read" :
+					rc == -ENOENT ? "copy missing" :
+					rc == -OFS_EBEHIND ? "copy behind" : "checksum mismatch on read";
+		} else {
+			if (!rc)
+				for (size_t k = 0; k < bad; k++)
+					cl_report(c, order[i], h->oid, badsid[k], badwhy[k]);
+			return rc;
+		}
+		if (write)
+			break;
+	}
+	return cl_map_transport(rc);
+}
+
+/* Unstable writes (see OFS_WRITE_UNSTABLE): a put fills new dfiles this
+ * way and makes them durable with one COMMIT each (dfile_commit). */
+int cl_dfile_write(struct ofs_client *c, const struct ofs_handle *h, uint64_t off,
+		       const uint8_t *p, size_t n)
+{
+	return dfile_io(c, h, true, off, (uint8_t *)p, n);
+}
+
+int cl_dfile_read(struct ofs_client *c, const struct ofs_handle *h, uint64_t off,
+		      uint8_t *p, size_t n)
+{
+	return dfile_io(c, h, false, off, p, n);
+}
+
+/* Make a dfile's unstable writes durable; *size receives its length. */
+int cl_dfile_commit(struct ofs_client *c, const struct ofs_handle *h, uint64_t *size)
+{
+	struct ofs_req *q = cl_req_new(OFS_OP_COMMIT, h->oid);
+	struct ofs_write_reply wr = { 0 };
+	uint8_t *b = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (!q)
+		return -ENOMEM;
+	rc = cl_call(c, h, q, &b, &n);
+	if (!rc)
+		rc = proto_decode_write_reply(b, n, &wr);
+	if (!rc)
+		*size = wr.size;
+	free(b);
+	free(q);
+	return rc;
+}
+
+/* Bytes of a file of `size` bytes that land in dfile k. */
+static uint64_t dfile_len(const struct layout *lo, uint64_t size, uint16_t k)
+{
+	uint64_t round = lo->strip * lo->n;
+	uint64_t rest = size % round, start = (uint64_t)k * lo->strip;
+	uint64_t len = size / round * lo->strip;
+
+	if (rest > start)
+		len += rest - start < lo->strip ? rest - start : lo->strip;
+	return len;
+}
+
+/* How many bytes to move per round: whole stripes, about ROUND_PER_DFILE
+ * per dfile (several pipelined requests), at most ROUND_MAX in all. */
+#define ROUND_PER_DFILE (4 * (uint64_t)OFS_IO_PIECE)
+#define ROUND_MAX ((uint64_t)64 << 20)
+static size_t round_bytes(const struct layout *lo)
+{
+	uint64_t round = lo->strip * lo->n;
+	uint64_t want = ROUND_PER_DFILE * lo->n > ROUND_MAX ? ROUND_MAX : ROUND_PER_DFILE * lo->n;
+	uint64_t per = want / round;
+
+	return (size_t)(round * (per ? per : 1));
+}
+
+/* Scatter buf (file bytes [base, base+len), base a multiple of the round)
+ * into per-dfile runs and write each. */
+static int write_round(struct ofs_client *c, const struct layout *lo,
+		       const struct ofs_handle *dfiles, uint64_t base,
+		       const uint8_t *buf, size_t len, uint8_t *scratch)
+{
+	uint64_t round = lo->strip * lo->n;
+	uint64_t dbase = base / round * lo->strip;
+	int rc = 0;
+
+	if (lo->n == 1)
+		return cl_dfile_write(c, &dfiles[0], base, buf, len);
+	for (uint16_t k = 0; k < lo->n && !rc; k++) {
+		size_t got = 0;
+		for (uint64_t x = (uint64_t)k * lo->strip; x < len; x += round) {
+			size_t take = len - x < lo->strip ? (size_t)(len - x) : (size_t)lo->strip;
+			memcpy(scratch + got, buf + x, take);
+			got += take;
+		}
+		if (got)
+			rc = cl_dfile_write(c, &dfiles[k], dbase, scratch, got);
+	}
+	return rc;
+}
+
+static int read_round(struct ofs_client *c, const struct layout *lo,
+		      const struct ofs_handle *dfiles, uint64_t base,
+		      uint8_t *buf, size_t len, uint8_t *scratch)
+{
+	uint64_t round = lo->strip * lo->n;
+	uint64_t dbase = base / round * lo->strip;
+	int rc = 0;
+
+	if (lo->n == 1)
+		return cl_dfile_read(c, &dfiles[0], base, buf, len);
+	for (uint16_t k = 0; k < lo->n && !rc; k++) {
+		size_t want = 0, at = 0;
+		for (uint64_t x = (uint64_t)k * lo->strip; x < len; x += round)
+			want += len - x < lo->strip ? (size_t)(len - x) : (size_t)lo->strip;
+		if (!want)
+			continue;
+		rc = cl_dfile_read(c, &dfiles[k], dbase, scratch, want);
+		for (uint64_t x = (uint64_t)k * lo->strip; !rc && x < len; x += round) {
+			size_t take = len - x < lo->strip ? (size_t)(len - x) : (size_t)lo->strip;
+			memcpy(buf + x, scratch + at, take);
+			at += take;
+		}
+	}
+	return rc;
+}
+
+/* Read exactly n bytes from fd unless it ends first; *got says how many. */
+static int read_fd(int fd, uint8_t *buf, size_t n, size_t *got)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = read(fd, buf + done, n - done);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		done += (size_t)r;
+	}
+	*got = done;
+	return 0;
+}
+
+static int write_fd(int fd, const uint8_t *buf, size_t n)
+{
+	while (n) {
+		ssize_t r = write(fd, buf, n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+struct put_src {
+	int fd;                 /* read from fd, or */
+	const uint8_t *buf;     /* from memory */
+	size_t len, at;
+};
+
+static int src_read(struct put_src *s, uint8_t *out, size_t n, size_t *got)
+{
+	if (s->fd >= 0)
+		return read_fd(s->fd, out, n, got);
+	*got = s->len - s->at < n ? s->len - s->at : n;
+	memcpy(out, s->buf + s->at, *got);
+	s->at += *got;
+	return 0;
+}
+
+static int check_put_opts(const struct ofs_put_opts *o, struct layout *lo, uint8_t *rep,
+			  uint8_t *conf)
+{
+	*rep = o && o->replicas ? o->replicas : 1;
+	*conf = o && o->confidence ? o->confidence : *rep;
+	lo->strip = o && o->strip_size ? o->strip_size : OFS_DEFAULT_STRIP;
+	lo->n = o && o->stripes ? o->stripes : 1;
+	if (*rep > OFS_MAX_REPLICAS || *conf > *rep)
+		return -EINVAL;
+	if (lo->n > OFS_MAX_STRIPES || lo->strip < 4096 || lo->strip > OFS_IO_PIECE)
+		return -EINVAL;
+	return 0;
+}
+
+static int put_once(struct ofs_client *c, struct put_src *src, const char *path,
+		    const struct ofs_put_opts *o)
+{
+	struct resolved r;
+	struct ofs_handle dd, mf;
+	struct ofs_attr *a = calloc(1, sizeof(*a));
+	struct ofs_dirent ent, old;
+	struct layout lo;
+	char name[OFS_NAME_MAX + 1];
+	uint8_t *buf = NULL, *scratch = NULL;
+	uint8_t rep, conf;
+	uint64_t size = 0;
+	uint16_t made = 0;
+	bool have_mf = false, replaced = false;
+	size_t rb;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	if (!a)
+		return -ENOMEM;
+	rc = check_put_opts(o, &lo, &rep, &conf);
+	if (rc)
+		goto out;
+	rc = cl_resolve_parent(c, path, &r, name, &dd);
+	if (rc == -EBUSY)
+		rc = -EISDIR;
+	if (rc)
+		goto out;
+	rc = cl_dirent_call(c, OFS_OP_DIRENT_LOOKUP, &dd, name, NULL, 0, NULL, &old);
+	if (rc == 0 && old.type == OFS_OBJ_DIRECTORY)
+		rc = -EISDIR;
+	else if (rc == -ENOENT)
+		rc = 0;
+	if (rc)
+		goto out;
+
+	/* A new metafile and its dfiles, invisible until the entry switch. */
+	a->type = OFS_OBJ_METAFILE;
+	a->mode = 0644;
+	a->uid = (uint32_t)getuid();
+	a->gid = (uint32_t)getgid();
+	a->backref.owner = r.ent.handle.oid;
+	snprintf(a->backref.name, sizeof(a->backref.name), "%s", name);
+	snprintf(a->dist, sizeof(a->dist), "simple_stripe");
+	a->strip_size = (uint32_t)lo.strip;
+	a->replicas = rep;
+	a->confidence = conf;
+	if (cl_servers_in(c) < rep) {
+		rc = -OFS_ENOSERVERS;
+		goto out;
+	}
+	rc = cl_obj_create(c, a, rep, NULL, &mf);
+	if (rc)
+		goto out;
+	have_mf = true;
+	for (made = 0; made < lo.n; made++) {
+		struct ofs_attr *d = calloc(1, sizeof(*d));
+		if (!d) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		d->type = OFS_OBJ_DFILE;
+		d->mode = 0644;
+		d->uid = a->uid;
+		d->gid = a->gid;
+		d->backref.owner = mf.oid;
+		d->backref.stripe = made;
+		d->replicas = rep;
+		d->confidence = conf;
+		/* File stuffing: the first dfile on the metafile's primary. */
+		rc = cl_obj_create(c, d, rep, made == 0 ? &mf.sids[0] : NULL, &a->parts[made]);
+		free(d);
+		if (rc)
+			goto out;
+	}
+	a->nparts = lo.n;
+
+	rb = round_bytes(&lo);
+	buf = malloc(rb);
+	scratch = lo.n > 1 ? malloc(rb) : NULL;
+	if (!buf || (lo.n > 1 && !scratch)) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		size_t got = 0;
+		rc = src_read(src, buf, rb, &got);
+		if (rc || got == 0)
+			break;
+		rc = write_round(c, &lo, a->parts, size, buf, got, scratch);
+		if (rc)
+			break;
+		size += got;
+		if (got < rb)
+			break;
+	}
+	if (rc)
+		goto out;
+	/* Every dfile durable, and exactly as long as the layout says, before
+	 * the metafile records the size and the name shows the file. */
+	for (uint16_t k = 0; k < lo.n && !rc; k++) {
+		uint64_t got = 0;
+		rc = cl_dfile_commit(c, &a->parts[k], &got);
+		if (!rc && got != dfile_len(&lo, size, k))
+			rc = -EIO;
+	}
+	if (rc)
+		goto out;
+	a->size = size;
+	rc = cl_obj_setattr(c, &mf, OFS_ATTR_SIZE | OFS_ATTR_LAYOUT, a);
+	if (rc)
+		goto out;
+	ent.type = OFS_OBJ_METAFILE;
+	ent.handle = mf;
+	rc = cl_dirent_call(c, OFS_OP_DIRENT_CREATE, &dd, name, &ent, OFS_DIRENT_REPLACE,
+			 &replaced, &old);
+	if (rc)
+		goto out;
+	have_mf = false;
+	made = 0;
+	/* (the entry it replaced: not this file itself, which a create
+	 * retried after its primary died finds in place) */
+	if (replaced && !oid_eq(old.handle.oid, mf.oid))
+		cl_file_destroy(c, &old.handle);   /* the name already shows the new file */
+out:
+	for (uint16_t i = 0; i < made; i++)
+		cl_obj_remove(c, &a->parts[i]);
+	if (have_mf)
+		cl_obj_remove(c, &mf);
+	free(scratch);
+	free(buf);
+	cl_resolved_free(&r);
+	free(a);
+	return rc;
+}
+
+/*
+ * A put's bytes go to each new dfile's primary only: when that server dies
+ * during the put, the put is made again from the start, as a new file, if
+ * its source can be read again (memory, or a file that seeks), at most
+ * PUT_ATTEMPTS times. Its objects of the attempt before were removed by
+ * it (best effort: scrub reports what a crash leaves, repair collects it),
+ * and the server that stopped answering is tried last from then on.
+ */
+#define PUT_ATTEMPTS 3
+
+static int put(struct ofs_client *c, struct put_src *src, const char *path,
+	       const struct ofs_put_opts *o)
+{
+	off_t start = src->fd >= 0 ? lseek(src->fd, 0, SEEK_CUR) : 0;
+	int rc;
+
+	for (int attempt = 1;; attempt++) {
+		rc = put_once(c, src, path, o);
+		if (rc != -OFS_EUNREACHABLE || attempt == PUT_ATTEMPTS || start < 0)
+			return rc;
+		if (src->fd >= 0 && lseek(src->fd, start, SEEK_SET) != start)
+			return rc;
+		src->at = 0;
+	}
+}
+
+int ofs_put_fd(struct ofs_client *c, int fd, const char *path, const struct ofs_put_opts *o)
+{
+	struct put_src s = { .fd = fd };
+
+	return put(c, &s, path, o);
+}
+
+int ofs_put_buf(struct ofs_client *c, const void *buf, size_t len, const char *path,
+		const struct ofs_put_opts *o)
+{
+	struct put_src s = { .fd = -1, .buf = buf, .len = len };
+
+	return put(c, &s, path, o);
+}
+
+struct get_sink {
+	int fd;                 /* write to fd, or */
+	uint8_t *buf;           /* into memory */
+	size_t len;
+};
+
+static int get_once(struct ofs_client *c, const char *path, struct get_sink *sink, uint64_t *total)
+{
+	struct resolved r;
+	struct ofs_attr *a = malloc(sizeof(*a));
+	struct layout lo;
+	uint8_t *buf = NULL, *scratch = NULL;
+	size_t rb;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	if (!a)
+		return -ENOMEM;
+	rc = cl_resolve(c, path, &r);
+	if (rc)
+		goto out;
+	if (r.ent.type != OFS_OBJ_METAFILE) {
+		rc = -EISDIR;
+		goto out;
+	}
+	rc = cl_obj_getattr(c, &r.ent.handle, a);
+	if (rc)
+		goto out;
+	if (a->type != OFS_OBJ_METAFILE || a->nparts == 0 || a->strip_size == 0) {
+		rc = -OFS_ECORRUPT;
+		goto out;
+	}
+	lo.strip = a->strip_size;
+	lo.n = a->nparts;
+	if (sink->fd < 0) {
+		sink->buf = malloc(a->size ? (size_t)a->size : 1);
+		if (!sink->buf) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		sink->len = (size_t)a->size;
+	}
+	rb = round_bytes(&lo);
+	buf = malloc(rb);
+	scratch = lo.n > 1 ? malloc(rb) : NULL;
+	if (!buf || (lo.n > 1 && !scratch)) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint64_t at = 0; at < a->size && !rc; at += rb) {
+		size_t n = a->size - at < rb ? (size_t)(a->size - at) : rb;
+		uint8_t *dst = sink->fd < 0 ? sink->buf + at : buf;
+		rc = read_round(c, &lo, a->parts, at, dst, n, scratch);
+		if (!rc && sink->fd >= 0)
+			rc = write_fd(sink->fd, buf, n);
+	}
+	if (!rc)
+		*total = a->size;
+out:
+	free(scratch);
+	free(buf);
+	cl_resolved_free(&r);
+	free(a);
+	return rc;
+}
+
+int ofs_get_fd(struct ofs_client *c, const char *path, int fd, uint64_t *len)
+{
+	struct stat st;
+	bool rewindable = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	uint64_t total = 0;
+	int rc = 0;
+
+	for (int attempt = 0; attempt < GET_RETRIES; attempt++) {
+		struct get_sink sink = { .fd = fd };
+		rc = get_once(c, path, &sink, &total);
+		/* The file was replaced under us (its objects are gone): start
+		 * over on the new version when the output can be rewound. */
+		if (rc != -ENOENT || !rewindable || attempt == GET_RETRIES - 1)
+			break;
+		if (ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
+			rc = -errno;
+			break;
+		}
+	}
+	if (!rc && len)
+		*len = total;
+	return rc;
+}
+
+int ofs_get_buf(struct ofs_client *c, const char *path, void **buf, size_t *len)
+{
+	uint64_t total = 0;
+	int rc = 0;
+
+	for (int attempt = 0; attempt < GET_RETRIES; attempt++) {
+		struct get_sink sink = { .fd = -1 };
+		rc = get_once(c, path, &sink, &total);
+		if (!rc) {
+			*buf = sink.buf;
+			*len = sink.len;
+			return 0;
+		}
+		free(sink.buf);
+		if (rc != -ENOENT)
+			break;
+	}
+	return rc;
+}
