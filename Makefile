@@ -47,7 +47,7 @@ ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) -pthread
 
 LIB_SRCS := lib/error.c lib/oid.c lib/wire.c lib/frame.c lib/proto.c \
 	lib/checksum.c lib/log.c lib/net.c lib/path.c lib/parse.c lib/timefmt.c \
-	lib/conn.c lib/placement.c lib/proto_reply.c
+	lib/conn.c lib/placement.c lib/proto_reply.c lib/fdio.c lib/attr_json.c
 SERVER_SRCS := server/kv.c server/records.c server/bstream.c server/store.c \
 	server/store_object.c server/store_bytes.c server/store_kv.c server/store_stale.c \
 	server/store_walk.c server/store_tool.c server/store_incoming.c \
@@ -88,11 +88,11 @@ $(BINDIR)/ofs-server: $(O)/cli/ofs-server.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BINDIR)/ofs: $(O)/cli/ofs.o $(CORE_LIB)
+$(BINDIR)/ofs: $(O)/cli/ofs.o $(O)/cli/common.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BINDIR)/ofs-pbj: $(O)/cli/ofs-pbj.o $(O)/cli/pbj-jobs.o $(O)/cli/pbj-sched.o $(O)/cli/pbj-servers.o $(O)/cli/pbj-catchup.o $(CORE_LIB)
+$(BINDIR)/ofs-pbj: $(O)/cli/ofs-pbj.o $(O)/cli/common.o $(O)/cli/pbj-jobs.o $(O)/cli/pbj-sched.o $(O)/cli/pbj-servers.o $(O)/cli/pbj-catchup.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -153,7 +153,7 @@ fuzz: build/fuzz/fuzz_frame
 build/fuzz/fuzz_frame: tests/fuzz/fuzz_frame.c $(FUZZ_SRCS)
 	@mkdir -p $(dir $@)
 	clang -std=c11 -D_GNU_SOURCE -DOFS_VERSION='"$(VERSION)"' -g -O1 -I. \
-		-fsanitize=fuzzer,address,undefined -o $@ $^ -lxxhash
+		-fsanitize=fuzzer,address,undefined -o $@ $^ -lxxhash -ljansson
 
 cppcheck:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \

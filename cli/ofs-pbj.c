@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "cli/common.h"
 #include "cli/pbj-jobs.h"
 #include "cli/pbj-servers.h"
 #include "lib/conn.h"
@@ -21,7 +22,6 @@
 
 #define EXIT_USAGE 2
 #define EXIT_FAIL 3
-#define MAX_CLUSTER 16
 #define STATS_TIMEOUT_MS 2000
 
 static const char usage_text[] =
@@ -287,119 +287,64 @@ static int cmd_server_set(const char *const *cluster, size_t ncluster, int argc,
 	return 0;
 }
 
+static bool is_job_command(const char *c)
+{
+	static const char *const jobcmds[] = { "submit", "serve", "list", "status", "report",
+					       "pause", "resume", "cancel", "schedule", "wait",
+					       "config", NULL };
+
+	for (int k = 0; jobcmds[k]; k++)
+		if (!strcmp(c, jobcmds[k]))
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
-	const char *cluster[MAX_CLUSTER];
-	char **rest = calloc((size_t)argc + 1, sizeof(*rest));
-	char *env = NULL;
-	const char *db = NULL;
-	size_t ncluster = 0;
-	int nrest = 0, rc;
-	bool json = false;
+	struct cli_line l;
+	const char *why = NULL;
+	int rc = cli_line_parse(argc, argv, CLI_LINE_PBJ, &l, &why);
 
-	if (!rest)
-		return EXIT_FAIL;
-	for (int i = 0; i < argc; i++) {
-		const char *v = NULL;
-		if (!strcmp(argv[i], "--cluster")) {
-			if (i + 1 >= argc) {
-				free(rest);
-				return usage("--cluster needs HOST:PORT%s", "");
-			}
-			v = argv[++i];
-		} else if (!strncmp(argv[i], "--cluster=", 10)) {
-			v = argv[i] + 10;
-		} else if (!strcmp(argv[i], "--json")) {
-			json = true;
-			continue;
-		} else if (!strcmp(argv[i], "--db") || !strncmp(argv[i], "--db=", 5)) {
-			if (argv[i][4] == '=') {
-				db = argv[i] + 5;
-			} else if (i + 1 >= argc) {
-				free(rest);
-				return usage("--db needs FILE%s", "");
-			} else {
-				db = argv[++i];
-			}
-			continue;
-		}
-		if (v) {
-			if (ncluster == MAX_CLUSTER) {
-				free(rest);
-				return usage("at most 16 --cluster%s", "");
-			}
-			cluster[ncluster++] = v;
-		} else {
-			rest[nrest++] = argv[i];
-		}
+	if (rc) {
+		cli_line_free(&l);
+		return rc == -EINVAL ? usage("%s", why) : EXIT_FAIL;
 	}
-	if (nrest < 2) {
-		free(rest);
-		return usage("missing command%s", "");
-	}
-	if (!strcmp(rest[1], "--help") || !strcmp(rest[1], "-h") || !strcmp(rest[1], "help")) {
-		fputs(usage_text, stdout);
-		free(rest);
+	if (cli_line_help(&l, "ofs-pbj", usage_text)) {
+		cli_line_free(&l);
 		return 0;
 	}
-	if (!strcmp(rest[1], "--version")) {
-		printf("ofs-pbj %s\n", OFS_VERSION);
-		free(rest);
-		return 0;
-	}
-	{
-		static const char *const jobcmds[] = { "submit", "serve", "list", "status", "report",
-						       "pause", "resume", "cancel", "schedule", "wait",
-						       "config", NULL };
-		for (int k = 0; jobcmds[k]; k++) {
-			if (strcmp(rest[1], jobcmds[k]) != 0)
-				continue;
-			if (ncluster == 0 && getenv("OFS_CLUSTER") && *getenv("OFS_CLUSTER")) {
-				env = strdup(getenv("OFS_CLUSTER"));
-				for (char *tok = env ? strtok(env, ",") : NULL; tok && ncluster < MAX_CLUSTER;
-				     tok = strtok(NULL, ","))
-					cluster[ncluster++] = tok;
-			}
-			rc = pbj_jobs_main(nrest - 1, rest + 1, db, cluster, ncluster, json);
-			goto out;
-		}
-	}
-	if (strcmp(rest[1], "servers") && strcmp(rest[1], "ok-to-stop") &&
-	    !(nrest >= 3 && !strcmp(rest[1], "server") && !strcmp(rest[2], "set"))) {
-		rc = usage("unknown command '%s'", rest[1]);
+	if (is_job_command(l.rest[1])) {
+		(void)cli_line_cluster(&l);  /* (a job command may need none) */
+		rc = pbj_jobs_main(l.nrest - 1, l.rest + 1, l.db, l.cluster, l.ncluster, l.json);
 		goto out;
 	}
-	if (ncluster == 0) {
-		const char *e = getenv("OFS_CLUSTER");
-		if (!e || !*e) {
-			rc = usage("no cluster: give --cluster HOST:PORT or set OFS_CLUSTER%s", "");
-			goto out;
-		}
-		env = strdup(e);
-		if (!env) {
-			rc = EXIT_FAIL;
-			goto out;
-		}
-		for (char *tok = strtok(env, ","); tok && ncluster < MAX_CLUSTER; tok = strtok(NULL, ","))
-			cluster[ncluster++] = tok;
+	if (strcmp(l.rest[1], "servers") && strcmp(l.rest[1], "ok-to-stop") &&
+	    !(l.nrest >= 3 && !strcmp(l.rest[1], "server") && !strcmp(l.rest[2], "set"))) {
+		rc = usage("unknown command '%s'", l.rest[1]);
+		goto out;
 	}
-	if (!strcmp(rest[1], "ok-to-stop")) {
-		rc = pbj_ok_to_stop(cluster, ncluster, nrest - 2, rest + 2, json);
-	} else if (!strcmp(rest[1], "servers")) {
-		if (nrest != 2) {
+	rc = cli_line_cluster(&l);
+	if (rc) {
+		rc = rc == -ENOENT ? usage("no cluster: give --cluster HOST:PORT or set OFS_CLUSTER%s", "")
+				   : EXIT_FAIL;
+		goto out;
+	}
+	if (!strcmp(l.rest[1], "ok-to-stop")) {
+		rc = pbj_ok_to_stop(l.cluster, l.ncluster, l.nrest - 2, l.rest + 2, l.json);
+	} else if (!strcmp(l.rest[1], "servers")) {
+		if (l.nrest != 2) {
 			rc = usage("servers takes no arguments%s", "");
 			goto out;
 		}
-		rc = cmd_servers(cluster, ncluster, json);
+		rc = cmd_servers(l.cluster, l.ncluster, l.json);
 	} else {
-		if (json) {
+		if (l.json) {
 			rc = usage("server set has no --json%s", "");
 			goto out;
 		}
-		rc = cmd_server_set(cluster, ncluster, nrest - 2, rest + 2);
+		rc = cmd_server_set(l.cluster, l.ncluster, l.nrest - 2, l.rest + 2);
 	}
 out:
-	free(env);
-	free(rest);
+	cli_line_free(&l);
 	return rc;
 }

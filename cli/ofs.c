@@ -13,7 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/common.h"
 #include "client/ofs.h"
+#include "lib/attr_json.h"
 #include "lib/ofs_error.h"
 #include "lib/parse.h"
 #include "lib/path.h"
@@ -21,7 +23,6 @@
 
 #define EXIT_USAGE 2
 #define EXIT_FAIL 3
-#define MAX_CLUSTER 16
 
 static const char usage_text[] =
 	"usage: ofs [--cluster HOST:PORT]... COMMAND [ARGS]\n"
@@ -153,18 +154,6 @@ static int print_json(json_t *o)
 	json_decref(o);
 	fputc('\n', stdout);
 	return rc < 0 ? EXIT_FAIL : 0;
-}
-
-static json_t *sids_json(uint8_t n, const struct ofs_sid *sids)
-{
-	json_t *a = json_array();
-	char hex[OFS_OID_HEX];
-
-	for (uint8_t i = 0; i < n; i++) {
-		sid_to_hex(sids[i], hex);
-		json_array_append_new(a, json_string(hex));
-	}
-	return a;
 }
 
 static const char *kind(uint8_t type)
@@ -348,7 +337,7 @@ static int cmd_stat(struct ofs_client *c, struct opts *o)
 	struct ofs_attr *a = malloc(sizeof(*a));
 	struct ofs_handle h;
 	char hex[OFS_OID_HEX], t[OFS_TIME_LEN];
-	json_t *doc, *parts;
+	json_t *doc;
 	int rc;
 
 	if (!a)
@@ -362,32 +351,14 @@ static int cmd_stat(struct ofs_client *c, struct opts *o)
 	oid_to_hex(h.oid, hex);
 	json_object_set_new(doc, "path", json_string(o->args[0]));
 	json_object_set_new(doc, "oid", json_string(hex));
-	json_object_set_new(doc, "sids", sids_json(h.nsids, h.sids));
+	json_object_set_new(doc, "sids", attr_json_sids(h.nsids, h.sids));
 	json_object_set_new(doc, "type", json_string(kind(a->type)));
 	json_object_set_new(doc, "size", json_integer((json_int_t)a->size));
 	json_object_set_new(doc, "version", json_integer((json_int_t)a->version));
 	json_object_set_new(doc, "mode", json_integer(a->mode));
 	time_format(a->mtime_ns, t);
 	json_object_set_new(doc, "mtime", json_string(t));
-	parts = json_array();
-	for (uint16_t i = 0; i < a->nparts; i++) {
-		json_t *p = json_object();
-		oid_to_hex(a->parts[i].oid, hex);
-		json_object_set_new(p, "oid", json_string(hex));
-		if (a->type == OFS_OBJ_METAFILE)
-			json_object_set_new(p, "stripe", json_integer(i));
-		json_object_set_new(p, "sids", sids_json(a->parts[i].nsids, a->parts[i].sids));
-		json_array_append_new(parts, p);
-	}
-	if (a->type == OFS_OBJ_METAFILE) {
-		json_object_set_new(doc, "dist", json_string(a->dist));
-		json_object_set_new(doc, "strip_size", json_integer(a->strip_size));
-		json_object_set_new(doc, "replicas", json_integer(a->replicas));
-		json_object_set_new(doc, "confidence", json_integer(a->confidence));
-		json_object_set_new(doc, "dfiles", parts);
-	} else {
-		json_object_set_new(doc, "dirdata", parts);
-	}
+	attr_json_layout(doc, a);
 	free(a);
 	if (o->json)
 		return print_json(doc);
@@ -476,62 +447,30 @@ static const struct command commands[] = {
 
 int main(int argc, char **argv)
 {
-	const char *cluster[MAX_CLUSTER];
-	char *env = NULL;
-	char **rest = calloc((size_t)argc + 1, sizeof(*rest));
-	size_t ncluster = 0;
-	int nrest = 0, rc;
+	struct cli_line l;
+	const char *why = NULL;
 	const struct command *cmd = NULL;
 	struct ofs_client *c = NULL;
 	struct opts o;
+	int rc = cli_line_parse(argc, argv, 0, &l, &why);
 
-	if (!rest)
-		return EXIT_FAIL;
-	/* --cluster may appear anywhere; take it out before the command. */
-	for (int i = 0; i < argc; i++) {
-		const char *v = NULL;
-		if (!strcmp(argv[i], "--cluster")) {
-			if (i + 1 >= argc) {
-				free(rest);
-				return usage("--cluster needs HOST:PORT%s", "");
-			}
-			v = argv[++i];
-		} else if (!strncmp(argv[i], "--cluster=", 10)) {
-			v = argv[i] + 10;
-		}
-		if (v) {
-			if (ncluster == MAX_CLUSTER) {
-				free(rest);
-				return usage("at most 16 --cluster%s", "");
-			}
-			cluster[ncluster++] = v;
-		} else {
-			rest[nrest++] = argv[i];
-		}
+	if (rc) {
+		cli_line_free(&l);
+		return rc == -EINVAL ? usage("%s", why) : EXIT_FAIL;
 	}
-	if (nrest < 2) {
-		free(rest);
-		return usage("missing command%s", "");
-	}
-	if (!strcmp(rest[1], "--help") || !strcmp(rest[1], "-h") || !strcmp(rest[1], "help")) {
-		fputs(usage_text, stdout);
-		free(rest);
-		return 0;
-	}
-	if (!strcmp(rest[1], "--version")) {
-		printf("ofs %s\n", OFS_VERSION);
-		free(rest);
+	if (cli_line_help(&l, "ofs", usage_text)) {
+		cli_line_free(&l);
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(rest[1], commands[i].name))
+		if (!strcmp(l.rest[1], commands[i].name))
 			cmd = &commands[i];
 	if (!cmd) {
-		rc = usage("unknown command '%s'", rest[1]);
-		free(rest);
+		rc = usage("unknown command '%s'", l.rest[1]);
+		cli_line_free(&l);
 		return rc;
 	}
-	rc = parse_cmd(nrest - 1, rest + 1, cmd->allowed, cmd->nargs, &o);
+	rc = parse_cmd(l.nrest - 1, l.rest + 1, cmd->allowed, cmd->nargs, &o);
 	if (rc)
 		goto out;
 	/* Bad paths are the user's to fix: say so before any network. */
@@ -542,28 +481,20 @@ int main(int argc, char **argv)
 				goto out;
 		}
 	}
-	if (ncluster == 0) {
-		const char *e = getenv("OFS_CLUSTER");
-		if (!e || !*e) {
-			rc = usage("no cluster: give --cluster HOST:PORT or set OFS_CLUSTER%s", "");
-			goto out;
-		}
-		env = strdup(e);
-		if (!env) {
-			rc = EXIT_FAIL;
-			goto out;
-		}
-		for (char *tok = strtok(env, ","); tok && ncluster < MAX_CLUSTER; tok = strtok(NULL, ","))
-			cluster[ncluster++] = tok;
+	rc = cli_line_cluster(&l);
+	if (rc) {
+		rc = rc == -ENOENT ? usage("no cluster: give --cluster HOST:PORT or set OFS_CLUSTER%s", "")
+				   : EXIT_FAIL;
+		goto out;
 	}
-	rc = ofs_client_open(cluster, ncluster, &c);
+	rc = ofs_client_open(l.cluster, l.ncluster, &c);
 	if (rc == -EINVAL) {
 		rc = usage("bad cluster address (want HOST:PORT)%s", "");
 		goto out;
 	}
 	if (rc) {
-		fprintf(stderr, "ofs: cannot reach the cluster at %s%s: %s\n", cluster[0],
-			ncluster > 1 ? " (or the others given)" : "", ofs_strerror(rc));
+		fprintf(stderr, "ofs: cannot reach the cluster at %s%s: %s\n", l.cluster[0],
+			l.ncluster > 1 ? " (or the others given)" : "", ofs_strerror(rc));
 		rc = EXIT_FAIL;
 		goto out;
 	}
@@ -573,8 +504,7 @@ int main(int argc, char **argv)
 	rc = cmd->run(c, &o);
 out:
 	ofs_client_close(c);
-	free(env);
-	free(rest);
+	cli_line_free(&l);
 	if (fflush(stdout) != 0 && rc == 0)
 		rc = EXIT_FAIL;
 	return rc;

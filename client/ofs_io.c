@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "client/ofs_impl.h"
+#include "lib/fdio.h"
 
 /* ---- files -------------------------------------------------------------- */
 
@@ -257,41 +258,6 @@ static int read_round(struct ofs_client *c, const struct layout *lo,
 	return rc;
 }
 
-/* Read exactly n bytes from fd unless it ends first; *got says how many. */
-static int read_fd(int fd, uint8_t *buf, size_t n, size_t *got)
-{
-	size_t done = 0;
-
-	while (done < n) {
-		ssize_t r = read(fd, buf + done, n - done);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			break;
-		done += (size_t)r;
-	}
-	*got = done;
-	return 0;
-}
-
-static int write_fd(int fd, const uint8_t *buf, size_t n)
-{
-	while (n) {
-		ssize_t r = write(fd, buf, n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
 struct put_src {
 	int fd;                 /* read from fd, or */
 	const uint8_t *buf;     /* from memory */
@@ -301,7 +267,7 @@ struct put_src {
 static int src_read(struct put_src *s, uint8_t *out, size_t n, size_t *got)
 {
 	if (s->fd >= 0)
-		return read_fd(s->fd, out, n, got);
+		return fdio_read_all(s->fd, out, n, got);
 	*got = s->len - s->at < n ? s->len - s->at : n;
 	memcpy(out, s->buf + s->at, *got);
 	s->at += *got;
@@ -553,7 +519,7 @@ static int get_once(struct ofs_client *c, const char *path, struct get_sink *sin
 		uint8_t *dst = sink->fd < 0 ? sink->buf + at : buf;
 		rc = read_round(c, &lo, a->parts, at, dst, n, scratch);
 		if (!rc && sink->fd >= 0)
-			rc = write_fd(sink->fd, buf, n);
+			rc = fdio_write_all(sink->fd, buf, n);
 	}
 	if (!rc)
 		*total = a->size;

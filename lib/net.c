@@ -243,25 +243,9 @@ int net_read_full(int fd, void *buf, size_t n, int timeout_ms)
 
 int net_write_full(int fd, const void *buf, size_t n, int timeout_ms)
 {
-	const uint8_t *p = buf;
-	size_t put = 0;
+	struct iovec iov = { (void *)buf, n };
 
-	while (put < n) {
-		ssize_t r = send(fd, p + put, n - put, MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				int rc = wait_fd(fd, POLLOUT, timeout_ms);
-				if (rc)
-					return rc;
-				continue;
-			}
-			return -errno;
-		}
-		put += (size_t)r;
-	}
-	return 0;
+	return net_writev_full(fd, &iov, 1, timeout_ms);
 }
 
 int net_send_frame(int fd, const struct ofs_frame_hdr *h, const void *cred,

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/fdio.h"
 #include "server/bstream.h"
 
 static int sys_fdatasync(int fd) { return fdatasync(fd); }
@@ -124,40 +125,12 @@ int bstream_open(const char *datadir, struct ofs_oid oid, int rw, int *fd)
 
 int bstream_pread(int fd, void *buf, size_t n, uint64_t off, size_t *got)
 {
-	size_t done = 0;
-
-	while (done < n) {
-		ssize_t r = bstream_ops.pread(fd, (char *)buf + done, n - done, (off_t)(off + done));
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			break;
-		done += (size_t)r;
-	}
-	*got = done;
-	return 0;
+	return fdio_pread_all(bstream_ops.pread, fd, buf, n, off, got);
 }
 
 int bstream_pwrite(int fd, const void *buf, size_t n, uint64_t off)
 {
-	size_t done = 0;
-
-	while (done < n) {
-		ssize_t r = bstream_ops.pwrite(fd, (const char *)buf + done, n - done,
-					       (off_t)(off + done));
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			return -EIO;
-		done += (size_t)r;
-	}
-	return 0;
+	return fdio_pwrite_all(bstream_ops.pwrite, fd, buf, n, off);
 }
 
 void bstream_writeback(int fd, uint64_t off, uint64_t len)

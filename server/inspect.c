@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/attr_json.h"
 #include "lib/ofs_error.h"
 #include "lib/timefmt.h"
 #include "server/bstream.h"
@@ -33,18 +34,6 @@ static int collect(uint64_t idx, struct ofs_digest d, void *arg)
 	return 0;
 }
 
-static json_t *sids_json(uint8_t n, const struct ofs_sid *sids)
-{
-	json_t *a = json_array();
-	char hex[OFS_OID_HEX];
-
-	for (uint8_t i = 0; i < n; i++) {
-		sid_to_hex(sids[i], hex);
-		json_array_append_new(a, json_string(hex));
-	}
-	return a;
-}
-
 static json_t *to_json(struct store *s, struct ofs_oid oid, const struct ofs_attr *a,
 		       const struct digests *ds, const char *path, long entries, json_t *reasons)
 {
@@ -69,8 +58,8 @@ static json_t *to_json(struct store *s, struct ofs_oid oid, const struct ofs_att
 	json_object_set_new(br, "stripe", json_integer(a->backref.stripe));
 	json_object_set_new(br, "name", json_string(a->backref.name));
 	json_object_set_new(o, "backref", br);
-	json_object_set_new(o, "sids", sids_json(a->nsids, a->sids));
-	json_object_set_new(o, "stale", sids_json(a->nstale, a->stale));
+	json_object_set_new(o, "sids", attr_json_sids(a->nsids, a->sids));
+	json_object_set_new(o, "stale", attr_json_sids(a->nstale, a->stale));
 	json_object_set_new(o, "stale_reasons", reasons ? json_incref(reasons) : json_object());
 	json_object_set_new(o, "mode", json_integer(a->mode));
 	json_object_set_new(o, "uid", json_integer(a->uid));
@@ -79,27 +68,7 @@ static json_t *to_json(struct store *s, struct ofs_oid oid, const struct ofs_att
 	json_object_set_new(o, "ctime", json_string(t));
 	time_format(a->mtime_ns, t);
 	json_object_set_new(o, "mtime", json_string(t));
-	if (a->type == OFS_OBJ_METAFILE || a->type == OFS_OBJ_DIRECTORY) {
-		json_t *parts = json_array();
-		for (uint16_t i = 0; i < a->nparts; i++) {
-			json_t *p = json_object();
-			oid_to_hex(a->parts[i].oid, hex);
-			json_object_set_new(p, "oid", json_string(hex));
-			if (a->type == OFS_OBJ_METAFILE)
-				json_object_set_new(p, "stripe", json_integer(i));
-			json_object_set_new(p, "sids", sids_json(a->parts[i].nsids, a->parts[i].sids));
-			json_array_append_new(parts, p);
-		}
-		if (a->type == OFS_OBJ_METAFILE) {
-			json_object_set_new(o, "dist", json_string(a->dist));
-			json_object_set_new(o, "strip_size", json_integer(a->strip_size));
-			json_object_set_new(o, "replicas", json_integer(a->replicas));
-			json_object_set_new(o, "confidence", json_integer(a->confidence));
-			json_object_set_new(o, "dfiles", parts);
-		} else {
-			json_object_set_new(o, "dirdata", parts);
-		}
-	}
+	attr_json_layout(o, a);
 	if (a->type == OFS_OBJ_DIRDATA)
 		json_object_set_new(o, "entries", json_integer(entries));
 	return o;

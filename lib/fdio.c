@@ -1,0 +1,68 @@
+/* fdio.c - whole reads and writes on a file descriptor (see fdio.h). */
+#include <errno.h>
+#include <unistd.h>
+
+#include "lib/fdio.h"
+
+#define AT_POSITION UINT64_MAX   /* no offset: read/write at the fd's position */
+
+static ssize_t read_at(fdio_pread_fn pr, int fd, void *buf, size_t n, uint64_t off)
+{
+	if (off == AT_POSITION)
+		return read(fd, buf, n);
+	return pr ? pr(fd, buf, n, (off_t)off) : pread(fd, buf, n, (off_t)off);
+}
+
+static ssize_t write_at(fdio_pwrite_fn pw, int fd, const void *buf, size_t n, uint64_t off)
+{
+	if (off == AT_POSITION)
+		return write(fd, buf, n);
+	return pw ? pw(fd, buf, n, (off_t)off) : pwrite(fd, buf, n, (off_t)off);
+}
+
+int fdio_pread_all(fdio_pread_fn pr, int fd, void *buf, size_t n, uint64_t off, size_t *got)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = read_at(pr, fd, (char *)buf + done, n - done,
+				    off == AT_POSITION ? off : off + done);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		done += (size_t)r;
+	}
+	*got = done;
+	return 0;
+}
+
+int fdio_pwrite_all(fdio_pwrite_fn pw, int fd, const void *buf, size_t n, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = write_at(pw, fd, (const char *)buf + done, n - done,
+				     off == AT_POSITION ? off : off + done);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -EIO;
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+int fdio_read_all(int fd, void *buf, size_t n, size_t *got)
+{
+	return fdio_pread_all(NULL, fd, buf, n, AT_POSITION, got);
+}
+
+int fdio_write_all(int fd, const void *buf, size_t n)
+{
+	return fdio_pwrite_all(NULL, fd, buf, n, AT_POSITION);
+}

@@ -1,0 +1,25 @@
+/*
+ * fdio.h - whole reads and writes on a file descriptor: a short transfer
+ * goes on where it stopped, EINTR is tried again, and any other error is
+ * returned as -errno. Every loop of that kind in OFS is these.
+ */
+#ifndef OFS_FDIO_H
+#define OFS_FDIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef ssize_t (*fdio_pread_fn)(int fd, void *buf, size_t n, off_t off);
+typedef ssize_t (*fdio_pwrite_fn)(int fd, const void *buf, size_t n, off_t off);
+
+/* Up to n bytes at off through pr (NULL: pread), stopping early only at
+ * end of file; *got says how many. */
+int fdio_pread_all(fdio_pread_fn pr, int fd, void *buf, size_t n, uint64_t off, size_t *got);
+/* n bytes at off through pw (NULL: pwrite); a write of 0 bytes is -EIO. */
+int fdio_pwrite_all(fdio_pwrite_fn pw, int fd, const void *buf, size_t n, uint64_t off);
+/* The same at the descriptor's own position (read, write: pipes too). */
+int fdio_read_all(int fd, void *buf, size_t n, size_t *got);
+int fdio_write_all(int fd, const void *buf, size_t n);
+
+#endif
