@@ -16,6 +16,7 @@
 #include "lib/net.h"
 #include "lib/ofs_error.h"
 #include "lib/parse.h"
+#include "backref/points.h"
 #include "rebalancer/drain.h"
 #include "rebalancer/kinds.h"
 #include "scrubber/scrub.h"
@@ -387,6 +388,8 @@ static int run_tasks(struct running *r)
 	rc = scrubber_add_kind(r->scrub, r->tasks);
 	if (!rc)
 		rc = rebalancer_add_kinds(r->tasks);
+	if (!rc)
+		rc = points_register_ops();
 	if (!rc)
 		rc = drain_register_ops();
 	if (rc)

@@ -447,7 +447,7 @@ void scrub_prefetch_owners(struct scrub_task *k, const struct task_obj *w, size_
 		qsort(oq, n, sizeof(*oq), cmp_owner_q);
 		for (size_t x = 0; q && x < n; x++)
 			q[x] = oq[x].q;
-		if (q && store_points_many(k->sc->s, q, n, ans) == 0)
+		if (q && store_points_many(k->sc->s, q, n, br_points, ans) == 0)
 			for (size_t x = 0; x < n; x++)
 				k->pre->owner[oq[x].at] = ans[x];
 		free(q);

@@ -192,100 +192,132 @@ static int check_pointer_sids(struct scrub_task *k, const struct task_obj *w,
 	return rc;
 }
 
+/* A dangling_pointer: none of the object's servers holds it. */
+static int found_dangling(struct scrub_task *k, const struct task_obj *w,
+			  const struct ofs_handle *child, const char *what, const struct br_expect *e)
+{
+	struct mend m = { .what = e->name && w->a.type == OFS_OBJ_DIRDATA ? MEND_DANGLING_ENTRY
+									 : MEND_DANGLING_PART,
+			  .child = *child, .ref = child->oid };
+	char detail[OFS_TASK_DETAIL_LEN], ch[OFS_OID_HEX];
+	size_t dn;
+	int rc;
+
+	oid_to_hex(child->oid, ch);
+	snprintf(m.name, sizeof(m.name), "%s", e->name ? e->name : "");
+	dn = (size_t)snprintf(detail, sizeof(detail), "%s names %s, which none of its servers holds",
+			      what, ch);
+	if (w->a.type == OFS_OBJ_METAFILE && e->stripe >= 0 && dn < sizeof(detail))
+		lost_ranges(&w->a, (uint32_t)e->stripe, detail + dn, sizeof(detail) - dn);
+	k->next_mend = &m;
+	rc = scrub_add_finding(k, store_sid(k->sc->s), w->oid, OFS_FINDING_DANGLING_POINTER, detail);
+	k->next_mend = NULL;
+	return rc;
+}
+
+/* What a verdict other than OK, WAIT and DANGLING reports, and the fix
+ * it proves (the object's record sm, found on `where`; pa: what the owner
+ * its back reference names said). */
+static int found_mismatch(struct scrub_task *k, const struct task_obj *w,
+			  const struct ofs_handle *child, const char *what, const struct br_expect *e,
+			  enum br_pointer_verdict v, const struct ofs_summary *sm, struct ofs_sid where,
+			  const struct points_answer *pa)
+{
+	char detail[OFS_TASK_DETAIL_LEN], ch[OFS_OID_HEX], oh[OFS_OID_HEX];
+	struct mend m = { .child = *child };
+	struct ofs_sid at = where;
+	uint8_t kind = OFS_FINDING_BACKREF_MISMATCH;
+	struct ofs_oid about = child->oid;
+	int rc;
+
+	oid_to_hex(child->oid, ch);
+	oid_to_hex(sm->backref.owner, oh);
+	snprintf(m.name, sizeof(m.name), "%s", e->name ? e->name : "");
+	if (v == BRP_SECOND_OWNER) {
+		char wh[OFS_OID_HEX];
+		m.what = MEND_SECOND_OWNER;
+		m.ref = w->oid;
+		m.owner_at = pa->where;
+		m.stripe = k->part_at;
+		m.size = sm->size;
+		oid_to_hex(w->oid, wh);
+		snprintf(detail, sizeof(detail),
+			 "owners %s (stripe %u, name '%s': its back reference) and %s (%s) both "
+			 "point at it; the first keeps it",
+			 oh, sm->backref.stripe, sm->backref.name, wh, what);
+		kind = OFS_FINDING_MULTIPLE_OWNERS;
+	} else if (v == BRP_BACKREF) {
+		m.what = MEND_BACKREF;
+		m.ref = e->owner;
+		m.want.owner = e->owner;
+		m.want.stripe = e->stripe >= 0 ? (uint32_t)e->stripe : 0;
+		snprintf(m.want.name, sizeof(m.want.name), "%s", e->name ? e->name : "");
+		snprintf(detail, sizeof(detail),
+			 "its back reference says owner %s stripe %u name '%s'; %s points at it",
+			 oh, sm->backref.stripe, sm->backref.name, what);
+	} else {
+		/* BRP_TYPE: the object's own record says what it is. */
+		m.what = MEND_ENTRY_TYPE;
+		m.ref = child->oid;
+		m.type = sm->type;
+		snprintf(detail, sizeof(detail), "%s says %s, but %s is a %s", what,
+			 ofs_type_name((uint8_t)e->type), ch, ofs_type_name(sm->type));
+		at = store_sid(k->sc->s);
+		about = w->oid;
+	}
+	k->next_mend = &m;
+	rc = scrub_add_finding(k, at, about, kind, detail);
+	k->next_mend = NULL;
+	return rc;
+}
+
+/* Check one forward pointer of this owner against the object it names
+ * (backref/rules.h, br_judge_pointer). */
 static int check_pointer(struct scrub_task *k, const struct task_obj *w, const struct ofs_handle *child,
-			 const char *what, struct ofs_oid want_owner, long want_stripe,
-			 const char *want_name, int want_type)
+			 const char *what, const struct br_expect *e)
 {
 	struct ofs_summary sm;
 	struct ofs_sid where;
-	char detail[OFS_TASK_DETAIL_LEN], ch[OFS_OID_HEX], oh[OFS_OID_HEX];
+	struct points_answer pa;
+	struct br_says says;
 	const struct kid *kd;
-	int state, rc;
+	enum br_pointer_verdict v;
+	int state = WHERE_UNKNOWN, rc = 0;
 
-	if (right_here(k, child, want_owner, want_stripe, want_name, want_type))
+	if (right_here(k, child, e->owner, e->stripe, e->name, e->type))
 		return check_pointer_sids(k, w, child, what);
+	memset(&sm, 0, sizeof(sm));
+	memset(&pa, 0, sizeof(pa));
 	if ((kd = scrub_kid_of(k, child)) != NULL) {
 		sm = kd->sm;                 /* what locate would find first */
 		where = kd->from;
 		state = WHERE_FOUND;
-		rc = 0;
 	} else {
 		rc = scrub_locate(k, child, &sm, &where, &state);
+		if (rc)
+			return rc;
 	}
-
-	if (rc || state == WHERE_UNKNOWN)
-		return rc;
-	oid_to_hex(child->oid, ch);
-	if (state == WHERE_NOWHERE) {
-		struct mend m = { .what = want_name && w->a.type == OFS_OBJ_DIRDATA
-					  ? MEND_DANGLING_ENTRY : MEND_DANGLING_PART,
-				  .child = *child, .ref = child->oid };
-		size_t dn;
-		snprintf(m.name, sizeof(m.name), "%s", want_name ? want_name : "");
-		dn = (size_t)snprintf(detail, sizeof(detail), "%s names %s, which none of its servers holds",
-				      what, ch);
-		if (w->a.type == OFS_OBJ_METAFILE && want_stripe >= 0 && dn < sizeof(detail))
-			lost_ranges(&w->a, (uint32_t)want_stripe, detail + dn, sizeof(detail) - dn);
-		k->next_mend = &m;
-		rc = scrub_add_finding(k, store_sid(k->sc->s), w->oid, OFS_FINDING_DANGLING_POINTER, detail);
-		k->next_mend = NULL;
-		return rc;
-	}
-	if (!oid_is_zero(sm.backref.owner) && !oid_eq(sm.backref.owner, want_owner)) {
+	v = br_judge_pointer(e, state == WHERE_FOUND ? BR_FOUND : state == WHERE_NOWHERE
+				? BR_NOWHERE : BR_UNKNOWN, &sm.backref, sm.type, NULL);
+	if (v == BRP_ASK_OTHER) {
 		/* Named by another owner: does that one point at it too? */
-		struct points_answer pa;
 		rc = ask_points(k, sm.backref.owner, child->oid, sm.backref.stripe, sm.backref.name,
 				child->sids, child->nsids, &pa);
 		if (rc)
 			return rc;
-		if (!pa.held && pa.quiet)
-			return 0;            /* no verdict while a server is silent */
-		if (pa.held && (pa.ans == POINTS_YES || pa.ans == POINTS_ELSEWHERE)) {
-			struct mend m = { .what = MEND_SECOND_OWNER, .child = *child,
-					  .ref = w->oid, .owner_at = pa.where,
-					  .stripe = k->part_at, .size = sm.size };
-			snprintf(m.name, sizeof(m.name), "%s", want_name ? want_name : "");
-			oid_to_hex(sm.backref.owner, oh);
-			oid_to_hex(w->oid, ch);
-			snprintf(detail, sizeof(detail),
-				 "owners %s (stripe %u, name '%s': its back reference) and %s (%s) both "
-				 "point at it; the first keeps it",
-				 oh, sm.backref.stripe, sm.backref.name, ch, what);
-			k->next_mend = &m;
-			rc = scrub_add_finding(k, where, child->oid, OFS_FINDING_MULTIPLE_OWNERS, detail);
-			k->next_mend = NULL;
-			return rc;
-		}
+		says = (struct br_says){ .held = pa.held, .quiet = pa.quiet, .ans = pa.ans };
+		v = br_judge_pointer(e, BR_FOUND, &sm.backref, sm.type, &says);
 	}
-	if (!oid_eq(sm.backref.owner, want_owner) ||
-	    (want_stripe >= 0 && sm.backref.stripe != (uint32_t)want_stripe) ||
-	    (want_name && strcmp(sm.backref.name, want_name) != 0)) {
-		oid_to_hex(sm.backref.owner, oh);
-		struct mend m = { .what = MEND_BACKREF, .child = *child, .ref = want_owner };
-		m.want.owner = want_owner;
-		m.want.stripe = want_stripe >= 0 ? (uint32_t)want_stripe : 0;
-		snprintf(m.want.name, sizeof(m.want.name), "%s", want_name ? want_name : "");
-		snprintf(detail, sizeof(detail),
-			 "its back reference says owner %s stripe %u name '%s'; %s points at it",
-			 oh, sm.backref.stripe, sm.backref.name, what);
-		k->next_mend = &m;
-		rc = scrub_add_finding(k, where, child->oid, OFS_FINDING_BACKREF_MISMATCH, detail);
-		k->next_mend = NULL;
-		return rc;
+	switch (v) {
+	case BRP_WAIT:
+		return 0;
+	case BRP_DANGLING:
+		return found_dangling(k, w, child, what, e);
+	case BRP_OK:
+		return check_pointer_sids(k, w, child, what);
+	default:
+		return found_mismatch(k, w, child, what, e, v, &sm, where, &pa);
 	}
-	if (want_type >= 0 && sm.type != want_type) {
-		/* The object's own record says what it is. */
-		struct mend m = { .what = MEND_ENTRY_TYPE, .child = *child, .ref = child->oid,
-				  .type = sm.type };
-		snprintf(m.name, sizeof(m.name), "%s", want_name ? want_name : "");
-		snprintf(detail, sizeof(detail), "%s says %s, but %s is a %s", what,
-			 ofs_type_name((uint8_t)want_type), ch, ofs_type_name(sm.type));
-		k->next_mend = &m;
-		rc = scrub_add_finding(k, store_sid(k->sc->s), w->oid, OFS_FINDING_BACKREF_MISMATCH, detail);
-		k->next_mend = NULL;
-		return rc;
-	}
-	return check_pointer_sids(k, w, child, what);
 }
 
 /* A page of a dirdata's entries, read first, checked after (their
@@ -342,8 +374,9 @@ static int check_entries(struct scrub_task *k, const struct task_obj *w)
 		for (size_t i = 0; i < ec.n && !rc; i++) {
 			char what[OFS_NAME_MAX + 32];
 			snprintf(what, sizeof(what), "entry '%s'", ec.name[i]);
-			rc = check_pointer(k, w, &ec.d[i].handle, what, w->a.backref.owner, -1,
-					   ec.name[i], ec.d[i].type);
+			struct br_expect e;
+			br_expect_entry(&w->a, ec.name[i], &ec.d[i], &e);
+			rc = check_pointer(k, w, &ec.d[i].handle, what, &e);
 		}
 	}
 	k->page_kids.n = 0;
@@ -355,11 +388,6 @@ static int check_entries(struct scrub_task *k, const struct task_obj *w)
 
 /* A metafile or directory whose layout is not set: a put or mkdir in
  * progress (or abandoned by its client). */
-static bool building(const struct ofs_attr *a)
-{
-	return (a->type == OFS_OBJ_METAFILE || a->type == OFS_OBJ_DIRECTORY) && a->nparts == 0;
-}
-
 /* Changed within the orphan grace? */
 bool scrub_young(const struct scrubber *sc, const struct ofs_attr *a)
 {
@@ -447,14 +475,14 @@ static int check_owner(struct scrub_task *k, const struct task_obj *w)
 {
 	struct scrubber *sc = k->sc;
 	struct points_answer pa;
+	struct br_says says;
 	char detail[OFS_TASK_DETAIL_LEN], oh[OFS_OID_HEX];
-	bool unfinished;
+	bool young = scrub_young(sc, &w->a);
+	enum br_owner_verdict v = br_judge_owner(&w->a, young, NULL);
 	int rc;
 
-	if (oid_is_zero(w->a.backref.owner))
-		return 0;                    /* the root */
-	if (building(&w->a) && scrub_young(sc, &w->a))
-		return 0;                    /* a put or mkdir in progress */
+	if (v != BRO_ASK)
+		return 0;                    /* the root, or one being built */
 	if (scrub_first_look(k) >= 0 && k->pre->owner[scrub_first_look(k)] != STORE_POINTS_UNSURE) {
 		/* answered ahead, from this server's records (prefetch_owners) */
 		memset(&pa, 0, sizeof(pa));
@@ -467,31 +495,28 @@ static int check_owner(struct scrub_task *k, const struct task_obj *w)
 		if (rc)
 			return rc;
 	}
-	if (!pa.held && pa.quiet)
-		return 0;                    /* some server did not answer: no verdict */
-	/* Points back (or elsewhere: the owner reports that), or is being built. */
-	unfinished = pa.held && pa.ans == POINTS_BUILDING && !scrub_young(sc, &w->a);
-	if (pa.held && pa.ans != POINTS_NO && !unfinished)
+	says = (struct br_says){ .held = pa.held, .quiet = pa.quiet, .ans = pa.ans };
+	v = br_judge_owner(&w->a, young, &says);
+	if (v == BRO_OK || v == BRO_WAIT || v == BRO_SKIP)
 		return 0;
 	oid_to_hex(w->a.backref.owner, oh);
-	if (unfinished) {
+	if (v == BRO_OWNER_UNFINISHED)
 		snprintf(detail, sizeof(detail), "its owner %s was never finished (a put or mkdir "
 			 "whose client stopped): it has no layout", oh);
-	} else if (building(&w->a)) {
+	else if (v == BRO_UNFINISHED)
 		snprintf(detail, sizeof(detail), "it was never finished (a put or mkdir whose client "
 			 "stopped): it has no layout and no entry names it");
-	} else if (pa.held) {
+	else if (v == BRO_NOT_POINTED)
 		snprintf(detail, sizeof(detail), "its owner %s (stripe %u, name '%s') does not point at it",
 			 oh, w->a.backref.stripe, w->a.backref.name);
-	} else {
+	else
 		snprintf(detail, sizeof(detail), "its owner %s (name '%s') exists nowhere",
 			 oh, w->a.backref.name);
-	}
 	{
 		struct mend m = { .what = MEND_ORPHAN, .ref = w->a.backref.owner };
 		/* Relinked from the back reference when its owner is there and
 		 * finished; /lost+found only when there is nothing to relink to. */
-		if (pa.held && !unfinished && !building(&w->a)) {
+		if (v == BRO_NOT_POINTED) {
 			m.owner_at = pa.where;
 			m.relink = true;
 		}
@@ -514,9 +539,10 @@ int scrub_check_structure(struct scrub_task *k, const struct task_obj *w)
 			k->part_at = i;
 			snprintf(what, sizeof(what), "%s %u",
 				 w->a.type == OFS_OBJ_METAFILE ? "stripe" : "dirdata", (unsigned)i);
-			rc = check_pointer(k, w, &w->a.parts[i], what, w->oid,
-					   w->a.type == OFS_OBJ_METAFILE ? (long)i : -1, NULL,
-					   w->a.type == OFS_OBJ_METAFILE ? OFS_OBJ_DFILE : OFS_OBJ_DIRDATA);
+			struct br_expect e;
+			rc = br_expect_part(&w->a, w->oid, i, &e);
+			if (!rc)
+				rc = check_pointer(k, w, &w->a.parts[i], what, &e);
 		}
 	} else if (w->a.type == OFS_OBJ_DIRDATA) {
 		rc = check_entries(k, w);

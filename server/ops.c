@@ -8,7 +8,6 @@
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
 #include "server/ops.h"
-#include "server/points.h"
 #include "server/repair.h"
 #include "server/service.h"
 #include "server/taskhost.h"
@@ -419,16 +418,6 @@ static int op_report(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 	return 0;
 }
 
-static int op_points(struct service *sv, struct ofs_req *q, struct wbuf *reply)
-{
-	uint8_t ans = 0;
-	int rc = points_check(sv->store, sv->rep, q, q->forwarded, &ans);
-
-	if (!rc)
-		wbuf_u8(reply, ans);
-	return rc;
-}
-
 static int op_summary(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 {
 	struct ofs_summary sm;
@@ -604,7 +593,7 @@ static struct ops_row table[OFS_OP_MAX] = {
 	[OFS_OP_SUMMARY] = { op_summary, PEER, 0 },
 	[OFS_OP_SUMMARY_MANY] = { op_summary_many, PEER, 0 },
 	[OFS_OP_VERIFY] = { op_verify, PEER, 0 },
-	[OFS_OP_POINTS] = { op_points, PEER, 0 },
+	[OFS_OP_POINTS] = { NULL, PEER, 0 },
 	[OFS_OP_REPAIR_FETCH] = { op_repair_fetch, PEER, 0 },
 	[OFS_OP_STALE_CLEAR] = { op_stale_clear, PEER, 0 },
 	[OFS_OP_FREEZE] = { op_freeze, PEER, 0 },

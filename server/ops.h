@@ -49,10 +49,11 @@ struct ops_row {
 const struct ops_row *ops_row(uint16_t op);
 
 /*
- * The operations served by the parts above the server - the drain check
- * (STOP_CHECK) - have rows here with their roles, and their handlers are
- * registered by the program that links those parts, at start, before it
- * serves (drain_register_ops). Until then they answer OFS_EUNKNOWNOP. The
+ * The operations served by the parts above the server - the owner's
+ * side of a back reference (POINTS), the drain check (STOP_CHECK) - have
+ * rows here with their roles, and their handlers are registered by the
+ * program that links those parts, at start, before it serves
+ * (points_register_ops, drain_register_ops). Until then they answer OFS_EUNKNOWNOP. The
  * server never includes those parts. -EINVAL: no such row, or one already
  * has a handler.
  */

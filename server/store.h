@@ -316,7 +316,8 @@ int store_catch_up_changes(struct store *s, struct ofs_oid oid, uint64_t base, u
 /*
  * Does an owner point at a child, as this server's records alone show it -
  * for many pairs at once, in one read transaction (the namespace check's
- * first look at a batch; points.c answers a single question the full way).
+ * first look at a batch; backref/points.c answers a single question the
+ * full way), by the rule judge gives (backref/rules.h: br_points).
  * q[i].stripe is the child's stripe in a metafile owner, q[i].name its
  * entry name in a directory owner (the entry is looked for in the dirdata
  * the name hashes to). ans[i]: YES, ELSEWHERE (a metafile holds it at
@@ -332,7 +333,11 @@ struct store_points_q {
 	uint32_t stripe;
 	const char *name;
 };
-int store_points_many(struct store *s, const struct store_points_q *q, size_t n, uint8_t *ans);
+/* The rule (backref/rules.h, br_points): what an owner's record says of
+ * child at slot (a stripe; -1: any) - STORE_POINTS_UNSURE for "no". */
+typedef uint8_t (*store_points_fn)(const struct ofs_attr *owner, struct ofs_oid child, long slot);
+int store_points_many(struct store *s, const struct store_points_q *q, size_t n,
+		      store_points_fn judge, uint8_t *ans);
 
 /* The summaries of n objects (as SUMMARY_MANY answers them), read in one
  * transaction: an object not here is not present; one whose record does

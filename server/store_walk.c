@@ -208,6 +208,7 @@ struct points_many_args {
 	const struct store_points_q *q;
 	size_t n;
 	uint8_t *ans;
+	store_points_fn judge;           /* the rule: backref/rules.h */
 	struct ofs_attr *a;              /* the owner last decoded ... */
 	struct ofs_oid at;               /* ... this one (zero: none) */
 	struct ofs_attr *da;             /* a dirdata's record */
@@ -250,30 +251,24 @@ static int points_many_txn(struct kv_txn *t, void *arg)
 			pm->at = q->owner;
 			pm->have = st_get_object(t, q->owner, pm->a) == 0;
 		}
-		if (pm->have && (a->type == OFS_OBJ_METAFILE || a->type == OFS_OBJ_DIRECTORY) &&
-		    a->nparts == 0) {
-			ans = STORE_POINTS_BUILDING;
-		} else if (pm->have && a->type == OFS_OBJ_METAFILE) {
-			for (uint16_t j = 0; j < a->nparts && j < OFS_MAX_STRIPES; j++)
-				if (oid_eq(a->parts[j].oid, q->child))
-					ans = j == q->stripe ? STORE_POINTS_YES : STORE_POINTS_ELSEWHERE;
-		} else if (pm->have && a->type == OFS_OBJ_DIRECTORY) {
-			for (uint16_t j = 0; j < a->nparts && j < OFS_MAX_STRIPES; j++)
-				if (oid_eq(a->parts[j].oid, q->child))
-					ans = STORE_POINTS_YES;          /* one of its dirdata */
-			if (!ans && q->name && q->name[0] && ofs_name_valid(q->name) &&
-			    dirdata_names(t, pm, &a->parts[ofs_name_hash(q->name) % a->nparts],
-					  q->name, q->child))
-				ans = STORE_POINTS_YES;
-		}
+		if (pm->have && (a->type == OFS_OBJ_METAFILE || a->type == OFS_OBJ_DIRECTORY))
+			ans = pm->judge(a, q->child, a->type == OFS_OBJ_METAFILE ? (long)q->stripe : -1);
+		/* (a directory that does not name it as a dirdata: an entry of
+		 * the dirdata its name hashes to, when that one is here) */
+		if (pm->have && a->type == OFS_OBJ_DIRECTORY && ans == STORE_POINTS_UNSURE &&
+		    a->nparts > 0 && q->name && q->name[0] && ofs_name_valid(q->name) &&
+		    dirdata_names(t, pm, &a->parts[ofs_name_hash(q->name) % a->nparts], q->name,
+				  q->child))
+			ans = STORE_POINTS_YES;
 		pm->ans[i] = ans;
 	}
 	return 0;
 }
 
-int store_points_many(struct store *s, const struct store_points_q *q, size_t n, uint8_t *ans)
+int store_points_many(struct store *s, const struct store_points_q *q, size_t n,
+		      store_points_fn judge, uint8_t *ans)
 {
-	struct points_many_args pm = { .q = q, .n = n, .ans = ans };
+	struct points_many_args pm = { .q = q, .n = n, .ans = ans, .judge = judge };
 	int rc;
 
 	memset(ans, STORE_POINTS_UNSURE, n);

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "lib/proto.h"
+#include "backref/points.h"
 #include "rebalancer/drain.h"
 #include "server/ops.h"
 
@@ -25,7 +26,9 @@ static void test_every_operation_has_a_handler_and_roles(void **state)
 	(void)state;
 	/* before the background parts register theirs: only theirs lack one */
 	assert_null(ops_row(OFS_OP_STOP_CHECK)->fn);
+	assert_null(ops_row(OFS_OP_POINTS)->fn);
 	assert_non_null(ops_row(OFS_OP_GETATTR)->fn);
+	assert_int_equal(points_register_ops(), 0);
 	assert_int_equal(drain_register_ops(), 0);
 	/* once only */
 	assert_int_equal(drain_register_ops(), -EINVAL);

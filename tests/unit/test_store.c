@@ -36,7 +36,7 @@
 #include "lib/proto.h"
 #include "server/bstream.h"
 #include "server/kv.h"
-#include "server/points.h"
+#include "backref/points.h"
 #include "server/records.h"
 #include "server/store.h"
 
@@ -2354,7 +2354,7 @@ static void test_points_many_agrees_with_points_check(void **state)
 	q[5] = (struct store_points_q){ .owner = dir, .child = stray, .name = "other" };
 	q[6] = (struct store_points_q){ .owner = building, .child = st[0], .stripe = 0 };
 	q[7] = (struct store_points_q){ .owner = nowhere, .child = st[0], .stripe = 0 };
-	assert_int_equal(store_points_many(s, q, 8, ans), 0);
+	assert_int_equal(store_points_many(s, q, 8, br_points, ans), 0);
 	assert_int_equal(ans[0], STORE_POINTS_YES);
 	assert_int_equal(ans[1], STORE_POINTS_ELSEWHERE);     /* held at stripe 1, not 0 */
 	assert_int_equal(ans[2], STORE_POINTS_UNSURE);        /* not held: ask further */

@@ -4,7 +4,10 @@
 #include <string.h>
 
 #include "lib/ofs_error.h"
-#include "server/points.h"
+#include "backref/points.h"
+#include "backref/rules.h"
+#include "server/ops.h"
+#include "server/service.h"
 
 struct find_child {
 	struct ofs_oid child;
@@ -60,24 +63,14 @@ int points_check(struct store *s, struct replicator *rep, const struct ofs_req *
 	rc = store_getattr(s, q->oid, a);
 	if (rc)
 		goto out;
-	*ans = POINTS_NO;
-	if ((a->type == OFS_OBJ_METAFILE || a->type == OFS_OBJ_DIRECTORY) && a->nparts == 0) {
-		*ans = POINTS_BUILDING;
+	*ans = br_points(a, q->child, a->type == OFS_OBJ_METAFILE ? (long)q->offset : -1);
+	if (*ans == POINTS_BUILDING)
 		goto out;
-	}
 	switch (a->type) {
-	case OFS_OBJ_METAFILE:
-		for (uint16_t i = 0; i < a->nparts; i++)
-			if (oid_eq(a->parts[i].oid, q->child))
-				*ans = i == q->offset ? POINTS_YES : POINTS_ELSEWHERE;
-		break;
 	case OFS_OBJ_DIRDATA:
 		rc = points_dirdata(s, q->oid, q, ans);
 		break;
 	case OFS_OBJ_DIRECTORY:
-		for (uint16_t i = 0; i < a->nparts; i++)
-			if (oid_eq(a->parts[i].oid, q->child))
-				*ans = POINTS_YES;         /* one of its dirdata */
 		/* An entry: in the directory's dirdata, here or on its servers;
 		 * first the one its name hashes to, where it belongs. */
 		for (uint16_t at = 0; at < a->nparts && *ans == POINTS_NO && !rc; at++) {
@@ -125,3 +118,18 @@ out:
 	return rc;
 }
 
+
+static int op_points(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	uint8_t ans = 0;
+	int rc = points_check(sv->store, sv->rep, q, q->forwarded, &ans);
+
+	if (!rc)
+		wbuf_u8(reply, ans);
+	return rc;
+}
+
+int points_register_ops(void)
+{
+	return ops_register(OFS_OP_POINTS, op_points);
+}
