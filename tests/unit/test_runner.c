@@ -1,0 +1,551 @@
+/*
+ * test_runner.c - the job runner (pbj/runner.h) against a fake server: a
+ * thread on 127.0.0.1:0 that speaks the real frames and answers SERVERS
+ * (a table of itself) and TASK_START/POLL/CTL from a scripted task - so
+ * what the runner sends and stores is seen exactly:
+ *   - a job runs to its end: its START says the job's kind, flags and
+ *     rate; every finding is stored once, and acknowledged only after;
+ *   - a task that fails is started again from its stored cursor, with
+ *     its counts going on from there; one that keeps failing fails the
+ *     job with the server's reason, after the retries allowed;
+ *   - a server that no longer knows the task (it restarted) gets it
+ *     again, from the cursor;
+ *   - a repair job stops at its cap: paused, with the cap's reason;
+ *   - a job cancelled in the store is forgotten on the server.
+ * The job store is a real SQLite file.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "lib/frame.h"
+#include "lib/net.h"
+#include "lib/ofs_error.h"
+#include "lib/proto.h"
+#include "lib/wire.h"
+#include "pbj/jobstore.h"
+#include "pbj/runner.h"
+
+/* ---- the fake server ------------------------------------------------------- */
+
+#define NOBJ 40                  /* objects its task walks */
+#define PER_POLL 8               /* ... per poll */
+#define FINDING_EVERY 5          /* a finding every 5th object */
+#define MAX_STARTS 8
+
+struct fake {
+	int lfd;
+	char addr[OFS_ADDR_MAX];
+	struct ofs_sid sid;
+	pthread_t acceptor;
+	pthread_mutex_t mu;
+	volatile bool stop;
+	/* the script */
+	int fail_runs;               /* the first runs fail at object 20 */
+	bool forget_once;            /* the first poll after 16 objects: ENOENT */
+	bool budgeted;               /* a repair per object, against the budget */
+	/* the task as the fake runs it */
+	bool have_task;
+	uint8_t state;
+	uint64_t done, from, base, allow, repairs;   /* done: objects walked of
+	                                                the NOBJ, from: at its start */
+	struct ofs_oid cursor;
+	struct ofs_task_finding f[NOBJ];
+	uint32_t nf;
+	uint64_t next_seq;
+	/* what the runner sent */
+	struct ofs_task_req starts[MAX_STARTS];
+	int nstarts;
+	uint64_t acked;
+	uint8_t last_ctl;
+	int runs;
+};
+
+static struct ofs_oid obj(uint64_t i)
+{
+	struct ofs_oid o;
+
+	memset(&o, 0, sizeof(o));
+	o.b[14] = (uint8_t)(i >> 8);
+	o.b[15] = (uint8_t)(i + 1);  /* (never zero: zero is "from the start") */
+	return o;
+}
+
+static void task_start(struct fake *fk, const struct ofs_task_req *q)
+{
+	if (fk->nstarts < MAX_STARTS) {
+		fk->starts[fk->nstarts] = *q;
+		fk->starts[fk->nstarts].oids = NULL;
+		fk->nstarts++;
+	}
+	fk->have_task = true;
+	fk->state = OFS_TASK_RUNNING;
+	fk->base = q->objects_base;
+	fk->done = 0;
+	for (uint64_t i = 0; i < NOBJ && !oid_is_zero(q->cursor); i++)
+		if (oid_eq(obj(i), q->cursor))
+			fk->done = i + 1;
+	fk->from = fk->done;
+	fk->cursor = q->cursor;
+	fk->allow = q->budget;
+	fk->nf = 0;
+	fk->next_seq = 1;
+	fk->runs++;
+}
+
+/* Walk PER_POLL more objects of the task (or fail, or starve). */
+static void task_advance(struct fake *fk)
+{
+	for (int k = 0; k < PER_POLL && fk->state == OFS_TASK_RUNNING; k++) {
+		if (fk->done == NOBJ) {
+			fk->state = OFS_TASK_DONE;
+			break;
+		}
+		if (fk->runs <= fk->fail_runs && fk->done == 20) {
+			fk->state = OFS_TASK_FAILED;
+			break;
+		}
+		if (fk->budgeted && fk->allow == 0)
+			break;               /* starved: the status says so */
+		if (fk->budgeted) {
+			if (fk->allow != UINT64_MAX)
+				fk->allow--;
+			fk->repairs++;
+		}
+		if (fk->done % FINDING_EVERY == 0 && fk->nf < NOBJ) {
+			struct ofs_task_finding *f = &fk->f[fk->nf++];
+			memset(f, 0, sizeof(*f));
+			f->seq = fk->next_seq++;
+			f->server = fk->sid;
+			f->oid = obj(fk->done);
+			f->kind = OFS_FINDING_CHECKSUM_MISMATCH;
+			snprintf(f->detail, sizeof(f->detail), "object %llu",
+				 (unsigned long long)fk->done);
+		}
+		fk->cursor = obj(fk->done);
+		fk->done++;
+	}
+}
+
+static int task_poll(struct fake *fk, const struct ofs_task_req *q, struct wbuf *reply)
+{
+	struct ofs_task_status st;
+	uint32_t drop = 0;
+
+	if (!fk->have_task)
+		return -ENOENT;
+	if (fk->forget_once && fk->done >= 16) {
+		fk->forget_once = false;     /* the server restarted */
+		fk->have_task = false;
+		return -ENOENT;
+	}
+	if (q->ack > fk->acked)
+		fk->acked = q->ack;
+	while (drop < fk->nf && fk->f[drop].seq <= q->ack)
+		drop++;
+	memmove(fk->f, fk->f + drop, (fk->nf - drop) * sizeof(fk->f[0]));
+	fk->nf -= drop;
+	if (q->budget && fk->allow != UINT64_MAX)
+		fk->allow = q->budget == UINT64_MAX ? UINT64_MAX : fk->allow + q->budget;
+	if (fk->state == OFS_TASK_RUNNING)
+		task_advance(fk);
+	memset(&st, 0, sizeof(st));
+	st.state = fk->state;
+	st.objects_done = fk->base + fk->done - fk->from;   /* (counts go on from the base) */
+	st.objects_total = fk->base + NOBJ - fk->from;
+	st.cursor = fk->cursor;
+	st.repairs = fk->repairs;
+	st.starved = fk->budgeted && fk->allow == 0 && fk->state == OFS_TASK_RUNNING;
+	if (fk->state == OFS_TASK_FAILED)
+		snprintf(st.reason, sizeof(st.reason), "scrub stopped at an object: Input/output error");
+	proto_encode_task_status(reply, &st, fk->f, fk->nf);
+	return 0;
+}
+
+static int answer(struct fake *fk, uint16_t op, const uint8_t *body, size_t len,
+		  struct wbuf *reply)
+{
+	struct ofs_req q;
+	int rc = proto_decode_req(op, body, len, &q);
+
+	if (rc)
+		return rc;
+	switch (op) {
+	case OFS_OP_SERVERS: {
+		struct ofs_server e;
+		memset(&e, 0, sizeof(e));
+		e.sid = fk->sid;
+		snprintf(e.address, sizeof(e.address), "%s", fk->addr);
+		e.state = OFS_SERVER_IN;
+		e.weight_milli = 1000;
+		proto_encode_servers(reply, &fk->sid, &e, 1);
+		return 0;
+	}
+	case OFS_OP_TASK_START:
+		task_start(fk, &q.task);
+		return 0;
+	case OFS_OP_TASK_POLL:
+		return task_poll(fk, &q.task, reply);
+	case OFS_OP_TASK_CTL:
+		fk->last_ctl = q.task.action;
+		if (q.task.action == OFS_TASK_PAUSE && fk->state == OFS_TASK_RUNNING)
+			fk->state = OFS_TASK_PAUSED;
+		else if (q.task.action == OFS_TASK_RESUME && fk->state == OFS_TASK_PAUSED)
+			fk->state = OFS_TASK_RUNNING;
+		else if (q.task.action == OFS_TASK_CANCEL || q.task.action == OFS_TASK_FORGET)
+			fk->state = OFS_TASK_CANCELLED;
+		return 0;
+	default:
+		return -OFS_EUNKNOWNOP;
+	}
+}
+
+struct fake_conn {
+	struct fake *fk;
+	int fd;
+};
+
+static void *serve_conn(void *arg)
+{
+	struct fake_conn *fc = arg;
+	struct fake *fk = fc->fk;
+
+	while (!fk->stop) {
+		struct ofs_frame_hdr h, r;
+		uint8_t *payload = NULL;
+		struct wbuf reply;
+		int rc = net_recv_frame(fc->fd, &h, &payload, 200, 2000);
+		if (rc == -ETIMEDOUT) {
+			continue;
+		} else if (rc) {
+			break;
+		}
+		wbuf_init(&reply);
+		pthread_mutex_lock(&fk->mu);
+		rc = answer(fk, h.op, payload ? payload + h.cred_len + h.cap_len : NULL, h.body_len,
+			    &reply);
+		pthread_mutex_unlock(&fk->mu);
+		free(payload);
+		memset(&r, 0, sizeof(r));
+		r.version = OFS_PROTO_VERSION;
+		r.op = (uint16_t)(h.op | OFS_OP_RESPONSE);
+		r.reqid = h.reqid;
+		r.status = rc;
+		r.body_len = rc ? 0 : (uint32_t)reply.len;
+		rc = net_send_frame(fc->fd, &r, NULL, NULL, reply.data, 2000);
+		wbuf_free(&reply);
+		if (rc)
+			break;
+	}
+	close(fc->fd);
+	free(fc);
+	return NULL;
+}
+
+static void *accept_loop(void *arg)
+{
+	struct fake *fk = arg;
+
+	while (!fk->stop) {
+		struct pollfd p = { .fd = fk->lfd, .events = POLLIN };
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		int fd = accept(fk->lfd, NULL, NULL);
+		struct fake_conn *fc = fd >= 0 ? malloc(sizeof(*fc)) : NULL;
+		pthread_t th;
+		if (!fc) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		fc->fk = fk;
+		fc->fd = fd;
+		if (pthread_create(&th, NULL, serve_conn, fc) != 0) {
+			close(fd);
+			free(fc);
+			continue;
+		}
+		pthread_detach(th);
+	}
+	return NULL;
+}
+
+static struct fake *fake_start(void)
+{
+	struct fake *fk = calloc(1, sizeof(*fk));
+	struct sockaddr_in a, bound;
+
+	assert_non_null(fk);
+	pthread_mutex_init(&fk->mu, NULL);
+	assert_int_equal(net_parse_addr("127.0.0.1:0", &a), 0);
+	assert_int_equal(net_listen(&a, &fk->lfd, &bound), 0);
+	net_format_addr(&bound, fk->addr);
+	assert_int_equal(oid_generate((struct ofs_oid *)&fk->sid), 0);
+	assert_int_equal(pthread_create(&fk->acceptor, NULL, accept_loop, fk), 0);
+	return fk;
+}
+
+static void fake_stop(struct fake *fk)
+{
+	fk->stop = true;
+	pthread_join(fk->acceptor, NULL);
+	close(fk->lfd);
+	/* (connection threads end within a receive timeout; the runner has
+	 * closed its connections by now) */
+	usleep(300 * 1000);
+	pthread_mutex_destroy(&fk->mu);
+	free(fk);
+}
+
+/* ---- fixture ------------------------------------------------------------------- */
+
+struct fixture {
+	char path[64];
+	struct pbj_db *db;
+	struct fake *fk;
+	struct pbj_runner_opts o;
+	const char *addr[1];
+};
+
+static int setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	int fd;
+
+	assert_non_null(fx);
+	snprintf(fx->path, sizeof(fx->path), "/tmp/ofs-runner.XXXXXX");
+	fd = mkstemp(fx->path);
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(fx->path);
+	assert_int_equal(pbj_open(fx->path, &fx->db), 0);
+	fx->fk = fake_start();
+	fx->addr[0] = fx->fk->addr;
+	fx->o.cluster = fx->addr;
+	fx->o.ncluster = 1;
+	fx->o.max_retries = 3;
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+
+	pbj_close(fx->db);
+	unlink(fx->path);
+	fake_stop(fx->fk);
+	free(fx);
+	return 0;
+}
+
+static int64_t submit(struct fixture *fx, uint32_t flags, const char *args)
+{
+	struct pbj_job j;
+	int64_t id = 0;
+
+	memset(&j, 0, sizeof(j));
+	j.type = PBJ_TYPE_SCRUB;
+	j.flags = flags;
+	j.rate = 12345;
+	snprintf(j.args, sizeof(j.args), "%s", args ? args : "");
+	assert_int_equal(pbj_submit(fx->db, &j, &id), 0);
+	return id;
+}
+
+static int count_one(const struct pbj_finding *f, void *arg)
+{
+	(void)f;
+	(*(int *)arg)++;
+	return 0;
+}
+
+static int findings_of(struct fixture *fx, int64_t id)
+{
+	int n = 0;
+
+	assert_int_equal(pbj_finding_list(fx->db, id, NULL, -1, NULL, count_one, &n), 0);
+	return n;
+}
+
+static int take_task(const struct pbj_task *t, void *arg)
+{
+	*(struct pbj_task *)arg = *t;
+	return 0;
+}
+
+static struct pbj_task task_of(struct fixture *fx, int64_t id)
+{
+	struct pbj_task t;
+
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(pbj_task_list(fx->db, id, take_task, &t), 0);
+	return t;
+}
+
+static struct pbj_job job_of(struct fixture *fx, int64_t id)
+{
+	struct pbj_job j;
+
+	assert_int_equal(pbj_job_get(fx->db, id, &j), 0);
+	return j;
+}
+
+/* ---- tests --------------------------------------------------------------------- */
+
+static void test_a_job_runs_to_its_end_and_stores_every_finding_once(void **state)
+{
+	struct fixture *fx = *state;
+	int64_t id = submit(fx, 0, NULL);
+	struct pbj_task t;
+
+	assert_int_equal(pbj_run(fx->db, id, &fx->o), 0);
+	assert_int_equal(job_of(fx, id).state, PBJ_SUCCEEDED);
+	assert_int_equal(fx->fk->nstarts, 1);
+	assert_int_equal(fx->fk->starts[0].kind, OFS_TASK_SCRUB);
+	assert_int_equal(fx->fk->starts[0].flags, 0);
+	assert_int_equal(fx->fk->starts[0].rate, 12345);
+	assert_true(oid_is_zero(fx->fk->starts[0].cursor));
+	assert_int_equal(findings_of(fx, id), NOBJ / FINDING_EVERY);
+	/* every finding acknowledged, after it was stored */
+	assert_int_equal(fx->fk->acked, NOBJ / FINDING_EVERY);
+	t = task_of(fx, id);
+	assert_int_equal(t.state, PBJ_SUCCEEDED);
+	assert_int_equal(t.objects_done, NOBJ);
+	assert_true(oid_eq(t.cursor, obj(NOBJ - 1)));
+	assert_int_equal(fx->fk->last_ctl, OFS_TASK_FORGET);   /* forgotten at the end */
+}
+
+static void test_repair_flags_reach_the_task(void **state)
+{
+	struct fixture *fx = *state;
+	int64_t id = submit(fx, PBJ_REPAIR | PBJ_DRY_RUN, "{\"metadata_only\": 1}");
+
+	assert_int_equal(pbj_run(fx->db, id, &fx->o), 0);
+	assert_int_equal(fx->fk->starts[0].flags,
+			 OFS_TASK_F_REPAIR | OFS_TASK_F_DRYRUN | OFS_TASK_F_NODATA);
+	assert_int_equal(fx->fk->starts[0].budget, UINT64_MAX);   /* no cap: any */
+}
+
+static void test_a_failed_task_runs_again_from_its_cursor(void **state)
+{
+	struct fixture *fx = *state;
+	int64_t id;
+	struct pbj_task t;
+
+	fx->fk->fail_runs = 1;
+	id = submit(fx, 0, NULL);
+	assert_int_equal(pbj_run(fx->db, id, &fx->o), 0);
+	assert_int_equal(job_of(fx, id).state, PBJ_SUCCEEDED);
+	assert_int_equal(fx->fk->nstarts, 2);
+	/* the second run goes on after the last object stored, counts too */
+	assert_true(oid_eq(fx->fk->starts[1].cursor, obj(19)));
+	assert_int_equal(fx->fk->starts[1].objects_base, 20);
+	t = task_of(fx, id);
+	assert_int_equal(t.retries, 1);
+	assert_int_equal(t.objects_done, NOBJ);
+	/* no finding stored twice, none lost */
+	assert_int_equal(findings_of(fx, id), NOBJ / FINDING_EVERY);
+}
+
+static void test_a_task_that_keeps_failing_fails_the_job(void **state)
+{
+	struct fixture *fx = *state;
+	int64_t id;
+	struct pbj_job j;
+
+	fx->fk->fail_runs = 100;
+	id = submit(fx, 0, NULL);
+	assert_int_equal(pbj_run(fx->db, id, &fx->o), 0);
+	j = job_of(fx, id);
+	assert_int_equal(j.state, PBJ_FAILED);
+	assert_non_null(strstr(j.reason, "Input/output error"));
+	assert_int_equal(fx->fk->nstarts, fx->o.max_retries);
+	assert_int_equal(task_of(fx, id).retries, fx->o.max_retries);
+}
+
+static void test_a_restarted_server_gets_the_task_again_from_the_cursor(void **state)
+{
+	struct fixture *fx = *state;
+	int64_t id;
+
+	fx->fk->forget_once = true;
+	id = submit(fx, 0, NULL);
+	assert_int_equal(pbj_run(fx->db, id, &fx->o), 0);
+	assert_int_equal(job_of(fx, id).state, PBJ_SUCCEEDED);
+	assert_int_equal(fx->fk->nstarts, 2);
+	assert_false(oid_is_zero(fx->fk->starts[1].cursor));
+	assert_int_equal(task_of(fx, id).retries, 0);    /* not a failure */
+	assert_int_equal(findings_of(fx, id), NOBJ / FINDING_EVERY);
+}
+
+static void test_a_repair_job_pauses_at_its_cap(void **state)
+{
+	struct fixture *fx = *state;
+	int64_t id;
+	struct pbj_job j;
+
+	fx->fk->budgeted = true;
+	fx->o.return_on_cap = true;
+	id = submit(fx, PBJ_REPAIR, "{\"max_repairs\": 6}");
+	assert_int_equal(pbj_run(fx->db, id, &fx->o), 0);
+	j = job_of(fx, id);
+	assert_int_equal(j.state, PBJ_PAUSED);
+	assert_non_null(strstr(j.reason, PBJ_CAP_REASON));
+	assert_int_equal(fx->fk->starts[0].budget, 0);   /* granted as it asks */
+	assert_int_equal(fx->fk->repairs, 6);            /* the cap, not one more */
+	assert_int_equal(fx->fk->last_ctl, OFS_TASK_PAUSE);
+}
+
+static void cancel_it(const struct pbj_job *j, const struct pbj_sum *s, void *arg)
+{
+	struct fixture *fx = arg;
+
+	if (s->objects_done >= 8)
+		pbj_job_set_state(fx->db, j->id, PBJ_CANCELLED, 1u << PBJ_RUNNING, "by the test");
+}
+
+static void test_a_job_cancelled_in_the_store_is_forgotten_on_the_server(void **state)
+{
+	struct fixture *fx = *state;
+	int64_t id = submit(fx, 0, NULL);
+
+	fx->o.progress = cancel_it;
+	fx->o.arg = fx;
+	assert_int_equal(pbj_run(fx->db, id, &fx->o), 0);
+	assert_int_equal(job_of(fx, id).state, PBJ_CANCELLED);
+	assert_int_equal(task_of(fx, id).state, PBJ_CANCELLED);
+	assert_int_equal(fx->fk->last_ctl, OFS_TASK_FORGET);
+	assert_true(fx->fk->done < NOBJ);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_a_job_runs_to_its_end_and_stores_every_finding_once,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_repair_flags_reach_the_task, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_failed_task_runs_again_from_its_cursor, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_a_task_that_keeps_failing_fails_the_job, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_restarted_server_gets_the_task_again_from_the_cursor, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_repair_job_pauses_at_its_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_job_cancelled_in_the_store_is_forgotten_on_the_server, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
