@@ -93,7 +93,7 @@ $(BINDIR)/ofs: $(O)/cli/ofs.o $(O)/cli/common.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BINDIR)/ofs-pbj: $(O)/cli/ofs-pbj.o $(O)/cli/common.o $(O)/cli/pbj-jobs.o $(O)/cli/pbj-sched.o $(O)/cli/pbj-servers.o $(O)/cli/pbj-catchup.o $(CORE_LIB)
+$(BINDIR)/ofs-pbj: $(O)/cli/ofs-pbj.o $(O)/cli/common.o $(O)/cli/pbj-jobs.o $(O)/cli/pbj-sched.o $(O)/cli/pbj-servers.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 

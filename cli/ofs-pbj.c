@@ -124,7 +124,7 @@ static int cmd_servers(const char *const *cluster, size_t ncluster, bool json)
 		size_t bn = 0;
 		char sid[OFS_OID_HEX], seen[OFS_TIME_LEN] = "never";
 		int64_t last = e[i].last_seen_ns;
-		bool up = pbj_call_server(e[i].address, &q, &b, &bn, STATS_TIMEOUT_MS) == 0 &&
+		bool up = conn_call_once(e[i].address, &q, STATS_TIMEOUT_MS, &b, &bn) == 0 &&
 			  proto_decode_stats(b, bn, &st) == 0;
 
 		free(b);
@@ -259,7 +259,7 @@ static int cmd_server_set(const char *const *cluster, size_t ncluster, int argc,
 			rc == -EEXIST ? "prefix matches several servers" : "no such server");
 		return EXIT_USAGE;
 	}
-	rc = pbj_call_server(via, &q, &b, &bn, 10000);
+	rc = conn_call_once(via, &q, 10000, &b, &bn);
 	if (!rc) {
 		struct rbuf r;
 		rbuf_init(&r, b, bn);

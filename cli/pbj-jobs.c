@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/pbj-catchup.h"
 #include "cli/pbj-jobs.h"
 #include "cli/pbj-jobs-impl.h"
 #include "cli/pbj-servers.h"

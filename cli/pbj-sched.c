@@ -12,16 +12,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/pbj-catchup.h"
 #include "cli/pbj-jobs-impl.h"
 #include "cli/pbj-servers.h"
 #include "lib/ofs_error.h"
 #include "lib/parse.h"
 #include "lib/proto.h"
 #include "lib/timefmt.h"
+#include "pbj/catchup.h"
 #include "pbj/cron.h"
 #include "pbj/jobstore.h"
 #include "pbj/runner.h"
+#include "pbj/serve.h"
 
 /* ---- schedules --------------------------------------------------------------- */
 
@@ -94,24 +95,6 @@ static void fire_schedules(struct pbj_db *db)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	c.now_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 	pbj_schedule_list(db, fire_one, &c);
-}
-
-/* What serve does besides running a job, also while it runs one. */
-struct serve_ctx {
-	struct pbj_db *db;
-	const char *const *cluster;
-	size_t ncluster;
-	struct pbj_catchup *cu;
-};
-
-static void serve_progress(const struct pbj_job *j, const struct pbj_sum *s, void *arg)
-{
-	struct serve_ctx *sc = arg;
-
-	(void)j;
-	(void)s;
-	fire_schedules(sc->db);
-	pbj_catchup_poll(sc->db, sc->cluster, sc->ncluster, sc->cu);
 }
 
 struct sched_print {
@@ -255,106 +238,62 @@ int jobs_cmd_schedule(struct pbj_db *db, int argc, char **argv, bool json)
 	return jobs_usage_err("schedule add|list|rm%s", "");
 }
 
-static int pick_oldest(const struct pbj_job *j, void *arg)
+static void serve_fire(struct pbj_db *db, void *arg)
 {
-	int64_t *id = arg;
-
-	if (j->type == PBJ_TYPE_CATCHUP)
-		return 0;                /* recorded, not run */
-	if (!*id || j->id < *id)
-		*id = j->id;
-	return 0;
+	(void)arg;
+	fire_schedules(db);
 }
 
-/* serve: run jobs, one at a time, while holding the lease. */
+static void serve_job_error(int64_t id, int rc, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "ofs-pbj: job %lld: %s\n", (long long)id, ofs_strerror(rc));
+}
+
+/* Take the scheduler lease: 0 and *got, or a store error. A holder whose
+ * process is gone (SIGKILL, a crash) need not be waited for. */
+static int take_lease(struct pbj_db *db, const char *holder, bool *got)
+{
+	char who[PBJ_REASON_LEN];
+	int rc = pbj_lease_take(db, holder, 10000, got, who);
+
+	if (!rc && !*got && jobs_holder_dead(who)) {
+		fprintf(stderr, "ofs-pbj: the last scheduler (%s) is gone; taking over\n", who);
+		pbj_lease_drop(db, who);
+		rc = pbj_lease_take(db, holder, 10000, got, who);
+	}
+	if (!rc && !*got)
+		fprintf(stderr, "ofs-pbj: another scheduler runs (%s); not starting\n", who);
+	return rc;
+}
+
 int jobs_cmd_serve(struct pbj_db *db, const char *const *cluster, size_t ncluster)
 {
-	struct serve_ctx sc = { .db = db, .cluster = cluster, .ncluster = ncluster,
-				.cu = calloc(1, sizeof(struct pbj_catchup)) };
-	struct pbj_runner_opts o = { .cluster = cluster, .ncluster = ncluster, .stop = &jobs_stop_flag,
-				     .progress = serve_progress, .arg = &sc,
-				     .max_retries = jobs_test_max_retries() };
-	char holder[PBJ_REASON_LEN], who[PBJ_REASON_LEN];
-	struct pbj_job *j = malloc(sizeof(*j));
+	char holder[PBJ_REASON_LEN];
+	struct pbj_serve_opts o = {
+		.run = { .cluster = cluster, .ncluster = ncluster, .stop = &jobs_stop_flag,
+			 .max_retries = jobs_test_max_retries() },
+		.holder = holder, .between = serve_fire, .job_error = serve_job_error,
+	};
 	bool got = false;
 	int rc;
 
-	if (!j || !sc.cu) {
-		free(j);
-		free(sc.cu);
-		return EXIT_FAIL;
-	}
 	signal(SIGINT, jobs_on_signal);
 	signal(SIGTERM, jobs_on_signal);
 	jobs_holder_name(holder, sizeof(holder), "serve");
-	rc = pbj_lease_take(db, holder, 10000, &got, who);
-	if (rc) {
-		free(j);
-		free(sc.cu);
+	rc = take_lease(db, holder, &got);
+	if (rc)
 		return jobs_store_err(db, "taking the scheduler lease", rc);
-	}
-	if (!got && jobs_holder_dead(who)) {
-		/* Its process is gone (SIGKILL, a crash): no need to wait for
-		 * the lease to expire. */
-		fprintf(stderr, "ofs-pbj: the last scheduler (%s) is gone; taking over\n", who);
-		pbj_lease_drop(db, who);
-		rc = pbj_lease_take(db, holder, 10000, &got, who);
-		if (rc) {
-			free(j);
-			free(sc.cu);
-			return jobs_store_err(db, "taking the scheduler lease", rc);
-		}
-	}
-	if (!got) {
-		fprintf(stderr, "ofs-pbj: another scheduler runs (%s); not starting\n", who);
-		free(j);
-		free(sc.cu);
+	if (!got)
 		return EXIT_FAIL;
-	}
 	fprintf(stderr, "ofs-pbj: scheduler running (%s)\n", holder);
-	o.lease_holder = holder;
-	while (!jobs_stop_flag) {
-		int64_t next = 0;
-		fire_schedules(db);
-		pbj_catchup_poll(db, cluster, ncluster, sc.cu);
-		/* Jobs a dead scheduler left running or paused first (they go
-		 * on from their cursors), then the queue. */
-		rc = pbj_job_list(db, PBJ_RUNNING, pick_oldest, &next);
-		if (!rc && !next)
-			rc = pbj_job_list(db, PBJ_PAUSED, pick_oldest, &next);
-		if (!rc && !next) {
-			rc = pbj_job_next(db, j);
-			if (rc == 0)
-				next = j->id;
-			else if (rc == -ENOENT)
-				rc = 0;
-		}
-		if (rc)
-			break;
-		if (next) {
-			rc = pbj_run(db, next, &o);
-			if (rc == -EINTR || rc == -EBUSY)
-				break;
-			if (rc)
-				fprintf(stderr, "ofs-pbj: job %lld: %s\n", (long long)next, ofs_strerror(rc));
-			rc = 0;
-			continue;
-		}
-		bool still = false;
-		rc = pbj_lease_take(db, holder, 10000, &still, who);
-		if (rc || !still)
-			break;
-		struct timespec nap = { .tv_sec = 0, .tv_nsec = 500000000 };
-		nanosleep(&nap, NULL);
-	}
+	rc = pbj_serve(db, &o);
 	pbj_lease_drop(db, holder);
-	free(j);
-	free(sc.cu);
 	if (rc == -EBUSY) {
 		fprintf(stderr, "ofs-pbj: another scheduler took over; stopping\n");
 		return EXIT_FAIL;
 	}
-	if (rc && rc != -EINTR && rc != -ENOENT)
+	if (rc && rc != -ENOENT)
 		return jobs_store_err(db, "serve", rc);
 	return 0;
 }

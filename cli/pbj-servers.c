@@ -27,20 +27,6 @@ int pbj_fetch_table(const char *const *cluster, size_t n, struct ofs_server **e,
 	return conn_fetch_table(cluster, n, TABLE_MS, e, ne, via);
 }
 
-/* One call to one server with a short deadline. */
-int pbj_call_server(const char *addr, struct ofs_req *q, uint8_t **b, size_t *bn, int ms)
-{
-	struct conn *c = NULL;
-	int rc = conn_open(addr, &c);
-
-	if (rc)
-		return rc;
-	conn_set_timeout(c, ms);
-	rc = conn_call(c, q, b, bn);
-	conn_close(c);
-	return rc;
-}
-
 int pbj_resolve_sid(const char *arg, const struct ofs_server *e, size_t n, struct ofs_sid *out)
 {
 	size_t len = strlen(arg), found = 0;
@@ -92,7 +78,7 @@ static int stats_of(const struct ofs_server *e, struct ofs_stats *st)
 	struct ofs_req q = { .op = OFS_OP_STATS };
 	uint8_t *b = NULL;
 	size_t bn = 0;
-	int rc = pbj_call_server(e->address, &q, &b, &bn, STATS_MS);
+	int rc = conn_call_once(e->address, &q, STATS_MS, &b, &bn);
 
 	if (!rc)
 		rc = proto_decode_stats(b, bn, st);
@@ -216,7 +202,7 @@ int pbj_ok_to_stop(const char *const *cluster, size_t ncluster, int argc, char *
 	}
 	q.max = OFS_STOP_LIST_MAX;
 	sr = malloc(sizeof(*sr));
-	rc = sr ? pbj_call_server(addr, &q, &b, &bn, STOP_CHECK_MS) : -ENOMEM;
+	rc = sr ? conn_call_once(addr, &q, STOP_CHECK_MS, &b, &bn) : -ENOMEM;
 	if (!rc)
 		rc = proto_decode_stop_reply(b, bn, sr);
 	free(b);

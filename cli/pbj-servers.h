@@ -16,8 +16,6 @@
  * is that address. */
 int pbj_fetch_table(const char *const *cluster, size_t n, struct ofs_server **e, size_t *ne,
 		    const char **via);
-/* One call to one server with a deadline of ms. */
-int pbj_call_server(const char *addr, struct ofs_req *q, uint8_t **b, size_t *bn, int ms);
 /* A SID argument: 32 hex digits, or a unique prefix of 4 or more of a
  * server in e. -EINVAL (not a SID), -ENOENT, -EEXIST (ambiguous). */
 int pbj_resolve_sid(const char *arg, const struct ofs_server *e, size_t n, struct ofs_sid *out);

@@ -254,6 +254,20 @@ bool conn_idle_dead(struct conn *c)
 	return poll(&p, 1, 0) != 0;
 }
 
+int conn_call_once(const char *addr, const struct ofs_req *q, int reply_ms, uint8_t **body,
+		   size_t *blen)
+{
+	struct conn *c = NULL;
+	int rc = conn_open(addr, &c);
+
+	if (rc)
+		return rc;
+	conn_set_timeout(c, reply_ms);
+	rc = conn_call(c, q, body, blen);
+	conn_close(c);
+	return rc;
+}
+
 int conn_table(struct conn *c, struct ofs_sid *who, struct ofs_server **e, size_t *ne)
 {
 	struct ofs_req q = { .op = OFS_OP_SERVERS };

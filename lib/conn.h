@@ -43,6 +43,10 @@ void conn_set_timeout(struct conn *c, int reply_ms);
  * match), -ENOMEM. body may be NULL when the reply body is not wanted.
  */
 int conn_call(struct conn *c, const struct ofs_req *q, uint8_t **body, size_t *blen);
+/* One request to the server at addr on a connection of its own, each
+ * step bounded by reply_ms; the connection is closed after. */
+int conn_call_once(const char *addr, const struct ofs_req *q, int reply_ms, uint8_t **body,
+		   size_t *blen);
 
 /*
  * Pipelining: conn_send puts a request on the wire and returns its id;

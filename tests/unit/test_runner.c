@@ -11,7 +11,10 @@
  *   - a server that no longer knows the task (it restarted) gets it
  *     again, from the cursor;
  *   - a repair job stops at its cap: paused, with the cap's reason;
- *   - a job cancelled in the store is forgotten on the server.
+ *   - a job cancelled in the store is forgotten on the server;
+ *   - the scheduler's loop (pbj/serve.h) runs a job a dead scheduler left
+ *     running first, then the queue by priority, never a catch-up job,
+ *     and gives up when another scheduler holds the lease.
  * The job store is a real SQLite file.
  */
 #include <errno.h>
@@ -36,6 +39,7 @@
 #include "lib/wire.h"
 #include "pbj/jobstore.h"
 #include "pbj/runner.h"
+#include "pbj/serve.h"
 
 /* ---- the fake server ------------------------------------------------------- */
 
@@ -530,6 +534,73 @@ static void test_a_job_cancelled_in_the_store_is_forgotten_on_the_server(void **
 	assert_true(fx->fk->done < NOBJ);
 }
 
+static volatile sig_atomic_t serve_stop;
+
+struct serve_watch {
+	struct fixture *fx;
+	int64_t ids[3];
+	int rounds;
+	bool keep_on;                /* never stop (it must end by itself) */
+};
+
+/* Between rounds: stop once every job the test made has ended. */
+static void watch(struct pbj_db *db, void *arg)
+{
+	struct serve_watch *w = arg;
+	bool all = true;
+
+	for (int i = 0; i < 3; i++) {
+		struct pbj_job j;
+		if (w->ids[i] && pbj_job_get(db, w->ids[i], &j) == 0)
+			all &= pbj_state_final(j.state);
+	}
+	if ((all && !w->keep_on) || ++w->rounds > 200)
+		serve_stop = 1;
+}
+
+static void test_serve_runs_the_left_job_then_the_queue_by_priority(void **state)
+{
+	struct fixture *fx = *state;
+	struct serve_watch w = { .fx = fx };
+	struct pbj_serve_opts o = { .holder = "test", .between = watch, .arg = &w };
+	struct pbj_job j;
+	bool got = false;
+	int64_t cu = 0;
+
+	w.ids[0] = submit(fx, 0, NULL);                 /* queued, priority 0 */
+	memset(&j, 0, sizeof(j));
+	j.type = PBJ_TYPE_SCRUB;
+	j.priority = 5;
+	assert_int_equal(pbj_submit(fx->db, &j, &w.ids[1]), 0);   /* queued, priority 5 */
+	w.ids[2] = submit(fx, 0, NULL);                 /* left running by a dead scheduler */
+	assert_int_equal(pbj_job_set_state(fx->db, w.ids[2], PBJ_RUNNING, 1u << PBJ_QUEUED, NULL), 0);
+	memset(&j, 0, sizeof(j));
+	j.type = PBJ_TYPE_CATCHUP;                      /* recorded, never run */
+	assert_int_equal(pbj_submit(fx->db, &j, &cu), 0);
+	assert_int_equal(pbj_job_set_state(fx->db, cu, PBJ_RUNNING, 1u << PBJ_QUEUED, NULL), 0);
+	assert_int_equal(pbj_lease_take(fx->db, "test", 10000, &got, NULL), 0);
+	assert_true(got);
+	o.run = fx->o;
+	o.run.stop = &serve_stop;
+	serve_stop = 0;
+	assert_int_equal(pbj_serve(fx->db, &o), 0);
+	assert_int_equal(fx->fk->nstarts, 3);
+	assert_int_equal(fx->fk->starts[0].job, (uint64_t)w.ids[2]);
+	assert_int_equal(fx->fk->starts[1].job, (uint64_t)w.ids[1]);
+	assert_int_equal(fx->fk->starts[2].job, (uint64_t)w.ids[0]);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(job_of(fx, w.ids[i]).state, PBJ_SUCCEEDED);
+	assert_int_equal(job_of(fx, cu).state, PBJ_RUNNING);
+	/* another scheduler holds the lease now: this one gives up */
+	assert_int_equal(pbj_lease_drop(fx->db, "test"), 0);
+	assert_int_equal(pbj_lease_take(fx->db, "other", 10000, &got, NULL), 0);
+	serve_stop = 0;
+	w.keep_on = true;
+	w.rounds = 0;
+	assert_int_equal(pbj_serve(fx->db, &o), -EBUSY);
+	assert_true(w.rounds <= 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -545,6 +616,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_a_repair_job_pauses_at_its_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_job_cancelled_in_the_store_is_forgotten_on_the_server, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_serve_runs_the_left_job_then_the_queue_by_priority,
+						setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,15 +1,16 @@
-/* pbj-catchup.c - the servers' catch-up as a system job (see pbj-catchup.h). */
+/* catchup.c - the servers' catch-up as a system job (see catchup.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "cli/pbj-catchup.h"
-#include "cli/pbj-servers.h"
+#include "lib/conn.h"
+#include "pbj/catchup.h"
 
 #define POLL_EVERY_NS 1000000000LL
 #define POLL_TIMEOUT_MS 2000
+#define CATCHUP_TABLE_MS 10000      /* reading the server table (from memory) */
 
 static int64_t now_ns(void)
 {
@@ -116,7 +117,7 @@ static int ask(const struct ofs_server *e, struct pbj_catchup *cu, struct pbj_ta
 	q.op = OFS_OP_TASK_POLL;
 	q.task.job = 0;
 	q.task.ack = *ack;
-	rc = pbj_call_server(e->address, &q, &body, &bn, POLL_TIMEOUT_MS);
+	rc = conn_call_once(e->address, &q, POLL_TIMEOUT_MS, &body, &bn);
 	if (!rc)
 		rc = proto_decode_task_status(body, bn, &st, add_finding, b);
 	free(body);
@@ -148,11 +149,11 @@ void pbj_catchup_poll(struct pbj_db *db, const char *const *cluster, size_t nclu
 	if (cu->last_ns && now - cu->last_ns < POLL_EVERY_NS)
 		return;
 	cu->last_ns = now;
-	if (pbj_fetch_table(cluster, ncluster, &e, &ne, &via) != 0) {
+	if (conn_fetch_table(cluster, ncluster, CATCHUP_TABLE_MS, &e, &ne, &via) != 0) {
 		const char *alt[PBJ_CATCHUP_KNOWN];
 		for (size_t i = 0; i < cu->nknown; i++)
 			alt[i] = cu->known[i];
-		if (!cu->nknown || pbj_fetch_table(alt, cu->nknown, &e, &ne, &via) != 0)
+		if (!cu->nknown || conn_fetch_table(alt, cu->nknown, CATCHUP_TABLE_MS, &e, &ne, &via) != 0)
 			return;
 	}
 	cu->nknown = 0;

@@ -1,4 +1,4 @@
-/* pbj-catchup.h - the servers' catch-up, as a system job in the job store.
+/* catchup.h - the servers' catch-up, as a system job in the job store.
  *
  * Every server catches up its own copies that missed changes by itself
  * (server/recover.h), with no job. So that operators see it where they

@@ -1,0 +1,34 @@
+/*
+ * serve.h - the scheduler's loop (`ofs-pbj serve`, DESIGN.md section 8).
+ *
+ * One scheduler runs jobs for a job store at a time: it holds the store's
+ * lease (pbj_lease_take; the caller takes it first) and renews it every
+ * round. Each round it records the servers' catch-up (catchup.h), lets
+ * the caller fire its schedules (`between`), and runs one job to its end
+ * (runner.h): first a job a dead scheduler left running or paused - it
+ * goes on from its tasks' cursors - then the queue, by priority and age.
+ * While a job runs, the catch-up and the schedules are looked at after
+ * each poll round, so a long job holds neither up.
+ */
+#ifndef OFS_PBJ_SERVE_H
+#define OFS_PBJ_SERVE_H
+
+#include "pbj/jobstore.h"
+#include "pbj/runner.h"
+
+struct pbj_serve_opts {
+	struct pbj_runner_opts run;      /* how each job runs: cluster, stop, retries
+	                                    (its lease_holder, progress and arg are
+	                                    the loop's) */
+	const char *holder;              /* the lease the caller took */
+	void (*between)(struct pbj_db *db, void *arg);   /* each round (NULL: none) */
+	void *arg;
+	/* A job's run ended with an error other than a stop (NULL: none). */
+	void (*job_error)(int64_t id, int rc, void *arg);
+};
+
+/* Run jobs until *o->run.stop is set (0), another scheduler holds the
+ * lease (-EBUSY), or the store fails (its error). */
+int pbj_serve(struct pbj_db *db, const struct pbj_serve_opts *o);
+
+#endif
