@@ -18,6 +18,7 @@
 .SUFFIXES:
 
 CC ?= cc
+NPROC := $(shell nproc 2>/dev/null || echo 1)
 PREFIX ?= /usr/local
 VERSION := 0.1.0
 
@@ -97,7 +98,7 @@ $(BINDIR)/ofs-pbj: $(O)/cli/ofs-pbj.o $(O)/cli/common.o $(O)/cli/pbj-jobs.o $(O)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(O)/tests/%: $(O)/tests/unit/%.o $(CORE_LIB)
+$(O)/tests/%: $(O)/tests/unit/%.o $(O)/tests/unit/fake_server.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
 
@@ -117,7 +118,7 @@ deps:
 	@scripts/install-deps
 
 check: deps
-	$(MAKE) SANITIZE=address,undefined check-build
+	$(MAKE) -j$(NPROC) SANITIZE=address,undefined check-build
 	$(MAKE) SANITIZE=address,undefined check-run
 
 check-build: $(PROGS) $(UNIT_BINS) $(ITEST_BINS)
@@ -182,5 +183,5 @@ clean:
 	check-man check-fuzz fuzz cppcheck depcheck bench demo install clean
 
 -include $(CORE_OBJS:.o=.d) $(patsubst %.c,$(O)/%.d,$(wildcard cli/*.c)) \
-	$(UNIT_SRCS:tests/unit/%.c=$(O)/tests/unit/%.d) \
+	$(UNIT_SRCS:tests/unit/%.c=$(O)/tests/unit/%.d) $(O)/tests/unit/fake_server.d \
 	$(BENCH_SRCS:%.c=$(O)/%.d) $(ITEST_SRCS:%.c=$(O)/%.d)

@@ -346,8 +346,6 @@ static bool usable_target(struct sidtab *t, struct ofs_sid from, struct ofs_sid 
 	return !sid_eq(target, from) && sidtab_get(t, target, &e) == 0 && e.state == OFS_SERVER_IN;
 }
 
-/* One run of the move; -EAGAIN when, once held, the object's SID list is
- * not the one in a (move_copy reads it again and runs once more). */
 /* One run of a move: what it acts on, and what it has learned. */
 struct mv {
 	struct store *s;
@@ -522,6 +520,8 @@ static int switch_over(struct mv *m, const struct ofs_handle *nh, bool drop,
 	return 0;
 }
 
+/* One run of the move; -EAGAIN when, once held, the object's SID list is
+ * not the one in a (move_copy reads it again and runs once more). */
 static int move_once(struct store *s, struct sidtab *t, struct replicator *r, struct ofs_oid oid,
 		     const struct ofs_attr *a, struct ofs_sid from, const struct ofs_sid *to,
 		     unsigned flags, uint64_t rate, repair_pace_fn pace, void *arg,

@@ -18,7 +18,6 @@
  * The job store is a real SQLite file.
  */
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -40,6 +39,7 @@
 #include "pbj/jobstore.h"
 #include "pbj/runner.h"
 #include "pbj/serve.h"
+#include "tests/unit/fake_server.h"
 
 /* ---- the fake server ------------------------------------------------------- */
 
@@ -49,12 +49,8 @@
 #define MAX_STARTS 8
 
 struct fake {
-	int lfd;
-	char addr[OFS_ADDR_MAX];
+	struct fake_server *srv;
 	struct ofs_sid sid;
-	pthread_t acceptor;
-	pthread_mutex_t mu;
-	volatile bool stop;
 	/* the script */
 	int fail_runs;               /* the first runs fail at object 20 */
 	bool forget_once;            /* the first poll after 16 objects: ENOENT */
@@ -177,37 +173,31 @@ static int task_poll(struct fake *fk, const struct ofs_task_req *q, struct wbuf 
 	return 0;
 }
 
-static int answer(struct fake *fk, uint16_t op, const uint8_t *body, size_t len,
+static int answer(void *arg, uint16_t op, bool forwarded, const struct ofs_req *q,
 		  struct wbuf *reply)
 {
-	struct ofs_req q;
-	int rc = proto_decode_req(op, body, len, &q);
+	struct fake *fk = arg;
 
-	if (rc)
-		return rc;
+	(void)forwarded;
 	switch (op) {
 	case OFS_OP_SERVERS: {
 		struct ofs_server e;
-		memset(&e, 0, sizeof(e));
-		e.sid = fk->sid;
-		snprintf(e.address, sizeof(e.address), "%s", fk->addr);
-		e.state = OFS_SERVER_IN;
-		e.weight_milli = 1000;
-		proto_encode_servers(reply, &fk->sid, &e, 1);
+		fake_server_entry(fk->srv, NULL, &e);
+		proto_encode_servers(reply, &fk->srv->sid, &e, 1);
 		return 0;
 	}
 	case OFS_OP_TASK_START:
-		task_start(fk, &q.task);
+		task_start(fk, &q->task);
 		return 0;
 	case OFS_OP_TASK_POLL:
-		return task_poll(fk, &q.task, reply);
+		return task_poll(fk, &q->task, reply);
 	case OFS_OP_TASK_CTL:
-		fk->last_ctl = q.task.action;
-		if (q.task.action == OFS_TASK_PAUSE && fk->state == OFS_TASK_RUNNING)
+		fk->last_ctl = q->task.action;
+		if (q->task.action == OFS_TASK_PAUSE && fk->state == OFS_TASK_RUNNING)
 			fk->state = OFS_TASK_PAUSED;
-		else if (q.task.action == OFS_TASK_RESUME && fk->state == OFS_TASK_PAUSED)
+		else if (q->task.action == OFS_TASK_RESUME && fk->state == OFS_TASK_PAUSED)
 			fk->state = OFS_TASK_RUNNING;
-		else if (q.task.action == OFS_TASK_CANCEL || q.task.action == OFS_TASK_FORGET)
+		else if (q->task.action == OFS_TASK_CANCEL || q->task.action == OFS_TASK_FORGET)
 			fk->state = OFS_TASK_CANCELLED;
 		return 0;
 	default:
@@ -215,100 +205,20 @@ static int answer(struct fake *fk, uint16_t op, const uint8_t *body, size_t len,
 	}
 }
 
-struct fake_conn {
-	struct fake *fk;
-	int fd;
-};
-
-static void *serve_conn(void *arg)
-{
-	struct fake_conn *fc = arg;
-	struct fake *fk = fc->fk;
-
-	while (!fk->stop) {
-		struct ofs_frame_hdr h, r;
-		uint8_t *payload = NULL;
-		struct wbuf reply;
-		int rc = net_recv_frame(fc->fd, &h, &payload, 200, 2000);
-		if (rc == -ETIMEDOUT) {
-			continue;
-		} else if (rc) {
-			break;
-		}
-		wbuf_init(&reply);
-		pthread_mutex_lock(&fk->mu);
-		rc = answer(fk, h.op, payload ? payload + h.cred_len + h.cap_len : NULL, h.body_len,
-			    &reply);
-		pthread_mutex_unlock(&fk->mu);
-		free(payload);
-		memset(&r, 0, sizeof(r));
-		r.version = OFS_PROTO_VERSION;
-		r.op = (uint16_t)(h.op | OFS_OP_RESPONSE);
-		r.reqid = h.reqid;
-		r.status = rc;
-		r.body_len = rc ? 0 : (uint32_t)reply.len;
-		rc = net_send_frame(fc->fd, &r, NULL, NULL, reply.data, 2000);
-		wbuf_free(&reply);
-		if (rc)
-			break;
-	}
-	close(fc->fd);
-	free(fc);
-	return NULL;
-}
-
-static void *accept_loop(void *arg)
-{
-	struct fake *fk = arg;
-
-	while (!fk->stop) {
-		struct pollfd p = { .fd = fk->lfd, .events = POLLIN };
-		if (poll(&p, 1, 100) <= 0)
-			continue;
-		int fd = accept(fk->lfd, NULL, NULL);
-		struct fake_conn *fc = fd >= 0 ? malloc(sizeof(*fc)) : NULL;
-		pthread_t th;
-		if (!fc) {
-			if (fd >= 0)
-				close(fd);
-			continue;
-		}
-		fc->fk = fk;
-		fc->fd = fd;
-		if (pthread_create(&th, NULL, serve_conn, fc) != 0) {
-			close(fd);
-			free(fc);
-			continue;
-		}
-		pthread_detach(th);
-	}
-	return NULL;
-}
-
 static struct fake *fake_start(void)
 {
 	struct fake *fk = calloc(1, sizeof(*fk));
-	struct sockaddr_in a, bound;
 
 	assert_non_null(fk);
-	pthread_mutex_init(&fk->mu, NULL);
-	assert_int_equal(net_parse_addr("127.0.0.1:0", &a), 0);
-	assert_int_equal(net_listen(&a, &fk->lfd, &bound), 0);
-	net_format_addr(&bound, fk->addr);
-	assert_int_equal(oid_generate((struct ofs_oid *)&fk->sid), 0);
-	assert_int_equal(pthread_create(&fk->acceptor, NULL, accept_loop, fk), 0);
+	fk->srv = fake_server_start(answer, fk);
+	assert_non_null(fk->srv);
+	fk->sid = fk->srv->sid;
 	return fk;
 }
 
 static void fake_stop(struct fake *fk)
 {
-	fk->stop = true;
-	pthread_join(fk->acceptor, NULL);
-	close(fk->lfd);
-	/* (connection threads end within a receive timeout; the runner has
-	 * closed its connections by now) */
-	usleep(300 * 1000);
-	pthread_mutex_destroy(&fk->mu);
+	fake_server_stop(fk->srv);
 	free(fk);
 }
 
@@ -335,7 +245,7 @@ static int setup(void **state)
 	unlink(fx->path);
 	assert_int_equal(pbj_open(fx->path, &fx->db), 0);
 	fx->fk = fake_start();
-	fx->addr[0] = fx->fk->addr;
+	fx->addr[0] = fx->fk->srv->addr;
 	fx->o.cluster = fx->addr;
 	fx->o.ncluster = 1;
 	fx->o.max_retries = 3;
