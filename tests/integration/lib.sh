@@ -51,7 +51,33 @@ STOP_TIMEOUT=${OFS_STOP_TIMEOUT:-60}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:halt_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 SERVER_ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=1
-[ -n "${OFS_ITEST_CLIENT_LEAKS:-}" ] || ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0
+# A client of the other tests also skips the allocation stacks (an
+# error's report still shows where it happened): about a third of what
+# the sanitizers cost each of its processes.
+[ -n "${OFS_ITEST_CLIENT_LEAKS:-}" ] || ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0:malloc_context_size=0
+# Syncs. The suite is bound by disk-sync latency, which varies 3x from
+# day to day here. Servers of a test that is not about durability run
+# without real syncs: Debian's eatmydata (preloaded) makes fsync,
+# fdatasync, msync and O_SYNC return at once; every byte still goes
+# through the page cache, so what a SIGKILLed server wrote is still
+# there. A test about crashes sets OFS_ITEST_REAL_SYNC=1 before sourcing
+# this, and its servers sync for real. (Without eatmydata installed,
+# every test syncs for real.)
+SERVER_PRELOAD=
+if [ -z "${OFS_ITEST_REAL_SYNC:-}" ]; then
+	for _l in /usr/lib/x86_64-linux-gnu/libeatmydata.so /usr/lib/*/libeatmydata.so \
+		/usr/lib/libeatmydata/libeatmydata.so; do
+		if [ -e "$_l" ]; then
+			SERVER_PRELOAD=$_l
+			# (ASan wants to come first; the preloaded library only
+			# replaces the sync calls)
+			SERVER_ASAN_OPTIONS=$SERVER_ASAN_OPTIONS:verify_asan_link_order=0
+			printf '%s: servers run without real syncs (%s): not a durability test\n' \
+				"$TEST_NAME" "$_l" >&2
+			break
+		fi
+	done
+fi
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/ofs-itest-$TEST_NAME.XXXXXX") || exit 1
 export T
@@ -347,7 +373,7 @@ _run_server() {
 	: >"$out"
 	errs=$({ wc -l <"$T/$name.err"; } 2>/dev/null || echo 0)
 	# shellcheck disable=SC2086  # (EXTRA_RUN_ARGS: words for every server)
-	ASAN_OPTIONS=$SERVER_ASAN_OPTIONS \
+	LD_PRELOAD=$SERVER_PRELOAD ASAN_OPTIONS=$SERVER_ASAN_OPTIONS \
 		"$OFS_SERVER" run --data "$data" --listen "$listen" --log "$T/$name.log" "$@" ${EXTRA_RUN_ARGS:-} \
 		>"$out" 2>>"$T/$name.err" &
 	pid=$!

@@ -17,6 +17,7 @@
 #  - when every server that saw it fall behind was down too at its
 #    restart, they tell it on contact once they are back, and the same
 #    holds.
+OFS_ITEST_REAL_SYNC=1      # (about durability: its servers sync for real)
 . "$(dirname "$0")/lib.sh"
 
 MiB=$((1024 * 1024))

@@ -8,6 +8,7 @@
 # later put that was cut short - whole, never a mix); a put that was not
 # acknowledged left nothing or the whole file; and the server keeps
 # serving. Three rounds, each checking the files of every earlier round.
+OFS_ITEST_REAL_SYNC=1      # (about durability: its servers sync for real)
 . "$(dirname "$0")/lib.sh"
 
 ROUNDS=3

@@ -26,6 +26,7 @@
 #  - a scrub is clean (exit 0, no findings) and no repair job exists;
 #  - every directory lists the same through a, b and c;
 #  - no server died on its own and no client reported a sanitizer error.
+OFS_ITEST_REAL_SYNC=1      # (about durability: its servers sync for real)
 . "$(dirname "$0")/lib.sh"
 
 KILLS=${OFS_CRASHLOOP_KILLS:-25}

@@ -3,6 +3,7 @@
 # target server, and of the scheduler finishes after the restart with
 # nothing lost and every object owned once (issue 6).
 TEST_NAME=t_drain_kill
+OFS_ITEST_REAL_SYNC=1      # (about durability: its servers sync for real)
 . "$(dirname "$0")/lib.sh"
 
 NFILES=${OFS_DRAIN_KILL_FILES:-80}
@@ -61,7 +62,7 @@ start_drain() {
 # was; the drain finishes; the cluster is checked and stopped.
 kill_and_back() {
 	kill_server "$1$2"
-	sleep 1
+	sleep 1              # (the scenario: down for a moment - nothing waited for)
 	restart_same_port "$1$2"
 	wait_pid "$JOBP" 180
 	[ "$REAP_ST" = 0 ] || fail "the drain did not finish after the $3 came back (exit $REAP_ST)"

@@ -11,6 +11,7 @@
 #    caught up, a scrub finds nothing (no orphaned metafile or dfile);
 #  - a second rm of the name is refused as missing (exit 3, "no such
 #    file"), and removes nothing else.
+OFS_ITEST_REAL_SYNC=1      # (about durability: its servers sync for real)
 . "$(dirname "$0")/lib.sh"
 
 settled() {

@@ -168,7 +168,7 @@ ns_start() {
 	SRV_SID[$name]=$sid
 	: >"$out"
 	# (ip netns exec execs the server: $! is the server's PID)
-	ASAN_OPTIONS=$SERVER_ASAN_OPTIONS ip netns exec "$NSP-$name" "$OFS_SERVER" run --data "$data" --listen "${IP[$name]}:0" \
+	LD_PRELOAD=$SERVER_PRELOAD ASAN_OPTIONS=$SERVER_ASAN_OPTIONS ip netns exec "$NSP-$name" "$OFS_SERVER" run --data "$data" --listen "${IP[$name]}:0" \
 		--log "$T/$name.log" "$@" >"$out" 2>>"$T/$name.err" &
 	pid=$!
 	SRV_PID[$name]=$pid

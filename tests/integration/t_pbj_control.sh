@@ -74,11 +74,12 @@ log "SIGKILL a server mid-task and restart it"
 ok ofs_pbj submit scrub --rate 1M
 JOB=$(cat "$T/last.out")
 wait_until 30 "job $JOB to read some bytes" bytes_over "$JOB" 0
+bsid=$(srv_sid b)
 kill_server b
-sleep 1.2            # (let the scheduler meet the dead server at least once)
+b_retried() { [ "$(status_of "$JOB" ".tasks[] | select(.server == \"$bsid\") | .retries")" -ge 1 ]; }
+wait_until 30 "the scheduler to meet the dead server (b's task retried)" b_retried
 restart_same_port b
 wait_until 120 "job $JOB to end" job_is "$JOB" succeeded
-bsid=$(srv_sid b)
 [ "$(status_of "$JOB" ".tasks[] | select(.server == \"$bsid\") | .retries")" -ge 1 ] ||
 	fail "b's task was not retried: $(ofs_pbj status "$JOB" --json)"
 assert_eq "$total_objects" "$(status_of "$JOB" .progress.objects_done)" "objects scrubbed"

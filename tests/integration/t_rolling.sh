@@ -25,6 +25,7 @@
 #    stale_replica finding, repaired, for the copies caught up, and at
 #    least one copy (a dirdata of /roll) was caught up by the changes it
 #    missed rather than fetched whole.
+OFS_ITEST_REAL_SYNC=1      # (about durability: its servers sync for real)
 . "$(dirname "$0")/lib.sh"
 PW_DIR=/roll PW_BIG=1 PW_TIMEOUT=60
 . "$(dirname "$0")/putwriter.sh"

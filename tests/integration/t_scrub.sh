@@ -25,7 +25,7 @@
 . "$(dirname "$0")/lib.sh"
 
 KiB=1024 MiB=$((1024 * 1024))
-NFILES=${OFS_SCRUB_FILES:-200}
+NFILES=${OFS_SCRUB_FILES:-48}     # (each case needs a few files of each shape; every one is scrubbed in each of nine clusters)
 
 # cluster N : a fresh four-server cluster under $T/cN with files on it.
 scrub_size() { if [ $(($1 % 4)) = 0 ]; then echo $((MiB / 4 + $1 * 1000)); else echo $(($1 * 3 * KiB + 1)); fi; }

@@ -5,6 +5,7 @@
 # cleanly (`ofs put` exited non-zero and the path holds the previous
 # complete version, or does not exist when there was none). SIGTERM with
 # stalled clients connected also ends the server cleanly.
+OFS_ITEST_REAL_SYNC=1      # (about durability: its servers sync for real)
 . "$(dirname "$0")/lib.sh"
 
 MiB=$((1024 * 1024))
