@@ -471,7 +471,8 @@ struct get_sink {
 	size_t len;
 };
 
-static int get_once(struct ofs_client *c, const char *path, struct get_sink *sink, uint64_t *total)
+static int get_once(struct ofs_client *c, const char *path, struct get_sink *sink, uint64_t *total,
+		    struct ofs_oid *used)
 {
 	struct resolved r;
 	struct ofs_attr *a = malloc(sizeof(*a));
@@ -486,6 +487,7 @@ static int get_once(struct ofs_client *c, const char *path, struct get_sink *sin
 	rc = cl_resolve(c, path, &r);
 	if (rc)
 		goto out;
+	*used = r.ent.handle.oid;
 	if (r.ent.type != OFS_OBJ_METAFILE) {
 		rc = -EISDIR;
 		goto out;
@@ -531,6 +533,28 @@ out:
 	return rc;
 }
 
+/*
+ * Was the file replaced under a get that failed with rc (its objects
+ * gone)? Its objects report themselves missing (-ENOENT); or, with a copy
+ * down, the copies up said "not here" and the one down could not say
+ * (-OFS_EUNREACHABLE) - then the path names another file now than the
+ * one the get read (used).
+ */
+static bool replaced_under(struct ofs_client *c, const char *path, int rc, struct ofs_oid used)
+{
+	struct ofs_attr *a;
+	struct ofs_handle h;
+	bool yes;
+
+	if (rc == -ENOENT)
+		return true;
+	if (rc != -OFS_EUNREACHABLE || oid_is_zero(used) || !(a = malloc(sizeof(*a))))
+		return false;
+	yes = ofs_stat(c, path, a, &h) == 0 && !oid_eq(h.oid, used);
+	free(a);
+	return yes;
+}
+
 int ofs_get_fd(struct ofs_client *c, const char *path, int fd, uint64_t *len)
 {
 	struct stat st;
@@ -540,10 +564,12 @@ int ofs_get_fd(struct ofs_client *c, const char *path, int fd, uint64_t *len)
 
 	for (int attempt = 0; attempt < GET_RETRIES; attempt++) {
 		struct get_sink sink = { .fd = fd };
-		rc = get_once(c, path, &sink, &total);
+		struct ofs_oid used = { { 0 } };
+		rc = get_once(c, path, &sink, &total, &used);
 		/* The file was replaced under us (its objects are gone): start
 		 * over on the new version when the output can be rewound. */
-		if (rc != -ENOENT || !rewindable || attempt == GET_RETRIES - 1)
+		if (!rc || !rewindable || attempt == GET_RETRIES - 1 ||
+		    !replaced_under(c, path, rc, used))
 			break;
 		if (ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
 			rc = -errno;
@@ -562,14 +588,15 @@ int ofs_get_buf(struct ofs_client *c, const char *path, void **buf, size_t *len)
 
 	for (int attempt = 0; attempt < GET_RETRIES; attempt++) {
 		struct get_sink sink = { .fd = -1 };
-		rc = get_once(c, path, &sink, &total);
+		struct ofs_oid used = { { 0 } };
+		rc = get_once(c, path, &sink, &total, &used);
 		if (!rc) {
 			*buf = sink.buf;
 			*len = sink.len;
 			return 0;
 		}
 		free(sink.buf);
-		if (rc != -ENOENT)
+		if (!replaced_under(c, path, rc, used))
 			break;
 	}
 	return rc;
