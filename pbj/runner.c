@@ -523,20 +523,6 @@ static uint64_t grant(struct cap *cp, struct live *l, struct live *all, size_t n
 	return g;
 }
 
-/* One request to one address with a deadline. */
-static int call_at(const char *addr, struct ofs_req *q)
-{
-	struct conn *c = NULL;
-	int rc = conn_open(addr, &c);
-
-	if (rc)
-		return rc;
-	conn_set_timeout(c, CALL_MS);
-	rc = conn_call(c, q, NULL, NULL);
-	conn_close(c);
-	return rc;
-}
-
 int pbj_server_state(const struct pbj_runner_opts *o, const char *addr, struct ofs_sid sid,
 		     uint8_t state)
 {
@@ -548,9 +534,9 @@ int pbj_server_state(const struct pbj_runner_opts *o, const char *addr, struct o
 	q.set.sid = sid;
 	q.set.mask = OFS_SET_STATE;
 	q.set.state = state;
-	rc = call_at(addr, &q);
+	rc = conn_call_once(addr, &q, CALL_MS, NULL, NULL);
 	for (size_t k = 0; !rc && k < o->ncluster; k++)
-		if (call_at(o->cluster[k], &q) == 0)
+		if (conn_call_once(o->cluster[k], &q, CALL_MS, NULL, NULL) == 0)
 			break;
 	return rc;
 }

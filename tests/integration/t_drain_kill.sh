@@ -62,7 +62,6 @@ start_drain() {
 # was; the drain finishes; the cluster is checked and stopped.
 kill_and_back() {
 	kill_server "$1$2"
-	sleep 1              # (the scenario: down for a moment - nothing waited for)
 	restart_same_port "$1$2"
 	wait_pid "$JOBP" 180
 	[ "$REAP_ST" = 0 ] || fail "the drain did not finish after the $3 came back (exit $REAP_ST)"
