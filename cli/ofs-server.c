@@ -37,6 +37,7 @@ static const char usage_text[] =
 	"       ofs-server run --data DIR --listen HOST:PORT [--peer HOST:PORT]... [--log FILE]\n"
 	"                  [--max-conns N] [--scrub-rate BYTES/s] [--quarantine-days N]\n"
 	"                  [--orphan-grace SECONDS] [--capacity BYTES] [--no-catch-up]\n"
+	"                  [--settle-ms MS]\n"
 	"       ofs-server inspect --data DIR OID [--json]\n"
 	"       ofs-server tool --data DIR list|keys|get-key|set-key|rm-key|set-version|set-backref|set-part|mark-behind|remove ...\n"
 	"       ofs-server --help | --version\n";
@@ -55,7 +56,8 @@ static int fail(const char *what, int rc)
 }
 
 enum { OPT_DATA = 1, OPT_ATTR, OPT_CHUNK, OPT_LISTEN, OPT_LOG, OPT_MAXCONNS, OPT_JSON,
-       OPT_PEER, OPT_SCRUB_RATE, OPT_QUARANTINE, OPT_ORPHAN_GRACE, OPT_HELP, OPT_CAPACITY, OPT_NO_CATCH_UP };
+       OPT_PEER, OPT_SCRUB_RATE, OPT_QUARANTINE, OPT_ORPHAN_GRACE, OPT_HELP, OPT_CAPACITY, OPT_NO_CATCH_UP,
+       OPT_SETTLE };
 
 #define MAX_PEERS 16
 /* How long a start waits for each peer's list of our stale copies. */
@@ -75,6 +77,7 @@ static const struct option long_opts[] = {
 	{ "orphan-grace", required_argument, NULL, OPT_ORPHAN_GRACE },
 	{ "capacity", required_argument, NULL, OPT_CAPACITY },
 	{ "no-catch-up", no_argument, NULL, OPT_NO_CATCH_UP },
+	{ "settle-ms", required_argument, NULL, OPT_SETTLE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -85,7 +88,8 @@ struct args {
 	size_t nattrs;
 	const char *peers[MAX_PEERS];
 	size_t npeers;
-	uint64_t chunk, max_conns, scrub_rate, quarantine_days, orphan_grace, capacity;
+	uint64_t chunk, max_conns, scrub_rate, quarantine_days, orphan_grace, capacity,
+		 settle_ms;
 	bool json, no_catch_up;
 	const char *operand;
 };
@@ -101,6 +105,7 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 	a->scrub_rate = TASKHOST_DEFAULT_RATE;
 	a->quarantine_days = 7;
 	a->orphan_grace = SCRUB_ORPHAN_GRACE_S;
+	a->settle_ms = SCRUB_SETTLE_MS;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", long_opts, &idx)) != -1) {
@@ -166,6 +171,12 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 		case OPT_ORPHAN_GRACE:
 			if (parse_uint(optarg, 0, 31536000, &a->orphan_grace)) {
 				usage_error("--orphan-grace %s: seconds from 0 to 31536000", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_SETTLE:
+			if (parse_uint(optarg, 0, 60000, &a->settle_ms)) {
+				usage_error("--settle-ms %s: milliseconds from 0 to 60000", optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -385,6 +396,7 @@ static int run_tasks(struct running *r)
 		return fail("background tasks", rc);
 	scrubber_set_quarantine(r->scrub, quarantine_s);
 	scrubber_set_orphan_grace(r->scrub, (long long)r->a.orphan_grace);
+	scrubber_set_settle(r->scrub, (long)r->a.settle_ms);
 	rc = scrubber_add_kind(r->scrub, r->tasks);
 	if (!rc)
 		rc = rebalancer_add_kinds(r->tasks);
@@ -435,7 +447,7 @@ static int cmd_run(int argc, char **argv)
 	if (!r)
 		return fail("run", -ENOMEM);
 	r->lfd = r->sfd = r->logfd = -1;
-	rc = parse(argc, argv, "run", "45689:;=>", &r->a);   /* (OPT_ letters: + '0') */
+	rc = parse(argc, argv, "run", "45689:;=>?", &r->a);   /* (OPT_ letters: + '0') */
 	if (!rc)
 		rc = run_args(r, &addr);
 	if (rc) {

@@ -58,6 +58,7 @@ struct cap {
 	const struct pbj_runner_opts *o;
 	struct plan *plan;
 	bool planned;
+	int poll_ms;                     /* the wait after this round */
 };
 
 static int64_t now_ns(void)
@@ -1096,7 +1097,8 @@ static int run_round(struct pbj_db *db, int64_t id, struct pbj_job *j, struct li
 		*done = true;
 		return finish_job(db, id, j, l, n, o);
 	}
-	sleep_ms(PBJ_POLL_MS);
+	sleep_ms(cp->poll_ms);
+	cp->poll_ms = cp->poll_ms * 2 < PBJ_POLL_MS ? cp->poll_ms * 2 : PBJ_POLL_MS;
 	return 0;
 }
 
@@ -1105,7 +1107,7 @@ int pbj_run(struct pbj_db *db, int64_t id, const struct pbj_runner_opts *o)
 	struct pbj_job *j = malloc(sizeof(*j));
 	struct pbj_finding *fbuf = calloc(OFS_MAX_TASK_FINDINGS, sizeof(*fbuf));
 	struct live *l = NULL;
-	struct cap cp = { .o = o };
+	struct cap cp = { .o = o, .poll_ms = PBJ_POLL_FIRST_MS };
 	bool done = false;
 	size_t n = 0;
 	int rc;

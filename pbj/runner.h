@@ -23,7 +23,9 @@
 
 #include "pbj/jobstore.h"
 
-#define PBJ_POLL_MS 200
+#define PBJ_POLL_MS 200          /* between rounds of a job that runs long */
+#define PBJ_POLL_FIRST_MS 10     /* the first rounds: doubled up to PBJ_POLL_MS,
+                                    so that a short job ends when it is done */
 #define PBJ_DEFAULT_THRESHOLD 10   /* rebalance: points from the mean */
 #define PBJ_MAX_RETRIES 20           /* about a minute of a server being away */
 

@@ -30,6 +30,7 @@ int scrubber_open(struct store *s, struct sidtab *t, struct replicator *r, struc
 	sc->r = r;
 	sc->quarantine_s = 7LL * 86400;
 	sc->orphan_grace_s = SCRUB_ORPHAN_GRACE_S;
+	sc->settle_s = SCRUB_SETTLE_MS / 1000.0;
 	sc->kind = (struct task_kind){
 		.kind = OFS_TASK_SCRUB, .name = "scrub", .arg = sc,
 		.init = scrub_init, .begin = scrub_begin, .batch = scrub_batch, .one = scrub_step,
@@ -47,6 +48,11 @@ void scrubber_set_quarantine(struct scrubber *sc, long long max_age_s)
 void scrubber_set_orphan_grace(struct scrubber *sc, long long seconds)
 {
 	sc->orphan_grace_s = seconds;
+}
+
+void scrubber_set_settle(struct scrubber *sc, long ms)
+{
+	sc->settle_s = (double)ms / 1000.0;
 }
 
 int scrubber_add_kind(struct scrubber *sc, struct taskhost *h)
@@ -243,7 +249,7 @@ static int scrub_one(struct scrub_task *k, const struct task_obj *w, uint64_t *b
 	rc = look_around(k, w, PH_FIRST);
 	k->look = NULL;
 	if (!rc && k->fresh.n) {
-		k->fresh.due = scrub_now(k) + SETTLE_S;
+		k->fresh.due = scrub_now(k) + k->sc->settle_s;
 		rc = suspect_push(k, &k->fresh);
 	}
 	return rc;
@@ -316,7 +322,7 @@ static int second_look(struct scrub_task *k, const struct suspect *sp)
 		char hex[OFS_OID_HEX];
 		oid_to_hex(sp->oid, hex);
 		if (again->rounds < SETTLE_ROUNDS) {
-			again->due = scrub_now(k) + SETTLE_S;
+			again->due = scrub_now(k) + k->sc->settle_s;
 			rc = suspect_push(k, again);
 		} else {
 			log_info("job %llu: %s kept changing while it was checked (%s); left for the next scrub",

@@ -47,6 +47,7 @@
 #include "server/taskhost.h"
 
 #define SCRUB_ORPHAN_GRACE_S 600                 /* orphans younger are left */
+#define SCRUB_SETTLE_MS 1000                     /* a suspect's second look */
 
 struct scrubber;
 
@@ -59,6 +60,12 @@ void scrubber_set_quarantine(struct scrubber *sc, long long max_age_s);
  * this many seconds (an object caught between its creation and its entry
  * looks like an orphan). Default SCRUB_ORPHAN_GRACE_S. */
 void scrubber_set_orphan_grace(struct scrubber *sc, long long seconds);
+/* A finding that may be a client's change caught half done is reported
+ * only when a second look this many milliseconds later sees it again
+ * (see scrub_impl.h). Default SCRUB_SETTLE_MS: every step of a client's
+ * change follows the one before in milliseconds; shorter finishes a
+ * check of a quiet cluster sooner. */
+void scrubber_set_settle(struct scrubber *sc, long ms);
 /* Register the scrub kind (OFS_TASK_SCRUB) with the host; sc must outlive
  * the host's tasks (close the host first). */
 int scrubber_add_kind(struct scrubber *sc, struct taskhost *h);

@@ -52,13 +52,13 @@ struct mend {
  * its way to the copies, a create between its objects and its entry, a
  * rename between its entry and its back reference, a remove between its
  * entry and its objects. Such a finding is a suspect until a second look
- * SETTLE_S later sees it again with the same evidence (for a copy behind:
+ * settle_s later (the server's --settle-ms, default SCRUB_SETTLE_MS)
+ * sees it again with the same evidence (for a copy behind:
  * still behind the version the first look saw elsewhere); a second look
  * that sees different evidence (the object kept changing) looks again, up
  * to SETTLE_ROUNDS times, and then lets it go for the next scrub. Every
  * client step of such a change follows the one before in milliseconds.
  */
-#define SETTLE_S 1.0
 #define SETTLE_ROUNDS 5
 #define SUSPECT_SEEN 8           /* findings remembered per suspect object */
 enum { PH_REPORT, PH_FIRST, PH_CONFIRM };
@@ -155,6 +155,7 @@ struct scrubber {
 	struct replicator *r;
 	long long quarantine_s;          /* keep quarantined copies this long */
 	long long orphan_grace_s;        /* orphans younger than this are left */
+	double settle_s;                 /* a suspect's second look comes this much later */
 	struct task_kind kind;           /* registered with the host */
 };
 

@@ -143,10 +143,10 @@ _cleanup() {
 	done
 	# Bounded: every process killed above is gone (or a zombie) before $T
 	# is removed.
-	local deadline=$(($(date +%s) + 10))
+	local deadline=$((EPOCHSECONDS + 10))
 	for p in "${BG_PIDS[@]}" "${SRV_PID[@]}"; do
 		[ -n "$p" ] || continue
-		while ! _proc_done "$p" && [ "$(date +%s)" -lt "$deadline" ]; do
+		while ! _proc_done "$p" && [ "$EPOCHSECONDS" -lt "$deadline" ]; do
 			sleep 0.02
 		done
 	done
@@ -219,9 +219,9 @@ assert_exit_in() {
 wait_until() {
 	local secs=$1 what=$2 deadline
 	shift 2
-	deadline=$(($(date +%s%N) + secs * 1000000000))
+	deadline=$((${EPOCHREALTIME//[!0-9]/} + secs * 1000000))
 	until "$@"; do
-		[ "$(date +%s%N)" -lt "$deadline" ] ||
+		[ "${EPOCHREALTIME//[!0-9]/}" -lt "$deadline" ] ||
 			fail "timed out after ${secs}s waiting for $what$(_wait_context)"
 		sleep 0.05
 	done
@@ -234,7 +234,7 @@ _wait_context() {
 	! declare -F writer_summary >/dev/null || printf '; writer: %s' "$(writer_summary)"
 }
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
+now_ms() { echo $((${EPOCHREALTIME//[!0-9]/} / 1000)); }
 
 # ---- tests with a writer in the background (t_rolling, t_crashloop,
 # t_partition) ---------------------------------------------------------------
@@ -262,10 +262,10 @@ await() { : >"$T/why"; WAIT_WHY=1 wait_until "$@"; }
 readone() {
 	local f rc t0 ms
 	f=$(mktemp "$T/rb.XXXXXX")
-	t0=$(date +%s%N)
+	t0=${EPOCHREALTIME//[!0-9]/}
 	OFS_CLUSTER=$2 timeout 60 "$OFS_CLI" get "$1" "$f" 2>"$f.err"
 	rc=$?
-	ms=$((($(date +%s%N) - t0) / 1000000))
+	ms=$(((${EPOCHREALTIME//[!0-9]/} - t0) / 1000))
 	if [ "$rc" = 0 ]; then
 		echo "$1 0 $(sha256sum "$f" | cut -d' ' -f1) $ms"
 	else
@@ -327,7 +327,10 @@ ofs_server() { "$OFS_SERVER" "$@"; }
 
 _proc_done() {
 	local st
-	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 0
+	# (builtins only: this runs in every wait loop)
+	read -r st 2>/dev/null <"/proc/$1/stat" || return 0
+	st=${st##*) }
+	st=${st%% *}
 	[ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ]
 }
 
@@ -371,17 +374,18 @@ _run_server() {
 	# again for up to 10 s)
 	while :; do
 	: >"$out"
-	errs=$({ wc -l <"$T/$name.err"; } 2>/dev/null || echo 0)
+	errs=0
+	[ "${listen##*:}" = 0 ] || errs=$({ wc -l <"$T/$name.err"; } 2>/dev/null || echo 0)
 	# shellcheck disable=SC2086  # (EXTRA_RUN_ARGS: words for every server)
 	LD_PRELOAD=$SERVER_PRELOAD ASAN_OPTIONS=$SERVER_ASAN_OPTIONS \
 		"$OFS_SERVER" run --data "$data" --listen "$listen" --log "$T/$name.log" "$@" ${EXTRA_RUN_ARGS:-} \
 		>"$out" 2>>"$T/$name.err" &
 	pid=$!
 	SRV_PID[$name]=$pid
-	local deadline=$(($(date +%s) + READY_TIMEOUT))
+	local deadline=$((EPOCHSECONDS + READY_TIMEOUT))
 	while :; do
-		if [ "$(wc -l <"$out")" -ge 1 ]; then
-			line=$(head -n 1 "$out")
+		# (a whole first line: read fails on one without its newline yet)
+		if [ -s "$out" ] && read -r line <"$out"; then
 			break 2
 		fi
 		if _proc_done "$pid"; then
@@ -394,7 +398,7 @@ _run_server() {
 			fi
 			fail "server $name exited ($st) before its ready line: $(tail -n 5 "$T/$name.err")"
 		fi
-		[ "$(date +%s)" -lt "$deadline" ] || fail "server $name: no ready line within ${READY_TIMEOUT}s"
+		[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "server $name: no ready line within ${READY_TIMEOUT}s"
 		sleep 0.05
 	done
 	done
@@ -416,9 +420,9 @@ _run_server() {
 # its exit status or to "timeout". (Not in $(...): only the parent shell
 # can wait for its children.)
 _reap() {
-	local pid=$1 deadline=$(($(date +%s) + $2))
+	local pid=$1 deadline=$((EPOCHSECONDS + $2))
 	while ! _proc_done "$pid"; do
-		if [ "$(date +%s)" -ge "$deadline" ]; then
+		if [ "$EPOCHSECONDS" -ge "$deadline" ]; then
 			REAP_ST=timeout
 			return
 		fi

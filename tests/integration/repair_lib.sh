@@ -1,7 +1,9 @@
 # repair_lib.sh - helpers of the repair tests (t_repair, t_repair_structure):
 # sourced after lib.sh.
-# (orphans are moved at once here; the default grace is 10 minutes)
-export EXTRA_RUN_ARGS="--orphan-grace 0"
+# (orphans are moved at once here, the default grace being 10 minutes; the
+# clusters are quiet while a job runs, so a suspect finding's second look
+# comes after 100 ms, not the default second)
+export EXTRA_RUN_ARGS="--orphan-grace 0 --settle-ms 100"
 
 KiB=1024 MiB=$((1024 * 1024))
 NFILES=${OFS_REPAIR_FILES:-24}
