@@ -274,6 +274,57 @@ static int src_read(struct put_src *s, uint8_t *out, size_t n, size_t *got)
 	return 0;
 }
 
+/* How many bytes a put's first round needs: the source's length (and one
+ * more, to see its end) when it is known and shorter than a round. A
+ * small file's put then holds a few bytes, not a whole round's buffers. */
+static size_t src_first_round(const struct put_src *s, size_t rb)
+{
+	struct stat st;
+	off_t pos;
+
+	if (s->fd < 0)
+		return s->len - s->at < rb ? s->len - s->at + 1 : rb;
+	if (fstat(s->fd, &st) || !S_ISREG(st.st_mode) || (pos = lseek(s->fd, 0, SEEK_CUR)) < 0 ||
+	    st.st_size < pos || (uint64_t)(st.st_size - pos) >= rb)
+		return rb;
+	return (size_t)(st.st_size - pos) + 1;
+}
+
+/* buf (keeping its bytes) and, with stripes, scratch, to n bytes. */
+static int grow_bufs(uint8_t **buf, uint8_t **scratch, size_t n, bool striped)
+{
+	uint8_t *b = realloc(*buf, n), *sc;
+
+	if (!b)
+		return -ENOMEM;
+	*buf = b;
+	if (!striped)
+		return 0;
+	sc = realloc(*scratch, n);
+	if (!sc)
+		return -ENOMEM;
+	*scratch = sc;
+	return 0;
+}
+
+/* Read the next round of src into *buf (cap bytes held, grown to a whole
+ * round rb when the source is longer than it said). */
+static int read_src_round(struct put_src *src, uint8_t **buf, uint8_t **scratch, size_t *cap,
+			  size_t rb, bool striped, size_t *got)
+{
+	size_t more = 0;
+	int rc = src_read(src, *buf, *cap, got);
+
+	if (rc || *got < *cap || *cap == rb)
+		return rc;
+	rc = grow_bufs(buf, scratch, rb, striped);
+	*cap = rb;
+	if (!rc)
+		rc = src_read(src, *buf + *got, rb - *got, &more);
+	*got += more;
+	return rc;
+}
+
 static int check_put_opts(const struct ofs_put_opts *o, struct layout *lo, uint8_t *rep,
 			  uint8_t *conf)
 {
@@ -302,7 +353,7 @@ static int put_once(struct ofs_client *c, struct put_src *src, const char *path,
 	uint64_t size = 0;
 	uint16_t made = 0;
 	bool have_mf = false, replaced = false;
-	size_t rb;
+	size_t rb, cap;
 	int rc;
 
 	memset(&r, 0, sizeof(r));
@@ -366,15 +417,13 @@ static int put_once(struct ofs_client *c, struct put_src *src, const char *path,
 	a->nparts = lo.n;
 
 	rb = round_bytes(&lo);
-	buf = malloc(rb);
-	scratch = lo.n > 1 ? malloc(rb) : NULL;
-	if (!buf || (lo.n > 1 && !scratch)) {
-		rc = -ENOMEM;
+	cap = src_first_round(src, rb);
+	rc = grow_bufs(&buf, &scratch, cap, lo.n > 1);
+	if (rc)
 		goto out;
-	}
 	for (;;) {
 		size_t got = 0;
-		rc = src_read(src, buf, rb, &got);
+		rc = read_src_round(src, &buf, &scratch, &cap, rb, lo.n > 1, &got);
 		if (rc || got == 0)
 			break;
 		rc = write_round(c, &lo, a->parts, size, buf, got, scratch);
@@ -510,9 +559,11 @@ static int get_once(struct ofs_client *c, const char *path, struct get_sink *sin
 		sink->len = (size_t)a->size;
 	}
 	rb = round_bytes(&lo);
-	buf = malloc(rb);
+	if (a->size < rb)
+		rb = a->size ? (size_t)a->size : 1;     /* (a small file: its bytes) */
+	buf = sink->fd >= 0 ? malloc(rb) : NULL;    /* (into memory: read in place) */
 	scratch = lo.n > 1 ? malloc(rb) : NULL;
-	if (!buf || (lo.n > 1 && !scratch)) {
+	if ((sink->fd >= 0 && !buf) || (lo.n > 1 && !scratch)) {
 		rc = -ENOMEM;
 		goto out;
 	}

@@ -478,8 +478,7 @@ static int commit_locked(struct store *s, struct ofs_oid oid, struct pending *p,
 	wa.nchunks = last - p->first + 1;
 	wa.digests = calloc((size_t)wa.nchunks, sizeof(*wa.digests));
 	wa.a = malloc(sizeof(*wa.a));
-	chunk = malloc(cs);
-	if (!wa.digests || !wa.a || !chunk || (rc = pending_grow(p, last))) {
+	if (!wa.digests || !wa.a || (rc = pending_grow(p, last))) {
 		rc = rc ? rc : -ENOMEM;
 		goto out;
 	}
@@ -491,6 +490,13 @@ static int commit_locked(struct store *s, struct ofs_oid oid, struct pending *p,
 		if (p->known[i - p->first] && c1 == c0 + cs) {
 			wa.digests[i - p->first] = p->d[i - p->first];
 			continue;
+		}
+		/* (the buffer only when a chunk is read, and only as long as
+		 * it: a small file's commit reads a few bytes, and a chunk-sized
+		 * allocation per commit is most of what a small put costs) */
+		if (!chunk && !(chunk = malloc(last > i ? cs : (size_t)(p->end - c0)))) {
+			rc = -ENOMEM;
+			goto out;
 		}
 		rc = bstream_pread(fd, chunk, (size_t)(c1 - c0), c0, &n);
 		if (rc)

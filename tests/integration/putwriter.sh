@@ -125,8 +125,8 @@ check_all() {
 	cp "$T/writer.log" "$T/snap.log"
 	expected "$T/snap.log" >"$T/exp"
 	: >"$T/got"
-	cut -d' ' -f1 "$T/exp" |
-		xargs -P 4 -I{} bash -c 'readone "$1" "$2" >>"$T/got"' _ {} "$(srv_addr "$via")"
+	cut -d' ' -f1 "$T/exp" | readmany "$(srv_addr "$via")" >"$T/got" ||
+		fail "$when: the files could not be read back through $via"
 	declare -A GOT_RC=() GOT=()
 	while read -r name rc got ms; do
 		GOT_RC[$name]=$rc

@@ -265,10 +265,13 @@ done
 } | sort -u | awk -v a="$(srv_addr a)" -v b="$(srv_addr b)" -v c="$(srv_addr c)" \
 	'{ print $1, (NR % 3 == 0) ? a : (NR % 3 == 1) ? b : c }' >"$T/toread"
 : >"$T/got"
-xargs -P 3 -L 1 bash -c 'readone "$1" "$2" >>"$T/got"' _ <"$T/toread"
+for addr in $(cut -d' ' -f2 "$T/toread" | sort -u); do
+	awk -v a="$addr" '$2 == a { print $1 }' "$T/toread" | readmany "$addr" >>"$T/got" ||
+		fail "the files could not be read back through $addr"
+done
 declare -A LISTED=() GOT_RC=() GOT=()
 while read -r name; do LISTED[$name]=1; done <"$T/listed"
-while read -r name rc ms_or_sha rest; do     # (readone's line: see lib.sh)
+while read -r name rc ms_or_sha rest; do     # (readmany's line: see lib.sh)
 	GOT_RC[$name]=$rc
 	if [ "$rc" = 0 ]; then GOT[$name]=$ms_or_sha; else GOT[$name]=$rest; fi
 done <"$T/got"
