@@ -54,7 +54,7 @@ SERVER_SRCS := server/kv.c server/records.c server/bstream.c server/store.c \
 	server/store_walk.c server/store_tool.c server/store_incoming.c \
 	server/service.c server/ops.c server/listener.c server/inspect.c \
 	server/sidtab.c server/gossip.c server/replica.c server/behind.c server/tool.c \
-	server/replaced.c server/changelog.c server/repair.c server/reconcile.c server/recover.c \
+	server/replaced.c server/removed.c server/changelog.c server/repair.c server/reconcile.c server/recover.c \
 	server/taskhost.c
 BACKREF_SRCS := backref/rules.c backref/points.c
 REBALANCER_SRCS := rebalancer/move.c rebalancer/drain.c rebalancer/kinds.c

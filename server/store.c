@@ -21,6 +21,7 @@
 #include "server/bstream.h"
 #include "server/kv.h"
 #include "server/records.h"
+#include "server/removed.h"
 #include "server/replaced.h"
 #include "server/store.h"
 #include "server/store_impl.h"
@@ -300,7 +301,8 @@ int store_open(const char *datadir, bool read_only, struct store **out)
 	pthread_mutex_init(&s->pend_mu, NULL);
 	s->pend = calloc(STORE_MAX_PENDING, sizeof(*s->pend));
 	s->replaced = replaced_new();
-	if (!s->pend || !s->replaced) {
+	s->removed = removed_new();
+	if (!s->pend || !s->replaced || !s->removed) {
 		rc = -ENOMEM;
 		goto fail;
 	}
@@ -359,6 +361,7 @@ void store_close(struct store *s)
 	}
 	free(s->pend);
 	replaced_free(s->replaced);
+	removed_free(s->removed);
 	pthread_mutex_destroy(&s->pend_mu);
 	free(s->datadir);
 	free(s);

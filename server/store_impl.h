@@ -60,6 +60,7 @@ struct store {
 	struct pending *pend;               /* STORE_MAX_PENDING slots */
 	atomic_bool behind_any;             /* some copy here is marked behind */
 	struct replaced *replaced;          /* recent entry replacements */
+	struct removed *removed;            /* recent removals (store_remove) */
 };
 
 /*

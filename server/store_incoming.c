@@ -17,6 +17,7 @@
 #include "server/changelog.h"
 #include "server/kv.h"
 #include "server/records.h"
+#include "server/removed.h"
 #include "server/store.h"
 #include "server/store_impl.h"
 
@@ -41,6 +42,7 @@ struct store_incoming {
 	size_t nkv, capkv;
 	int before;                      /* local state at begin: -ENOENT, -OFS_ECORRUPT or 0 */
 	uint64_t before_version;
+	uint64_t removed_at;             /* removed_seq at begin */
 };
 
 static int incoming_state(struct store *s, struct ofs_oid oid, int *state, uint64_t *version)
@@ -81,6 +83,7 @@ int store_incoming_begin(struct store *s, struct ofs_oid oid, const struct ofs_a
 	in->oid = oid;
 	in->a = *a;
 	in->fd = -1;
+	in->removed_at = removed_seq(s->removed);     /* (before the state is read) */
 	rc = incoming_state(s, oid, &in->before, &in->before_version);
 	if (!rc && a->type == OFS_OBJ_DFILE) {
 		in->chunk = checksum_stream_new();
@@ -288,6 +291,10 @@ int store_incoming_commit(struct store_incoming *in, const char *tag)
 	 * reached it meanwhile would be lost. */
 	rc = incoming_state(s, in->oid, &state, &version);
 	if (!rc && (state != in->before || version != in->before_version))
+		rc = -EAGAIN;
+	/* Nor may it bring back an object removed meanwhile: a client's
+	 * remove that came here while the copy was on its way (removed.h). */
+	if (!rc && removed_since(s->removed, in->oid, in->removed_at))
 		rc = -EAGAIN;
 	if (!rc && st_pending_find(s, in->oid))
 		rc = -EBUSY;                 /* unstable writes wait for a commit */

@@ -12,6 +12,7 @@
 #include "server/bstream.h"
 #include "server/changelog.h"
 #include "server/kv.h"
+#include "server/removed.h"
 #include "server/store.h"
 #include "server/store_impl.h"
 
@@ -187,6 +188,9 @@ int store_remove(struct store *s, struct ofs_oid oid)
 	if (s->read_only)
 		return -EROFS;
 	pthread_rwlock_wrlock(l);
+	/* (noted whether held here or not: a copy of it incoming now must
+	 * not be installed after this) */
+	removed_note(s->removed, oid);
 	rc = kv_update(s->kv, remove_txn, &ra);
 	if (!rc && ra.type == OFS_OBJ_DFILE) {
 		st_pending_drop(s, st_pending_find(s, oid));

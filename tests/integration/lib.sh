@@ -79,6 +79,11 @@ if [ -z "${OFS_ITEST_REAL_SYNC:-}" ]; then
 	done
 fi
 
+# nap SECONDS: sleep without starting a process (a read that times out on
+# a pipe nobody writes): the process-watching loops below poll often.
+exec {_NAP_FD}<> <(:)
+nap() { read -r -t "$1" -u "$_NAP_FD" _ || :; }
+
 T=$(mktemp -d "${TMPDIR:-/tmp}/ofs-itest-$TEST_NAME.XXXXXX") || exit 1
 export T
 unset OFS_CLUSTER
@@ -395,7 +400,7 @@ _run_server() {
 			fail "server $name exited ($st) before its ready line: $(tail -n 5 "$T/$name.err")"
 		fi
 		[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "server $name: no ready line within ${READY_TIMEOUT}s"
-		sleep 0.05
+		nap 0.01
 	done
 	done
 	local word sid addr
@@ -422,7 +427,7 @@ _reap() {
 			REAP_ST=timeout
 			return
 		fi
-		sleep 0.05
+		nap 0.01
 	done
 	wait "$pid" 2>/dev/null
 	REAP_ST=$?

@@ -2461,6 +2461,54 @@ static void test_incoming_copy_refuses_a_copy_changed_meanwhile(void **state)
 	free(im.b);
 }
 
+/* A copy fetched for an object that a client removes meanwhile - here
+ * too, where the copy had not arrived yet - is not installed: it would be
+ * a copy only this server holds (removed.h). A removal of another object
+ * does not stop it. */
+static void test_incoming_copy_not_installed_after_its_removal(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *src = open_new(fx), *dst;
+	struct ofs_oid oid = create_dfile(src), other = create_dfile(src);
+	struct store_incoming *in = NULL;
+	struct ofs_attr *a = calloc(1, sizeof(*a));
+	struct image im = { 0 };
+	struct ofs_sid sid2;
+	char data2[600];
+
+	assert_non_null(a);
+	write_both(src, oid, &im, 0, CS + 99, 4);
+	snprintf(data2, sizeof(data2), "%s/data2", fx->dir);
+	assert_int_equal(store_init(data2, CS, NULL, 0, &sid2), 0);
+	assert_int_equal(store_open(data2, false, &dst), 0);
+	incoming_from(src, dst, oid, &in);
+	store_remove(dst, other);                    /* (not held here either) */
+	store_remove(dst, oid);                      /* forwarded: nothing here yet */
+	assert_int_equal(store_incoming_commit(in, "test"), -EAGAIN);
+	store_incoming_free(in);
+	assert_int_equal(store_getattr(dst, oid, a), -ENOENT);
+	/* Nor when it is fetched again after the removal (a remove forwarded
+	 * here just before a fetch began, its source not yet told). */
+	incoming_from(src, dst, oid, &in);
+	assert_int_equal(store_incoming_commit(in, "test"), -EAGAIN);
+	store_incoming_free(in);
+	/* An object not removed here is installed, whatever else was. */
+	{
+		struct ofs_oid third = create_dfile(src);
+		struct image im3 = { 0 };
+		write_both(src, third, &im3, 0, 1000, 6);
+		incoming_from(src, dst, third, &in);
+		store_remove(dst, other);
+		assert_int_equal(store_incoming_commit(in, "test"), 0);
+		store_incoming_free(in);
+		check_all(dst, third, &im3);
+		free(im3.b);
+	}
+	store_close(dst);
+	free(a);
+	free(im.b);
+}
+
 static void test_incoming_copy_left_by_a_crash_is_dropped_at_open(void **state)
 {
 	struct fixture *fx = *state;
@@ -2539,6 +2587,7 @@ int main(void)
 		T(test_points_many_agrees_with_points_check), \
 		T(test_incoming_copy_replaces_a_bad_one_and_keeps_it_aside), \
 		T(test_incoming_copy_refuses_a_copy_changed_meanwhile), \
+		T(test_incoming_copy_not_installed_after_its_removal), \
 		T(test_incoming_copy_left_by_a_crash_is_dropped_at_open),
 	const struct CMUnitTest tests[] = {
 		INCOMING_TESTS
