@@ -1098,8 +1098,16 @@ int ofs_rename(struct ofs_client *c, const char *oldpath, const char *newpath)
 	rc = cl_obj_setattr(c, &ent.handle, OFS_ATTR_BACKREF, a);
 	if (!rc)
 		fault_point(c, "rename-backref-set");
-	if (!rc)
-		rc = cl_dirent_call(c, OFS_OP_DIRENT_REMOVE, &odd, oname, NULL, 0, NULL, NULL);
+	if (!rc) {
+		bool failed_over = false;
+		rc = dirent_call_ex(c, OFS_OP_DIRENT_REMOVE, &odd, oname, NULL, 0, NULL, NULL,
+				    &failed_over);
+		/* The copy asked first removed the old name and died before it
+		 * answered, so the next copy no longer has it: this rename's
+		 * own remove, done (as for ofs_remove). */
+		if (rc == -ENOENT && failed_over)
+			rc = 0;
+	}
 	if (!rc && replaced && !oid_eq(old.handle.oid, ent.handle.oid))
 		cl_file_destroy(c, &old.handle);
 out:

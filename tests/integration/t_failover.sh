@@ -11,6 +11,9 @@
 #    caught up, a scrub finds nothing (no orphaned metafile or dfile);
 #  - a second rm of the name is refused as missing (exit 3, "no such
 #    file"), and removes nothing else.
+# Then the same crash under `ofs mv`, whose last step removes the old
+# name: the mv exits 0, the file reads back under its new name, the old
+# name is gone, and a scrub once the server is back finds nothing.
 OFS_ITEST_REAL_SYNC=1      # (about durability: its servers sync for real)
 . "$(dirname "$0")/lib.sh"
 
@@ -53,11 +56,36 @@ assert_contains "$(cat "$T/last.err")" "no such file"
 ok ofs get /d/keep "$T/keep.back"
 assert_same_file "$T/src" "$T/keep.back"
 
-# Back without the fault: it catches up on what it missed, and a scrub
-# finds nothing left of the file.
-restart_server "$dead"
+# Back (with the fault again): it catches up on what it missed, and a
+# scrub finds nothing left of the file.
+OFS_SERVER_FAULT=exit-after:dirent_remove restart_server "$dead"
 wait_until 60 "every server up with no copies behind" settled
 clean_scrub_no_repair "$T/pbj.db"
 OFS_CLUSTER=$(srv_addr "$dead") ok ofs ls /d
 assert_eq keep "$(cat "$T/last.out")" "ls /d through $dead once it is back"
+
+# A rename: its remove of the old name meets the same crash.
+ok ofs mv /d/keep /d/moved
+dead=
+for m in a b c; do
+	server_alive "$m" || dead=$m
+done
+[ -n "$dead" ] || fail "expected the server that took the mv's remove to exit; all three run"
+wait_pid "$(srv_pid "$dead")" 10
+assert_eq 70 "$REAP_ST" "exit status of the server that took the mv's remove"
+SRV_PID[$dead]=""
+for m in a b c; do
+	[ "$m" = "$dead" ] && continue
+	OFS_CLUSTER=$(srv_addr "$m") ok ofs ls /d
+	assert_eq moved "$(cat "$T/last.out")" "ls /d through $m after the mv"
+	use_server "$m"
+done
+ok ofs get /d/moved "$T/moved.back"
+assert_same_file "$T/src" "$T/moved.back"
+assert_exit 3 ofs stat /d/keep
+restart_server "$dead"
+wait_until 60 "every server up with no copies behind" settled
+clean_scrub_no_repair "$T/pbj.db"
+OFS_CLUSTER=$(srv_addr "$dead") ok ofs ls /d
+assert_eq moved "$(cat "$T/last.out")" "ls /d through $dead once it is back"
 finish

@@ -20,6 +20,9 @@
 #    left (keyval_mismatch, no majority);
 #  - a cancelled repair job; the scheduler SIGKILLed mid-repair.
 . "$(dirname "$0")/lib.sh"
+# (the cases use p1 to p6 and s8; twelve files give the server taken out
+# of service copies to lose in every cluster)
+export OFS_REPAIR_FILES=12
 . "$(dirname "$0")/repair_lib.sh"
 
 log "an entry removed from every copy of its directory: made again from the back reference"
