@@ -23,6 +23,19 @@ settled() {
 		"$T/servers.json" >/dev/null
 }
 
+# reap_faulted WHAT : the one server that exited on its test fault after
+# taking WHAT; $dead names it, with its exit status (70) checked.
+reap_faulted() {
+	dead=
+	for m in a b c; do
+		server_alive "$m" || dead=$m
+	done
+	[ -n "$dead" ] || fail "expected the server that took $1 to exit (its test fault); all three run"
+	wait_pid "$(srv_pid "$dead")" 10
+	assert_eq 70 "$REAP_ST" "exit status of the server that took $1 (the fault's)"
+	SRV_PID[$dead]=""
+}
+
 OFS_SERVER_FAULT=exit-after:dirent_remove start_cluster a:r1 b:r2 c:r3
 ok ofs mkdir /d
 mkrand "$T/src" 300000
@@ -32,14 +45,7 @@ ok ofs put --replicas 3 --confidence 2 "$T/src" /d/keep
 # The server that took the rm exits; the rm goes on to the next copy.
 ok ofs rm /d/f
 # (it exited before the rm's connection to it broke, so before rm ended)
-dead=
-for m in a b c; do
-	server_alive "$m" || dead=$m
-done
-[ -n "$dead" ] || fail "expected the server that took the rm to exit (its test fault); all three run"
-wait_pid "$(srv_pid "$dead")" 10
-assert_eq 70 "$REAP_ST" "exit status of the server that took the rm (the fault's)"
-SRV_PID[$dead]=""
+reap_faulted "the rm"
 log "server $dead took the remove and exited before answering"
 assert_contains "$(cat "$T/$dead.log")" "test fault: exiting after dirent_remove"
 
@@ -66,14 +72,7 @@ assert_eq keep "$(cat "$T/last.out")" "ls /d through $dead once it is back"
 
 # A rename: its remove of the old name meets the same crash.
 ok ofs mv /d/keep /d/moved
-dead=
-for m in a b c; do
-	server_alive "$m" || dead=$m
-done
-[ -n "$dead" ] || fail "expected the server that took the mv's remove to exit; all three run"
-wait_pid "$(srv_pid "$dead")" 10
-assert_eq 70 "$REAP_ST" "exit status of the server that took the mv's remove"
-SRV_PID[$dead]=""
+reap_faulted "the mv's remove"
 for m in a b c; do
 	[ "$m" = "$dead" ] && continue
 	OFS_CLUSTER=$(srv_addr "$m") ok ofs ls /d
