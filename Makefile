@@ -43,10 +43,10 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -DOFS_VERSION='"$(VERSION)"' $(HOOKFLAGS) $(WARN) \
 	$(CFLAGS) $(SANFLAGS) -pthread -I. -MMD -MP
-LDLIBS := -llmdb -lxxhash -ljansson -lsqlite3 -lpthread -lm
+LDLIBS := -lssl -lcrypto -llmdb -lxxhash -ljansson -lsqlite3 -lpthread -lm
 ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) -pthread
 
-LIB_SRCS := lib/error.c lib/oid.c lib/wire.c lib/frame.c lib/proto.c \
+LIB_SRCS := lib/error.c lib/ident.c lib/tls.c lib/ca.c lib/cap.c lib/crl.c lib/oid.c lib/wire.c lib/frame.c lib/proto.c \
 	lib/checksum.c lib/log.c lib/net.c lib/path.c lib/parse.c lib/timefmt.c \
 	lib/conn.c lib/placement.c lib/proto_reply.c lib/fdio.c lib/attr_json.c
 SERVER_SRCS := server/kv.c server/records.c server/bstream.c server/store.c \
@@ -94,7 +94,7 @@ $(BINDIR)/ofs: $(O)/cli/ofs.o $(O)/cli/common.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BINDIR)/ofs-pbj: $(O)/cli/ofs-pbj.o $(O)/cli/common.o $(O)/cli/pbj-jobs.o $(O)/cli/pbj-sched.o $(O)/cli/pbj-servers.o $(CORE_LIB)
+$(BINDIR)/ofs-pbj: $(O)/cli/ofs-pbj.o $(O)/cli/common.o $(O)/cli/pbj-ca.o $(O)/cli/pbj-jobs.o $(O)/cli/pbj-sched.o $(O)/cli/pbj-servers.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -146,16 +146,34 @@ check-fuzz:
 		{ build/fuzz/fuzz_frame -max_total_time=20 -rss_limit_mb=1024 \
 			build/fuzz/work tests/fuzz/corpus >build/fuzz/log 2>&1 || \
 			{ tail -40 build/fuzz/log; echo "fuzz_frame found a failure"; exit 1; }; } && \
-		tail -1 build/fuzz/log; \
+		tail -1 build/fuzz/log && \
+		mkdir -p build/fuzz/work_ident && \
+		{ build/fuzz/fuzz_ident -max_total_time=10 -rss_limit_mb=1024 \
+			build/fuzz/work_ident tests/fuzz/corpus_ident >build/fuzz/log_ident 2>&1 || \
+			{ tail -40 build/fuzz/log_ident; echo "fuzz_ident found a failure"; exit 1; }; } && \
+		tail -1 build/fuzz/log_ident && \
+		mkdir -p build/fuzz/work_cap && \
+		{ build/fuzz/fuzz_cap -max_total_time=10 -rss_limit_mb=1024 \
+			build/fuzz/work_cap tests/fuzz/corpus_cap >build/fuzz/log_cap 2>&1 || \
+			{ tail -40 build/fuzz/log_cap; echo "fuzz_cap found a failure"; exit 1; }; } && \
+		tail -1 build/fuzz/log_cap; \
 	else echo "clang not found: fuzzing skipped"; fi
 
 FUZZ_SRCS := $(LIB_SRCS)
-fuzz: build/fuzz/fuzz_frame
+fuzz: build/fuzz/fuzz_frame build/fuzz/fuzz_ident build/fuzz/fuzz_cap
+
+build/fuzz/fuzz_cap: tests/fuzz/fuzz_cap.c lib/cap.c lib/wire.c lib/oid.c
+	@mkdir -p $(dir $@)
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -I. -fsanitize=fuzzer,address,undefined -o $@ $^ -lcrypto
+
+build/fuzz/fuzz_ident: tests/fuzz/fuzz_ident.c lib/ident.c lib/oid.c
+	@mkdir -p $(dir $@)
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -I. -fsanitize=fuzzer,address,undefined -o $@ $^
 
 build/fuzz/fuzz_frame: tests/fuzz/fuzz_frame.c $(FUZZ_SRCS)
 	@mkdir -p $(dir $@)
 	clang -std=c11 -D_GNU_SOURCE -DOFS_VERSION='"$(VERSION)"' -g -O1 -I. \
-		-fsanitize=fuzzer,address,undefined -o $@ $^ -lxxhash -ljansson
+		-fsanitize=fuzzer,address,undefined -o $@ $^ -lssl -lcrypto -lxxhash -ljansson
 
 cppcheck:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \

@@ -41,6 +41,7 @@
 #include "client/ofs.h"
 #include "lib/ofs_error.h"
 #include "lib/parse.h"
+#include "lib/tls.h"
 
 #define EXIT_USAGE 2
 #define EXIT_FAIL 3
@@ -326,6 +327,11 @@ int main(int argc, char **argv)
 {
 	long threads = 16, small, mb, size = 1024, count;
 	const char *until = NULL;
+	char idwhy[TLS_WHY_MAX];
+	if (ofs_client_identity(NULL, false, idwhy)) {
+		fprintf(stderr, "catchload: %s\n", idwhy);
+		return 2;
+	}
 
 	if (argc >= 2 && !strcmp(argv[1], "write")) {
 		argv++;

@@ -39,6 +39,7 @@
 
 #include "client/ofs.h"
 #include "lib/ofs_error.h"
+#include "lib/tls.h"
 
 #define EXIT_USAGE 2
 #define EXIT_FAIL 3
@@ -291,6 +292,11 @@ int main(int argc, char **argv)
 {
 	struct ofs_put_opts opts = { 0 };
 	long threads, count, replicas;
+	char idwhy[TLS_WHY_MAX];
+	if (ofs_client_identity(NULL, false, idwhy)) {
+		fprintf(stderr, "smallobj: %s\n", idwhy);
+		return 2;
+	}
 
 	if (argc == 4 && !strcmp(argv[1], "--baseline-fsync")) {
 		if (parse_long(argv[3], 1, MAX_COUNT, &count)) {

@@ -1,7 +1,9 @@
 /*
  * common.h - what the client programs (ofs, ofs-pbj) read the same way:
- * the words they take anywhere on their line, --help and --version, and
- * the cluster from OFS_CLUSTER (CLI.md, "Common").
+ * the words they take anywhere on their line, --help and --version, the
+ * cluster from OFS_CLUSTER, and the identity they connect with
+ * (--identity IDDIR, OFS_IDENTITY, or --insecure) (CLI.md, "Common" and
+ * "Identity and security").
  */
 #ifndef OFS_CLI_COMMON_H
 #define OFS_CLI_COMMON_H
@@ -11,6 +13,8 @@
 
 #define CLI_MAX_CLUSTER 16
 
+struct tls_conf;
+
 struct cli_line {
 	const char *cluster[CLI_MAX_CLUSTER];    /* --cluster, then OFS_CLUSTER */
 	size_t ncluster;
@@ -19,6 +23,9 @@ struct cli_line {
 	int nrest;
 	bool json;               /* --json (with CLI_LINE_PBJ) */
 	const char *db;          /* --db FILE (with CLI_LINE_PBJ) */
+	const char *identity;    /* --identity IDDIR */
+	bool insecure;           /* --insecure */
+	struct tls_conf *tls;    /* loaded by cli_line_security (owned) */
 	char *env;               /* (OFS_CLUSTER's copy, owned) */
 };
 
@@ -33,6 +40,15 @@ bool cli_line_help(const struct cli_line *l, const char *prog, const char *usage
 /* No --cluster: the servers OFS_CLUSTER lists (comma-separated).
  * -ENOENT: neither; -ENOMEM. */
 int cli_line_cluster(struct cli_line *l);
+/*
+ * How this program connects (conn_security): the identity in --identity
+ * IDDIR, else in OFS_IDENTITY, else plaintext with --insecure. 0, or an
+ * exit status (2) after a message on stderr saying what is wrong and how
+ * to get an identity. With required false, finding none is not an error
+ * (a command that may need no server): a connection then fails with
+ * "no identity".
+ */
+int cli_line_security(struct cli_line *l, const char *prog, bool required);
 void cli_line_free(struct cli_line *l);
 
 #endif

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "cli/common.h"
+#include "cli/pbj-ca.h"
 #include "cli/pbj-jobs.h"
 #include "cli/pbj-servers.h"
 #include "lib/conn.h"
@@ -25,7 +26,8 @@
 #define STATS_TIMEOUT_MS 2000
 
 static const char usage_text[] =
-	"usage: ofs-pbj [--cluster HOST:PORT]... [--db FILE] COMMAND [ARGS]\n"
+	"usage: ofs-pbj [--cluster HOST:PORT]... [--identity IDDIR | --insecure] [--db FILE]\n"
+	"               COMMAND [ARGS]\n"
 	"  submit scrub [--server SID]... [--path PATH]... [--repair | --no-repair]\n"
 	"               [--metadata-only] [--rate BYTES/s] [--priority N] [--max-repairs N]\n"
 	"                                --metadata-only: records, copies and structure\n"
@@ -54,7 +56,12 @@ static const char usage_text[] =
 	"  server set SID --state in|draining|out | --attr KEY=VALUE | --weight W\n"
 	"  ok-to-stop SID [--json]       0 when stopping SID now leaves every object it holds\n"
 	"                                with its write confidence of good copies elsewhere\n"
-	"The cluster is --cluster or OFS_CLUSTER=HOST:PORT[,HOST:PORT...]; the job\n"
+	"  ca init CADIR                 a new cluster CA and capability key in CADIR\n"
+	"  ca issue CADIR --out IDDIR (--user NAME --uid N [--gid N[,N]...] | --admin NAME)\n"
+	"           [--days D]           an identity (key, certificate, CA) in IDDIR\n"
+	"  ca revoke CADIR CERT.pem      that certificate refused from now on, cluster-wide\n"
+	"The cluster is --cluster or OFS_CLUSTER=HOST:PORT[,HOST:PORT...]; the identity\n"
+	"--identity IDDIR or OFS_IDENTITY=IDDIR (--insecure: a cluster run --insecure); the job\n"
 	"database is --db or OFS_PBJ_DB (default ./pbj.db). Exit status: 0 success\n"
 	"(a job finished clean), 1 findings left, 2 bad usage, 3 failure.\n";
 
@@ -313,8 +320,25 @@ int main(int argc, char **argv)
 		cli_line_free(&l);
 		return 0;
 	}
+	if (!strcmp(l.rest[1], "ca")) {
+		if (l.nrest >= 3 && !strcmp(l.rest[2], "revoke")) {
+			(void)cli_line_cluster(&l);
+			rc = cli_line_security(&l, "ofs-pbj", l.ncluster > 0);
+			if (rc)
+				goto out;
+		}
+		rc = pbj_ca_main(l.nrest - 1, l.rest + 1, l.cluster, l.ncluster);
+		goto out;
+	}
 	if (is_job_command(l.rest[1])) {
 		(void)cli_line_cluster(&l);  /* (a job command may need none) */
+		/* (those that run jobs or look at servers need an identity) */
+		rc = cli_line_security(&l, "ofs-pbj",
+				       l.ncluster && (!strcmp(l.rest[1], "submit") ||
+						      !strcmp(l.rest[1], "serve") ||
+						      !strcmp(l.rest[1], "wait")));
+		if (rc)
+			goto out;
 		rc = pbj_jobs_main(l.nrest - 1, l.rest + 1, l.db, l.cluster, l.ncluster, l.json);
 		goto out;
 	}
@@ -329,6 +353,9 @@ int main(int argc, char **argv)
 				   : EXIT_FAIL;
 		goto out;
 	}
+	rc = cli_line_security(&l, "ofs-pbj", true);
+	if (rc)
+		goto out;
 	if (!strcmp(l.rest[1], "ok-to-stop")) {
 		rc = pbj_ok_to_stop(l.cluster, l.ncluster, l.nrest - 2, l.rest + 2, l.json);
 	} else if (!strcmp(l.rest[1], "servers")) {

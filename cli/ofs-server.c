@@ -4,7 +4,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,10 +14,14 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "lib/ca.h"
+#include "lib/conn.h"
+#include "lib/crl.h"
 #include "lib/log.h"
 #include "lib/net.h"
 #include "lib/ofs_error.h"
 #include "lib/parse.h"
+#include "lib/tls.h"
 #include "backref/points.h"
 #include "rebalancer/drain.h"
 #include "rebalancer/kinds.h"
@@ -26,6 +32,7 @@
 #include "server/gossip.h"
 #include "server/inspect.h"
 #include "server/listener.h"
+#include "server/ops.h"
 #include "server/store.h"
 #include "server/tool.h"
 
@@ -33,12 +40,14 @@
 #define EXIT_FAIL 3
 
 static const char usage_text[] =
-	"usage: ofs-server init --data DIR [--attr KEY=VALUE]... [--chunk-size BYTES]\n"
+	"usage: ofs-server init --data DIR [--ca CADIR] [--attr KEY=VALUE]... [--chunk-size BYTES]\n"
+	"       ofs-server certify --data DIR --ca CADIR\n"
 	"       ofs-server run --data DIR --listen HOST:PORT [--peer HOST:PORT]... [--log FILE]\n"
 	"                  [--max-conns N] [--scrub-rate BYTES/s] [--quarantine-days N]\n"
 	"                  [--orphan-grace SECONDS] [--capacity BYTES] [--no-catch-up]\n"
-	"                  [--settle-ms MS]\n"
+	"                  [--settle-ms MS] [--insecure]\n"
 	"       ofs-server inspect --data DIR OID [--json]\n"
+	"       ofs-server ops [--json]       every operation and the roles that may call it\n"
 	"       ofs-server tool --data DIR list|keys|get-key|set-key|rm-key|set-version|set-backref|set-part|mark-behind|remove ...\n"
 	"       ofs-server --help | --version\n";
 
@@ -57,7 +66,7 @@ static int fail(const char *what, int rc)
 
 enum { OPT_DATA = 1, OPT_ATTR, OPT_CHUNK, OPT_LISTEN, OPT_LOG, OPT_MAXCONNS, OPT_JSON,
        OPT_PEER, OPT_SCRUB_RATE, OPT_QUARANTINE, OPT_ORPHAN_GRACE, OPT_HELP, OPT_CAPACITY, OPT_NO_CATCH_UP,
-       OPT_SETTLE };
+       OPT_SETTLE, OPT_CA, OPT_INSECURE };
 
 #define MAX_PEERS 16
 /* How long a start waits for each peer's list of our stale copies. */
@@ -78,19 +87,21 @@ static const struct option long_opts[] = {
 	{ "capacity", required_argument, NULL, OPT_CAPACITY },
 	{ "no-catch-up", no_argument, NULL, OPT_NO_CATCH_UP },
 	{ "settle-ms", required_argument, NULL, OPT_SETTLE },
+	{ "ca", required_argument, NULL, OPT_CA },
+	{ "insecure", no_argument, NULL, OPT_INSECURE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct args {
-	const char *data, *listen, *log;
+	const char *data, *listen, *log, *ca;
 	const char *attrs[STORE_MAX_ATTRS];
 	size_t nattrs;
 	const char *peers[MAX_PEERS];
 	size_t npeers;
 	uint64_t chunk, max_conns, scrub_rate, quarantine_days, orphan_grace, capacity,
 		 settle_ms;
-	bool json, no_catch_up;
+	bool json, no_catch_up, insecure;
 	const char *operand;
 };
 
@@ -127,6 +138,8 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 		case OPT_LOG: a->log = optarg; break;
 		case OPT_JSON: a->json = true; break;
 		case OPT_NO_CATCH_UP: a->no_catch_up = true; break;
+		case OPT_CA: a->ca = optarg; break;
+		case OPT_INSECURE: a->insecure = true; break;
 		case OPT_PEER: {
 			struct sockaddr_in sa;
 			if (a->npeers == MAX_PEERS) {
@@ -209,12 +222,53 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 	return 0;
 }
 
+/* Where a data dir keeps the server's identity (tls.h). */
+static void identity_dir(const char *data, char buf[4096])
+{
+	snprintf(buf, 4096, "%s/identity", data);
+}
+
+/* The server identity of sid, issued by the CA in cadir into data's
+ * identity directory, with the CA's capability key (replace: the one
+ * there is removed first). */
+static int certify(const char *data, const char *cadir, struct ofs_sid sid, bool replace)
+{
+	struct ident id = { .role = IDENT_SERVER, .sid = sid };
+	char dir[4096], why[TLS_WHY_MAX];
+	int rc;
+
+	identity_dir(data, dir);
+	if (replace) {
+		/* (a new identity replaces a lost, expired or revoked one; the
+		 * key goes first, so a crash leaves none rather than a mix) */
+		static const char *const files[] = { "key.pem", "cert.pem", "ca.pem", "cap.key" };
+		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+			char p[4200];
+			snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
+			if (unlink(p) < 0 && errno != ENOENT) {
+				fprintf(stderr, "ofs-server: %s: %s\n", p, strerror(errno));
+				return EXIT_FAIL;
+			}
+		}
+	}
+	rc = ca_issue(cadir, &id, CA_DAYS_MAX / 10, 0, dir, why);
+	if (!rc)
+		rc = ca_copy_capkey(cadir, dir, why);
+	if (!rc)
+		rc = ca_copy_revoked(cadir, dir, why);
+	if (rc) {
+		fprintf(stderr, "ofs-server: %s\n", why);
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
 static int cmd_init(int argc, char **argv)
 {
 	struct args a;
 	struct ofs_sid sid;
 	char hex[OFS_OID_HEX];
-	int rc = parse(argc, argv, "init", "123", &a);
+	int rc = parse(argc, argv, "init", "123@", &a);
 
 	if (rc)
 		return rc;
@@ -234,8 +288,37 @@ static int cmd_init(int argc, char **argv)
 	if (rc)
 		return fail(a.data, rc);
 	sid_to_hex(sid, hex);
+	if (a.ca && (rc = certify(a.data, a.ca, sid, false)) != 0) {
+		fprintf(stderr, "ofs-server: %s is made (SID %s) without an identity: give it one "
+			"with 'ofs-server certify --data %s --ca CADIR'\n", a.data, hex, a.data);
+		return rc;
+	}
 	printf("%s\n", hex);
 	return 0;
+}
+
+/* certify: a data dir made without --ca gets its server identity; one
+ * that has an identity (lost, expired, revoked, another server's) gets a
+ * new one in its place. */
+static int cmd_certify(int argc, char **argv)
+{
+	struct args a;
+	struct store *s = NULL;
+	struct ofs_sid sid;
+	int rc = parse(argc, argv, "certify", "@", &a);
+
+	if (rc)
+		return rc;
+	if (a.operand || !a.ca) {
+		usage_error("%s", a.operand ? "unexpected argument" : "certify needs --ca CADIR");
+		return EXIT_USAGE;
+	}
+	rc = store_open(a.data, true, &s);
+	if (rc)
+		return fail(a.data, rc);
+	sid = store_sid(s);
+	store_close(s);
+	return certify(a.data, a.ca, sid, true);
 }
 
 /* Gossip reached a peer: tell it which of its copies fell behind. */
@@ -263,6 +346,8 @@ struct running {
 	struct scrubber *scrub;
 	struct recover *rv;
 	struct service sv;
+	struct tls_conf *tls;               /* NULL: --insecure */
+	struct crl *crl;                    /* the revocation list (NULL: --insecure) */
 	bool sv_ready;
 	char sidhex[OFS_OID_HEX], where[OFS_ADDR_MAX];
 	int lfd, sfd, logfd;
@@ -283,6 +368,59 @@ static int run_args(struct running *r, struct sockaddr_in *addr)
 		usage_error("--listen %s: not an IPv4 HOST:PORT", r->a.listen);
 		return EXIT_USAGE;
 	}
+	if (r->a.insecure) {
+		/* Plaintext is for benchmarks' baselines, on this machine only. */
+		struct sockaddr_in pa;
+		bool local = (ntohl(addr->sin_addr.s_addr) >> 24) == 127;
+		for (size_t i = 0; i < r->a.npeers && local; i++)
+			local = !net_parse_addr(r->a.peers[i], &pa) &&
+				(ntohl(pa.sin_addr.s_addr) >> 24) == 127;
+		if (!local) {
+			usage_error("%s", "--insecure serves loopback (127.x.x.x) only, to peers on it");
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+/* This server's identity (data dir's identity/), for both ends of its
+ * connections; --insecure: none, plaintext. */
+static int run_identity(struct running *r)
+{
+	char dir[4096], why[TLS_WHY_MAX];
+	int rc;
+
+	if (r->a.insecure) {
+		conn_security(NULL, true);
+		return 0;
+	}
+	identity_dir(r->a.data, dir);
+	rc = tls_conf_load(dir, &r->tls, why);
+	if (rc == -ENOENT) {
+		fprintf(stderr, "ofs-server: %s has no identity (%s): give it one with "
+			"'ofs-server certify --data %s --ca CADIR' (or run --insecure on "
+			"loopback, for benchmarks)\n", r->a.data, why, r->a.data);
+		return EXIT_USAGE;
+	}
+	if (rc) {
+		fprintf(stderr, "ofs-server: identity: %s\n", why);
+		return EXIT_USAGE;
+	}
+	if (tls_conf_self(r->tls)->role != IDENT_SERVER ||
+	    !sid_eq(tls_conf_self(r->tls)->sid, store_sid(r->s))) {
+		fprintf(stderr, "ofs-server: %s/cert.pem is not this server's (SID %s): "
+			"'ofs-server certify --data %s --ca CADIR' issues it\n", dir, r->sidhex,
+			r->a.data);
+		return EXIT_USAGE;
+	}
+	snprintf(dir + strlen(dir), 4096 - strlen(dir), "/revoked");
+	rc = crl_open(dir, &r->crl);
+	if (rc) {
+		fprintf(stderr, "ofs-server: %s: %s\n", dir, ofs_strerror(rc));
+		return EXIT_FAIL;
+	}
+	tls_conf_set_crl(r->tls, r->crl);
+	conn_security(r->tls, false);
 	return 0;
 }
 
@@ -342,7 +480,7 @@ static int run_cluster(struct running *r)
 		return fail("server table", rc);
 	if ((rc = replica_open(r->tab, &r->rep)) || (rc = behind_open(r->s, r->rep, &r->bh)))
 		return fail("replication", rc);
-	rc = gossip_pull_once(r->tab, r->a.peers, r->a.npeers, CATCH_UP_TIMEOUT_MS);
+	rc = gossip_pull_once(r->tab, r->crl, r->a.peers, r->a.npeers, CATCH_UP_TIMEOUT_MS);
 	if (rc < 0)
 		return fail("learning the server table", rc);
 	rc = behind_catch_up(r->s, r->tab, CATCH_UP_TIMEOUT_MS);
@@ -351,7 +489,7 @@ static int run_cluster(struct running *r)
 	if (rc > 0)
 		log_warn("%d copies here missed changes while this server was away; "
 			 "they are not served until caught up", rc);
-	rc = gossip_start(r->tab, r->a.peers, r->a.npeers, on_contact, r->bh, &r->g);
+	rc = gossip_start(r->tab, r->crl, r->a.peers, r->a.npeers, on_contact, r->bh, &r->g);
 	return rc ? fail("gossip", rc) : 0;
 }
 
@@ -407,6 +545,7 @@ static int run_tasks(struct running *r)
 	if (rc)
 		return fail("registering the background tasks", rc);
 	service_init(&r->sv, r->s, r->tab, r->rep, r->tasks);
+	r->sv.crl = r->crl;
 	test_fault(&r->sv);
 	r->sv_ready = true;
 	rc = recover_start(r->s, r->tab, r->rep, r->a.no_catch_up, &r->rv);
@@ -432,6 +571,8 @@ static void run_close(struct running *r)
 		close(r->lfd);
 	sidtab_close(r->tab);
 	store_close(r->s);
+	tls_conf_free(r->tls);
+	crl_close(r->crl);
 	if (r->sfd >= 0)
 		close(r->sfd);
 	if (r->logfd >= 0)
@@ -447,7 +588,7 @@ static int cmd_run(int argc, char **argv)
 	if (!r)
 		return fail("run", -ENOMEM);
 	r->lfd = r->sfd = r->logfd = -1;
-	rc = parse(argc, argv, "run", "45689:;=>?", &r->a);   /* (OPT_ letters: + '0') */
+	rc = parse(argc, argv, "run", "45689:;=>?A", &r->a);   /* (OPT_ letters: + '0') */
 	if (!rc)
 		rc = run_args(r, &addr);
 	if (rc) {
@@ -455,11 +596,11 @@ static int cmd_run(int argc, char **argv)
 		return rc;
 	}
 	if (!(rc = run_log_and_signals(r)) && !(rc = run_store(r, &addr)) &&
-	    !(rc = run_cluster(r)) && !(rc = run_tasks(r))) {
+	    !(rc = run_identity(r)) && !(rc = run_cluster(r)) && !(rc = run_tasks(r))) {
 		log_info("serving %s on %s (data %s)", r->sidhex, r->where, r->a.data);
 		printf("ready %s %s\n", r->sidhex, r->where);
 		fflush(stdout);
-		rc = listener_run(&r->sv, r->lfd, r->sfd, (int)r->a.max_conns);
+		rc = listener_run(&r->sv, r->tls, r->lfd, r->sfd, (int)r->a.max_conns);
 		if (rc)
 			rc = fail("accept", rc);
 		else
@@ -499,6 +640,56 @@ static int cmd_inspect(int argc, char **argv)
 	if (rc)
 		return fail(a.operand, rc);
 	return 0;
+}
+
+/* ops [--json]: the operation table's roles (DESIGN.md section 7), for
+ * operators and for the tests that try every operation as every role. */
+static int cmd_ops(int argc, char **argv)
+{
+	bool json = argc == 2 && !strcmp(argv[1], "--json");
+	json_t *all = json_array();
+	int rc = 0;
+
+	if (argc > 2 || (argc == 2 && !json)) {
+		usage_error("%s", "ops takes only --json");
+		json_decref(all);
+		return EXIT_USAGE;
+	}
+	if (!all)
+		return EXIT_FAIL;
+	for (uint16_t op = 1; op < OFS_OP_MAX; op++) {
+		const struct ops_row *r = ops_row(op);
+		json_t *roles = json_array();
+		if (!r || !roles) {
+			json_decref(roles);
+			continue;
+		}
+		if (r->roles & OPS_USER)
+			json_array_append_new(roles, json_string("user"));
+		if (r->roles & OPS_ADMIN)
+			json_array_append_new(roles, json_string("admin"));
+		if (r->roles & OPS_SERVER)
+			json_array_append_new(roles, json_string("server"));
+		if (json) {
+			json_array_append_new(all, json_pack("{s:i, s:s, s:o}", "op", op, "name",
+							     ofs_op_name(op), "roles", roles));
+		} else {
+			printf("%-14s %s%s%s\n", ofs_op_name(op), (r->roles & OPS_USER) ? "user " : "",
+			       (r->roles & OPS_ADMIN) ? "admin " : "",
+			       (r->roles & OPS_SERVER) ? "server" : "");
+			json_decref(roles);
+		}
+	}
+	if (json) {
+		json_t *top = json_pack("{s:o}", "ops", all);
+		if (!top || json_dumpf(top, stdout, JSON_COMPACT))
+			rc = EXIT_FAIL;
+		printf("\n");
+		json_decref(top);
+	} else {
+		json_decref(all);
+	}
+	return rc;
 }
 
 /* tool --data DIR [--json] COMMAND ARGS: options first, then the command. */
@@ -551,10 +742,14 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "init"))
 		return cmd_init(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "certify"))
+		return cmd_certify(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "inspect"))
 		return cmd_inspect(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "ops"))
+		return cmd_ops(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "tool"))
 		return cmd_tool(argc - 1, argv + 1);
 	usage_error("unknown command '%s'", argv[1]);

@@ -20,12 +20,13 @@
 #include "lib/parse.h"
 #include "lib/path.h"
 #include "lib/timefmt.h"
+#include "lib/tls.h"
 
 #define EXIT_USAGE 2
 #define EXIT_FAIL 3
 
 static const char usage_text[] =
-	"usage: ofs [--cluster HOST:PORT]... COMMAND [ARGS]\n"
+	"usage: ofs [--cluster HOST:PORT]... [--identity IDDIR | --insecure] COMMAND [ARGS]\n"
 	"  mkdir PATH\n"
 	"  put LOCAL|- PATH [--replicas N] [--confidence K] [--strip-size BYTES] [--stripes N]\n"
 	"  get PATH LOCAL|-\n"
@@ -34,7 +35,12 @@ static const char usage_text[] =
 	"  rm PATH\n"
 	"  rmdir PATH\n"
 	"  mv OLD NEW\n"
-	"The cluster is --cluster or OFS_CLUSTER=HOST:PORT[,HOST:PORT...].\n";
+	"  whoami [--json]           the identity this program connects as\n"
+	"The cluster is --cluster or OFS_CLUSTER=HOST:PORT[,HOST:PORT...]; the identity\n"
+	"(a directory with key.pem, cert.pem and ca.pem, from 'ofs-pbj ca issue') is\n"
+	"--identity IDDIR or OFS_IDENTITY=IDDIR; --insecure speaks plaintext to a cluster\n"
+	"run --insecure (loopback only). A request the cluster refuses exits 3 with the\n"
+	"reason (permission denied, certificate not trusted, ...).\n";
 
 static int usage(const char *fmt, const char *arg)
 {
@@ -445,6 +451,62 @@ static const struct command commands[] = {
 	{ "mv", "", 2, 3, cmd_mv },
 };
 
+/* whoami [--json]: what this program's identity says (its certificate's
+ * identity is all a server believes). */
+static int cmd_whoami(struct cli_line *l)
+{
+	bool json = l->nrest == 3 && !strcmp(l->rest[2], "--json");
+	const struct ident *id;
+	char fpr[2 * IDENT_FPR_LEN + 1], desc[160];
+	int rc;
+
+	if (l->nrest > 3 || (l->nrest == 3 && !json))
+		return usage("whoami takes only --json%s", "");
+	rc = cli_line_security(l, "ofs", true);
+	if (rc)
+		return rc;
+	if (!l->tls) {
+		printf(json ? "{\"role\":\"none\",\"insecure\":true}\n" : "nobody (--insecure)\n");
+		return 0;
+	}
+	id = tls_conf_self(l->tls);
+	for (int i = 0; i < IDENT_FPR_LEN; i++)
+		snprintf(fpr + 2 * i, 3, "%02x", id->fpr[i]);
+	if (!json) {
+		ident_describe(id, desc, sizeof(desc));
+		printf("%s\n", desc);
+		return 0;
+	}
+	{
+		json_t *o = json_pack("{s:s, s:s}", "role", ident_role_name(id->role), "fingerprint", fpr);
+		json_t *gids = json_array();
+		char hex[OFS_OID_HEX];
+		if (!o || !gids) {
+			json_decref(o);
+			json_decref(gids);
+			return EXIT_FAIL;
+		}
+		if (id->role == IDENT_SERVER) {
+			sid_to_hex(id->sid, hex);
+			json_object_set_new(o, "sid", json_string(hex));
+		} else {
+			json_object_set_new(o, "name", json_string(id->name));
+		}
+		if (id->role == IDENT_USER) {
+			json_object_set_new(o, "uid", json_integer(id->uid));
+			for (uint8_t i = 0; i < id->ngids; i++)
+				json_array_append_new(gids, json_integer(id->gids[i]));
+			json_object_set_new(o, "gids", gids);
+		} else {
+			json_decref(gids);
+		}
+		rc = json_dumpf(o, stdout, JSON_COMPACT) ? EXIT_FAIL : 0;
+		printf("\n");
+		json_decref(o);
+		return rc;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct cli_line l;
@@ -461,6 +523,11 @@ int main(int argc, char **argv)
 	if (cli_line_help(&l, "ofs", usage_text)) {
 		cli_line_free(&l);
 		return 0;
+	}
+	if (!strcmp(l.rest[1], "whoami")) {
+		rc = cmd_whoami(&l);
+		cli_line_free(&l);
+		return rc;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(l.rest[1], commands[i].name))
@@ -487,6 +554,9 @@ int main(int argc, char **argv)
 				   : EXIT_FAIL;
 		goto out;
 	}
+	rc = cli_line_security(&l, "ofs", true);
+	if (rc)
+		goto out;
 	rc = ofs_client_open(l.cluster, l.ncluster, &c);
 	if (rc == -EINVAL) {
 		rc = usage("bad cluster address (want HOST:PORT)%s", "");

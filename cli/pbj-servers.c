@@ -206,6 +206,12 @@ int pbj_ok_to_stop(const char *const *cluster, size_t ncluster, int argc, char *
 	if (!rc)
 		rc = proto_decode_stop_reply(b, bn, sr);
 	free(b);
+	if (rc && !conn_is_transport_error(rc) && rc != -OFS_EUNREACHABLE && rc != -ENOMEM) {
+		/* Refused (who we are, or what we asked): say so, no answer. */
+		fprintf(stderr, "ofs-pbj: ok-to-stop %s: %s\n", hex, ofs_strerror(rc));
+		ret = EXIT_FAIL;
+		goto out;
+	}
 	if (rc) {
 		/* Not answering: what it holds cannot be known, so "no". */
 		if (json)

@@ -27,6 +27,8 @@
 #include <unistd.h>
 
 #include "client/ofs_impl.h"
+#include "lib/conn.h"
+#include "lib/tls.h"
 
 /* ---- servers and calls --------------------------------------------------- */
 
@@ -684,6 +686,32 @@ out:
 	free(b);
 	free(a);
 	return cl_map_transport(rc);
+}
+
+static struct tls_conf *identity;   /* ofs_client_identity's, for the process */
+
+int ofs_client_identity(const char *iddir, bool insecure, char *why)
+{
+	const char *ins = getenv("OFS_INSECURE");
+	int rc;
+
+	why[0] = '\0';
+	if (!iddir || !*iddir)
+		iddir = getenv("OFS_IDENTITY");
+	if (!iddir || !*iddir) {
+		if (insecure || (ins && !strcmp(ins, "1"))) {
+			conn_security(NULL, true);
+			return 0;
+		}
+		snprintf(why, TLS_WHY_MAX, "no identity: set OFS_IDENTITY=IDDIR (or OFS_INSECURE=1)");
+		return -OFS_ENOIDENT;
+	}
+	if (identity)
+		return -EBUSY;
+	rc = tls_conf_load(iddir, &identity, why);
+	if (!rc)
+		conn_security(identity, false);
+	return rc;
 }
 
 int ofs_client_open(const char *const *addrs, size_t naddrs, struct ofs_client **out)

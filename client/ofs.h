@@ -18,12 +18,24 @@
 #ifndef OFS_CLIENT_H
 #define OFS_CLIENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "lib/proto.h"
 
 struct ofs_client;
+
+/*
+ * The identity this process connects with (DESIGN.md section 7), once,
+ * before the first ofs_client_open: the one in directory iddir (NULL:
+ * $OFS_IDENTITY), or, when there is none and insecure is true (or
+ * $OFS_INSECURE is 1), plaintext to loopback servers run --insecure.
+ * 0, or a negative code (-OFS_ENOIDENT: none given) with a message in
+ * why (TLS_WHY_MAX bytes, tls.h). The ofs(1) program does this with its
+ * own words (--identity, --insecure); libofs's other programs call this.
+ */
+int ofs_client_identity(const char *iddir, bool insecure, char *why);
 
 /* Connect to the cluster through the first of addrs ("HOST:PORT") that
  * answers. Returns 0 and *out (free with ofs_client_close), or

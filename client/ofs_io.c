@@ -29,7 +29,7 @@ struct layout {
  * PIPE_DEPTH of them in flight so that the transfer of one overlaps the
  * server's disk work on the one before. write: from p; read: into p.
  */
-#define PIPE_DEPTH 2
+#define PIPE_DEPTH 4
 
 static int dfile_io_one(struct conn *cn, const struct ofs_handle *h,
 			bool write, uint64_t off, uint8_t *p, size_t n)

@@ -1,4 +1,5 @@
 /* conn.c - request/reply over one TCP connection (see conn.h). */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -9,17 +10,63 @@
 #include "lib/frame.h"
 #include "lib/net.h"
 #include "lib/ofs_error.h"
+#include "lib/tls.h"
 #include "lib/wire.h"
 
 struct conn {
 	char addr[OFS_ADDR_MAX];   /* where to (re)connect */
-	int fd;                    /* -1 when not connected */
+	struct net_io io;          /* io.fd -1 when not connected */
 	uint64_t next_id;          /* request ids */
 	uint16_t ops[CONN_WINDOW]; /* op of each request in flight, by id */
 	int reply_ms;              /* bound on every wait for a reply */
 	int connect_ms;            /* bound on every connect */
 	struct wbuf req;           /* reused request body */
 };
+
+static struct tls_conf *sec_conf;   /* set once at start (conn_security) */
+static bool sec_plain;
+
+void conn_security(struct tls_conf *conf, bool plaintext)
+{
+	sec_conf = conf;
+	sec_plain = !conf && plaintext;
+}
+
+/* Connect c (net_connect, then the TLS handshake). */
+static int connect_io(struct conn *c)
+{
+	struct sockaddr_in sa;
+	int rc;
+
+	if (!sec_conf && !sec_plain)
+		return -OFS_ENOIDENT;
+	if (!sec_conf) {
+		if (net_parse_addr(c->addr, &sa))
+			return -EINVAL;
+		if ((ntohl(sa.sin_addr.s_addr) >> 24) != 127)
+			return -EACCES;
+	}
+	rc = net_connect(c->addr, c->connect_ms, &c->io.fd);
+	if (rc || !sec_conf)
+		return rc;
+	rc = tls_connect(sec_conf, c->io.fd,
+			 c->connect_ms < TLS_HANDSHAKE_MS ? TLS_HANDSHAKE_MS : c->connect_ms,
+			 &c->io.tls);
+	if (rc) {
+		close(c->io.fd);
+		c->io.fd = -1;
+	}
+	return rc;
+}
+
+/* A failed (re)connect's code for the caller: refusals as they are. */
+static int connect_error(int rc)
+{
+	if (rc == -ETIMEDOUT || tls_is_refusal(rc) || rc == -OFS_ENOIDENT || rc == -EACCES ||
+	    rc == -EINVAL || rc == -ENOMEM)
+		return rc;
+	return -ECONNREFUSED;
+}
 
 int conn_open(const char *addr, struct conn **out)
 {
@@ -41,8 +88,10 @@ int conn_open_within(const char *addr, int connect_ms, struct conn **out)
 	c->reply_ms = CONN_REPLY_MS;
 	c->connect_ms = connect_ms;
 	wbuf_init(&c->req);
-	rc = net_connect(addr, connect_ms, &c->fd);
+	c->io.fd = -1;
+	rc = connect_io(c);
 	if (rc) {
+		wbuf_free(&c->req);
 		free(c);
 		return rc;
 	}
@@ -54,8 +103,9 @@ void conn_close(struct conn *c)
 {
 	if (!c)
 		return;
-	if (c->fd >= 0)
-		close(c->fd);
+	tls_free(c->io.tls);
+	if (c->io.fd >= 0)
+		close(c->io.fd);
 	wbuf_free(&c->req);
 	free(c);
 }
@@ -79,9 +129,11 @@ int conn_is_transport_error(int rc)
 
 static void drop(struct conn *c)
 {
-	if (c->fd >= 0)
-		close(c->fd);
-	c->fd = -1;
+	tls_free(c->io.tls);
+	c->io.tls = NULL;
+	if (c->io.fd >= 0)
+		close(c->io.fd);
+	c->io.fd = -1;
 }
 
 int conn_send(struct conn *c, const struct ofs_req *q, uint64_t *reqid)
@@ -95,19 +147,19 @@ int conn_send(struct conn *c, const struct ofs_req *q, uint64_t *reqid)
 	if (rc)
 		return rc;
 	/* After a transport error the socket was closed: reconnect first. */
-	if (c->fd < 0) {
-		rc = net_connect(c->addr, c->connect_ms, &c->fd);
+	if (c->io.fd < 0) {
+		rc = connect_io(c);
 		if (rc)
-			return rc == -ETIMEDOUT ? rc : -ECONNREFUSED;
+			return connect_error(rc);
 	}
 	h.version = OFS_PROTO_VERSION;
 	h.op = q->op;
 	h.reqid = c->next_id++;
 	h.body_len = (uint32_t)c->req.len;
-	rc = net_send_frame(c->fd, &h, NULL, NULL, c->req.data, c->reply_ms);
+	rc = net_send_frame(&c->io, &h, NULL, NULL, c->req.data, c->reply_ms);
 	if (rc) {
 		drop(c);
-		return rc == -ETIMEDOUT ? rc : -ECONNRESET;
+		return rc == -ETIMEDOUT || tls_is_refusal(rc) ? rc : -ECONNRESET;
 	}
 	*reqid = h.reqid;
 	c->ops[h.reqid % CONN_WINDOW] = q->op;
@@ -121,19 +173,19 @@ int conn_send_raw(struct conn *c, uint16_t op, const uint8_t *body, size_t len, 
 
 	if (len > OFS_MAX_BODY)
 		return -OFS_ETOOBIG;
-	if (c->fd < 0) {
-		rc = net_connect(c->addr, c->connect_ms, &c->fd);
+	if (c->io.fd < 0) {
+		rc = connect_io(c);
 		if (rc)
-			return rc == -ETIMEDOUT ? rc : -ECONNREFUSED;
+			return connect_error(rc);
 	}
 	h.version = OFS_PROTO_VERSION;
 	h.op = op;
 	h.reqid = c->next_id++;
 	h.body_len = (uint32_t)len;
-	rc = net_send_frame(c->fd, &h, NULL, NULL, body, c->reply_ms);
+	rc = net_send_frame(&c->io, &h, NULL, NULL, body, c->reply_ms);
 	if (rc) {
 		drop(c);
-		return rc == -ETIMEDOUT ? rc : -ECONNRESET;
+		return rc == -ETIMEDOUT || tls_is_refusal(rc) ? rc : -ECONNRESET;
 	}
 	*reqid = h.reqid;
 	c->ops[h.reqid % CONN_WINDOW] = op;
@@ -147,9 +199,9 @@ int conn_recv(struct conn *c, uint64_t reqid, uint8_t **body, size_t *blen)
 	uint16_t op = c->ops[reqid % CONN_WINDOW];
 	int rc;
 
-	if (c->fd < 0)
+	if (c->io.fd < 0)
 		return -ECONNRESET;
-	rc = net_recv_frame(c->fd, &rh, &payload, c->reply_ms, c->reply_ms);
+	rc = net_recv_frame(&c->io, &rh, &payload, c->reply_ms, c->reply_ms);
 	if (rc)
 		goto broken;
 	if (rh.reqid == 0 && rh.status < 0) {
@@ -176,7 +228,7 @@ int conn_recv(struct conn *c, uint64_t reqid, uint8_t **body, size_t *blen)
 broken:
 	free(payload);
 	drop(c);
-	if (rc != -ENOMEM && rc != -OFS_EPROTO)
+	if (rc != -ENOMEM && rc != -OFS_EPROTO && !tls_is_refusal(rc))
 		rc = rc == -ETIMEDOUT ? rc : -ECONNRESET;
 	return rc;
 }
@@ -189,9 +241,9 @@ int conn_recv_data(struct conn *c, uint64_t reqid, uint8_t *dst, size_t cap, siz
 	uint32_t n;
 	int rc;
 
-	if (c->fd < 0)
+	if (c->io.fd < 0)
 		return -ECONNRESET;
-	rc = net_read_full(c->fd, hdr, sizeof(hdr), c->reply_ms);
+	rc = net_io_read_full(&c->io, hdr, sizeof(hdr), c->reply_ms);
 	if (!rc)
 		rc = frame_decode_hdr(hdr, &rh);
 	if (rc)
@@ -212,7 +264,7 @@ int conn_recv_data(struct conn *c, uint64_t reqid, uint8_t *dst, size_t cap, siz
 		rc = -OFS_EPROTO;
 		goto broken;
 	}
-	rc = net_read_full(c->fd, len4, sizeof(len4), c->reply_ms);
+	rc = net_io_read_full(&c->io, len4, sizeof(len4), c->reply_ms);
 	if (rc)
 		goto broken;
 	n = (uint32_t)len4[0] << 24 | (uint32_t)len4[1] << 16 | (uint32_t)len4[2] << 8 | len4[3];
@@ -220,7 +272,7 @@ int conn_recv_data(struct conn *c, uint64_t reqid, uint8_t *dst, size_t cap, siz
 		rc = -OFS_EPROTO;
 		goto broken;
 	}
-	rc = net_read_full(c->fd, dst, n, c->reply_ms);
+	rc = net_io_read_full(&c->io, dst, n, c->reply_ms);
 	if (rc)
 		goto broken;
 	*got = n;
@@ -244,9 +296,11 @@ bool conn_idle_dead(struct conn *c)
 {
 	struct pollfd p;
 
-	if (!c || c->fd < 0)
+	if (!c || c->io.fd < 0)
 		return true;
-	p.fd = c->fd;
+	if (c->io.tls && tls_pending(c->io.tls))
+		return true;
+	p.fd = c->io.fd;
 	p.events = POLLIN;
 	p.revents = 0;
 	/* Nothing is in flight: readable means EOF, a reset or a stray

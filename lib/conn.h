@@ -23,9 +23,23 @@
 #define CONN_WINDOW 4            /* requests in flight on one connection */
 
 struct conn;
+struct tls_conf;
+
+/*
+ * How this process's connections prove who they are: conf (an identity
+ * loaded with tls_conf_load; every connection is TLS 1.3 and the peer
+ * must prove a server identity), or, with conf NULL and plaintext true,
+ * plaintext to loopback addresses only (--insecure, for benchmark
+ * baselines). Until it is set, conn_open fails with -OFS_ENOIDENT. Set
+ * once at start, before any thread connects; conf must outlive every
+ * connection.
+ */
+void conn_security(struct tls_conf *conf, bool plaintext);
 
 /* Connect to addr ("HOST:PORT"). Returns 0, -EINVAL (bad address),
- * -ECONNREFUSED, -ETIMEDOUT, -errno. */
+ * -ECONNREFUSED, -ETIMEDOUT, -errno, a TLS refusal (tls_is_refusal),
+ * -OFS_ENOIDENT (no conn_security), -EACCES (plaintext to an address not
+ * on loopback). */
 int conn_open(const char *addr, struct conn **out);
 /* The same, each connect (this one and later reconnects) bounded by
  * connect_ms instead of CONN_CONNECT_MS. */
@@ -79,7 +93,8 @@ int conn_table(struct conn *c, struct ofs_sid *who, struct ofs_server **e, size_
 int conn_fetch_table(const char *const *addrs, size_t n, int reply_ms, struct ofs_server **e,
 		     size_t *ne, const char **via);
 
-/* True when rc is a transport error rather than a server's answer. */
+/* True when rc is a transport error rather than a server's answer (a
+ * TLS refusal is not one: it is the peer's answer to who we are). */
 int conn_is_transport_error(int rc);
 /* An idle connection whose peer has gone (closed it, or restarted): its
  * socket reads as ready with nothing asked of it. Checked before reusing

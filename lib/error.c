@@ -1,4 +1,5 @@
 /* error.c - names for OFS error codes and negated errno values. */
+#include <errno.h>
 #include <string.h>
 
 #include "lib/ofs_error.h"
@@ -23,6 +24,15 @@ const char *ofs_strerror(int err)
 	case OFS_EMOVING: return "the object is held still for a moment while one of its copies moves";
 	case OFS_EBEHIND: return "this copy missed changes and is not served until it has caught up";
 	case OFS_EQUORUM: return "fewer copies could be written than the write confidence requires";
+	case OFS_EUNTRUSTED: return "certificate not trusted";
+	case OFS_ECERTEXPIRED: return "certificate expired";
+	case OFS_ECERTREVOKED: return "certificate revoked";
+	case OFS_ETLS: return "TLS failed: the peer does not speak TLS (a server run with --insecure?)";
+	case OFS_ETLSONLY: return "the server speaks TLS only: plaintext refused";
+	case OFS_ENOIDENT: return "no identity";
+	case OFS_ECAPEXPIRED: return "capability expired";
+	case OFS_ECAPBAD: return "capability not valid";
+	case EACCES: return "permission denied";
 	default: break;
 	}
 	if (e > OFS_EBASE)

@@ -1,5 +1,9 @@
 /* fdio.c - whole reads and writes on a file descriptor (see fdio.h). */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/fdio.h"
@@ -65,4 +69,37 @@ int fdio_read_all(int fd, void *buf, size_t n, size_t *got)
 int fdio_write_all(int fd, const void *buf, size_t n)
 {
 	return fdio_pwrite_all(NULL, fd, buf, n, AT_POSITION);
+}
+
+int fdio_write_file(const char *path, const void *buf, size_t n, unsigned mode)
+{
+	char tmp[4200], dir[4096];
+	char *slash;
+	int fd, rc;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, (mode_t)mode);
+	if (fd < 0)
+		return -errno;
+	rc = fchmod(fd, (mode_t)mode) < 0 ? -errno : fdio_write_all(fd, buf, n);
+	if (!rc && fsync(fd) < 0)
+		rc = -errno;
+	close(fd);
+	if (!rc && rename(tmp, path) < 0)
+		rc = -errno;
+	if (rc) {
+		unlink(tmp);
+		return rc;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)fsync(fd);
+		close(fd);
+	}
+	return 0;
 }

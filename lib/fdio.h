@@ -22,4 +22,8 @@ int fdio_pwrite_all(fdio_pwrite_fn pw, int fd, const void *buf, size_t n, uint64
 int fdio_read_all(int fd, void *buf, size_t n, size_t *got);
 int fdio_write_all(int fd, const void *buf, size_t n);
 
+/* path holds exactly n bytes of buf (mode), whole or not at all: written
+ * to "path.tmp", synced, renamed over path, and its directory synced. */
+int fdio_write_file(const char *path, const void *buf, size_t n, unsigned mode);
+
 #endif

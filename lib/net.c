@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "lib/net.h"
+#include "lib/tls.h"
 
 int net_parse_addr(const char *s, struct sockaddr_in *out)
 {
@@ -70,7 +71,7 @@ int net_listen(const struct sockaddr_in *addr, int *fd, struct sockaddr_in *boun
 	return 0;
 }
 
-static int wait_fd(int fd, short ev, int timeout_ms)
+int net_wait_fd(int fd, short ev, int timeout_ms)
 {
 	struct pollfd p = { .fd = fd, .events = ev };
 
@@ -194,7 +195,7 @@ int net_connect(const char *addr, int timeout_ms, int *fd)
 			rc = -errno;
 			goto fail;
 		}
-		rc = wait_fd(s, POLLOUT, timeout_ms);
+		rc = net_wait_fd(s, POLLOUT, timeout_ms);
 		if (rc)
 			goto fail;
 		if (getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &elen) < 0) {
@@ -225,7 +226,7 @@ int net_read_full(int fd, void *buf, size_t n, int timeout_ms)
 	size_t got = 0;
 
 	while (got < n) {
-		int rc = wait_fd(fd, POLLIN, timeout_ms);
+		int rc = net_wait_fd(fd, POLLIN, timeout_ms);
 		if (rc)
 			return rc;
 		ssize_t r = recv(fd, p + got, n - got, MSG_DONTWAIT);
@@ -248,7 +249,19 @@ int net_write_full(int fd, const void *buf, size_t n, int timeout_ms)
 	return net_writev_full(fd, &iov, 1, timeout_ms);
 }
 
-int net_send_frame(int fd, const struct ofs_frame_hdr *h, const void *cred,
+int net_io_read_full(struct net_io *io, void *buf, size_t n, int timeout_ms)
+{
+	return io->tls ? tls_read_full(io->tls, buf, n, timeout_ms)
+		       : net_read_full(io->fd, buf, n, timeout_ms);
+}
+
+int net_io_writev_full(struct net_io *io, struct iovec *iov, int n, int timeout_ms)
+{
+	return io->tls ? tls_writev_full(io->tls, iov, n, timeout_ms)
+		       : net_writev_full(io->fd, iov, n, timeout_ms);
+}
+
+int net_send_frame(struct net_io *io, const struct ofs_frame_hdr *h, const void *cred,
 		   const void *cap, const void *body, int timeout_ms)
 {
 	uint8_t hdr[OFS_FRAME_HDR];
@@ -265,7 +278,7 @@ int net_send_frame(int fd, const struct ofs_frame_hdr *h, const void *cred,
 		iov[n++] = (struct iovec){ (void *)cap, h->cap_len };
 	if (h->body_len)
 		iov[n++] = (struct iovec){ (void *)body, h->body_len };
-	return net_writev_full(fd, iov, n, timeout_ms);
+	return net_io_writev_full(io, iov, n, timeout_ms);
 }
 
 int net_writev_full(int fd, struct iovec *iov, int n, int timeout_ms)
@@ -278,7 +291,7 @@ int net_writev_full(int fd, struct iovec *iov, int n, int timeout_ms)
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				int rc = wait_fd(fd, POLLOUT, timeout_ms);
+				int rc = net_wait_fd(fd, POLLOUT, timeout_ms);
 				if (rc)
 					return rc;
 				continue;
@@ -305,7 +318,7 @@ void net_set_nodelay(int fd)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-int net_recv_frame(int fd, struct ofs_frame_hdr *h, uint8_t **payload,
+int net_recv_frame(struct net_io *io, struct ofs_frame_hdr *h, uint8_t **payload,
 		   int first_timeout_ms, int timeout_ms)
 {
 	uint8_t hdr[OFS_FRAME_HDR];
@@ -314,9 +327,9 @@ int net_recv_frame(int fd, struct ofs_frame_hdr *h, uint8_t **payload,
 	size_t n;
 	int rc;
 
-	rc = net_read_full(fd, hdr, 1, first_timeout_ms);
+	rc = net_io_read_full(io, hdr, 1, first_timeout_ms);
 	if (!rc)
-		rc = net_read_full(fd, hdr + 1, sizeof(hdr) - 1, timeout_ms);
+		rc = net_io_read_full(io, hdr + 1, sizeof(hdr) - 1, timeout_ms);
 	if (rc)
 		return rc;
 	rc = frame_decode_hdr(hdr, &t);
@@ -327,7 +340,7 @@ int net_recv_frame(int fd, struct ofs_frame_hdr *h, uint8_t **payload,
 		p = malloc(n);
 		if (!p)
 			return -ENOMEM;
-		rc = net_read_full(fd, p, n, timeout_ms);
+		rc = net_io_read_full(io, p, n, timeout_ms);
 		if (rc) {
 			free(p);
 			return rc;

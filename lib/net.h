@@ -56,12 +56,29 @@ int net_write_full(int fd, const void *buf, size_t n, int timeout_ms);
 
 /* Write every byte of iov[0..n) (iov is consumed). Errors as above. */
 int net_writev_full(int fd, struct iovec *iov, int n, int timeout_ms);
+/* Wait (poll) until fd is ready for ev (POLLIN, POLLOUT): 0, -ETIMEDOUT
+ * after timeout_ms (< 0: forever), -errno. */
+int net_wait_fd(int fd, short ev, int timeout_ms);
 /* Disable Nagle's algorithm: frames are sent whole, never in pieces. */
 void net_set_nodelay(int fd);
 
+/*
+ * One end of a connection: a socket, and the TLS session over it (tls.h)
+ * or NULL for plaintext (--insecure, and the unit tests' fake servers).
+ */
+struct tls_sess;
+struct net_io {
+	int fd;
+	struct tls_sess *tls;
+};
+
+/* net_read_full and net_writev_full over io. */
+int net_io_read_full(struct net_io *io, void *buf, size_t n, int timeout_ms);
+int net_io_writev_full(struct net_io *io, struct iovec *iov, int n, int timeout_ms);
+
 /* Send one frame (header, cred, cap and body, each may be empty) in one
  * gathered write. */
-int net_send_frame(int fd, const struct ofs_frame_hdr *h, const void *cred,
+int net_send_frame(struct net_io *io, const struct ofs_frame_hdr *h, const void *cred,
 		   const void *cap, const void *body, int timeout_ms);
 
 /*
@@ -70,7 +87,7 @@ int net_send_frame(int fd, const struct ofs_frame_hdr *h, const void *cred,
  * timeout_ms bounds every later stall. Errors: those of net_read_full, of
  * frame_decode_hdr, and -ENOMEM.
  */
-int net_recv_frame(int fd, struct ofs_frame_hdr *h, uint8_t **payload,
+int net_recv_frame(struct net_io *io, struct ofs_frame_hdr *h, uint8_t **payload,
 		   int first_timeout_ms, int timeout_ms);
 
 #endif

@@ -27,6 +27,16 @@ enum {
 	OFS_EMOVING,      /* the object is held still while a copy moves: retry */
 	OFS_ENOOBJ,       /* this server holds no copy of the object (it moved, or
 	                     never came): ask another copy */
+	OFS_EUNTRUSTED,   /* the peer's certificate is not from the cluster CA, or
+	                     names nobody the cluster knows */
+	OFS_ECERTEXPIRED, /* a certificate (ours or the peer's) has expired */
+	OFS_ECERTREVOKED, /* a certificate has been revoked */
+	OFS_ETLS,         /* TLS failed: the peer does not speak it or broke it */
+	OFS_ETLSONLY,     /* the server speaks TLS only; plaintext was refused */
+	OFS_ENOIDENT,     /* no identity to connect with */
+	OFS_ECAPEXPIRED,  /* a capability has expired: ask for a new one */
+	OFS_ECAPBAD,      /* a capability failed its check (forged, changed, or
+	                     under a key no longer held) */
 	OFS_ELAST
 };
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/crl.h"
 #include "lib/frame.h"
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
@@ -76,7 +77,7 @@ const char *ofs_op_name(uint16_t op)
 		[OFS_OP_VERIFY] = "verify", [OFS_OP_SUMMARY_MANY] = "summary_many", [OFS_OP_REPAIR_FETCH] = "repair_fetch",
 		[OFS_OP_STALE_CLEAR] = "stale_clear", [OFS_OP_FREEZE] = "freeze",
 		[OFS_OP_ROOT_MOVE] = "root_move", [OFS_OP_STOP_CHECK] = "stop_check",
-		[OFS_OP_CHANGES] = "changes",
+		[OFS_OP_CHANGES] = "changes", [OFS_OP_REVOKED] = "revoked",
 	};
 	op &= (uint16_t)~(OFS_OP_RESPONSE | OFS_OP_FORWARDED);
 	if (op >= OFS_OP_PING && op < OFS_OP_MAX)
@@ -264,6 +265,9 @@ static int encode_peer_req(struct wbuf *w, const struct ofs_req *q)
 	switch (q->op) {
 	case OFS_OP_SERVERS:
 		proto_encode_servers(w, NULL, q->servers, q->nservers);
+		break;
+	case OFS_OP_REVOKED:
+		wbuf_bytes(w, q->data, q->data_len);   /* (crl_encode's bytes) */
 		break;
 	case OFS_OP_SERVER_SET:
 		proto_encode_server_set(w, &q->set);
@@ -620,6 +624,17 @@ int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_re
 	q->op = op;
 	/* the operations whose body has a decoder of its own */
 	switch (op) {
+	case OFS_OP_REVOKED: {
+		struct crl_serial *sv = NULL;
+		size_t n = 0;
+		int src = crl_decode(body, len, &sv, &n);
+		free(sv);
+		if (src)
+			return src;
+		q->data = body;
+		q->data_len = len;
+		return 0;
+	}
 	case OFS_OP_SERVERS: {
 		struct ofs_server *e = NULL;
 		int src = proto_decode_servers(body, len, false, NULL, &e, &q->nservers);

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "lib/checksum.h"
+#include "lib/ident.h"
 #include "lib/oid.h"
 #include "lib/wire.h"
 
@@ -85,6 +86,8 @@ enum ofs_op {
 	                           that version, and the version and content
 	                           digest they lead to (changelog.h); ERANGE
 	                           when the copy's log no longer holds them */
+	OFS_OP_REVOKED,         /* serials (crl.h) -> the receiver's revocation
+	                           list after merging them (their union) */
 	OFS_OP_MAX
 };
 
@@ -397,6 +400,9 @@ struct ofs_req {
 	char reason[256];              /* REPORT: what went wrong */
 	bool forwarded;                /* not on the wire: the server sets it when the
 	                                  op carried OFS_OP_FORWARDED */
+	const struct ident *who;       /* not on the wire: the caller as its
+	                                  certificate proved it (NULL: a server
+	                                  run --insecure, which believes all) */
 	struct ofs_task_req task;      /* TASK_*: the task */
 	struct ofs_oid child;          /* POINTS: the object pointed at (oid: the
 	                                  owner; name; offset: the stripe) */

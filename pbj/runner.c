@@ -9,6 +9,7 @@
 #include "client/ofs.h"
 #include "lib/conn.h"
 #include "lib/ofs_error.h"
+#include "lib/tls.h"
 #include "lib/proto.h"
 #include "pbj/plan.h"
 #include "pbj/runner.h"
@@ -451,7 +452,8 @@ static int call(struct live *l, struct ofs_req *q, uint8_t **b, size_t *bn)
 	return rc;
 }
 
-/* A failed attempt: try again later, or give up. */
+/* A failed attempt: try again later, or give up - at once when the
+ * server refused who we are (no attempt will be let in). */
 static void attempt_failed(struct live *l, const char *what, int rc)
 {
 	char hex[OFS_OID_HEX];
@@ -459,7 +461,8 @@ static void attempt_failed(struct live *l, const char *what, int rc)
 	sid_to_hex(l->t.server, hex);
 	l->t.retries++;
 	snprintf(l->t.reason, sizeof(l->t.reason), "%s on %.32s: %s", what, hex, ofs_strerror(rc));
-	if (l->t.retries >= l->max_retries)
+	if (l->t.retries >= l->max_retries || rc == -EACCES || tls_is_refusal(rc) ||
+	    rc == -OFS_ENOIDENT)
 		l->t.state = PBJ_FAILED;
 	l->retry_at_ns = now_ns() + (int64_t)(l->t.retries < 6 ? 1 << l->t.retries : 32) * 100000000;
 	drop_conn(l);

@@ -14,12 +14,14 @@
 #include <time.h>
 
 #include "lib/conn.h"
+#include "lib/crl.h"
 #include "lib/log.h"
 #include "lib/ofs_error.h"
 #include "server/gossip.h"
 
 struct gossip {
 	struct sidtab *t;
+	struct crl *crl;           /* NULL: no revocation list (--insecure) */
 	char **seeds;              /* "HOST:PORT", owned */
 	size_t nseeds;
 	bool seeded;               /* a seed has answered once */
@@ -42,8 +44,42 @@ static uint32_t rnd(void)
 
 /* One exchange with addr, waiting at most timeout_ms for the answer;
  * contact (may be NULL) hears of the peer. 0 when it answered. */
-static int exchange_with(struct sidtab *t, const char *addr, int timeout_ms,
-			 gossip_contact_fn contact, void *contact_arg)
+/* After the table, on the same connection: the revocation list, when
+ * there is one here to give (a peer with one gives it in its own round)
+ * or always (a start: learn what was revoked while away, before
+ * serving); the answer is the peer's, merged. */
+static void exchange_crl(struct conn *c, struct crl *crl, bool always, const char *addr)
+{
+	struct ofs_req q = { .op = OFS_OP_REVOKED };
+	struct crl_serial *s = NULL;
+	struct wbuf w;
+	uint8_t *b = NULL;
+	size_t bn = 0, n = 0;
+	int rc;
+
+	if (!crl || (!always && crl_count(crl) == 0))
+		return;
+	wbuf_init(&w);
+	crl_encode(crl, &w);
+	q.data = w.data;
+	q.data_len = w.len;
+	rc = wbuf_error(&w) ? wbuf_error(&w) : conn_call(c, &q, &b, &bn);
+	if (!rc)
+		rc = crl_decode(b, bn, &s, &n);
+	if (!rc)
+		rc = crl_merge(crl, s, n);
+	if (rc > 0)
+		log_warn("gossip: %d certificate(s) revoked, learned from %s (%zu in all)", rc, addr,
+			 crl_count(crl));
+	else if (rc < 0)
+		log_debug("gossip: revocation list with %s: %s", addr, ofs_strerror(rc));
+	free(s);
+	free(b);
+	wbuf_free(&w);
+}
+
+static int exchange_with(struct sidtab *t, struct crl *crl, bool pull, const char *addr,
+			 int timeout_ms, gossip_contact_fn contact, void *contact_arg)
 {
 	struct ofs_req q = { .op = OFS_OP_SERVERS };
 	struct ofs_server *mine = NULL, *theirs = NULL;
@@ -71,6 +107,7 @@ static int exchange_with(struct sidtab *t, const char *addr, int timeout_ms,
 			log_info("gossip: learned %d server table change(s) from %s", rc, addr);
 		rc = rc < 0 ? rc : 0;
 		sidtab_seen(t, who);
+		exchange_crl(c, crl, pull, addr);
 		if (contact)
 			contact(who, contact_arg);
 	}
@@ -84,7 +121,8 @@ out:
 
 static int exchange(struct gossip *g, const char *addr)
 {
-	return exchange_with(g->t, addr, GOSSIP_TIMEOUT_MS, g->contact, g->contact_arg);
+	return exchange_with(g->t, g->crl, false, addr, GOSSIP_TIMEOUT_MS, g->contact,
+			     g->contact_arg);
 }
 
 static void round_once(struct gossip *g)
@@ -144,7 +182,7 @@ static void *gossip_main(void *arg)
 	return NULL;
 }
 
-int gossip_start(struct sidtab *t, const char *const *seeds, size_t nseeds,
+int gossip_start(struct sidtab *t, struct crl *crl, const char *const *seeds, size_t nseeds,
 		 gossip_contact_fn contact, void *contact_arg, struct gossip **out)
 {
 	struct gossip *g = calloc(1, sizeof(*g));
@@ -152,6 +190,7 @@ int gossip_start(struct sidtab *t, const char *const *seeds, size_t nseeds,
 	if (!g)
 		return -ENOMEM;
 	g->t = t;
+	g->crl = crl;
 	g->contact = contact;
 	g->contact_arg = contact_arg;
 	g->seeds = calloc(nseeds ? nseeds : 1, sizeof(*g->seeds));
@@ -207,6 +246,7 @@ void gossip_stop(struct gossip *g)
 
 struct pull {
 	struct sidtab *t;
+	struct crl *crl;
 	char (*addrs)[OFS_SERVER_ADDR_LEN];
 	size_t n;
 	struct timespec deadline;  /* CLOCK_MONOTONIC: no exchange starts after */
@@ -243,7 +283,7 @@ static void *pull_worker(void *arg)
 		pthread_mutex_unlock(&p->mu);
 		if (i == p->n)
 			break;
-		rc = exchange_with(p->t, p->addrs[i], (int)left, NULL, NULL);
+		rc = exchange_with(p->t, p->crl, true, p->addrs[i], (int)left, NULL, NULL);
 		if (rc) {
 			log_debug("gossip: pull from %s: %s", p->addrs[i], ofs_strerror(rc));
 			continue;
@@ -267,7 +307,8 @@ static void pull_add(struct pull *p, const char *addr)
 	snprintf(p->addrs[p->n++], sizeof(p->addrs[0]), "%s", addr);
 }
 
-int gossip_pull_once(struct sidtab *t, const char *const *seeds, size_t nseeds, int timeout_ms)
+int gossip_pull_once(struct sidtab *t, struct crl *crl, const char *const *seeds, size_t nseeds,
+		     int timeout_ms)
 {
 	struct ofs_sid self = sidtab_self(t);
 	struct ofs_server *e = NULL;
@@ -280,6 +321,7 @@ int gossip_pull_once(struct sidtab *t, const char *const *seeds, size_t nseeds, 
 		return rc;
 	memset(&p, 0, sizeof(p));
 	p.t = t;
+	p.crl = crl;
 	p.addrs = calloc(n + nseeds + 1, sizeof(*p.addrs));
 	if (!p.addrs) {
 		free(e);

@@ -3,8 +3,10 @@
  *
  * A background thread, once a second, exchanges the whole table with a
  * few peers chosen at random (push-pull in one SERVERS round trip) and
- * merges what comes back, so a change made on any server, or a server
- * joining through any one peer, reaches every server in a few rounds.
+ * merges what comes back - and, on the same connection, the revocation
+ * list (crl.h, a REVOKED round trip) when this server has one - so a
+ * change made on any server, a revocation, or a server joining through
+ * any one peer reaches every server in a few rounds.
  * Seeds (--peer) are contacted every round until one has answered.
  */
 #ifndef OFS_GOSSIP_H
@@ -24,10 +26,11 @@ struct gossip;
  * SID of the peer that answered. */
 typedef void (*gossip_contact_fn)(struct ofs_sid peer, void *arg);
 
-/* Start gossiping for t; seeds are "HOST:PORT" strings (copied); contact
+/* Start gossiping for t (and crl, may be NULL); seeds are "HOST:PORT" strings (copied); contact
  * (may be NULL) hears of every peer that answered. Returns 0, -ENOMEM or
  * -EAGAIN (no thread). */
-int gossip_start(struct sidtab *t, const char *const *seeds, size_t nseeds,
+struct crl;
+int gossip_start(struct sidtab *t, struct crl *crl, const char *const *seeds, size_t nseeds,
 		 gossip_contact_fn contact, void *contact_arg, struct gossip **out);
 /* Stop the thread and free everything; gossip_stop(NULL) is a no-op. */
 void gossip_stop(struct gossip *g);
@@ -44,6 +47,7 @@ void gossip_stop(struct gossip *g);
  * is no error: gossip goes on later), or -ENOMEM.
  */
 #define GOSSIP_PULL_THREADS 16
-int gossip_pull_once(struct sidtab *t, const char *const *seeds, size_t nseeds, int timeout_ms);
+int gossip_pull_once(struct sidtab *t, struct crl *crl, const char *const *seeds, size_t nseeds,
+		     int timeout_ms);
 
 #endif

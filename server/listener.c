@@ -8,16 +8,19 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "lib/crl.h"
 #include "lib/frame.h"
 #include "lib/log.h"
 #include "lib/net.h"
 #include "lib/ofs_error.h"
+#include "lib/tls.h"
 #include "lib/wire.h"
 #include "server/listener.h"
 #include "server/service.h"
@@ -26,7 +29,8 @@
 #define DRAIN_MS 5000            /* grace for idle readers at shutdown */
 
 struct conn {
-	int fd;
+	struct net_io io;
+	uint64_t crl_gen;            /* the revocation list's, when last checked */
 	pthread_t thread;
 	struct listener *l;
 	struct conn *prev, *next;    /* in listener.conns, guarded by mu */
@@ -34,6 +38,7 @@ struct conn {
 
 struct listener {
 	struct service *sv;
+	struct tls_conf *tls;        /* NULL: plaintext (--insecure) */
 	int wake_fd;                 /* eventfd: readable once stopping */
 	pthread_mutex_t mu;
 	pthread_cond_t gone;         /* signalled when a connection ends */
@@ -41,7 +46,7 @@ struct listener {
 	int nconns;                  /* guarded by mu */
 };
 
-static void send_error(int fd, uint16_t op, uint64_t reqid, int status)
+static void send_error(struct net_io *io, uint16_t op, uint64_t reqid, int status)
 {
 	struct ofs_frame_hdr h = {
 		.version = OFS_PROTO_VERSION,
@@ -50,17 +55,87 @@ static void send_error(int fd, uint16_t op, uint64_t reqid, int status)
 		.status = status,
 	};
 
-	(void)net_send_frame(fd, &h, NULL, NULL, NULL, 1000);
+	(void)net_send_frame(io, &h, NULL, NULL, NULL, 1000);
+}
+
+/* The peer's address, for the log. */
+static void peer_name(int fd, char buf[OFS_ADDR_MAX])
+{
+	struct sockaddr_in sa;
+	socklen_t n = sizeof(sa);
+
+	if (getpeername(fd, (struct sockaddr *)&sa, &n) == 0 && sa.sin_family == AF_INET)
+		net_format_addr(&sa, buf);
+	else
+		snprintf(buf, OFS_ADDR_MAX, "?");
+}
+
+/* After refusing a peer: say no more, read what it still sends (a
+ * second or 64 KiB at most), then close. Closing with its bytes unread
+ * would reset the connection and could destroy the refusal before the
+ * peer reads it. */
+static void linger_close(int fd)
+{
+	uint8_t sink[4096];
+	size_t total = 0;
+
+	shutdown(fd, SHUT_WR);
+	while (total < 65536) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t r;
+
+		if (poll(&p, 1, 1000) <= 0)
+			break;
+		r = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+		if (r <= 0)
+			break;
+		total += (size_t)r;
+	}
+	close(fd);
+}
+
+/*
+ * TLS before any frame: a peer whose first byte is not a TLS handshake
+ * record is told in plaintext that this server speaks TLS only; then the
+ * handshake, which refuses a peer without a certificate of the cluster
+ * CA. 0, or the refusal (the caller closes with linger_close).
+ */
+static int secure(struct conn *c)
+{
+	char who[OFS_ADDR_MAX];
+	uint8_t first = 0;
+	int rc;
+
+	if (!c->l->tls)
+		return 0;
+	{
+		struct pollfd p = { .fd = c->io.fd, .events = POLLIN };
+		if (poll(&p, 1, TLS_HANDSHAKE_MS) <= 0 ||
+		    recv(c->io.fd, &first, 1, MSG_PEEK | MSG_DONTWAIT) != 1)
+			return -ECONNRESET;
+	}
+	peer_name(c->io.fd, who);
+	if (first != 0x16) {            /* TLS record type: handshake */
+		send_error(&c->io, 0, 0, -OFS_ETLSONLY);
+		log_info("refused a plaintext connection from %s: TLS only", who);
+		return -OFS_ETLSONLY;
+	}
+	rc = tls_accept(c->l->tls, c->io.fd, TLS_HANDSHAKE_MS, &c->io.tls);
+	if (rc && rc != -ECONNRESET && rc != -ETIMEDOUT)
+		log_info("refused a connection from %s: %s", who, ofs_strerror(rc));
+	return rc;
 }
 
 /* Wait for the next frame's first byte or for shutdown. 1: data; 0: stop. */
 static int wait_next(struct conn *c)
 {
 	struct pollfd p[2] = {
-		{ .fd = c->fd, .events = POLLIN },
+		{ .fd = c->io.fd, .events = POLLIN },
 		{ .fd = c->l->wake_fd, .events = POLLIN },
 	};
 
+	if (c->io.tls && tls_pending(c->io.tls))
+		return 1;       /* a frame already read and decrypted */
 	for (;;) {
 		int r = poll(p, 2, -1);
 		if (r < 0) {
@@ -75,34 +150,57 @@ static int wait_next(struct conn *c)
 	}
 }
 
+/* A peer whose certificate was revoked since its handshake is cut off:
+ * the list is looked at again only when it changed. */
+static bool revoked_since(struct conn *c)
+{
+	struct crl *crl = c->l->sv->crl;
+	uint64_t g;
+
+	if (!c->io.tls || !crl || (g = crl_generation(crl)) == c->crl_gen)
+		return false;
+	c->crl_gen = g;
+	if (!tls_peer_revoked(c->io.tls, crl))
+		return false;
+	{
+		char by[128];
+		ident_describe(tls_peer(c->io.tls), by, sizeof(by));
+		log_warn("closed a connection of %s: its certificate was revoked", by);
+	}
+	send_error(&c->io, 0, 0, -OFS_ECERTREVOKED);
+	return true;
+}
+
 static void serve(struct conn *c)
 {
 	struct wbuf reply;
 
 	wbuf_init(&reply);
-	while (wait_next(c)) {
+	c->crl_gen = UINT64_MAX;       /* (looked at before the first request) */
+	while (wait_next(c) && !revoked_since(c)) {
 		struct ofs_frame_hdr h, rh;
 		uint8_t *payload = NULL;
 		const uint8_t *body;
-		int rc = net_recv_frame(c->fd, &h, &payload, LISTENER_STALL_MS, LISTENER_STALL_MS);
+		int rc = net_recv_frame(&c->io, &h, &payload, LISTENER_STALL_MS, LISTENER_STALL_MS);
 
 		if (rc) {
-			if (rc != -ECONNRESET && rc != -ETIMEDOUT)
-				send_error(c->fd, 0, 0, rc);
+			if (rc != -ECONNRESET && rc != -ETIMEDOUT && !tls_is_refusal(rc))
+				send_error(&c->io, 0, 0, rc);
 			if (rc != -ECONNRESET)
 				log_debug("connection dropped: %s", ofs_strerror(rc));
 			free(payload);
 			break;
 		}
 		if (h.op & OFS_OP_RESPONSE) {
-			send_error(c->fd, h.op, h.reqid, -OFS_EPROTO);
+			send_error(&c->io, h.op, h.reqid, -OFS_EPROTO);
 			free(payload);
 			break;
 		}
 		body = payload ? payload + h.cred_len + h.cap_len : NULL;
 		reply.len = 0;
 		reply.err = 0;
-		rc = service_handle(c->l->sv, h.op, body, h.body_len, &reply);
+		rc = service_handle(c->l->sv, c->io.tls ? tls_peer(c->io.tls) : NULL, h.op, body,
+				    h.body_len, &reply);
 		free(payload);
 		memset(&rh, 0, sizeof(rh));
 		rh.version = OFS_PROTO_VERSION;
@@ -110,7 +208,7 @@ static void serve(struct conn *c)
 		rh.reqid = h.reqid;
 		rh.status = rc;
 		rh.body_len = rc ? 0 : (uint32_t)reply.len;
-		if (net_send_frame(c->fd, &rh, NULL, NULL, reply.data, REPLY_TIMEOUT_MS))
+		if (net_send_frame(&c->io, &rh, NULL, NULL, reply.data, REPLY_TIMEOUT_MS))
 			break;
 	}
 	wbuf_free(&reply);
@@ -121,8 +219,13 @@ static void *conn_main(void *arg)
 	struct conn *c = arg;
 	struct listener *l = c->l;
 
-	serve(c);
-	close(c->fd);
+	if (secure(c) == 0) {
+		serve(c);
+		tls_free(c->io.tls);
+		close(c->io.fd);
+	} else {
+		linger_close(c->io.fd);
+	}
 	pthread_mutex_lock(&l->mu);
 	if (c->prev)
 		c->prev->next = c->next;
@@ -146,7 +249,8 @@ static int start_conn(struct listener *l, int fd, int max_conns)
 	pthread_mutex_lock(&l->mu);
 	if (l->nconns >= max_conns) {
 		pthread_mutex_unlock(&l->mu);
-		send_error(fd, 0, 0, -EBUSY);
+		struct net_io io = { .fd = fd };
+		send_error(&io, 0, 0, -EBUSY);
 		close(fd);
 		log_warn("refused a connection: %d open (--max-conns)", max_conns);
 		return 0;
@@ -157,7 +261,7 @@ static int start_conn(struct listener *l, int fd, int max_conns)
 		close(fd);
 		return -ENOMEM;
 	}
-	c->fd = fd;
+	c->io.fd = fd;
 	c->l = l;
 	c->next = l->conns;
 	if (l->conns)
@@ -183,7 +287,8 @@ static int start_conn(struct listener *l, int fd, int max_conns)
 	return 0;
 }
 
-int listener_run(struct service *sv, int listen_fd, int stop_fd, int max_conns)
+int listener_run(struct service *sv, struct tls_conf *tls, int listen_fd, int stop_fd,
+		 int max_conns)
 {
 	struct listener l;
 	struct timespec deadline;
@@ -192,6 +297,7 @@ int listener_run(struct service *sv, int listen_fd, int stop_fd, int max_conns)
 
 	memset(&l, 0, sizeof(l));
 	l.sv = sv;
+	l.tls = tls;
 	l.wake_fd = eventfd(0, EFD_CLOEXEC);
 	if (l.wake_fd < 0)
 		return -errno;
@@ -243,7 +349,7 @@ int listener_run(struct service *sv, int listen_fd, int stop_fd, int max_conns)
 	while (l.nconns > 0) {
 		if (pthread_cond_timedwait(&l.gone, &l.mu, &deadline) == ETIMEDOUT) {
 			for (struct conn *c = l.conns; c; c = c->next)
-				shutdown(c->fd, SHUT_RD);
+				shutdown(c->io.fd, SHUT_RD);
 			deadline.tv_sec += 3600;
 		}
 	}

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/crl.h"
 #include "lib/log.h"
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
@@ -57,6 +58,24 @@ static int do_read(struct store *s, const struct ofs_req *q, struct wbuf *reply)
 	return 0;
 }
 
+/*
+ * A request that names its sender's SID (a table it vouches for, a
+ * teller, a holder) is believed only from that server's certificate: a
+ * server cannot speak as another, and no one else speaks as a server.
+ * (NULL who: --insecure.)
+ */
+static int speaks_as(const struct ofs_req *q, struct ofs_sid sid)
+{
+	char hex[OFS_OID_HEX], by[128];
+
+	if (!q->who || (q->who->role == IDENT_SERVER && sid_eq(q->who->sid, sid)))
+		return 0;
+	sid_to_hex(sid, hex);
+	ident_describe(q->who, by, sizeof(by));
+	log_warn("refused %s from %s: it speaks as server %s", ofs_op_name(q->op), by, hex);
+	return -EACCES;
+}
+
 static int do_servers(struct service *sv, const struct ofs_req *q, struct wbuf *reply)
 {
 	struct ofs_server *in = NULL, *all = NULL;
@@ -64,6 +83,8 @@ static int do_servers(struct service *sv, const struct ofs_req *q, struct wbuf *
 	size_t nin = 0, nall = 0;
 	int rc = proto_decode_servers(q->data, q->data_len, false, NULL, &in, &nin);
 
+	if (!rc && nin)
+		rc = speaks_as(q, in[0].sid);
 	if (!rc && nin) {
 		rc = sidtab_merge(sv->tab, in, nin);
 		if (rc > 0)
@@ -451,10 +472,39 @@ static int op_changes(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 	return changes_of(sv->store, q->oid, q->version, reply);
 }
 
+/* REVOKED: merge the serials sent (an admin's revoke, a peer's gossip);
+ * answer with the list as it is here, for the sender to merge. */
+static int op_revoked(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	struct crl_serial *s = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (!sv->crl)
+		return -OFS_EUNKNOWNOP;
+	rc = crl_decode(q->data, q->data_len, &s, &n);
+	if (!rc)
+		rc = crl_merge(sv->crl, s, n);
+	if (rc > 0) {
+		char by[128] = "an --insecure peer";
+		if (q->who)
+			ident_describe(q->who, by, sizeof(by));
+		log_warn("revocation list: %d certificate(s) revoked, from %s (%zu in all)", rc, by,
+			 crl_count(sv->crl));
+	}
+	free(s);
+	if (rc < 0)
+		return rc;
+	crl_encode(sv->crl, reply);
+	return 0;
+}
+
 static int op_freeze(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 {
+	int rc = speaks_as(q, q->sid);
+
 	(void)reply;
-	return service_freeze(sv, q->oid, q->ms, q->sid);
+	return rc ? rc : service_freeze(sv, q->oid, q->ms, q->sid);
 }
 
 static int op_behind(struct service *sv, struct ofs_req *q, struct wbuf *reply)
@@ -463,6 +513,8 @@ static int op_behind(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 	int rc;
 
 	(void)reply;
+	if ((rc = speaks_as(q, q->sid)) != 0)
+		return rc;
 	oid_to_hex(q->oid, oh);
 	sid_to_hex(q->sid, sh);
 	snprintf(why, sizeof(why), "behind per %.32s: %.200s", sh, q->reason);
@@ -598,6 +650,7 @@ static struct ops_row table[OFS_OP_MAX] = {
 	[OFS_OP_STALE_CLEAR] = { op_stale_clear, PEER, 0 },
 	[OFS_OP_FREEZE] = { op_freeze, PEER, 0 },
 	[OFS_OP_CHANGES] = { op_changes, PEER, 0 },
+	[OFS_OP_REVOKED] = { op_revoked, OPERATOR, 0 },
 };
 
 const struct ops_row *ops_row(uint16_t op)

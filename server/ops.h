@@ -11,9 +11,9 @@
  * on an error the service drops what it appended.
  *
  * The roles column says who may call each operation: a client's user, an
- * operator (admin: ofs-pbj and its jobs), or another server. Nothing
- * checks it yet: connections are not authenticated, so every caller is
- * trusted (DESIGN.md section 7 builds that on this column).
+ * operator (admin: ofs-pbj and its jobs), or another server - the role
+ * the caller's TLS certificate proves (service_handle checks it before
+ * anything is decoded; DESIGN.md section 7).
  */
 #ifndef OFS_OPS_H
 #define OFS_OPS_H

@@ -306,8 +306,35 @@ out_free:
 	return rc;
 }
 
-int service_handle(struct service *sv, uint16_t op, const uint8_t *body, size_t len,
-		   struct wbuf *reply)
+/* May who call row's operation? (NULL who: --insecure; no row: the
+ * decoder refuses it.) A forwarded request applies to one copy only and
+ * skips the primary's checks: servers alone send those. */
+static int role_check(const struct ident *who, const struct ops_row *row, bool forwarded)
+{
+	unsigned bit;
+
+	if (!who || !row)
+		return 0;
+	switch (who->role) {
+	case IDENT_SERVER:
+		bit = OPS_SERVER;
+		break;
+	case IDENT_ADMIN:
+		bit = OPS_ADMIN;
+		break;
+	case IDENT_USER:
+		bit = OPS_USER;
+		break;
+	default:
+		return -EACCES;
+	}
+	if (forwarded && who->role != IDENT_SERVER)
+		return -EACCES;
+	return (row->roles & bit) ? 0 : -EACCES;
+}
+
+int service_handle(struct service *sv, const struct ident *who, uint16_t op,
+		   const uint8_t *body, size_t len, struct wbuf *reply)
 {
 	struct ofs_req *q = malloc(sizeof(*q));
 	bool forwarded = (op & OFS_OP_FORWARDED) != 0;
@@ -319,10 +346,20 @@ int service_handle(struct service *sv, uint16_t op, const uint8_t *body, size_t 
 	if (!q)
 		return -ENOMEM;
 	op &= (uint16_t)~OFS_OP_FORWARDED;
-	rc = proto_decode_req(op, body, len, q);
-	q->forwarded = forwarded;
 	row = ops_row(op);
 	flags = row ? row->flags : 0;
+	rc = role_check(who, row, forwarded);
+	if (rc) {
+		char by[128];
+		ident_describe(who, by, sizeof(by));
+		log_info("refused %s%s from %s: permission denied", forwarded ? "forwarded " : "",
+			 ofs_op_name(op), by);
+		free(q);
+		return rc;
+	}
+	rc = proto_decode_req(op, body, len, q);
+	q->forwarded = forwarded;
+	q->who = who;
 	if (rc) {
 		log_debug("rejected %s request: %s", ofs_op_name(op), ofs_strerror(rc));
 	} else if (!forwarded && (flags & (OPS_READ | OPS_CHANGE)) && op != OFS_OP_CREATE &&

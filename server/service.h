@@ -26,8 +26,12 @@
 struct taskhost;
 struct recover;
 
+struct crl;
+
 struct service {
 	struct store *store;
+	struct crl *crl;                   /* the revocation list (NULL: none,
+	                                      --insecure); set after service_init */
 	struct sidtab *tab;
 	struct replicator *rep;            /* NULL: no forwarding */
 	/* The background tasks (taskhost.h) and the catch-up (recover.h). */
@@ -69,7 +73,11 @@ void service_init(struct service *sv, struct store *s, struct sidtab *t, struct 
 void service_fini(struct service *sv);
 
 /*
- * Handle one request: operation op with body (len bytes). The reply body
+ * Handle one request: operation op with body (len bytes), from who (the
+ * peer's certificate identity; NULL when the server runs --insecure).
+ * A caller whose role the operation's row does not list, and a forwarded
+ * request from anyone but a server, is refused with -EACCES before
+ * anything is read or changed (ops.h). The reply body
  * is appended to reply (only on success). Returns the reply status: 0, or
  * a negative code (decode errors from proto_decode_req, store errors, and
  * -ENOMEM). Bad requests are logged once here, at debug level; checksum
@@ -84,8 +92,8 @@ void service_fini(struct service *sv);
  * an object held still (FREEZE) is refused with -OFS_EMOVING, which the
  * client retries.
  */
-int service_handle(struct service *sv, uint16_t op, const uint8_t *body, size_t len,
-		   struct wbuf *reply);
+int service_handle(struct service *sv, const struct ident *who, uint16_t op,
+		   const uint8_t *body, size_t len, struct wbuf *reply);
 
 /* FREEZE: hold oid still for ms (0: lift), once the changes in progress
  * on it here have finished (its change lock); -EBUSY while another holder

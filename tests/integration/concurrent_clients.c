@@ -18,6 +18,7 @@
 
 #include "client/ofs.h"
 #include "lib/ofs_error.h"
+#include "lib/tls.h"
 
 struct worker {
 	struct ofs_client *c;
@@ -95,6 +96,11 @@ int main(int argc, char **argv)
 	struct ofs_client *admin = NULL;
 	unsigned n, good = 0, opened = 0;
 	int rc;
+	char idwhy[TLS_WHY_MAX];
+	if (ofs_client_identity(NULL, false, idwhy)) {
+		fprintf(stderr, "concurrent_clients: %s\n", idwhy);
+		return 2;
+	}
 
 	if (argc != 4 || atoi(argv[2]) <= 0 || argv[3][0] != '/') {
 		fprintf(stderr, "usage: concurrent_clients HOST:PORT N /DIR\n");

@@ -23,6 +23,7 @@
 
 #include "client/ofs.h"
 #include "lib/ofs_error.h"
+#include "lib/tls.h"
 
 static long long now_ms(void)
 {
@@ -70,6 +71,11 @@ int main(int argc, char **argv)
 	char line[4200], path[4096], local[4200];
 	long n = 0;
 	int rc;
+	char idwhy[TLS_WHY_MAX];
+	if (ofs_client_identity(NULL, false, idwhy)) {
+		fprintf(stderr, "getmany: %s\n", idwhy);
+		return 2;
+	}
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: getmany HOST:PORT DIR < NAMES\n");

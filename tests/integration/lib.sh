@@ -88,6 +88,24 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/ofs-itest-$TEST_NAME.XXXXXX") || exit 1
 export T
 unset OFS_CLUSTER
 
+# Security is on in every test, as in production (DESIGN.md section 7):
+# each test has its own cluster CA ($T/ca); its servers are issued their
+# identities at init, and its commands run as the admin $T/id/admin
+# (OFS_IDENTITY). A test that is about who may do what issues more
+# (issue_identity).
+CA=$T/ca
+"$OFS_BIN/ofs-pbj" ca init "$CA" >/dev/null 2>"$T/ca.err" &&
+	"$OFS_BIN/ofs-pbj" ca issue "$CA" --out "$T/id/admin" --admin itest >/dev/null 2>>"$T/ca.err" ||
+	{ printf '%s: cannot make the test CA: %s\n' "$TEST_NAME" "$(cat "$T/ca.err")" >&2; exit 1; }
+export OFS_IDENTITY=$T/id/admin
+# issue_identity NAME ofs-pbj-ca-issue-args...: $T/id/NAME
+issue_identity() {
+	local name=$1
+	shift
+	"$OFS_BIN/ofs-pbj" ca issue "$CA" --out "$T/id/$name" "$@" >/dev/null 2>"$T/id.$name.err" ||
+		fail "ofs-pbj ca issue --out $T/id/$name $*: $(cat "$T/id.$name.err")"
+}
+
 declare -A SRV_PID=() SRV_ADDR=() SRV_SID=() SRV_DATA=() SRV_RUNARGS=()
 BG_PIDS=()          # other background processes to kill on exit
 TEST_FAILED=0
@@ -360,7 +378,7 @@ start_server() {
 	SRV_RUNARGS[$name]="${run_args[*]}"
 	if [ ! -e "$data" ]; then
 		local sid
-		sid=$("$OFS_SERVER" init --data "$data" "${init_args[@]}" 2>"$T/$name.init.err")
+		sid=$("$OFS_SERVER" init --data "$data" --ca "$CA" "${init_args[@]}" 2>"$T/$name.init.err")
 		[ $? -eq 0 ] || fail "ofs-server init --data $data ${init_args[*]} failed: $(cat "$T/$name.init.err")"
 		[[ "$sid" =~ ^[0-9a-f]{32}$ ]] || fail "ofs-server init printed '$sid', not a SID"
 		SRV_SID[$name]=$sid

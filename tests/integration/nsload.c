@@ -46,6 +46,7 @@
 #include "client/ofs.h"
 #include "lib/ofs_error.h"
 #include "lib/path.h"
+#include "lib/tls.h"
 
 #define MAX_THREADS 64
 #define MAX_DIRS 8                  /* extra directories per thread at once */
@@ -583,6 +584,11 @@ int main(int argc, char **argv)
 	struct worker *w;
 	long tot[7] = { 0 };
 	unsigned started = 0;
+	char idwhy[TLS_WHY_MAX];
+	if (ofs_client_identity(NULL, false, idwhy)) {
+		fprintf(stderr, "nsload: %s\n", idwhy);
+		return 2;
+	}
 
 	if (parse(argc, argv, &a))
 		return usage();

@@ -18,6 +18,7 @@
 
 #include "client/ofs.h"
 #include "lib/ofs_error.h"
+#include "lib/tls.h"
 
 int main(int argc, char **argv)
 {
@@ -27,6 +28,11 @@ int main(int argc, char **argv)
 	unsigned replicas, stripes, strip;
 	long n = 0;
 	int rc;
+	char idwhy[TLS_WHY_MAX];
+	if (ofs_client_identity(NULL, false, idwhy)) {
+		fprintf(stderr, "putmany: %s\n", idwhy);
+		return 2;
+	}
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: putmany HOST:PORT < LIST\n");

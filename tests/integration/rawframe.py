@@ -7,6 +7,18 @@
     rawframe.py HOST:PORT cases                 list the case names
     rawframe.py HOST:PORT freeze OID MS HOLDER  one FREEZE (MS 0: lift) of OID by
                                                HOLDER (a SID); prints its status
+    rawframe.py HOST:PORT statuses [--forwarded] OP...
+                                               each OP (a number) with an empty
+                                               body on one connection; prints
+                                               "OP STATUS" for each
+    rawframe.py HOST:PORT hello                 a TLS handshake and a PING; prints
+                                               "ok", "error STATUS" (an error
+                                               frame), "closed", or "tls: REASON"
+                                               (the handshake or the first read
+                                               failed: REASON is OpenSSL's)
+    rawframe.py HOST:PORT pingpause            a PING, "ok" printed, then, on the
+                                               same connection once stdin closes,
+                                               another: printed as hello prints
     rawframe.py HOST:PORT stall [--idle N] [--seconds S]
                                                hold N silent connections, one
                                                that sent half a frame header
@@ -15,7 +27,10 @@
                                                stdin to close (or S seconds)
 
 Exit status 0 when the server behaved as expected, 1 otherwise (the reason
-on stderr). The frame (lib/frame.h): a 28-byte big-endian header
+on stderr). Connections are TLS 1.3 as the identity in OFS_IDENTITY
+(IDDIR with key.pem, cert.pem, ca.pem), or plaintext when it is unset or
+RAWFRAME_PLAIN=1; RAWFRAME_NOCERT=1 offers no certificate (the server's
+is still checked against OFS_IDENTITY's ca.pem). The frame (lib/frame.h): a 28-byte big-endian header
     magic u32 | version u16 | op u16 | reqid u64 | status i32 |
     cred_len u16 | cap_len u16 | body_len u32
 then credential, capability and body. Bodies follow lib/proto.c.
@@ -24,6 +39,7 @@ Only the standard library is used.
 import os
 import select
 import socket
+import ssl
 import struct
 import sys
 import time
@@ -66,10 +82,35 @@ def frame(op, body=b"", reqid=1):
     return hdr(op, reqid, len(body)) + body
 
 
-def connect(addr):
+IDENTITY = None if os.environ.get("RAWFRAME_PLAIN") else os.environ.get("OFS_IDENTITY")
+
+
+def tls_context(iddir):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+    ctx.check_hostname = False      # the cluster CA is the only issuer trusted
+    ctx.load_verify_locations(os.path.join(iddir, "ca.pem"))
+    if not os.environ.get("RAWFRAME_NOCERT"):
+        ctx.load_cert_chain(os.path.join(iddir, "cert.pem"), os.path.join(iddir, "key.pem"))
+    return ctx
+
+
+def connect(addr, iddir=None):
     host, port = addr.rsplit(":", 1)
     s = socket.create_connection((host, int(port)), timeout=TIMEOUT)
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    iddir = iddir or IDENTITY
+    if iddir:
+        s = tls_context(iddir).wrap_socket(s)
+    return s
+
+
+def half_close(s):
+    """No more bytes from us: a TLS close_notify (answered by the
+    server's), or a TCP half-close on plaintext. The socket to read from."""
+    if isinstance(s, ssl.SSLSocket):
+        return s.unwrap()
+    s.shutdown(socket.SHUT_WR)
     return s
 
 
@@ -298,7 +339,7 @@ def case_truncated_header(addr, ctx):
 def case_truncated_body(addr, ctx):
     s = connect(addr)
     s.sendall(hdr(PING, body_len=1000) + b"\0" * 100)
-    s.shutdown(socket.SHUT_WR)
+    s = half_close(s)
     expect_error_or_close(s, "body_len 1000 with 100 bytes sent")
     s.close()
 
@@ -532,6 +573,67 @@ def ping(addr):
     s.close()
 
 
+FORWARDED = 0x4000
+
+
+def statuses(addr, ops, forwarded):
+    s = connect(addr)
+    for i, op in enumerate(ops):
+        wire = op | (FORWARDED if forwarded else 0)
+        s.sendall(frame(wire, b"", 100 + i))
+        kind, f, _ = read_reply(s)
+        if kind != "reply":
+            raise Fail("op %d: no reply (%s)" % (op, kind))
+        if f["op"] != (wire | RESPONSE) or f["reqid"] != 100 + i:
+            raise Fail("op %d: reply op %#x reqid %d" % (op, f["op"], f["reqid"]))
+        print(op, f["status"])
+    s.close()
+
+
+def hello(addr):
+    try:
+        s = connect(addr)
+        s.sendall(frame(PING))
+        kind, f, _ = read_reply(s)
+    except ssl.SSLError as e:
+        print("tls: %s" % (e.reason or e))
+        return
+    except (ConnectionResetError, BrokenPipeError):
+        print("closed")
+        return
+    if kind == "reply" and f["status"] == 0:
+        print("ok")
+    elif kind == "reply":
+        print("error %d" % f["status"])
+    else:
+        print(kind)
+    s.close()
+
+
+def ping_outcome(s, reqid):
+    try:
+        s.sendall(frame(PING, b"", reqid))
+        kind, f, _ = read_reply(s)
+    except ssl.SSLError as e:
+        return "tls: %s" % (e.reason or e)
+    except (ConnectionResetError, BrokenPipeError):
+        return "closed"
+    if kind == "reply" and f["status"] == 0:
+        return "ok"
+    if kind == "reply":
+        return "error %d" % f["status"]
+    return kind
+
+
+def pingpause(addr):
+    s = connect(addr)
+    print(ping_outcome(s, 1), flush=True)
+    while sys.stdin.buffer.read1(4096):
+        pass
+    print(ping_outcome(s, 2), flush=True)
+    s.close()
+
+
 def stall(addr, idle, seconds):
     socks = [connect(addr) for _ in range(idle)]
     half = connect(addr)
@@ -583,6 +685,12 @@ def main(argv):
                 print("rawframe: freeze OID MS HOLDER", file=sys.stderr)
                 return 2
             freeze(addr, pos[0], int(pos[1]), pos[2])
+        elif cmd == "statuses":
+            statuses(addr, [int(p) for p in pos if p != "--forwarded"], "--forwarded" in pos)
+        elif cmd == "hello":
+            hello(addr)
+        elif cmd == "pingpause":
+            pingpause(addr)
         elif cmd == "stall":
             stall(addr, int(opts["idle"]), float(opts["seconds"]))
         else:

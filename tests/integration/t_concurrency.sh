@@ -38,8 +38,18 @@ done
 # SID list from the one they had read; the later would undo the earlier)
 RAW=$ITEST_DIR/rawframe.py
 O=00112233445566778899aabbccddeeff
-H1=11111111111111111111111111111111 H2=22222222222222222222222222222222
-frz() { python3 "$RAW" "$OFS_CLUSTER" freeze "$@" 2>"$T/frz.err" || fail "rawframe freeze $*: $(cat "$T/frz.err")"; }
+# (a holder speaks as itself: each freeze goes with the certificate of
+# the server it names - two data dirs made for their identities)
+for h in h1 h2; do
+	ofs_server init --data "$T/$h" --ca "$CA" >"$T/$h.sid" || fail "init $h"
+done
+H1=$(cat "$T/h1.sid") H2=$(cat "$T/h2.sid")
+frz() {
+	local id=$T/h2/identity
+	[ "$3" != "$H1" ] || id=$T/h1/identity
+	OFS_IDENTITY=$id python3 "$RAW" "$OFS_CLUSTER" freeze "$@" 2>"$T/frz.err" ||
+		fail "rawframe freeze $*: $(cat "$T/frz.err")"
+}
 assert_eq 0 "$(frz $O 20000 $H1)" "the first holder holds it"
 assert_eq 0 "$(frz $O 20000 $H1)" "... and may hold it longer"
 assert_eq -16 "$(frz $O 20000 $H2)" "a second holder: EBUSY"

@@ -162,7 +162,7 @@ ns_start() {
 	local name=$1 data=$T/$1 out=$T/$1.out sid line pid word addr
 	shift
 	SRV_DATA[$name]=$data
-	sid=$("$OFS_SERVER" init --data "$data" --attr "rack=${RACK[$name]}" 2>"$T/$name.init.err") ||
+	sid=$("$OFS_SERVER" init --data "$data" --ca "$CA" --attr "rack=${RACK[$name]}" 2>"$T/$name.init.err") ||
 		fail "ofs-server init --data $data failed: $(cat "$T/$name.init.err")"
 	[[ "$sid" =~ ^[0-9a-f]{32}$ ]] || fail "ofs-server init printed '$sid', not a SID"
 	SRV_SID[$name]=$sid

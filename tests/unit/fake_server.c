@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "lib/conn.h"
 #include "lib/frame.h"
 #include "lib/ofs_error.h"
 #include "tests/unit/fake_server.h"
@@ -44,7 +45,8 @@ static void *serve_conn(void *arg)
 		struct ofs_frame_hdr h, r;
 		uint8_t *payload = NULL;
 		struct wbuf reply;
-		int rc = net_recv_frame(cc->fd, &h, &payload, 200, 2000);
+		struct net_io io = { .fd = cc->fd };
+		int rc = net_recv_frame(&io, &h, &payload, 200, 2000);
 		if (rc == -ETIMEDOUT)
 			continue;
 		if (rc)
@@ -58,7 +60,7 @@ static void *serve_conn(void *arg)
 		r.reqid = h.reqid;
 		r.status = rc;
 		r.body_len = rc ? 0 : (uint32_t)reply.len;
-		rc = net_send_frame(cc->fd, &r, NULL, NULL, rc ? NULL : reply.data, 2000);
+		rc = net_send_frame(&io, &r, NULL, NULL, rc ? NULL : reply.data, 2000);
 		wbuf_free(&reply);
 		if (rc)
 			break;
@@ -116,6 +118,8 @@ struct fake_server *fake_server_start(fake_answer_fn answer, void *arg)
 
 	if (!f)
 		return NULL;
+	/* Fake servers speak plaintext on loopback; so must their clients. */
+	conn_security(NULL, true);
 	f->answer = answer;
 	f->arg = arg;
 	pthread_mutex_init(&f->mu, NULL);

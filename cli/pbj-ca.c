@@ -1,0 +1,246 @@
+/* pbj-ca.c - ofs-pbj ca init | issue (see pbj-ca.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/pbj-ca.h"
+#include "lib/ca.h"
+#include "lib/conn.h"
+#include "lib/crl.h"
+#include "lib/ofs_error.h"
+#include "lib/parse.h"
+#include "lib/proto.h"
+
+#define EXIT_USAGE 2
+#define EXIT_FAIL 3
+
+static int ca_usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "ofs-pbj ca: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nusage: ofs-pbj ca init CADIR\n"
+			"       ofs-pbj ca issue CADIR --out IDDIR (--user NAME --uid N "
+			"[--gid N[,N]...] | --admin NAME) [--days D]\n"
+			"       ofs-pbj ca revoke CADIR CERT.pem\n");
+	return EXIT_USAGE;
+}
+
+/* "N[,N]..." into the identity's gids. */
+static int parse_gids(const char *s, struct ident *id)
+{
+	char *copy = strdup(s), *save = NULL;
+	int rc = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	id->ngids = 0;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+		if (id->ngids == IDENT_GIDS_MAX || parse_uint(tok, 0, UINT32_MAX - 1, &v)) {
+			rc = -EINVAL;
+			break;
+		}
+		id->gids[id->ngids++] = (uint32_t)v;
+	}
+	free(copy);
+	return rc || id->ngids == 0 ? -EINVAL : 0;
+}
+
+struct issue_args {
+	const char *out, *user, *admin, *gids;
+	uint64_t uid, days;
+	bool have_uid;
+};
+
+static int issue_parse(int argc, char **argv, struct issue_args *a)
+{
+	a->days = CA_DAYS_DEFAULT;
+	for (int i = 0; i < argc; i++) {
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!v)
+			return ca_usage("%s needs a value", o);
+		if (!strcmp(o, "--out"))
+			a->out = v;
+		else if (!strcmp(o, "--user"))
+			a->user = v;
+		else if (!strcmp(o, "--admin"))
+			a->admin = v;
+		else if (!strcmp(o, "--gid"))
+			a->gids = v;
+		else if (!strcmp(o, "--uid")) {
+			if (parse_uint(v, 0, UINT32_MAX - 1, &a->uid))
+				return ca_usage("--uid %s: a number from 0 to 4294967294", v);
+			a->have_uid = true;
+		} else if (!strcmp(o, "--days")) {
+			if (parse_uint(v, 1, CA_DAYS_MAX, &a->days))
+				return ca_usage("--days %s: from 1 to 36500", v);
+		} else
+			return ca_usage("unknown option '%s'", o);
+		i++;
+	}
+	if (!a->out)
+		return ca_usage("issue needs --out IDDIR%s", "");
+	if (!a->user == !a->admin)
+		return ca_usage("issue needs one of --user NAME or --admin NAME%s", "");
+	if (a->admin && (a->have_uid || a->gids))
+		return ca_usage("--uid and --gid go with --user%s", "");
+	if (a->user && !a->have_uid)
+		return ca_usage("--user needs --uid N%s", "");
+	return 0;
+}
+
+/* Tests issue certificates that have already expired: OFS_CA_VALID_SECS
+ * (seconds from now; negative: in the past). Left out of release builds. */
+static long test_valid_secs(void)
+{
+#ifndef OFS_NO_TEST_HOOKS
+	const char *e = getenv("OFS_CA_VALID_SECS");
+	if (e && *e)
+		return strtol(e, NULL, 10);
+#endif
+	return 0;
+}
+
+static int cmd_issue(const char *cadir, int argc, char **argv)
+{
+	struct issue_args a = { 0 };
+	struct ident id = { 0 };
+	char why[TLS_WHY_MAX], desc[160];
+	int rc = issue_parse(argc, argv, &a);
+
+	if (rc)
+		return rc;
+	if (a.admin) {
+		id.role = IDENT_ADMIN;
+		snprintf(id.name, sizeof(id.name), "%s", a.admin);
+	} else {
+		id.role = IDENT_USER;
+		snprintf(id.name, sizeof(id.name), "%s", a.user);
+		id.uid = (uint32_t)a.uid;
+		id.gids[0] = id.uid;
+		id.ngids = 1;
+		if (a.gids && parse_gids(a.gids, &id))
+			return ca_usage("--gid %s: numbers from 0 to 4294967294, comma-separated "
+					"(at most 32)", a.gids);
+	}
+	if (!ident_name_ok(id.name) || strlen(a.user ? a.user : a.admin) > IDENT_NAME_MAX)
+		return ca_usage("'%s': a name is 1 to 64 of A-Z a-z 0-9 . _ -, not starting "
+				"with . or -", a.user ? a.user : a.admin);
+	rc = ca_issue(cadir, &id, (int)a.days, test_valid_secs(), a.out, why);
+	if (rc) {
+		fprintf(stderr, "ofs-pbj: %s\n", why);
+		return EXIT_FAIL;
+	}
+	ident_describe(&id, desc, sizeof(desc));
+	printf("%s: %s, for %llu days\n", a.out, desc, (unsigned long long)a.days);
+	return 0;
+}
+
+#define REVOKE_MS 5000
+
+/* Send the CA's whole list to every server not out of service: how many
+ * took it (the others learn it by gossip from them). */
+static int send_list(struct crl *crl, const char *const *cluster, size_t ncluster, size_t *sent,
+		     size_t *asked)
+{
+	struct ofs_req q = { .op = OFS_OP_REVOKED };
+	struct ofs_server *e = NULL;
+	struct wbuf w;
+	size_t ne = 0;
+	int rc = conn_fetch_table(cluster, ncluster, REVOKE_MS, &e, &ne, NULL);
+
+	*sent = *asked = 0;
+	if (rc)
+		return rc;
+	wbuf_init(&w);
+	crl_encode(crl, &w);
+	q.data = w.data;
+	q.data_len = w.len;
+	for (size_t i = 0; i < ne && !wbuf_error(&w); i++) {
+		int one;
+		if (e[i].state == OFS_SERVER_OUT || !e[i].address[0])
+			continue;
+		(*asked)++;
+		one = conn_call_once(e[i].address, &q, REVOKE_MS, NULL, NULL);
+		if (!one)
+			(*sent)++;
+		else if (!conn_is_transport_error(one))
+			rc = one;      /* (refused: the caller says why) */
+	}
+	rc = rc ? rc : wbuf_error(&w);
+	wbuf_free(&w);
+	free(e);
+	return rc;
+}
+
+static int cmd_revoke(const char *cadir, int argc, char **argv, const char *const *cluster,
+		      size_t ncluster)
+{
+	char path[4200], hex[2 * CRL_SERIAL_MAX + 1];
+	struct crl_serial s;
+	struct crl *crl = NULL;
+	size_t sent = 0, asked = 0;
+	int rc;
+
+	if (argc != 1)
+		return ca_usage("revoke takes CADIR and one CERT.pem%s", "");
+	if (!ncluster)
+		return ca_usage("revoke sends to the cluster: give --cluster HOST:PORT or set "
+				"OFS_CLUSTER%s", "");
+	snprintf(path, sizeof(path), "%s/ca.crt", cadir);
+	rc = tls_cert_serial(argv[0], path, &s);
+	if (rc) {
+		fprintf(stderr, "ofs-pbj: %s: %s\n", argv[0],
+			rc == -OFS_EUNTRUSTED ? "not a certificate this CA issued"
+			: rc == -EINVAL	      ? "not a PEM certificate"
+					      : ofs_strerror(rc));
+		return EXIT_FAIL;
+	}
+	crl_serial_hex(&s, hex);
+	snprintf(path, sizeof(path), "%s/revoked", cadir);
+	rc = crl_open(path, &crl);
+	if (!rc)
+		rc = crl_merge(crl, &s, 1);
+	if (rc < 0) {
+		fprintf(stderr, "ofs-pbj: %s: %s\n", path, ofs_strerror(rc));
+		crl_close(crl);
+		return EXIT_FAIL;
+	}
+	rc = send_list(crl, cluster, ncluster, &sent, &asked);
+	crl_close(crl);
+	if (rc || sent == 0) {
+		fprintf(stderr, "ofs-pbj: revoked %s in %s, but %s: run it again to send it\n", hex,
+			path, rc ? ofs_strerror(rc) : "no server took it");
+		return EXIT_FAIL;
+	}
+	printf("revoked %s: %zu of %zu servers in service have it (the others learn it by "
+	       "gossip)\n", hex, sent, asked);
+	return 0;
+}
+
+int pbj_ca_main(int argc, char **argv, const char *const *cluster, size_t ncluster)
+{
+	char why[TLS_WHY_MAX];
+	int rc;
+
+	if (argc < 3)
+		return ca_usage("%s", argc < 2 ? "missing command" : "missing CADIR");
+	if (!strcmp(argv[1], "init")) {
+		if (argc != 3)
+			return ca_usage("init takes CADIR only%s", "");
+		rc = ca_init(argv[2], why);
+		if (rc) {
+			fprintf(stderr, "ofs-pbj: %s\n", why);
+			return EXIT_FAIL;
+		}
+		printf("%s: a new cluster CA (ca.key, ca.crt) and capability key (cap.key)\n",
+		       argv[2]);
+		return 0;
+	}
+	if (!strcmp(argv[1], "issue"))
+		return cmd_issue(argv[2], argc - 3, argv + 3);
+	if (!strcmp(argv[1], "revoke"))
+		return cmd_revoke(argv[2], argc - 3, argv + 3, cluster, ncluster);
+	return ca_usage("unknown command '%s'", argv[1]);
+}

@@ -1,0 +1,196 @@
+/* cap.c - capabilities: canonical encoding, HMAC-SHA256, checks (see cap.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include "lib/cap.h"
+#include "lib/ofs_error.h"
+#include "lib/parse.h"
+
+static int oid_order(const void *a, const void *b)
+{
+	return oid_cmp(*(const struct ofs_oid *)a, *(const struct ofs_oid *)b);
+}
+
+void cap_sort_oids(struct ofs_cap *c)
+{
+	uint16_t n = 0;
+
+	if (c->noids > CAP_MAX_OIDS)
+		c->noids = CAP_MAX_OIDS;
+	qsort(c->oids, c->noids, sizeof(c->oids[0]), oid_order);
+	for (uint16_t i = 0; i < c->noids; i++)
+		if (n == 0 || !oid_eq(c->oids[n - 1], c->oids[i]))
+			c->oids[n++] = c->oids[i];
+	c->noids = n;
+}
+
+static bool canonical(const struct ofs_cap *c)
+{
+	if (c->noids == 0 || c->noids > CAP_MAX_OIDS || c->ops == 0 || (c->ops & ~CAP_ALL_OPS) ||
+	    c->key_id == 0)
+		return false;
+	for (uint16_t i = 1; i < c->noids; i++)
+		if (oid_cmp(c->oids[i - 1], c->oids[i]) >= 0)
+			return false;
+	return true;
+}
+
+/* Everything the MAC covers. */
+static void encode_body(struct wbuf *w, const struct ofs_cap *c)
+{
+	wbuf_u8(w, CAP_VERSION);
+	wbuf_sid(w, c->issuer);
+	wbuf_u32(w, c->key_id);
+	wbuf_u64(w, c->expires);
+	wbuf_u32(w, c->ops);
+	wbuf_bytes(w, c->fpr, IDENT_FPR_LEN);
+	wbuf_u16(w, c->noids);
+	for (uint16_t i = 0; i < c->noids; i++)
+		wbuf_oid(w, c->oids[i]);
+}
+
+/* HMAC-SHA256 of c's body under key into mac. */
+static int mac_of(const struct ofs_cap *c, const uint8_t key[CAP_KEY_LEN],
+		  uint8_t mac[CAP_MAC_LEN])
+{
+	uint8_t body[CAP_MAX_LEN];
+	struct wbuf w;
+	unsigned int n = 0;
+	int rc = 0;
+
+	wbuf_init(&w);
+	encode_body(&w, c);
+	if (wbuf_error(&w) || w.len > sizeof(body))
+		rc = -ENOMEM;
+	else
+		memcpy(body, w.data, w.len);
+	if (!rc && (!HMAC(EVP_sha256(), key, CAP_KEY_LEN, body, w.len, mac, &n) || n != CAP_MAC_LEN))
+		rc = -ENOMEM;
+	wbuf_free(&w);
+	return rc;
+}
+
+int cap_sign(struct ofs_cap *c, const struct cap_key *k)
+{
+	c->key_id = k->id;
+	if (!canonical(c))
+		return -EINVAL;
+	return mac_of(c, k->key, c->mac);
+}
+
+void cap_encode(struct wbuf *w, const struct ofs_cap *c)
+{
+	encode_body(w, c);
+	wbuf_bytes(w, c->mac, CAP_MAC_LEN);
+}
+
+int cap_decode(const uint8_t *p, size_t n, struct ofs_cap *c)
+{
+	struct rbuf r;
+	const uint8_t *b;
+
+	memset(c, 0, sizeof(*c));
+	rbuf_init(&r, p, n);
+	if (rbuf_u8(&r) != CAP_VERSION)
+		rbuf_fail(&r, -OFS_ECORRUPT);
+	c->issuer = rbuf_sid(&r);
+	c->key_id = rbuf_u32(&r);
+	c->expires = rbuf_u64(&r);
+	c->ops = rbuf_u32(&r);
+	b = rbuf_bytes(&r, IDENT_FPR_LEN);
+	if (b)
+		memcpy(c->fpr, b, IDENT_FPR_LEN);
+	c->noids = rbuf_u16(&r);
+	if (c->noids > CAP_MAX_OIDS)
+		rbuf_fail(&r, -OFS_ECORRUPT);
+	for (uint16_t i = 0; i < c->noids && !rbuf_error(&r); i++)
+		c->oids[i] = rbuf_oid(&r);
+	b = rbuf_bytes(&r, CAP_MAC_LEN);
+	if (b)
+		memcpy(c->mac, b, CAP_MAC_LEN);
+	if (rbuf_done(&r) || !canonical(c)) {
+		memset(c, 0, sizeof(*c));
+		return -OFS_ECORRUPT;
+	}
+	return 0;
+}
+
+int cap_check(const struct ofs_cap *c, const struct cap_key *keys, size_t nkeys,
+	      const uint8_t fpr[IDENT_FPR_LEN], struct ofs_oid oid, uint32_t op, uint64_t now)
+{
+	const struct cap_key *k = NULL;
+	uint8_t mac[CAP_MAC_LEN];
+	bool covered = false;
+	int rc;
+
+	for (size_t i = 0; i < nkeys; i++)
+		if (keys[i].id == c->key_id)
+			k = &keys[i];
+	if (!k || !canonical(c))
+		return -OFS_ECAPBAD;
+	rc = mac_of(c, k->key, mac);
+	if (rc)
+		return rc;
+	if (CRYPTO_memcmp(mac, c->mac, CAP_MAC_LEN) != 0)
+		return -OFS_ECAPBAD;
+	if (now >= c->expires)
+		return -OFS_ECAPEXPIRED;
+	if (CRYPTO_memcmp(fpr, c->fpr, IDENT_FPR_LEN) != 0)
+		return -EACCES;
+	for (uint16_t i = 0; i < c->noids && !covered; i++)
+		covered = oid_eq(c->oids[i], oid);
+	if (!covered || (c->ops & op) != op || op == 0)
+		return -EACCES;
+	return 0;
+}
+
+/* One "ID HEX" line of n bytes (no newline). */
+static int parse_line(const char *s, size_t n, struct cap_key *k)
+{
+	uint64_t id = 0;
+	size_t i = 0;
+
+	while (i < n && s[i] >= '0' && s[i] <= '9' && i < 10)
+		id = id * 10 + (uint64_t)(s[i++] - '0');
+	if (i == 0 || id == 0 || id > UINT32_MAX || i >= n || s[i] != ' ' ||
+	    n - i - 1 != 2 * CAP_KEY_LEN)
+		return -EINVAL;
+	if (parse_hex_lower(s + i + 1, CAP_KEY_LEN, k->key))
+		return -EINVAL;
+	k->id = (uint32_t)id;
+	return 0;
+}
+
+int cap_keys_parse(const char *text, size_t len, struct cap_key keys[CAP_MAX_KEYS], size_t *n)
+{
+	size_t pos = 0;
+
+	*n = 0;
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t ll = nl ? (size_t)(nl - (text + pos)) : len - pos;
+		int rc;
+
+		if (ll == 0 && !nl)
+			break;
+		if (*n == CAP_MAX_KEYS)
+			return -EINVAL;
+		rc = parse_line(text + pos, ll, &keys[*n]);
+		if (rc) {
+			OPENSSL_cleanse(keys, sizeof(keys[0]) * CAP_MAX_KEYS);
+			*n = 0;
+			return rc;
+		}
+		for (size_t i = 0; i < *n; i++)
+			if (keys[i].id == keys[*n].id)
+				return -EINVAL;
+		(*n)++;
+		pos += ll + (nl ? 1 : 0);
+	}
+	return *n ? 0 : -EINVAL;
+}

@@ -1,0 +1,96 @@
+/*
+ * cap.h - capabilities (DESIGN.md section 7): what a metadata server
+ * grants a client for a while, and how a data server checks it.
+ *
+ * A capability names its issuer (SID), the key it was signed with (key
+ * id), when it expires, the operations it allows, the objects it covers
+ * (a file's dfiles, and its metafile) and the fingerprint of the client
+ * certificate it was issued to. It is authenticated with HMAC-SHA256
+ * under the cluster's capability key over its canonical encoding - the
+ * bytes below, never host memory:
+ *
+ *   version u8 (1) | issuer SID (16) | key id u32 | expires u64 (Unix s) |
+ *   ops u32 | fingerprint (32) | n u16 | n OIDs (16 each, strictly
+ *   ascending) | MAC (32)
+ *
+ * Every field has one spelling (OIDs sorted, no duplicates, no unknown
+ * op bits, no trailing bytes), so a decoded capability re-encodes to the
+ * bytes it came from and the MAC covers exactly what is checked.
+ */
+#ifndef OFS_CAP_H
+#define OFS_CAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/ident.h"
+#include "lib/oid.h"
+#include "lib/proto.h"
+#include "lib/wire.h"
+
+#define CAP_VERSION 1
+#define CAP_MAX_OIDS (OFS_MAX_STRIPES + 1)     /* the dfiles and the metafile */
+#define CAP_KEY_LEN 32
+#define CAP_MAC_LEN 32
+#define CAP_MAX_KEYS 2                         /* the current and the previous */
+#define CAP_DEFAULT_TTL_S 600
+#define CAP_MAX_LEN (1 + 16 + 4 + 8 + 4 + IDENT_FPR_LEN + 2 + 16 * CAP_MAX_OIDS + CAP_MAC_LEN)
+
+enum cap_op {
+	CAP_READ = 1u << 0,       /* read the covered objects' bytes and attributes */
+	CAP_WRITE = 1u << 1,      /* write and commit them, set their size */
+	CAP_ALL_OPS = (1u << 2) - 1,
+};
+
+struct ofs_cap {
+	struct ofs_sid issuer;
+	uint32_t key_id;
+	uint64_t expires;                      /* Unix seconds */
+	uint32_t ops;                          /* enum cap_op bits */
+	uint8_t fpr[IDENT_FPR_LEN];            /* the client certificate's SHA-256 */
+	uint16_t noids;
+	struct ofs_oid oids[CAP_MAX_OIDS];     /* strictly ascending */
+	uint8_t mac[CAP_MAC_LEN];
+};
+
+/* One capability key: its id (never 0) and its bytes. */
+struct cap_key {
+	uint32_t id;
+	uint8_t key[CAP_KEY_LEN];
+};
+
+/* Sort and deduplicate c's OIDs (the canonical order): call before
+ * cap_sign after filling them in any order. */
+void cap_sort_oids(struct ofs_cap *c);
+/* Compute c's MAC under k (and set c->key_id). 0, -EINVAL (c not
+ * canonical), -ENOMEM. */
+int cap_sign(struct ofs_cap *c, const struct cap_key *k);
+/* The wire bytes of a signed capability. */
+void cap_encode(struct wbuf *w, const struct ofs_cap *c);
+/* Decode exactly n bytes. 0 or -OFS_ECORRUPT. */
+int cap_decode(const uint8_t *p, size_t n, struct ofs_cap *c);
+
+/*
+ * Check c before an operation op on oid by the peer whose certificate
+ * has fingerprint fpr, at time now (Unix seconds), with the keys a
+ * server holds (keys[0..nkeys)): 0, or
+ *   -OFS_ECAPBAD      no key has c's id, or its MAC does not match
+ *                     (compared in constant time)
+ *   -OFS_ECAPEXPIRED  expired
+ *   -EACCES           bound to another certificate, oid not covered, or
+ *                     op not allowed
+ * The MAC is checked first: nothing of an unauthenticated capability is
+ * believed.
+ */
+int cap_check(const struct ofs_cap *c, const struct cap_key *keys, size_t nkeys,
+	      const uint8_t fpr[IDENT_FPR_LEN], struct ofs_oid oid, uint32_t op, uint64_t now);
+
+/*
+ * A capability key file: one key per line, "ID HEX" (HEX: 64 digits),
+ * the current key first, then the previous one. 0 and *n keys, or
+ * -EINVAL (a malformed line; never names the key bytes).
+ */
+int cap_keys_parse(const char *text, size_t len, struct cap_key keys[CAP_MAX_KEYS], size_t *n);
+
+#endif

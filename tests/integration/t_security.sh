@@ -1,0 +1,232 @@
+#!/bin/bash
+# t_security: who gets in and what they may do (DESIGN.md section 7).
+# Every connection is TLS 1.3 with a certificate of the cluster CA; the
+# certificate's identity (server, admin or user) decides what the peer
+# may call, per the operation table. Each refusal below is checked for
+# its reason and, at the end, for having changed nothing on any server:
+# the objects each one holds and the server table are as they were.
+OFS_ITEST_CLIENT_LEAKS=1   # (every client checked for leaks at exit)
+. "$(dirname "$0")/lib.sh"
+
+RAW=$ITEST_DIR/rawframe.py
+EACCES=-13
+OFS_ETLSONLY=-10019          # lib/ofs_error.h
+
+# err_is CODE REGEX CMD... : exit CODE, stderr matching REGEX (ERE, any case).
+err_is() {
+	local code=$1 re=$2
+	shift 2
+	assert_exit "$code" "$@" || return 1
+	grep -qiE "$re" "$T/last.err" ||
+		fail "'$*': stderr does not match /$re/: $(head -c 400 "$T/last.err")"
+}
+# hello_is REGEX [ENV=V]... : rawframe's handshake and PING, its outcome.
+hello_is() {
+	local re=$1 out
+	shift
+	out=$(env "$@" python3 "$RAW" "$OFS_CLUSTER" hello 2>&1)
+	[[ "$out" =~ $re ]] || fail "hello with $*: '$out', expected /$re/"
+}
+# What must not change: each server's objects (and their versions) and
+# the server table (states, weights, attributes).
+snapshot() {
+	local n
+	for n in a b c; do
+		ofs_server tool --data "$(srv_data $n)" list --json | jq -S .
+	done
+	ofs-pbj servers --json | jq -S '[.servers[] | {sid, state, weight, attrs}]'
+}
+ofs-pbj() { "$OFS_BIN/ofs-pbj" "$@"; }
+
+keep_going
+
+# ---- the cluster, under security from its first byte ------------------------
+start_server a
+start_server b --peer "$(srv_addr a)"
+start_server c --peer "$(srv_addr a)"
+use_server a
+await 30 "the three servers to know each other" \
+	bash -c '[ "$("$0" servers --json | jq ".servers | length")" = 3 ]' "$OFS_BIN/ofs-pbj"
+echo "shared bytes" >"$T/shared"
+ok ofs mkdir /d
+ok ofs put --replicas 3 "$T/shared" /d/f
+ok ofs get /d/f "$T/got"
+assert_same_file "$T/shared" "$T/got" "/d/f read back over TLS, 3 copies"
+FILE_OID=$(ofs stat --json /d/f | jq -r .oid)
+
+issue_identity alice --user alice --uid 1000 --gid 1000,100
+OFS_CA_VALID_SECS=-3600 issue_identity old --admin old     # expired an hour ago
+"$OFS_BIN/ofs-pbj" ca init "$T/ca2" >/dev/null || fail "a second CA"
+"$OFS_BIN/ofs-pbj" ca issue "$T/ca2" --out "$T/id/eve" --admin eve >/dev/null || fail "eve"
+# eve2: another CA's certificate that trusts this cluster's CA (so the
+# refusal is the server's, not her own check of the server)
+mkdir -p "$T/id/eve2" && cp -p "$T/id/eve/key.pem" "$T/id/eve/cert.pem" "$T/id/eve2/" &&
+	cp "$CA/ca.crt" "$T/id/eve2/ca.pem"
+
+snapshot >"$T/before.json"
+
+# ---- refused at the handshake ----------------------------------------------------
+say "no client certificate"
+hello_is '^tls: .*CERTIFICATE_REQUIRED' RAWFRAME_NOCERT=1
+say "a certificate from another CA"
+hello_is '^tls: .*UNKNOWN_CA' OFS_IDENTITY="$T/id/eve2"
+err_is 3 'certificate not trusted' ofs --identity "$T/id/eve" ls /
+say "an expired certificate"
+hello_is '^tls: .*CERTIFICATE_EXPIRED' OFS_IDENTITY="$T/id/old"
+err_is 2 'certificate expired' ofs --identity "$T/id/old" ls /
+say "plaintext to a TLS port"
+hello_is "^error $OFS_ETLSONLY\$" RAWFRAME_PLAIN=1
+err_is 3 'TLS only' ofs --insecure ls /
+grep -q 'refused a plaintext connection' "$T/a.log" || fail "a's log does not name the plaintext refusal"
+grep -q 'refused a connection from .*certificate not trusted' "$T/a.log" ||
+	fail "a's log does not name the untrusted certificate"
+
+# ---- refused by role: every operation of the table ---------------------------------
+ofs_server ops --json >"$T/ops.json" || fail "ofs-server ops --json"
+mapfile -t NOT_USER < <(jq -r '.ops[] | select(.roles | index("user") | not) | .op' "$T/ops.json")
+mapfile -t NOT_ADMIN < <(jq -r '.ops[] | select(.roles | index("admin") | not) | .op' "$T/ops.json")
+mapfile -t USER_OPS < <(jq -r '.ops[] | select(.roles | index("user")) | .op' "$T/ops.json")
+[ "${#NOT_USER[@]}" -ge 15 ] || fail "the table lists only ${#NOT_USER[@]} operations users may not call"
+[ "${#NOT_ADMIN[@]}" -ge 10 ] || fail "the table lists only ${#NOT_ADMIN[@]} operations admins may not call"
+# statuses_all WANT IDDIR [--forwarded] OP...: each OP answered WANT
+statuses_all() {
+	local want=$1 id=$2 bad
+	shift 2
+	OFS_IDENTITY=$id python3 "$RAW" "$OFS_CLUSTER" statuses "$@" >"$T/st.out" 2>"$T/st.err" ||
+		{ fail "rawframe statuses $*: $(cat "$T/st.err")"; return 1; }
+	bad=$(awk -v w="$want" '$2 != w' "$T/st.out")
+	[ -z "$bad" ] || fail "as $(basename "$id"), expected $want for every op of '$*'; got: $bad"
+	[ "$(wc -l <"$T/st.out")" -eq $(($# - ${FWD:-0})) ] || fail "statuses: $(wc -l <"$T/st.out") replies"
+}
+say "a user certificate on every maintenance and server-to-server operation (${#NOT_USER[@]})"
+statuses_all $EACCES "$T/id/alice" "${NOT_USER[@]}"
+say "an admin certificate on every server-to-server operation (${#NOT_ADMIN[@]})"
+statuses_all $EACCES "$OFS_IDENTITY" "${NOT_ADMIN[@]}"
+say "a forwarded request (one copy only) from a user and from an admin"
+FWD=1 statuses_all $EACCES "$T/id/alice" --forwarded "${USER_OPS[@]}"
+FWD=1 statuses_all $EACCES "$OFS_IDENTITY" --forwarded "${USER_OPS[@]}"
+grep -q 'refused .* from user alice (uid 1000): permission denied' "$T/a.log" ||
+	fail "a's log does not name alice's refusals"
+say "the same through the tools"
+err_is 3 'permission denied' ofs-pbj --identity "$T/id/alice" server set "$(srv_sid b)" --weight 2
+err_is 3 'permission denied' ofs-pbj --identity "$T/id/alice" ok-to-stop "$(srv_sid b)"
+
+# ---- a server cannot speak as another ------------------------------------------------
+say "a server certificate claiming another SID"
+st=$(OFS_IDENTITY=$(srv_data b)/identity python3 "$RAW" "$OFS_CLUSTER" freeze "$FILE_OID" 60000 "$(srv_sid c)")
+assert_eq "$EACCES" "$st" "FREEZE by b's certificate as holder c"
+st=$(OFS_IDENTITY=$T/id/alice python3 "$RAW" "$OFS_CLUSTER" freeze "$FILE_OID" 60000 "$(srv_sid b)")
+assert_eq "$EACCES" "$st" "FREEZE by a user as holder b"
+grep -q "refused freeze from server $(srv_sid b): it speaks as server $(srv_sid c)" "$T/a.log" ||
+	fail "a's log does not name b speaking as c"
+# (its own SID is believed: the positive control, lifted at once)
+st=$(OFS_IDENTITY=$(srv_data b)/identity python3 "$RAW" "$OFS_CLUSTER" freeze "$FILE_OID" 60000 "$(srv_sid b)")
+assert_eq 0 "$st" "FREEZE by b's certificate as itself"
+st=$(OFS_IDENTITY=$(srv_data b)/identity python3 "$RAW" "$OFS_CLUSTER" freeze "$FILE_OID" 0 "$(srv_sid b)")
+assert_eq 0 "$st" "b lifting its own hold"
+
+# ---- nothing changed ---------------------------------------------------------------------
+snapshot >"$T/after.json"
+cmp -s "$T/before.json" "$T/after.json" ||
+	fail "the refusals changed a server: $(diff "$T/before.json" "$T/after.json" | head -20)"
+
+# ---- what each may do ----------------------------------------------------------------------
+say "a user does data and namespace operations; an admin maintenance"
+echo "alice's bytes" >"$T/mine"
+ok ofs --identity "$T/id/alice" put --replicas 3 "$T/mine" /d/alice
+ok ofs --identity "$T/id/alice" get /d/alice "$T/got.alice"
+assert_same_file "$T/mine" "$T/got.alice" "alice's file"
+ok ofs --identity "$T/id/alice" ls /d
+ok ofs-pbj server set "$(srv_sid b)" --weight 2
+ok ofs-pbj submit scrub --wait --db "$T/pbj.db"
+
+# ---- identities: how they are found, and what is refused before any network ---------
+say "identities"
+env -u OFS_IDENTITY "$OFS_CLI" ls / >"$T/last.out" 2>"$T/last.err"
+assert_eq 2 $? "ofs without an identity"
+grep -q "no identity: give --identity IDDIR or set OFS_IDENTITY" "$T/last.err" ||
+	fail "ofs without an identity: $(cat "$T/last.err")"
+cp -rp "$T/id/alice" "$T/id/loose" && chmod 644 "$T/id/loose/key.pem"
+err_is 2 'key.pem: a private key its group or others may read .*chmod 600' ofs --identity "$T/id/loose" ls /
+err_is 2 'exclude each other' ofs --identity "$T/id/alice" --insecure ls /
+# (refused before any network: plaintext goes to loopback only)
+err_is 2 'loopback .* only' ofs --cluster 0.0.0.0:1 --insecure ls /
+err_is 3 'not empty' ofs-pbj ca init "$CA"
+err_is 3 'holds an identity already' ofs-pbj ca issue "$CA" --out "$T/id/alice" --admin x
+err_is 2 'name' ofs-pbj ca issue "$CA" --out "$T/id/bad" --user '-x' --uid 1
+err_is 2 'uid' ofs-pbj ca issue "$CA" --out "$T/id/bad" --user bob
+[ "$(stat -c %a "$CA/ca.key")" = 600 ] || fail "ca.key is not 0600"
+[ "$(stat -c %a "$T/id/alice/key.pem")" = 600 ] || fail "an identity's key.pem is not 0600"
+[ "$(stat -c %a "$(srv_data a)/identity/key.pem")" = 600 ] || fail "a server's key.pem is not 0600"
+
+say "servers: an identity of their own, or --insecure on loopback only"
+ofs_server init --data "$T/bare" >/dev/null || fail "init without --ca"
+err_is 2 'has no identity.*certify' ofs_server run --data "$T/bare" --listen 127.0.0.1:0
+err_is 2 'insecure serves loopback' ofs_server run --data "$T/bare" --listen 0.0.0.0:0 --insecure
+ok ofs_server certify --data "$T/bare" --ca "$CA"
+# another server's identity in a data dir is refused
+BARE_SID=$(ofs --identity "$T/bare/identity" whoami --json | jq -r .sid)
+rm -rf "$T/bare/identity" && cp -rp "$(srv_data b)/identity" "$T/bare/identity"
+err_is 2 "not this server's" ofs_server run --data "$T/bare" --listen 127.0.0.1:0
+# certify again gives it its own in place of the wrong one
+ok ofs_server certify --data "$T/bare" --ca "$CA"
+assert_eq "$BARE_SID" "$(ofs --identity "$T/bare/identity" whoami --json | jq -r .sid)" \
+	"the SID of the identity certify put in place"
+[ "$(ofs --identity "$T/bare/identity" whoami --json | jq -r .role)" = server ] ||
+	fail "certify did not issue a server identity"
+
+# ---- revocation: refused from now on, cluster-wide, also by a server that was away ------
+say "a revoked certificate"
+issue_identity bob --user bob --uid 1001
+ok ofs --identity "$T/id/bob" ls /d
+# (bob holds a connection open across the revoke)
+mkfifo "$T/hold.in"
+bg sh -c 'OFS_IDENTITY=$5 exec python3 "$1" "$2" pingpause <"$3" >"$4" 2>&1' \
+	hold "$RAW" "$(srv_addr a)" "$T/hold.in" "$T/hold.out" "$T/id/bob"
+HOLD=$BG
+exec 8>"$T/hold.in"
+held() { grep -q '^ok' "$T/hold.out"; }
+wait_until 30 "bob's connection to answer its first ping" held
+stop_server c
+ok ofs-pbj ca revoke "$CA" "$T/id/bob/cert.pem"
+exec 8>&-
+wait_pid "$HOLD" 30
+assert_eq "ok
+error -10017" "$(cat "$T/hold.out")" "bob's connection opened before the revoke, at its next request"
+grep -q 'closed a connection of user bob (uid 1001): its certificate was revoked' "$T/a.log" ||
+	fail "a's log does not name the connection it closed"
+assert_match '^revoked [0-9a-f]+: 2 of 3 servers in service have it' "$(cat "$T/last.out")" \
+	"revoke with c stopped"
+for n in a b; do
+	err_is 3 'certificate revoked' ofs --identity "$T/id/bob" --cluster "$(srv_addr $n)" ls /d
+done
+grep -q 'revocation list: 1 certificate(s) revoked, from admin itest' "$T/a.log" ||
+	fail "a's log does not name the revocation"
+hello_is '^tls: .*CERTIFICATE_REVOKED' OFS_IDENTITY="$T/id/bob"
+start_server c --peer "$(srv_addr a)"
+# (c learns it from a and b before it serves: at once, no waiting)
+err_is 3 'certificate revoked' ofs --identity "$T/id/bob" --cluster "$(srv_addr c)" ls /d
+[ -s "$(srv_data c)/identity/revoked" ] || fail "c did not keep the revocation list on disk"
+# others are not touched; a revoke of a certificate another CA issued is refused
+ok ofs --identity "$T/id/alice" --cluster "$(srv_addr c)" ls /d
+err_is 3 'not a certificate this CA issued' ofs-pbj ca revoke "$CA" "$T/id/eve/cert.pem"
+err_is 2 'give --cluster' env -u OFS_CLUSTER "$OFS_BIN/ofs-pbj" ca revoke "$CA" "$T/id/alice/cert.pem"
+err_is 3 'permission denied' ofs-pbj --identity "$T/id/alice" ca revoke "$CA" "$T/id/old/cert.pem"
+# a server made after the revoke has the list from its init
+ofs_server init --data "$T/late" --ca "$CA" >/dev/null || fail "init late"
+cmp -s "$CA/revoked" "$T/late/identity/revoked" || fail "init --ca did not copy the CA's revocation list"
+
+# ---- a flood of connections that never finish a handshake -------------------------------
+say "200 silent connections do not stop the server serving others"
+mkfifo "$T/stall.in"
+bg sh -c 'RAWFRAME_PLAIN=1 exec python3 "$1" "$2" stall --idle 200 --seconds 120 <"$3" >"$4" 2>&1' \
+	stall "$RAW" "$OFS_CLUSTER" "$T/stall.in" "$T/stall.out"
+exec 9>"$T/stall.in"
+stall_ready() { grep -q '^ready' "$T/stall.out"; }
+wait_until 60 "the flooding client to connect" stall_ready
+ok timeout 30 "$OFS_CLI" get /d/f "$T/got.flood"
+assert_same_file "$T/shared" "$T/got.flood" "/d/f read during the flood"
+ok timeout 30 "$OFS_BIN/ofs-pbj" servers
+exec 9>&-
+
+finish
