@@ -162,7 +162,7 @@ check-fuzz:
 FUZZ_SRCS := $(LIB_SRCS)
 fuzz: build/fuzz/fuzz_frame build/fuzz/fuzz_ident build/fuzz/fuzz_cap
 
-build/fuzz/fuzz_cap: tests/fuzz/fuzz_cap.c lib/cap.c lib/wire.c lib/oid.c
+build/fuzz/fuzz_cap: tests/fuzz/fuzz_cap.c lib/cap.c lib/wire.c lib/oid.c lib/fdio.c lib/parse.c
 	@mkdir -p $(dir $@)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -I. -fsanitize=fuzzer,address,undefined -o $@ $^ -lcrypto
 

@@ -60,6 +60,7 @@ static const char usage_text[] =
 	"  ca issue CADIR --out IDDIR (--user NAME --uid N [--gid N[,N]...] | --admin NAME)\n"
 	"           [--days D]           an identity (key, certificate, CA) in IDDIR\n"
 	"  ca revoke CADIR CERT.pem      that certificate refused from now on, cluster-wide\n"
+	"  ca rotate CADIR [--resend]    a new capability key, sent to every server in service\n"
 	"The cluster is --cluster or OFS_CLUSTER=HOST:PORT[,HOST:PORT...]; the identity\n"
 	"--identity IDDIR or OFS_IDENTITY=IDDIR (--insecure: a cluster run --insecure); the job\n"
 	"database is --db or OFS_PBJ_DB (default ./pbj.db). Exit status: 0 success\n"
@@ -321,7 +322,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(l.rest[1], "ca")) {
-		if (l.nrest >= 3 && !strcmp(l.rest[2], "revoke")) {
+		if (l.nrest >= 3 && (!strcmp(l.rest[2], "revoke") || !strcmp(l.rest[2], "rotate"))) {
 			(void)cli_line_cluster(&l);
 			rc = cli_line_security(&l, "ofs-pbj", l.ncluster > 0);
 			if (rc)

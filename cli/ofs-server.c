@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "lib/ca.h"
+#include "lib/cap.h"
 #include "lib/conn.h"
 #include "lib/crl.h"
 #include "lib/log.h"
@@ -348,6 +349,7 @@ struct running {
 	struct service sv;
 	struct tls_conf *tls;               /* NULL: --insecure */
 	struct crl *crl;                    /* the revocation list (NULL: --insecure) */
+	struct cap_ring *capkeys;           /* the capability keys (NULL: --insecure) */
 	bool sv_ready;
 	char sidhex[OFS_OID_HEX], where[OFS_ADDR_MAX];
 	int lfd, sfd, logfd;
@@ -420,6 +422,16 @@ static int run_identity(struct running *r)
 		return EXIT_FAIL;
 	}
 	tls_conf_set_crl(r->tls, r->crl);
+	identity_dir(r->a.data, dir);
+	snprintf(dir + strlen(dir), 4096 - strlen(dir), "/cap.key");
+	rc = tls_key_mode_ok(dir, why);
+	if (!rc)
+		rc = cap_ring_open(dir, &r->capkeys);
+	if (rc) {
+		fprintf(stderr, "ofs-server: capability keys %s: %s\n", dir,
+			rc == -EPERM ? why : ofs_strerror(rc));
+		return EXIT_USAGE;
+	}
 	conn_security(r->tls, false);
 	return 0;
 }
@@ -546,6 +558,7 @@ static int run_tasks(struct running *r)
 		return fail("registering the background tasks", rc);
 	service_init(&r->sv, r->s, r->tab, r->rep, r->tasks);
 	r->sv.crl = r->crl;
+	r->sv.capkeys = r->capkeys;
 	test_fault(&r->sv);
 	r->sv_ready = true;
 	rc = recover_start(r->s, r->tab, r->rep, r->a.no_catch_up, &r->rv);
@@ -573,6 +586,7 @@ static void run_close(struct running *r)
 	store_close(r->s);
 	tls_conf_free(r->tls);
 	crl_close(r->crl);
+	cap_ring_close(r->capkeys);
 	if (r->sfd >= 0)
 		close(r->sfd);
 	if (r->logfd >= 0)

@@ -35,6 +35,8 @@ static const char usage_text[] =
 	"  rm PATH\n"
 	"  rmdir PATH\n"
 	"  mv OLD NEW\n"
+	"  chmod MODE PATH           permission bits (octal): the owner's or an admin's\n"
+	"  chown UID[:GID] PATH      owner (and group): an admin's\n"
 	"  whoami [--json]           the identity this program connects as\n"
 	"The cluster is --cluster or OFS_CLUSTER=HOST:PORT[,HOST:PORT...]; the identity\n"
 	"(a directory with key.pem, cert.pem and ca.pem, from 'ofs-pbj ca issue') is\n"
@@ -362,6 +364,8 @@ static int cmd_stat(struct ofs_client *c, struct opts *o)
 	json_object_set_new(doc, "size", json_integer((json_int_t)a->size));
 	json_object_set_new(doc, "version", json_integer((json_int_t)a->version));
 	json_object_set_new(doc, "mode", json_integer(a->mode));
+	json_object_set_new(doc, "uid", json_integer(a->uid));
+	json_object_set_new(doc, "gid", json_integer(a->gid));
 	time_format(a->mtime_ns, t);
 	json_object_set_new(doc, "mtime", json_string(t));
 	attr_json_layout(doc, a);
@@ -421,6 +425,50 @@ static int cmd_rmdir(struct ofs_client *c, struct opts *o)
 	return rc ? fail(o->args[0], rc) : 0;
 }
 
+/* "0755", "640": octal, at most 07777. */
+static int parse_mode(const char *s, uint32_t *mode)
+{
+	uint32_t m = 0;
+
+	if (!*s || strlen(s) > 5)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '7')
+			return -EINVAL;
+		m = m * 8 + (uint32_t)(*s - '0');
+	}
+	if (m > 07777)
+		return -EINVAL;
+	*mode = m;
+	return 0;
+}
+
+static int cmd_chmod(struct ofs_client *c, struct opts *o)
+{
+	uint32_t mode;
+	int rc;
+
+	if (parse_mode(o->args[0], &mode))
+		return usage("chmod '%s': a mode is octal, 0 to 7777", o->args[0]);
+	rc = ofs_chmod(c, o->args[1], mode);
+	return rc ? fail(o->args[1], rc) : 0;
+}
+
+static int cmd_chown(struct ofs_client *c, struct opts *o)
+{
+	char *colon = strchr(o->args[0], ':');
+	uint64_t uid, gid = 0;
+	int rc;
+
+	if (colon)
+		*colon = '\0';
+	if (parse_uint(o->args[0], 0, UINT32_MAX - 1, &uid) ||
+	    (colon && parse_uint(colon + 1, 0, UINT32_MAX - 1, &gid)))
+		return usage("chown: the owner is UID[:GID], numbers from 0 to 4294967294%s", "");
+	rc = ofs_chown(c, o->args[1], (uint32_t)uid, (uint32_t)gid, colon == NULL);
+	return rc ? fail(o->args[1], rc) : 0;
+}
+
 static int cmd_mv(struct ofs_client *c, struct opts *o)
 {
 	int rc = ofs_rename(c, o->args[0], o->args[1]);
@@ -449,6 +497,8 @@ static const struct command commands[] = {
 	{ "rm", "", 1, 1, cmd_rm },
 	{ "rmdir", "", 1, 1, cmd_rmdir },
 	{ "mv", "", 2, 3, cmd_mv },
+	{ "chmod", "", 2, 2, cmd_chmod },
+	{ "chown", "", 2, 2, cmd_chown },
 };
 
 /* whoami [--json]: what this program's identity says (its certificate's

@@ -3,11 +3,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+
+#include <openssl/crypto.h>
 
 #include "cli/pbj-ca.h"
 #include "lib/ca.h"
+#include "lib/cap.h"
 #include "lib/conn.h"
 #include "lib/crl.h"
+#include "lib/fdio.h"
 #include "lib/ofs_error.h"
 #include "lib/parse.h"
 #include "lib/proto.h"
@@ -22,7 +27,8 @@ static int ca_usage(const char *fmt, const char *arg)
 	fprintf(stderr, "\nusage: ofs-pbj ca init CADIR\n"
 			"       ofs-pbj ca issue CADIR --out IDDIR (--user NAME --uid N "
 			"[--gid N[,N]...] | --admin NAME) [--days D]\n"
-			"       ofs-pbj ca revoke CADIR CERT.pem\n");
+			"       ofs-pbj ca revoke CADIR CERT.pem\n"
+			"       ofs-pbj ca rotate CADIR [--resend]\n");
 	return EXIT_USAGE;
 }
 
@@ -139,25 +145,22 @@ static int cmd_issue(const char *cadir, int argc, char **argv)
 
 #define REVOKE_MS 5000
 
-/* Send the CA's whole list to every server not out of service: how many
- * took it (the others learn it by gossip from them). */
-static int send_list(struct crl *crl, const char *const *cluster, size_t ncluster, size_t *sent,
-		     size_t *asked)
+/* Send op with body w to every server not out of service: how many took
+ * it; missed (may be NULL) lists the addresses of those that did not. */
+static int send_all(uint16_t op, struct wbuf *w, const char *const *cluster, size_t ncluster,
+		    size_t *sent, size_t *asked, char *missed, size_t mlen)
 {
-	struct ofs_req q = { .op = OFS_OP_REVOKED };
+	struct ofs_req q = { .op = op, .data = w->data, .data_len = w->len };
 	struct ofs_server *e = NULL;
-	struct wbuf w;
 	size_t ne = 0;
 	int rc = conn_fetch_table(cluster, ncluster, REVOKE_MS, &e, &ne, NULL);
 
 	*sent = *asked = 0;
+	if (missed)
+		missed[0] = '\0';
 	if (rc)
 		return rc;
-	wbuf_init(&w);
-	crl_encode(crl, &w);
-	q.data = w.data;
-	q.data_len = w.len;
-	for (size_t i = 0; i < ne && !wbuf_error(&w); i++) {
+	for (size_t i = 0; i < ne && !wbuf_error(w); i++) {
 		int one;
 		if (e[i].state == OFS_SERVER_OUT || !e[i].address[0])
 			continue;
@@ -167,11 +170,107 @@ static int send_list(struct crl *crl, const char *const *cluster, size_t ncluste
 			(*sent)++;
 		else if (!conn_is_transport_error(one))
 			rc = one;      /* (refused: the caller says why) */
+		if (one && missed)
+			snprintf(missed + strlen(missed), mlen - strlen(missed), " %s",
+				 e[i].address);
 	}
-	rc = rc ? rc : wbuf_error(&w);
-	wbuf_free(&w);
+	rc = rc ? rc : wbuf_error(w);
 	free(e);
 	return rc;
+}
+
+/* The CA's whole revocation list to every server in service. */
+static int send_list(struct crl *crl, const char *const *cluster, size_t ncluster, size_t *sent,
+		     size_t *asked)
+{
+	struct wbuf w;
+	int rc;
+
+	wbuf_init(&w);
+	crl_encode(crl, &w);
+	rc = send_all(OFS_OP_REVOKED, &w, cluster, ncluster, sent, asked, NULL, 0);
+	wbuf_free(&w);
+	return rc;
+}
+
+/* CADIR/cap.key's keys (0600 required). */
+static int read_keys(const char *path, struct cap_key keys[CAP_MAX_KEYS], size_t *n, char *why)
+{
+	struct cap_ring *r = NULL;
+	int rc = tls_key_mode_ok(path, why);
+
+	if (!rc && (rc = cap_ring_open(path, &r)) != 0)
+		snprintf(why, TLS_WHY_MAX, "%s: %s", path,
+			 rc == -EINVAL ? "not a capability key file" : ofs_strerror(rc));
+	if (!rc)
+		*n = cap_ring_get(r, keys);
+	cap_ring_close(r);
+	return rc;
+}
+
+/*
+ * rotate CADIR [--resend]: a new capability key becomes the current one,
+ * the current one the previous (older ones are dropped), and both go to
+ * every server in service - which accept capabilities under either, so a
+ * client mid-file is not broken. --resend sends the keys as they are
+ * (for servers that were down at the rotation).
+ */
+static int cmd_rotate(const char *cadir, int argc, char **argv, const char *const *cluster,
+		      size_t ncluster)
+{
+	char path[4200], why[TLS_WHY_MAX], text[CAP_KEYS_TEXT_MAX], missed[1024];
+	struct cap_key keys[CAP_MAX_KEYS];
+	size_t n = 0, sent = 0, asked = 0;
+	bool resend = argc == 1 && !strcmp(argv[0], "--resend");
+	struct wbuf w;
+	int rc;
+
+	if (argc > 1 || (argc == 1 && !resend))
+		return ca_usage("rotate takes CADIR and, to send the keys again, --resend%s", "");
+	if (!ncluster)
+		return ca_usage("rotate sends to the cluster: give --cluster HOST:PORT or set "
+				"OFS_CLUSTER%s", "");
+	snprintf(path, sizeof(path), "%s/cap.key", cadir);
+	rc = read_keys(path, keys, &n, why);
+	if (rc) {
+		fprintf(stderr, "ofs-pbj: %s\n", why);
+		return EXIT_FAIL;
+	}
+	if (!resend) {
+		keys[1] = keys[0];
+		keys[0].id = keys[1].id + 1;
+		n = 2;
+		if (keys[0].id == 0 || getrandom(keys[0].key, CAP_KEY_LEN, 0) != CAP_KEY_LEN) {
+			fprintf(stderr, "ofs-pbj: %s: cannot make a new key\n", path);
+			return EXIT_FAIL;
+		}
+		rc = fdio_write_file(path, text, cap_keys_format(keys, n, text), 0600);
+		OPENSSL_cleanse(text, sizeof(text));
+		if (rc) {
+			fprintf(stderr, "ofs-pbj: %s: %s\n", path, ofs_strerror(rc));
+			OPENSSL_cleanse(keys, sizeof(keys));
+			return EXIT_FAIL;
+		}
+	}
+	wbuf_init(&w);
+	cap_keys_encode(&w, keys, n);
+	rc = send_all(OFS_OP_CAPKEYS, &w, cluster, ncluster, &sent, &asked, missed, sizeof(missed));
+	OPENSSL_cleanse(w.data, w.len);
+	wbuf_free(&w);
+	if (rc || sent < asked) {
+		fprintf(stderr, "ofs-pbj: capability key %u is current in %s, but %zu of %zu servers "
+			"in service did not take it%s%s%s: once they are up, run 'ofs-pbj ca rotate "
+			"%s --resend'\n", (unsigned)keys[0].id, path, asked - sent, asked,
+			missed[0] ? " (" : "", missed[0] ? missed + 1 : "", missed[0] ? ")" : "", cadir);
+		if (rc)
+			fprintf(stderr, "ofs-pbj: %s\n", ofs_strerror(rc));
+		OPENSSL_cleanse(keys, sizeof(keys));
+		return EXIT_FAIL;
+	}
+	printf("capability key %u is current (previous: %u): all %zu servers in service have it\n",
+	       (unsigned)keys[0].id, n > 1 ? (unsigned)keys[1].id : 0u, asked);
+	OPENSSL_cleanse(keys, sizeof(keys));
+	return 0;
 }
 
 static int cmd_revoke(const char *cadir, int argc, char **argv, const char *const *cluster,
@@ -242,5 +341,7 @@ int pbj_ca_main(int argc, char **argv, const char *const *cluster, size_t nclust
 		return cmd_issue(argv[2], argc - 3, argv + 3);
 	if (!strcmp(argv[1], "revoke"))
 		return cmd_revoke(argv[2], argc - 3, argv + 3, cluster, ncluster);
+	if (!strcmp(argv[1], "rotate"))
+		return cmd_rotate(argv[2], argc - 3, argv + 3, cluster, ncluster);
 	return ca_usage("unknown command '%s'", argv[1]);
 }

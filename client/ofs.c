@@ -74,13 +74,16 @@ static int set_peers(struct ofs_client *c, const struct ofs_server *e, size_t n,
 }
 
 /* Ask a server for the table (with a connection already open). */
-static int fetch_table(struct ofs_client *c, struct conn *cn)
+static int fetch_table(struct ofs_client *c, struct conn *cn, struct ofs_sid *answered)
 {
 	struct ofs_server *e = NULL;
 	struct ofs_sid who;
 	size_t n = 0;
 	int64_t now = 0;
 	int rc = conn_table(cn, &who, &e, &n);
+
+	if (!rc && answered)
+		*answered = who;
 
 	for (size_t i = 0; !rc && i < n; i++)
 		if (sid_eq(e[i].sid, who))
@@ -117,7 +120,7 @@ static struct peer *peer_for(struct ofs_client *c, struct ofs_sid sid)
 		}
 		asked++;
 		/* (fetch_table may move c->peers: k is not used after it) */
-		if (fetch_table(c, c->peers[i].conn) == 0)
+		if (fetch_table(c, c->peers[i].conn, NULL) == 0)
 			p = find_peer(c, sid);
 	}
 	return p;
@@ -287,6 +290,22 @@ int cl_obj_getattr(struct ofs_client *c, const struct ofs_handle *h, struct ofs_
 	free(b);
 	free(q);
 	return rc;
+}
+
+void cl_owner(uint32_t *uid, uint32_t *gid)
+{
+	const struct ident *me = conn_identity();
+
+	if (!me) {
+		*uid = (uint32_t)getuid();
+		*gid = (uint32_t)getgid();
+	} else if (me->role == IDENT_USER) {
+		*uid = me->uid;
+		*gid = me->gids[0];
+	} else {
+		*uid = 0;
+		*gid = 0;
+	}
 }
 
 int cl_obj_setattr(struct ofs_client *c, const struct ofs_handle *h, uint32_t mask,
@@ -638,6 +657,7 @@ static int make_root(struct ofs_client *c, struct conn *cn)
 	cl_dir_layout(c, a);
 	a->type = OFS_OBJ_DIRECTORY;
 	a->mode = 0755;
+	cl_owner(&a->uid, &a->gid);
 	rc = cl_obj_create(c, a, a->replicas, NULL, &dir);
 	if (rc)
 		goto out;
@@ -734,6 +754,8 @@ int ofs_client_open(const char *const *addrs, size_t naddrs, struct ofs_client *
 		size_t i = net_race_nth(k, first);
 		struct ofs_req q = { .op = OFS_OP_GET_ROOT };
 		struct conn *cn = NULL;
+		struct ofs_sid who;
+		struct peer *p;
 		uint8_t *b = NULL;
 		size_t n = 0;
 
@@ -745,7 +767,7 @@ int ofs_client_open(const char *const *addrs, size_t naddrs, struct ofs_client *
 		if (rc)
 			continue;
 		/* The server table first: it names every server we may need. */
-		rc = fetch_table(c, cn);
+		rc = fetch_table(c, cn, &who);
 		if (!rc)
 			rc = conn_call(cn, &q, &b, &n);
 		if (!rc)
@@ -753,7 +775,12 @@ int ofs_client_open(const char *const *addrs, size_t naddrs, struct ofs_client *
 		else if (rc == -ENOENT)
 			rc = make_root(c, cn);
 		free(b);
-		conn_close(cn);
+		/* (the connection stays, as that server's: one handshake fewer) */
+		p = rc ? NULL : find_peer(c, who);
+		if (p && !p->conn)
+			p->conn = cn;
+		else
+			conn_close(cn);
 		if (!rc) {
 			*out = c;
 			return 0;
@@ -798,8 +825,7 @@ int ofs_mkdir(struct ofs_client *c, const char *path)
 	 * then the layout, then the entry that makes it visible. */
 	a->type = OFS_OBJ_DIRECTORY;
 	a->mode = 0755;
-	a->uid = (uint32_t)getuid();
-	a->gid = (uint32_t)getgid();
+	cl_owner(&a->uid, &a->gid);
 	a->backref.owner = r.ent.handle.oid;
 	snprintf(a->backref.name, sizeof(a->backref.name), "%s", name);
 	cl_dir_layout(c, a);
@@ -1006,6 +1032,48 @@ int ofs_stat(struct ofs_client *c, const char *path, struct ofs_attr *attr, stru
 	if (!rc && h)
 		*h = r.ent.handle;
 	cl_resolved_free(&r);
+	return rc;
+}
+
+int ofs_chmod(struct ofs_client *c, const char *path, uint32_t mode)
+{
+	struct ofs_attr *a = calloc(1, sizeof(*a));
+	struct resolved r;
+	int rc;
+
+	if (!a)
+		return -ENOMEM;
+	if (mode & ~07777u) {
+		free(a);
+		return -EINVAL;
+	}
+	rc = cl_resolve(c, path, &r);
+	a->mode = mode;
+	if (!rc)
+		rc = cl_obj_setattr(c, &r.ent.handle, OFS_ATTR_MODE, a);
+	cl_resolved_free(&r);
+	free(a);
+	return rc;
+}
+
+int ofs_chown(struct ofs_client *c, const char *path, uint32_t uid, uint32_t gid, bool keep_gid)
+{
+	struct ofs_attr *a = calloc(1, sizeof(*a));
+	struct resolved r;
+	int rc;
+
+	if (!a)
+		return -ENOMEM;
+	rc = cl_resolve(c, path, &r);
+	if (!rc && keep_gid)
+		rc = cl_obj_getattr(c, &r.ent.handle, a);
+	a->uid = uid;
+	if (!keep_gid)
+		a->gid = gid;
+	if (!rc)
+		rc = cl_obj_setattr(c, &r.ent.handle, OFS_ATTR_OWNER, a);
+	cl_resolved_free(&r);
+	free(a);
 	return rc;
 }
 

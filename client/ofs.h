@@ -88,6 +88,14 @@ int ofs_getattr(struct ofs_client *c, const struct ofs_handle *h, struct ofs_att
 
 int ofs_unlink(struct ofs_client *c, const char *path);
 int ofs_rmdir(struct ofs_client *c, const char *path);
+/* The permission bits (at most 07777) of what path names: its owner's
+ * or an admin's to change (-EACCES for anyone else; -EINVAL: bits over
+ * 07777). */
+int ofs_chmod(struct ofs_client *c, const char *path, uint32_t mode);
+/* The owner of what path names, and its group unless keep_gid: an
+ * admin's to change (-EACCES for a user). */
+int ofs_chown(struct ofs_client *c, const char *path, uint32_t uid, uint32_t gid, bool keep_gid);
+
 /* Rename; when newpath is an existing directory the entry moves into it.
  * An existing file at newpath is replaced. */
 int ofs_rename(struct ofs_client *c, const char *oldpath, const char *newpath);

@@ -54,6 +54,11 @@ struct resolved {
 
 /* ---- across the parts ---------------------------------------------------- */
 
+/* The owner of a new object: the uid and primary group of the caller's
+ * user certificate (a server believes no other); root for an admin's;
+ * the local ids under --insecure. */
+void cl_owner(uint32_t *uid, uint32_t *gid);
+
 int cl_call(struct ofs_client *c, const struct ofs_handle *h, const struct ofs_req *q,
 		uint8_t **body, size_t *blen);
 struct conn *cl_conn_of(struct ofs_client *c, struct ofs_sid sid);

@@ -378,8 +378,7 @@ static int put_once(struct ofs_client *c, struct put_src *src, const char *path,
 	/* A new metafile and its dfiles, invisible until the entry switch. */
 	a->type = OFS_OBJ_METAFILE;
 	a->mode = 0644;
-	a->uid = (uint32_t)getuid();
-	a->gid = (uint32_t)getgid();
+	cl_owner(&a->uid, &a->gid);
 	a->backref.owner = r.ent.handle.oid;
 	snprintf(a->backref.name, sizeof(a->backref.name), "%s", name);
 	snprintf(a->dist, sizeof(a->dist), "simple_stripe");

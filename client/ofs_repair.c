@@ -68,8 +68,7 @@ int ofs_adopt_part(struct ofs_client *c, const char *path, const struct ofs_hand
 	 * copies as the part has; linked, then the part's back reference. */
 	a->type = type == OFS_OBJ_DFILE ? OFS_OBJ_METAFILE : OFS_OBJ_DIRECTORY;
 	a->mode = type == OFS_OBJ_DFILE ? 0644 : 0755;
-	a->uid = (uint32_t)getuid();
-	a->gid = (uint32_t)getgid();
+	cl_owner(&a->uid, &a->gid);
 	if (type == OFS_OBJ_DFILE) {
 		snprintf(a->dist, sizeof(a->dist), "simple_stripe");
 		a->strip_size = 1u << 20;
@@ -119,8 +118,7 @@ int ofs_copy_part(struct ofs_client *c, const struct ofs_handle *part, uint8_t t
 		size = 0;                    /* a new dirdata starts empty */
 	a->type = type;
 	a->mode = type == OFS_OBJ_DFILE ? 0644 : 0755;
-	a->uid = (uint32_t)getuid();
-	a->gid = (uint32_t)getgid();
+	cl_owner(&a->uid, &a->gid);
 	a->backref = *br;
 	a->replicas = part->nsids;
 	a->confidence = (uint8_t)(part->nsids / 2 + 1);   /* a majority, as remade dirdata */

@@ -1,13 +1,18 @@
 /* cap.c - capabilities: canonical encoding, HMAC-SHA256, checks (see cap.h). */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
 #include "lib/cap.h"
+#include "lib/fdio.h"
 #include "lib/ofs_error.h"
 #include "lib/parse.h"
 
@@ -193,4 +198,133 @@ int cap_keys_parse(const char *text, size_t len, struct cap_key keys[CAP_MAX_KEY
 		pos += ll + (nl ? 1 : 0);
 	}
 	return *n ? 0 : -EINVAL;
+}
+
+size_t cap_keys_format(const struct cap_key *keys, size_t n, char *buf)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && i < CAP_MAX_KEYS; i++) {
+		len += (size_t)snprintf(buf + len, CAP_KEYS_TEXT_MAX - len, "%u ", (unsigned)keys[i].id);
+		for (size_t j = 0; j < CAP_KEY_LEN; j++)
+			len += (size_t)snprintf(buf + len, CAP_KEYS_TEXT_MAX - len, "%02x",
+						keys[i].key[j]);
+		len += (size_t)snprintf(buf + len, CAP_KEYS_TEXT_MAX - len, "\n");
+	}
+	return len;
+}
+
+struct cap_ring {
+	pthread_mutex_t mu;
+	char *path;
+	struct cap_key keys[CAP_MAX_KEYS];   /* guarded by mu */
+	size_t n;
+};
+
+int cap_ring_open(const char *path, struct cap_ring **out)
+{
+	struct cap_ring *r = calloc(1, sizeof(*r));
+	char text[CAP_KEYS_TEXT_MAX + 64];
+	size_t got = 0;
+	int fd, rc;
+
+	if (!r || !(r->path = strdup(path))) {
+		free(r);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&r->mu, NULL);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	rc = fd < 0 ? -errno : fdio_read_all(fd, text, sizeof(text), &got);
+	if (fd >= 0)
+		close(fd);
+	if (!rc)
+		rc = got == sizeof(text) ? -EINVAL : cap_keys_parse(text, got, r->keys, &r->n);
+	OPENSSL_cleanse(text, sizeof(text));
+	if (rc) {
+		cap_ring_close(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+void cap_ring_close(struct cap_ring *r)
+{
+	if (!r)
+		return;
+	OPENSSL_cleanse(r->keys, sizeof(r->keys));
+	pthread_mutex_destroy(&r->mu);
+	free(r->path);
+	free(r);
+}
+
+size_t cap_ring_get(struct cap_ring *r, struct cap_key keys[CAP_MAX_KEYS])
+{
+	size_t n;
+
+	pthread_mutex_lock(&r->mu);
+	n = r->n;
+	memcpy(keys, r->keys, n * sizeof(keys[0]));
+	pthread_mutex_unlock(&r->mu);
+	return n;
+}
+
+int cap_ring_set(struct cap_ring *r, const struct cap_key *keys, size_t n)
+{
+	char text[CAP_KEYS_TEXT_MAX];
+	size_t len;
+	int rc;
+
+	if (n == 0 || n > CAP_MAX_KEYS || keys[0].id == 0 || (n == 2 && keys[1].id == keys[0].id) ||
+	    (n == 2 && keys[1].id == 0))
+		return -EINVAL;
+	pthread_mutex_lock(&r->mu);
+	if (r->n && keys[0].id < r->keys[0].id) {
+		pthread_mutex_unlock(&r->mu);
+		return -ESTALE;
+	}
+	len = cap_keys_format(keys, n, text);
+	rc = fdio_write_file(r->path, text, len, 0600);
+	OPENSSL_cleanse(text, sizeof(text));
+	if (!rc) {
+		memcpy(r->keys, keys, n * sizeof(keys[0]));
+		r->n = n;
+	}
+	pthread_mutex_unlock(&r->mu);
+	return rc;
+}
+
+void cap_keys_encode(struct wbuf *w, const struct cap_key *keys, size_t n)
+{
+	wbuf_u8(w, (uint8_t)n);
+	for (size_t i = 0; i < n; i++) {
+		wbuf_u32(w, keys[i].id);
+		wbuf_bytes(w, keys[i].key, CAP_KEY_LEN);
+	}
+}
+
+int cap_keys_decode(const uint8_t *p, size_t len, struct cap_key keys[CAP_MAX_KEYS], size_t *n)
+{
+	struct rbuf r;
+
+	rbuf_init(&r, p, len);
+	*n = rbuf_u8(&r);
+	if (*n == 0 || *n > CAP_MAX_KEYS)
+		rbuf_fail(&r, -OFS_ECORRUPT);
+	for (size_t i = 0; i < *n && !rbuf_error(&r); i++) {
+		const uint8_t *b;
+		keys[i].id = rbuf_u32(&r);
+		b = rbuf_bytes(&r, CAP_KEY_LEN);
+		if (b)
+			memcpy(keys[i].key, b, CAP_KEY_LEN);
+		if (keys[i].id == 0 || (i == 1 && keys[1].id == keys[0].id))
+			rbuf_fail(&r, -OFS_ECORRUPT);
+	}
+	if (rbuf_done(&r)) {
+		OPENSSL_cleanse(keys, sizeof(keys[0]) * CAP_MAX_KEYS);
+		*n = 0;
+		return -OFS_ECORRUPT;
+	}
+	return 0;
 }

@@ -92,5 +92,29 @@ int cap_check(const struct ofs_cap *c, const struct cap_key *keys, size_t nkeys,
  * -EINVAL (a malformed line; never names the key bytes).
  */
 int cap_keys_parse(const char *text, size_t len, struct cap_key keys[CAP_MAX_KEYS], size_t *n);
+/* The wire form of a key set (CAPKEYS, inside TLS only): u8 n (1..2),
+ * then n times u32 id + the key bytes. Decode: 0 or -OFS_ECORRUPT (ids
+ * 0 or equal). */
+void cap_keys_encode(struct wbuf *w, const struct cap_key *keys, size_t n);
+int cap_keys_decode(const uint8_t *p, size_t len, struct cap_key keys[CAP_MAX_KEYS], size_t *n);
+
+/* The key file of keys[0..n) into buf (CAP_KEYS_TEXT_MAX bytes). */
+#define CAP_KEYS_TEXT_MAX (CAP_MAX_KEYS * (11 + 2 * CAP_KEY_LEN + 1) + 1)
+size_t cap_keys_format(const struct cap_key *keys, size_t n, char *buf);
+
+/*
+ * A server's capability keys (its identity/cap.key): read at start,
+ * replaced by an admin's rotation (cap_ring_set), read by every check.
+ * Thread-safe. The key bytes are never logged.
+ */
+struct cap_ring;
+int cap_ring_open(const char *path, struct cap_ring **out);
+void cap_ring_close(struct cap_ring *r);
+/* Copy the keys held now (current first) into keys; returns how many. */
+size_t cap_ring_get(struct cap_ring *r, struct cap_key keys[CAP_MAX_KEYS]);
+/* Hold keys[0..n) (current first) from now on, and write the file
+ * (0600, whole, synced). -ESTALE when keys[0] is older than the key
+ * held now (a rotation never goes back), -EINVAL, -errno. */
+int cap_ring_set(struct cap_ring *r, const struct cap_key *keys, size_t n);
 
 #endif

@@ -32,6 +32,11 @@ void conn_security(struct tls_conf *conf, bool plaintext)
 	sec_plain = !conf && plaintext;
 }
 
+const struct ident *conn_identity(void)
+{
+	return sec_conf ? tls_conf_self(sec_conf) : NULL;
+}
+
 /* Connect c (net_connect, then the TLS handshake). */
 static int connect_io(struct conn *c)
 {

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/ident.h"
 #include "lib/proto.h"
 
 #define CONN_CONNECT_MS 5000     /* to connect */
@@ -35,6 +36,8 @@ struct tls_conf;
  * connection.
  */
 void conn_security(struct tls_conf *conf, bool plaintext);
+/* Who this process connects as (NULL: plaintext, or not set). */
+const struct ident *conn_identity(void);
 
 /* Connect to addr ("HOST:PORT"). Returns 0, -EINVAL (bad address),
  * -ECONNREFUSED, -ETIMEDOUT, -errno, a TLS refusal (tls_is_refusal),

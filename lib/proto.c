@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
+#include "lib/cap.h"
 #include "lib/crl.h"
 #include "lib/frame.h"
 #include "lib/ofs_error.h"
@@ -78,6 +81,7 @@ const char *ofs_op_name(uint16_t op)
 		[OFS_OP_STALE_CLEAR] = "stale_clear", [OFS_OP_FREEZE] = "freeze",
 		[OFS_OP_ROOT_MOVE] = "root_move", [OFS_OP_STOP_CHECK] = "stop_check",
 		[OFS_OP_CHANGES] = "changes", [OFS_OP_REVOKED] = "revoked",
+		[OFS_OP_CAPKEYS] = "capkeys",
 	};
 	op &= (uint16_t)~(OFS_OP_RESPONSE | OFS_OP_FORWARDED);
 	if (op >= OFS_OP_PING && op < OFS_OP_MAX)
@@ -267,7 +271,8 @@ static int encode_peer_req(struct wbuf *w, const struct ofs_req *q)
 		proto_encode_servers(w, NULL, q->servers, q->nservers);
 		break;
 	case OFS_OP_REVOKED:
-		wbuf_bytes(w, q->data, q->data_len);   /* (crl_encode's bytes) */
+	case OFS_OP_CAPKEYS:
+		wbuf_bytes(w, q->data, q->data_len);   /* (crl_encode's, cap_keys_encode's) */
 		break;
 	case OFS_OP_SERVER_SET:
 		proto_encode_server_set(w, &q->set);
@@ -629,6 +634,17 @@ int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_re
 		size_t n = 0;
 		int src = crl_decode(body, len, &sv, &n);
 		free(sv);
+		if (src)
+			return src;
+		q->data = body;
+		q->data_len = len;
+		return 0;
+	}
+	case OFS_OP_CAPKEYS: {
+		struct cap_key k[CAP_MAX_KEYS];
+		size_t n = 0;
+		int src = cap_keys_decode(body, len, k, &n);
+		OPENSSL_cleanse(k, sizeof(k));
 		if (src)
 			return src;
 		q->data = body;

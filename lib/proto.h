@@ -88,6 +88,8 @@ enum ofs_op {
 	                           when the copy's log no longer holds them */
 	OFS_OP_REVOKED,         /* serials (crl.h) -> the receiver's revocation
 	                           list after merging them (their union) */
+	OFS_OP_CAPKEYS,         /* capability keys (cap.h), current first ->
+	                           the receiver holds them from now on */
 	OFS_OP_MAX
 };
 

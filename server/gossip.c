@@ -31,6 +31,14 @@ struct gossip {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool stop;                 /* guarded by mu */
+	/* Connections kept from round to round (the gossip thread's own):
+	 * with TLS a connection costs a handshake at both ends, and a round
+	 * a second would otherwise make three of them. */
+	struct kept {
+		char addr[OFS_SERVER_ADDR_LEN];
+		struct conn *c;
+	} kept[GOSSIP_KEPT];
+	size_t nkept, next_evict;
 };
 
 static uint32_t rnd(void)
@@ -78,13 +86,15 @@ static void exchange_crl(struct conn *c, struct crl *crl, bool always, const cha
 	wbuf_free(&w);
 }
 
-static int exchange_with(struct sidtab *t, struct crl *crl, bool pull, const char *addr,
-			 int timeout_ms, gossip_contact_fn contact, void *contact_arg)
+/* One exchange on c (open, to addr), waiting at most timeout_ms for the
+ * answer; contact (may be NULL) hears of the peer. 0 when it answered. */
+static int exchange_on(struct sidtab *t, struct crl *crl, bool pull, struct conn *c,
+		       const char *addr, int timeout_ms, gossip_contact_fn contact,
+		       void *contact_arg)
 {
 	struct ofs_req q = { .op = OFS_OP_SERVERS };
 	struct ofs_server *mine = NULL, *theirs = NULL;
 	struct ofs_sid who;
-	struct conn *c = NULL;
 	uint8_t *b = NULL;
 	size_t nmine = 0, ntheirs = 0, bn = 0;
 	int rc;
@@ -92,9 +102,6 @@ static int exchange_with(struct sidtab *t, struct crl *crl, bool pull, const cha
 	rc = sidtab_snapshot(t, &mine, &nmine);
 	if (rc)
 		return rc;
-	rc = conn_open(addr, &c);
-	if (rc)
-		goto out;
 	conn_set_timeout(c, timeout_ms);
 	q.servers = mine;
 	q.nservers = nmine;
@@ -111,18 +118,72 @@ static int exchange_with(struct sidtab *t, struct crl *crl, bool pull, const cha
 		if (contact)
 			contact(who, contact_arg);
 	}
-out:
-	conn_close(c);
 	free(b);
 	free(theirs);
 	free(mine);
 	return rc;
 }
 
+/* One exchange with addr on a connection of its own. */
+static int exchange_with(struct sidtab *t, struct crl *crl, bool pull, const char *addr,
+			 int timeout_ms, gossip_contact_fn contact, void *contact_arg)
+{
+	struct conn *c = NULL;
+	int rc = conn_open(addr, &c);
+
+	if (!rc)
+		rc = exchange_on(t, crl, pull, c, addr, timeout_ms, contact, contact_arg);
+	conn_close(c);
+	return rc;
+}
+
+/* The kept connection to addr, opened (and kept, evicting the oldest
+ * when full) if there is none or it has gone. */
+static struct kept *kept_for(struct gossip *g, const char *addr)
+{
+	struct kept *k = NULL;
+
+	for (size_t i = 0; i < g->nkept && !k; i++)
+		if (strcmp(g->kept[i].addr, addr) == 0)
+			k = &g->kept[i];
+	if (!k) {
+		if (strlen(addr) >= sizeof(k->addr))
+			return NULL;
+		if (g->nkept < GOSSIP_KEPT) {
+			k = &g->kept[g->nkept++];
+		} else {
+			k = &g->kept[g->next_evict];
+			g->next_evict = (g->next_evict + 1) % GOSSIP_KEPT;
+			conn_close(k->c);
+			k->c = NULL;
+		}
+		snprintf(k->addr, sizeof(k->addr), "%s", addr);
+	}
+	if (k->c && conn_idle_dead(k->c)) {
+		conn_close(k->c);
+		k->c = NULL;
+	}
+	if (!k->c && conn_open(addr, &k->c))
+		k->c = NULL;
+	return k;
+}
+
 static int exchange(struct gossip *g, const char *addr)
 {
-	return exchange_with(g->t, g->crl, false, addr, GOSSIP_TIMEOUT_MS, g->contact,
-			     g->contact_arg);
+	struct kept *k = kept_for(g, addr);
+	int rc;
+
+	if (!k)
+		return -EINVAL;
+	if (!k->c)
+		return -ECONNREFUSED;
+	rc = exchange_on(g->t, g->crl, false, k->c, addr, GOSSIP_TIMEOUT_MS, g->contact,
+			 g->contact_arg);
+	if (rc) {
+		conn_close(k->c);       /* (a fresh one next round) */
+		k->c = NULL;
+	}
+	return rc;
 }
 
 static void round_once(struct gossip *g)
@@ -238,6 +299,8 @@ void gossip_stop(struct gossip *g)
 	}
 	for (size_t i = 0; i < g->nseeds; i++)
 		free(g->seeds[i]);
+	for (size_t i = 0; i < g->nkept; i++)
+		conn_close(g->kept[i].c);
 	free(g->seeds);
 	free(g);
 }

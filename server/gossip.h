@@ -19,6 +19,7 @@
 #define GOSSIP_PERIOD_MS 1000
 #define GOSSIP_FANOUT 3          /* peers per round */
 #define GOSSIP_TIMEOUT_MS 3000   /* a peer that does not answer is skipped */
+#define GOSSIP_KEPT 32           /* connections kept between rounds */
 
 struct gossip;
 

@@ -43,6 +43,11 @@ struct listener {
 	pthread_mutex_t mu;
 	pthread_cond_t gone;         /* signalled when a connection ends */
 	struct conn *conns;          /* guarded by mu */
+	struct conn *ended;          /* threads done serving, to be joined
+	                                (guarded by mu): joined, not detached,
+	                                so that a thread's own exit - OpenSSL
+	                                frees its per-thread state there - is
+	                                over before the server exits */
 	int nconns;                  /* guarded by mu */
 };
 
@@ -234,15 +239,32 @@ static void *conn_main(void *arg)
 	if (c->next)
 		c->next->prev = c->prev;
 	l->nconns--;
+	c->next = l->ended;
+	l->ended = c;
 	pthread_cond_signal(&l->gone);
 	pthread_mutex_unlock(&l->mu);
-	free(c);
 	return NULL;
+}
+
+/* Join and free the threads that have ended. */
+static void reap(struct listener *l)
+{
+	struct conn *c;
+
+	pthread_mutex_lock(&l->mu);
+	c = l->ended;
+	l->ended = NULL;
+	pthread_mutex_unlock(&l->mu);
+	while (c) {
+		struct conn *next = c->next;
+		pthread_join(c->thread, NULL);
+		free(c);
+		c = next;
+	}
 }
 
 static int start_conn(struct listener *l, int fd, int max_conns)
 {
-	pthread_attr_t attr;
 	struct conn *c;
 	int rc;
 
@@ -268,10 +290,7 @@ static int start_conn(struct listener *l, int fd, int max_conns)
 		l->conns->prev = c;
 	l->conns = c;
 	l->nconns++;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	rc = pthread_create(&c->thread, &attr, conn_main, c);
-	pthread_attr_destroy(&attr);
+	rc = pthread_create(&c->thread, NULL, conn_main, c);
 	if (rc) {
 		l->conns = c->next;
 		if (c->next)
@@ -311,6 +330,7 @@ int listener_run(struct service *sv, struct tls_conf *tls, int listen_fd, int st
 		};
 		int r = poll(p, 2, -1);
 
+		reap(&l);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -354,6 +374,7 @@ int listener_run(struct service *sv, struct tls_conf *tls, int listen_fd, int st
 		}
 	}
 	pthread_mutex_unlock(&l.mu);
+	reap(&l);
 	close(l.wake_fd);
 	pthread_cond_destroy(&l.gone);
 	pthread_mutex_destroy(&l.mu);

@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
+#include "lib/cap.h"
 #include "lib/crl.h"
 #include "lib/log.h"
 #include "lib/ofs_error.h"
@@ -499,6 +502,33 @@ static int op_revoked(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 	return 0;
 }
 
+/* CAPKEYS: an admin's rotation - hold these keys from now on. */
+static int op_capkeys(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	struct cap_key k[CAP_MAX_KEYS];
+	size_t n = 0;
+	char by[128] = "an --insecure peer";
+	int rc;
+
+	(void)reply;
+	if (!sv->capkeys)
+		return -OFS_EUNKNOWNOP;
+	rc = cap_keys_decode(q->data, q->data_len, k, &n);
+	if (!rc)
+		rc = cap_ring_set(sv->capkeys, k, n);
+	if (q->who)
+		ident_describe(q->who, by, sizeof(by));
+	if (!rc && n > 1)
+		log_warn("capability keys from %s: current key %u, previous key %u", by,
+			 (unsigned)k[0].id, (unsigned)k[1].id);
+	else if (!rc)
+		log_warn("capability keys from %s: current key %u", by, (unsigned)k[0].id);
+	else
+		log_warn("capability keys from %s refused: %s", by, ofs_strerror(rc));
+	OPENSSL_cleanse(k, sizeof(k));
+	return rc;
+}
+
 static int op_freeze(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 {
 	int rc = speaks_as(q, q->sid);
@@ -651,6 +681,7 @@ static struct ops_row table[OFS_OP_MAX] = {
 	[OFS_OP_FREEZE] = { op_freeze, PEER, 0 },
 	[OFS_OP_CHANGES] = { op_changes, PEER, 0 },
 	[OFS_OP_REVOKED] = { op_revoked, OPERATOR, 0 },
+	[OFS_OP_CAPKEYS] = { op_capkeys, OPERATOR, 0 },
 };
 
 const struct ops_row *ops_row(uint16_t op)

@@ -333,6 +333,40 @@ static int role_check(const struct ident *who, const struct ops_row *row, bool f
 	return (row->roles & bit) ? 0 : -EACCES;
 }
 
+/*
+ * What a user may say about ownership (DESIGN.md section 7): the objects
+ * it creates are its own (its certificate's uid, one of its groups); it
+ * changes the permission bits only of what it owns, and never an owner
+ * (an admin's). Checked where a client's request arrives; the copies
+ * believe their primary (a forwarded request is a server's).
+ */
+static int owner_check(struct service *sv, const struct ident *who, const struct ofs_req *q)
+{
+	bool in_group = false;
+
+	if (q->op == OFS_OP_SETATTR && (q->mask & OFS_ATTR_MODE) && (q->attr.mode & ~07777u))
+		return -EINVAL;
+	if (!who || who->role != IDENT_USER)
+		return 0;
+	if (q->op == OFS_OP_CREATE) {
+		for (uint8_t i = 0; i < who->ngids && !in_group; i++)
+			in_group = who->gids[i] == q->attr.gid;
+		return q->attr.uid == who->uid && in_group ? 0 : -EACCES;
+	}
+	if (q->op != OFS_OP_SETATTR || !(q->mask & (OFS_ATTR_OWNER | OFS_ATTR_MODE)))
+		return 0;
+	if (q->mask & OFS_ATTR_OWNER)
+		return -EACCES;
+	{
+		struct ofs_attr *a = malloc(sizeof(*a));
+		int rc = a ? store_getattr(sv->store, q->oid, a) : -ENOMEM;
+		if (!rc && a->uid != who->uid)
+			rc = -EACCES;
+		free(a);
+		return rc;
+	}
+}
+
 int service_handle(struct service *sv, const struct ident *who, uint16_t op,
 		   const uint8_t *body, size_t len, struct wbuf *reply)
 {
@@ -362,6 +396,13 @@ int service_handle(struct service *sv, const struct ident *who, uint16_t op,
 	q->who = who;
 	if (rc) {
 		log_debug("rejected %s request: %s", ofs_op_name(op), ofs_strerror(rc));
+	} else if (!forwarded && (rc = owner_check(sv, who, q)) != 0) {
+		if (rc == -EACCES) {
+			char by[128];
+			ident_describe(who, by, sizeof(by));
+			log_info("refused %s from %s: permission denied (not the owner)",
+				 ofs_op_name(op), by);
+		}
 	} else if (!forwarded && (flags & (OPS_READ | OPS_CHANGE)) && op != OFS_OP_CREATE &&
 		   (rc = store_behind(sv->store, q->oid)) != 0) {
 		if (rc > 0)

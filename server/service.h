@@ -27,10 +27,13 @@ struct taskhost;
 struct recover;
 
 struct crl;
+struct cap_ring;
 
 struct service {
 	struct store *store;
 	struct crl *crl;                   /* the revocation list (NULL: none,
+	                                      --insecure); set after service_init */
+	struct cap_ring *capkeys;          /* the capability keys (NULL: none,
 	                                      --insecure); set after service_init */
 	struct sidtab *tab;
 	struct replicator *rep;            /* NULL: no forwarding */

@@ -137,6 +137,23 @@ ok ofs --identity "$T/id/alice" put --replicas 3 "$T/mine" /d/alice
 ok ofs --identity "$T/id/alice" get /d/alice "$T/got.alice"
 assert_same_file "$T/mine" "$T/got.alice" "alice's file"
 ok ofs --identity "$T/id/alice" ls /d
+say "owners: a user's objects are its own; the mode is the owner's, the owner the admin's"
+assert_eq "1000 1000 420" "$(ofs stat --json /d/alice | jq -r '"\(.uid) \(.gid) \(.mode)"')" "alice's file"
+assert_eq "0 0" "$(ofs stat --json /d/f | jq -r '"\(.uid) \(.gid)"')" "the admin's file"
+ok ofs --identity "$T/id/alice" chmod 600 /d/alice
+assert_eq 384 "$(ofs stat --json /d/alice | jq -r .mode)" "mode after alice's chmod 600"
+err_is 3 'permission denied' ofs --identity "$T/id/alice" chmod 666 /d/f
+err_is 3 'permission denied' ofs --identity "$T/id/alice" chown 1000 /d/f
+err_is 3 'permission denied' ofs --identity "$T/id/alice" chown 1001:1001 /d/alice
+err_is 2 'octal' ofs chmod 8888 /d/f
+ok ofs chown 1001:100 /d/alice
+assert_eq "1001 100 384" "$(ofs stat --json /d/alice | jq -r '"\(.uid) \(.gid) \(.mode)"')" "after the admin's chown"
+err_is 3 'permission denied' ofs --identity "$T/id/alice" chmod 644 /d/alice
+ok ofs chmod 644 /d/f
+# (the primary of the file refused it: any of the three)
+cat "$T/a.log" "$T/b.log" "$T/c.log" |
+	grep -q 'refused setattr from user alice (uid 1000): permission denied (not the owner)' ||
+	fail "no server's log names the refused chmod"
 ok ofs-pbj server set "$(srv_sid b)" --weight 2
 ok ofs-pbj submit scrub --wait --db "$T/pbj.db"
 
@@ -215,6 +232,34 @@ err_is 3 'permission denied' ofs-pbj --identity "$T/id/alice" ca revoke "$CA" "$
 # a server made after the revoke has the list from its init
 ofs_server init --data "$T/late" --ca "$CA" >/dev/null || fail "init late"
 cmp -s "$CA/revoked" "$T/late/identity/revoked" || fail "init --ca did not copy the CA's revocation list"
+
+# ---- capability key rotation: current and previous, on every server ----------------------
+say "capability key rotation"
+keyid() { cut -d' ' -f1 "$1" | tr '\n' ' '; }
+assert_eq "1 " "$(keyid "$(srv_data a)/identity/cap.key")" "a's keys at init"
+ok ofs-pbj ca rotate "$CA"
+assert_match '^capability key 2 is current \(previous: 1\): all 3 servers' "$(cat "$T/last.out")" "rotate"
+ok ofs-pbj ca rotate "$CA"
+for n in a b c; do
+	assert_eq "3 2 " "$(keyid "$(srv_data $n)/identity/cap.key")" "$n's keys after two rotations"
+	[ "$(stat -c %a "$(srv_data $n)/identity/cap.key")" = 600 ] || fail "$n's cap.key is not 0600"
+	cmp -s "$CA/cap.key" "$(srv_data $n)/identity/cap.key" || fail "$n's keys differ from the CA's"
+done
+# a server down at a rotation: told so, and --resend brings it the keys
+stop_server b
+assert_exit 3 ofs-pbj ca rotate "$CA"
+assert_contains "$(cat "$T/last.err")" "1 of 3 servers in service did not take it ($(srv_addr b))" "rotate, b down"
+assert_contains "$(cat "$T/last.err")" "--resend" "rotate, b down"
+start_server b --peer "$(srv_addr a)"
+ok ofs-pbj ca rotate "$CA" --resend
+assert_eq "4 3 " "$(keyid "$(srv_data b)/identity/cap.key")" "b's keys after --resend"
+err_is 3 'permission denied' ofs-pbj --identity "$T/id/alice" ca rotate "$CA" --resend
+# the key bytes are never logged
+for n in a b c; do
+	! grep -qF "$(cut -d' ' -f2 "$CA/cap.key" | head -1)" "$T/$n.log" || fail "$n logged a capability key"
+done
+grep -q 'capability keys from admin itest: current key 4, previous key 3' "$T/a.log" ||
+	fail "a's log does not name the rotation"
 
 # ---- a flood of connections that never finish a handshake -------------------------------
 say "200 silent connections do not stop the server serving others"

@@ -5,7 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -220,6 +222,66 @@ static void test_key_files(void **state)
 			fail_msg("accepted key file %zu", i);
 }
 
+static void test_a_ring_rotates_forward_only_and_keeps_its_file(void **state)
+{
+	char dir[256], path[300], cmd[400];
+	struct cap_key k1 = key(1, 0x01), k2 = key(2, 0x02), k3 = key(3, 0x03), got[CAP_MAX_KEYS];
+	struct cap_key two[2] = { k2, k1 }, back[2] = { k1, k2 }, dec[CAP_MAX_KEYS];
+	struct cap_ring *r = NULL, *r2 = NULL;
+	char text[CAP_KEYS_TEXT_MAX];
+	struct wbuf w;
+	size_t n;
+	FILE *f;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/test_cap.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/cap.key", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fwrite(text, 1, cap_keys_format(&k1, 1, text), f);
+	fclose(f);
+	assert_int_equal(cap_ring_open(path, &r), 0);
+	assert_int_equal(cap_ring_get(r, got), 1);
+	assert_int_equal(got[0].id, 1);
+	/* a rotation: 2 current, 1 previous; written whole, 0600 */
+	assert_int_equal(cap_ring_set(r, two, 2), 0);
+	assert_int_equal(cap_ring_get(r, got), 2);
+	assert_int_equal(got[0].id, 2);
+	assert_memory_equal(got[1].key, k1.key, CAP_KEY_LEN);
+	assert_int_equal(cap_ring_open(path, &r2), 0);
+	assert_int_equal(cap_ring_get(r2, got), 2);
+	assert_int_equal(got[0].id, 2);
+	cap_ring_close(r2);
+	{
+		struct stat st;
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(st.st_mode & 0777, 0600);
+	}
+	/* never back */
+	assert_int_equal(cap_ring_set(r, back, 2), -ESTALE);
+	assert_int_equal(cap_ring_get(r, got), 2);
+	assert_int_equal(got[0].id, 2);
+	/* again: 3 current, 2 previous (1 dropped) */
+	two[0] = k3;
+	two[1] = k2;
+	assert_int_equal(cap_ring_set(r, two, 2), 0);
+	/* the wire form, and its refusals */
+	wbuf_init(&w);
+	cap_keys_encode(&w, two, 2);
+	assert_int_equal(cap_keys_decode(w.data, w.len, dec, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(dec[0].id, 3);
+	assert_memory_equal(dec[1].key, k2.key, CAP_KEY_LEN);
+	assert_int_equal(cap_keys_decode(w.data, w.len - 1, dec, &n), -OFS_ECORRUPT);
+	w.data[0] = 3;
+	assert_int_equal(cap_keys_decode(w.data, w.len, dec, &n), -OFS_ECORRUPT);
+	wbuf_free(&w);
+	cap_ring_close(r);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -229,6 +291,7 @@ int main(void)
 		cmocka_unit_test(test_keys_current_and_previous_but_not_older),
 		cmocka_unit_test(test_only_canonical_capabilities_are_signed_or_decoded),
 		cmocka_unit_test(test_key_files),
+		cmocka_unit_test(test_a_ring_rotates_forward_only_and_keeps_its_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

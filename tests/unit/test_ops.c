@@ -69,7 +69,7 @@ static void test_maintenance_is_not_open_to_users(void **state)
 {
 	static const uint16_t maint[] = {
 		OFS_OP_SERVER_SET, OFS_OP_ROOT_MOVE, OFS_OP_STOP_CHECK, OFS_OP_TASK_START,
-		OFS_OP_TASK_POLL, OFS_OP_TASK_CTL, OFS_OP_REVOKED,
+		OFS_OP_TASK_POLL, OFS_OP_TASK_CTL, OFS_OP_REVOKED, OFS_OP_CAPKEYS,
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(maint) / sizeof(maint[0]); i++) {

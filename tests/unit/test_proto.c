@@ -253,6 +253,13 @@ static void mk_req(struct ofs_req *q, uint16_t op)
 		q->oid = mk_oid(19);
 		q->version = 7;
 		break;
+	case OFS_OP_CAPKEYS: {
+		/* one key, id 5 (cap.h's wire form) */
+		static uint8_t keys[1 + 4 + 32] = { 1, 0, 0, 0, 5 };
+		q->data = keys;
+		q->data_len = sizeof(keys);
+		break;
+	}
 	case OFS_OP_REVOKED: {
 		/* two serials: 05 and 7f01 (crl.h's wire form) */
 		static const uint8_t list[] = { 0, 2, 1, 0x05, 2, 0x7f, 0x01 };
