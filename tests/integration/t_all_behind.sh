@@ -136,6 +136,24 @@ ok ofs_pbj submit repair --wait --json
 ok ofs_pbj report "$(jq -r .id "$T/last.out")" --json
 jq -e '[.findings[] | select((.repair // "") | test("no copy was current"))] | length >= 3' "$T/last.out" >/dev/null ||
 	fail "the repair did not reconcile the three objects: $(head -c 1500 "$T/last.out")"
+# A copy the repair made current can be marked behind again by a tell on
+# its way: a peer tells a returning server which of its copies missed
+# changes, and when that tell arrives after the repair installed them,
+# the copy is marked behind though current (KNOWN, OPEN: docs/design.md).
+# With catch-up off it waits for the next repair: run it, once, and say so.
+current_within() {
+	local deadline=$((EPOCHSECONDS + $1))
+	until no_copy_behind; do
+		[ "$EPOCHSECONDS" -lt "$deadline" ] || return 1
+		sleep 0.1
+	done
+}
+if ! current_within 15; then
+	cat "$T"/rpa.log "$T"/rpb.log "$T"/rpc.log | grep -q 'here missed changes (told by' ||
+		fail "copies still behind after the repair, and no late tell explains it"
+	log "KNOWN, OPEN: a tell that arrived after the repair marked copies behind again; one more repair"
+	ok ofs_pbj submit repair --wait --json
+fi
 wait_until 30 "every copy to be current" no_copy_behind
 reconciled rp
 
