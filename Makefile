@@ -148,12 +148,12 @@ check-fuzz:
 			{ tail -40 build/fuzz/log; echo "fuzz_frame found a failure"; exit 1; }; } && \
 		tail -1 build/fuzz/log && \
 		mkdir -p build/fuzz/work_ident && \
-		{ build/fuzz/fuzz_ident -max_total_time=10 -rss_limit_mb=1024 \
+		{ build/fuzz/fuzz_ident -max_total_time=5 -rss_limit_mb=1024 \
 			build/fuzz/work_ident tests/fuzz/corpus_ident >build/fuzz/log_ident 2>&1 || \
 			{ tail -40 build/fuzz/log_ident; echo "fuzz_ident found a failure"; exit 1; }; } && \
 		tail -1 build/fuzz/log_ident && \
 		mkdir -p build/fuzz/work_cap && \
-		{ build/fuzz/fuzz_cap -max_total_time=10 -rss_limit_mb=1024 \
+		{ build/fuzz/fuzz_cap -max_total_time=5 -rss_limit_mb=1024 \
 			build/fuzz/work_cap tests/fuzz/corpus_cap >build/fuzz/log_cap 2>&1 || \
 			{ tail -40 build/fuzz/log_cap; echo "fuzz_cap found a failure"; exit 1; }; } && \
 		tail -1 build/fuzz/log_cap; \
