@@ -331,19 +331,17 @@ int ca_copy_capkey(const char *cadir, const char *dir, char *why)
 {
 	char path[4200], buf[256];
 	size_t got = 0;
-	int fd, rc;
+	int rc;
 
 	snprintf(path, sizeof(path), "%s/cap.key", cadir);
 	rc = tls_key_mode_ok(path, why);
 	if (rc)
 		return rc;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return fail(why, -errno, path, NULL);
-	rc = fdio_read_all(fd, buf, sizeof(buf), &got);
-	close(fd);
-	if (rc || got == 0 || got == sizeof(buf))
-		return fail(why, rc ? rc : -EINVAL, path, "not a capability key file");
+	rc = fdio_read_file(path, buf, sizeof(buf), &got);
+	if (rc == -EFBIG || (!rc && got == 0))
+		return fail(why, -EINVAL, path, "not a capability key file");
+	if (rc)
+		return fail(why, rc, path, NULL);
 	snprintf(path, sizeof(path), "%s/cap.key", dir);
 	rc = fdio_write_file(path, buf, got, 0600);
 	OPENSSL_cleanse(buf, sizeof(buf));

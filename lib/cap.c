@@ -1,11 +1,9 @@
 /* cap.c - capabilities: canonical encoding, HMAC-SHA256, checks (see cap.h). */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -227,19 +225,18 @@ int cap_ring_open(const char *path, struct cap_ring **out)
 	struct cap_ring *r = calloc(1, sizeof(*r));
 	char text[CAP_KEYS_TEXT_MAX + 64];
 	size_t got = 0;
-	int fd, rc;
+	int rc;
 
 	if (!r || !(r->path = strdup(path))) {
 		free(r);
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&r->mu, NULL);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	rc = fd < 0 ? -errno : fdio_read_all(fd, text, sizeof(text), &got);
-	if (fd >= 0)
-		close(fd);
+	rc = fdio_read_file(path, text, sizeof(text), &got);
 	if (!rc)
-		rc = got == sizeof(text) ? -EINVAL : cap_keys_parse(text, got, r->keys, &r->n);
+		rc = cap_keys_parse(text, got, r->keys, &r->n);
+	else if (rc == -EFBIG)
+		rc = -EINVAL;
 	OPENSSL_cleanse(text, sizeof(text));
 	if (rc) {
 		cap_ring_close(r);

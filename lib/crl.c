@@ -1,13 +1,10 @@
 /* crl.c - the cluster's revocation list (see crl.h). */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "lib/crl.h"
 #include "lib/fdio.h"
@@ -77,36 +74,29 @@ static int parse(struct crl *c, const char *text, size_t len)
 int crl_open(const char *path, struct crl **out)
 {
 	struct crl *c = calloc(1, sizeof(*c));
-	char *text = NULL;
-	size_t got = 0;
-	struct stat st;
-	int fd, rc = 0;
+	size_t cap = CRL_MAX * (2 * CRL_SERIAL_MAX + 1), got = 0;
+	char *text = malloc(cap);
+	int rc;
 
-	if (!c || !(c->path = strdup(path))) {
+	if (!c || !text || !(c->path = strdup(path))) {
 		free(c);
+		free(text);
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&c->mu, NULL);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && errno != ENOENT)
-		rc = -errno;
-	if (fd >= 0) {
-		if (fstat(fd, &st) < 0 || st.st_size > (off_t)CRL_MAX * 48)
-			rc = fstat(fd, &st) < 0 ? -errno : -EINVAL;
-		else if (!(text = malloc((size_t)st.st_size + 1)))
-			rc = -ENOMEM;
-		else
-			rc = fdio_read_all(fd, text, (size_t)st.st_size, &got);
-		close(fd);
+	rc = fdio_read_file(path, text, cap, &got);
+	if (rc == -ENOENT) {
+		rc = 0;                  /* (no list yet: empty) */
+	} else if (rc == -EFBIG) {
+		rc = -EINVAL;
+	} else if (!rc) {
 		/* (loaded without writing: the path is set once parsed) */
-		if (!rc) {
-			char *p = c->path;
-			c->path = NULL;
-			rc = parse(c, text, got);
-			c->path = p;
-		}
-		free(text);
+		char *p = c->path;
+		c->path = NULL;
+		rc = parse(c, text, got);
+		c->path = p;
 	}
+	free(text);
 	if (rc) {
 		crl_close(c);
 		return rc;

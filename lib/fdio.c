@@ -103,3 +103,20 @@ int fdio_write_file(const char *path, const void *buf, size_t n, unsigned mode)
 	}
 	return 0;
 }
+
+int fdio_read_file(const char *path, void *buf, size_t cap, size_t *got)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char more;
+	size_t extra = 0;
+	int rc;
+
+	*got = 0;
+	if (fd < 0)
+		return -errno;
+	rc = fdio_read_all(fd, buf, cap, got);
+	if (!rc && *got == cap)
+		rc = fdio_read_all(fd, &more, 1, &extra);
+	close(fd);
+	return rc ? rc : extra ? -EFBIG : 0;
+}

@@ -22,6 +22,10 @@ int fdio_pwrite_all(fdio_pwrite_fn pw, int fd, const void *buf, size_t n, uint64
 int fdio_read_all(int fd, void *buf, size_t n, size_t *got);
 int fdio_write_all(int fd, const void *buf, size_t n);
 
+/* The whole of file path into buf (cap bytes): *got says how many.
+ * -EFBIG when it holds more than cap; -errno (-ENOENT: no such file). */
+int fdio_read_file(const char *path, void *buf, size_t cap, size_t *got);
+
 /* path holds exactly n bytes of buf (mode), whole or not at all: written
  * to "path.tmp", synced, renamed over path, and its directory synced. */
 int fdio_write_file(const char *path, const void *buf, size_t n, unsigned mode);

@@ -239,15 +239,21 @@ assert_exit_in() {
 }
 
 # wait_until SECONDS WHAT CMD... : poll CMD (every 50 ms) until it succeeds.
-wait_until() {
-	local secs=$1 what=$2 deadline
-	shift 2
+# within SECS CMD... : 0 once CMD succeeds, 1 when it has not within SECS.
+within() {
+	local secs=$1 deadline
+	shift
 	deadline=$((${EPOCHREALTIME//[!0-9]/} + secs * 1000000))
 	until "$@"; do
-		[ "${EPOCHREALTIME//[!0-9]/}" -lt "$deadline" ] ||
-			fail "timed out after ${secs}s waiting for $what$(_wait_context)"
+		[ "${EPOCHREALTIME//[!0-9]/}" -lt "$deadline" ] || return 1
 		sleep 0.05
 	done
+}
+
+wait_until() {
+	local secs=$1 what=$2
+	shift 2
+	within "$secs" "$@" || fail "timed out after ${secs}s waiting for $what$(_wait_context)"
 }
 
 # (what an await saw last, and the writer's account, for its failure)

@@ -141,14 +141,7 @@ jq -e '[.findings[] | select((.repair // "") | test("no copy was current"))] | l
 # changes, and when that tell arrives after the repair installed them,
 # the copy is marked behind though current (KNOWN, OPEN: docs/design.md).
 # With catch-up off it waits for the next repair: run it, once, and say so.
-current_within() {
-	local deadline=$((EPOCHSECONDS + $1))
-	until no_copy_behind; do
-		[ "$EPOCHSECONDS" -lt "$deadline" ] || return 1
-		sleep 0.1
-	done
-}
-if ! current_within 15; then
+if ! within 15 no_copy_behind; then
 	cat "$T"/rpa.log "$T"/rpb.log "$T"/rpc.log | grep -q 'here missed changes (told by' ||
 		fail "copies still behind after the repair, and no late tell explains it"
 	log "KNOWN, OPEN: a tell that arrived after the repair marked copies behind again; one more repair"
