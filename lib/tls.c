@@ -29,8 +29,25 @@ struct tls_conf {
 	struct crl *crl;             /* NULL: nothing revoked here */
 };
 
+/*
+ * The socket under a session (the BIO's state). A large write - a READ's
+ * reply - goes out in batches of records (BATCH_BYTES per send) rather
+ * than a send per 16 KiB record: on loopback each send also runs the
+ * receiver's TCP, and a record per call tripled the syscalls and the
+ * wake-ups of both ends. Outside a large write the batch is empty.
+ */
+#define BATCH_MIN (64 * 1024)        /* a write this large is batched */
+#define BATCH_BYTES (256 * 1024)     /* records held for one send, at most */
+struct sock {
+	int fd;
+	bool batch;                  /* hold records (during a large write) */
+	uint8_t *buf;                /* BATCH_BYTES, made at the first one */
+	size_t off, len;             /* not yet sent: buf[off..len) */
+};
+
 struct tls_sess {
 	SSL *ssl;
+	struct sock *sock;           /* (owned by the SSL's BIO) */
 	int fd;
 	struct ident peer;
 	struct crl_serial serial;    /* of the peer's certificate */
@@ -382,11 +399,59 @@ __attribute__((constructor)) static void crypto_plain_malloc(void)
 static BIO_METHOD *sock_method;
 static pthread_once_t sock_once = PTHREAD_ONCE_INIT;
 
+/* Send what the batch holds, as much as the socket takes now: 0 (*off
+ * moved on; all sent: empty again), or -1 and errno. */
+static int drain(struct sock *k)
+{
+	while (k->off < k->len) {
+		ssize_t r = send(k->fd, k->buf + k->off, k->len - k->off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+		}
+		k->off += (size_t)r;
+	}
+	k->off = k->len = 0;
+	return 0;
+}
+
+/* A record into the batch: 1, 0 (retry: the socket is full), -1. */
+static int batch_add(struct sock *k, const char *data, size_t n)
+{
+	if (k->len + n > BATCH_BYTES) {
+		if (drain(k) < 0)
+			return -1;
+		if (k->off) {
+			memmove(k->buf, k->buf + k->off, k->len - k->off);
+			k->len -= k->off;
+			k->off = 0;
+		}
+		if (k->len + n > BATCH_BYTES)
+			return 0;
+	}
+	memcpy(k->buf + k->len, data, n);
+	k->len += n;
+	return 1;
+}
+
 static int sock_write(BIO *b, const char *data, size_t n, size_t *done)
 {
-	ssize_t r = send((int)(intptr_t)BIO_get_data(b), data, n, MSG_NOSIGNAL);
+	struct sock *k = BIO_get_data(b);
+	ssize_t r;
 
 	BIO_clear_retry_flags(b);
+	if (k->batch && n <= BATCH_BYTES) {
+		int added = batch_add(k, data, n);
+		if (added == 0)
+			BIO_set_retry_write(b);
+		if (added <= 0)
+			return 0;
+		*done = n;
+		return 1;
+	}
+	r = send(k->fd, data, n, MSG_NOSIGNAL);
 	if (r < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 			BIO_set_retry_write(b);
@@ -398,7 +463,8 @@ static int sock_write(BIO *b, const char *data, size_t n, size_t *done)
 
 static int sock_read(BIO *b, char *buf, size_t n, size_t *done)
 {
-	ssize_t r = recv((int)(intptr_t)BIO_get_data(b), buf, n, 0);
+	const struct sock *k = BIO_get_data(b);
+	ssize_t r = recv(k->fd, buf, n, 0);
 
 	BIO_clear_retry_flags(b);
 	if (r < 0) {
@@ -426,25 +492,43 @@ static int sock_create(BIO *b)
 	return 1;
 }
 
+static int sock_destroy(BIO *b)
+{
+	struct sock *k = BIO_get_data(b);
+
+	if (k) {
+		free(k->buf);
+		free(k);
+		BIO_set_data(b, NULL);
+	}
+	return 1;
+}
+
 static void sock_method_make(void)
 {
 	BIO_METHOD *m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "ofs socket");
 
 	if (m && BIO_meth_set_write_ex(m, sock_write) && BIO_meth_set_read_ex(m, sock_read) &&
-	    BIO_meth_set_ctrl(m, sock_ctrl) && BIO_meth_set_create(m, sock_create))
+	    BIO_meth_set_ctrl(m, sock_ctrl) && BIO_meth_set_create(m, sock_create) &&
+	    BIO_meth_set_destroy(m, sock_destroy))
 		sock_method = m;
 	else
 		BIO_meth_free(m);
 }
 
-static BIO *sock_bio(int fd)
+static BIO *sock_bio(int fd, struct sock **state)
 {
+	struct sock *k = calloc(1, sizeof(*k));
 	BIO *b;
 
 	pthread_once(&sock_once, sock_method_make);
-	if (!sock_method || !(b = BIO_new(sock_method)))
+	if (!k || !sock_method || !(b = BIO_new(sock_method))) {
+		free(k);
 		return NULL;
-	BIO_set_data(b, (void *)(intptr_t)fd);
+	}
+	k->fd = fd;
+	BIO_set_data(b, k);
+	*state = k;
 	return b;
 }
 
@@ -539,7 +623,7 @@ static int start(struct tls_conf *c, int fd, int (*fn)(SSL *), int timeout_ms,
 		return -ENOMEM;
 	t->fd = fd;
 	t->ssl = SSL_new(c->ctx);
-	bio = t->ssl ? sock_bio(fd) : NULL;
+	bio = t->ssl ? sock_bio(fd, &t->sock) : NULL;
 	if (!bio) {
 		rc = -ENOMEM;
 		goto fail;
@@ -650,6 +734,38 @@ static int write_all(struct tls_sess *t, const void *buf, size_t n, int timeout_
 	return 0;
 }
 
+/* Send what a batched write left in the batch, waiting for room. */
+static int flush_batch(struct tls_sess *t, int timeout_ms)
+{
+	struct sock *k = t->sock;
+
+	while (k->off < k->len) {
+		int rc;
+		if (drain(k) < 0)
+			return errno == EPIPE ? -ECONNRESET : -errno;
+		if (k->off < k->len && (rc = net_wait_fd(k->fd, POLLOUT, timeout_ms)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* A large write, its records sent in batches. */
+static int write_batched(struct tls_sess *t, struct iovec *iov, int n, int timeout_ms)
+{
+	struct sock *k = t->sock;
+	int rc = 0;
+
+	k->batch = true;
+	for (int i = 0; i < n && !rc; i++)
+		rc = iov[i].iov_len ? write_all(t, iov[i].iov_base, iov[i].iov_len, timeout_ms) : 0;
+	if (!rc)
+		rc = flush_batch(t, timeout_ms);
+	k->batch = false;
+	if (rc)
+		k->off = k->len = 0;    /* (the session is not used after an error) */
+	return rc;
+}
+
 int tls_writev_full(struct tls_sess *t, struct iovec *iov, int n, int timeout_ms)
 {
 	uint8_t small[COALESCE_MAX];
@@ -666,6 +782,8 @@ int tls_writev_full(struct tls_sess *t, struct iovec *iov, int n, int timeout_ms
 		}
 		return total ? write_all(t, small, total, timeout_ms) : 0;
 	}
+	if (total >= BATCH_MIN && (t->sock->buf || (t->sock->buf = malloc(BATCH_BYTES))))
+		return write_batched(t, iov, n, timeout_ms);
 	for (int i = 0; i < n; i++) {
 		int rc = iov[i].iov_len ? write_all(t, iov[i].iov_base, iov[i].iov_len, timeout_ms) : 0;
 		if (rc)
