@@ -46,7 +46,7 @@ static const char usage_text[] =
 	"       ofs-server run --data DIR --listen HOST:PORT [--peer HOST:PORT]... [--log FILE]\n"
 	"                  [--max-conns N] [--scrub-rate BYTES/s] [--quarantine-days N]\n"
 	"                  [--orphan-grace SECONDS] [--capacity BYTES] [--no-catch-up]\n"
-	"                  [--settle-ms MS] [--insecure]\n"
+	"                  [--settle-ms MS] [--cap-ttl SECONDS] [--insecure]\n"
 	"       ofs-server inspect --data DIR OID [--json]\n"
 	"       ofs-server ops [--json]       every operation and the roles that may call it\n"
 	"       ofs-server tool --data DIR list|keys|get-key|set-key|rm-key|set-version|set-backref|set-part|mark-behind|remove ...\n"
@@ -67,7 +67,7 @@ static int fail(const char *what, int rc)
 
 enum { OPT_DATA = 1, OPT_ATTR, OPT_CHUNK, OPT_LISTEN, OPT_LOG, OPT_MAXCONNS, OPT_JSON,
        OPT_PEER, OPT_SCRUB_RATE, OPT_QUARANTINE, OPT_ORPHAN_GRACE, OPT_HELP, OPT_CAPACITY, OPT_NO_CATCH_UP,
-       OPT_SETTLE, OPT_CA, OPT_INSECURE };
+       OPT_SETTLE, OPT_CA, OPT_INSECURE, OPT_CAP_TTL };
 
 #define MAX_PEERS 16
 /* How long a start waits for each peer's list of our stale copies. */
@@ -90,6 +90,7 @@ static const struct option long_opts[] = {
 	{ "settle-ms", required_argument, NULL, OPT_SETTLE },
 	{ "ca", required_argument, NULL, OPT_CA },
 	{ "insecure", no_argument, NULL, OPT_INSECURE },
+	{ "cap-ttl", required_argument, NULL, OPT_CAP_TTL },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -101,7 +102,7 @@ struct args {
 	const char *peers[MAX_PEERS];
 	size_t npeers;
 	uint64_t chunk, max_conns, scrub_rate, quarantine_days, orphan_grace, capacity,
-		 settle_ms;
+		 settle_ms, cap_ttl;
 	bool json, no_catch_up, insecure;
 	const char *operand;
 };
@@ -118,6 +119,7 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 	a->quarantine_days = 7;
 	a->orphan_grace = SCRUB_ORPHAN_GRACE_S;
 	a->settle_ms = SCRUB_SETTLE_MS;
+	a->cap_ttl = CAP_DEFAULT_TTL_S;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", long_opts, &idx)) != -1) {
@@ -197,6 +199,12 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 		case OPT_QUARANTINE:
 			if (parse_uint(optarg, 0, 36500, &a->quarantine_days)) {
 				usage_error("--quarantine-days %s: days from 0 to 36500", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_CAP_TTL:
+			if (parse_uint(optarg, 1, 86400, &a->cap_ttl)) {
+				usage_error("--cap-ttl %s: seconds from 1 to 86400", optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -559,6 +567,7 @@ static int run_tasks(struct running *r)
 	service_init(&r->sv, r->s, r->tab, r->rep, r->tasks);
 	r->sv.crl = r->crl;
 	r->sv.capkeys = r->capkeys;
+	r->sv.cap_ttl_s = (uint32_t)r->a.cap_ttl;
 	test_fault(&r->sv);
 	r->sv_ready = true;
 	rc = recover_start(r->s, r->tab, r->rep, r->a.no_catch_up, &r->rv);
@@ -602,7 +611,7 @@ static int cmd_run(int argc, char **argv)
 	if (!r)
 		return fail("run", -ENOMEM);
 	r->lfd = r->sfd = r->logfd = -1;
-	rc = parse(argc, argv, "run", "45689:;=>?A", &r->a);   /* (OPT_ letters: + '0') */
+	rc = parse(argc, argv, "run", "45689:;=>?AB", &r->a);   /* (OPT_ letters: + '0') */
 	if (!rc)
 		rc = run_args(r, &addr);
 	if (rc) {

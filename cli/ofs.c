@@ -226,15 +226,32 @@ static int cmd_put(struct ofs_client *c, struct opts *o)
 static int cmd_get(struct ofs_client *c, struct opts *o)
 {
 	const char *local = o->args[1];
-	char tmp[PATH_MAX];
+	char tmp[PATH_MAX + 32], real[PATH_MAX];
+	struct stat st;
 	int fd, rc;
 
 	if (strcmp(local, "-") == 0) {
 		rc = ofs_get_fd(c, o->args[0], 1, NULL);
 		return rc ? fail(o->args[0], rc) : 0;
 	}
-	/* Written under a temporary name and renamed: LOCAL appears whole or
-	 * not at all. */
+	/* Something that is not a file (/dev/null, a FIFO, a terminal) is
+	 * written into as it is: renamed over, it would be replaced. */
+	if (stat(local, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode))
+			return fail(local, -EISDIR);
+		fd = open(local, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			return fail(local, -errno);
+		rc = ofs_get_fd(c, o->args[0], fd, NULL);
+		if (close(fd) < 0 && !rc)
+			return fail(local, -errno);
+		return rc ? fail(o->args[0], rc) : 0;
+	}
+	/* A file is written under a temporary name beside it and renamed:
+	 * LOCAL appears whole or not at all (through a symbolic link, the
+	 * file it names is replaced, not the link). */
+	if (realpath(local, real))
+		local = real;
 	if (snprintf(tmp, sizeof(tmp), "%s.ofs-part-%ld", local, (long)getpid()) >= (int)sizeof(tmp))
 		return fail(local, -ENAMETOOLONG);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -620,6 +637,7 @@ int main(int argc, char **argv)
 	}
 #ifndef OFS_NO_TEST_HOOKS
 	ofs_client_set_fault(c, getenv("OFS_FAULT"));
+	ofs_client_set_pause_dir(c, getenv("OFS_FAULT_DIR"));
 #endif
 	rc = cmd->run(c, &o);
 out:

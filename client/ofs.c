@@ -17,6 +17,7 @@
  * removed. That is why readers see the old or the new file, never a mix.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 #include "client/ofs_impl.h"
+#include "lib/cap.h"
 #include "lib/conn.h"
 #include "lib/tls.h"
 
@@ -200,9 +202,21 @@ static int call_ex(struct ofs_client *c, const struct ofs_handle *h, const struc
 	const char *why[OFS_MAX_REPLICAS];
 	size_t n = cl_try_order(c, h, order), nskipped = 0;
 	int rc = -OFS_EUNREACHABLE, waited_ms = 0;
+	struct ofs_req *qc = NULL;
+	bool renewed = false;
 
 	if (failed_over)
 		*failed_over = false;
+	if (c->caps && q->op != OFS_OP_GETATTR) {
+		/* A user's request carries its capability (a copy of q does). */
+		qc = malloc(sizeof(*qc) + CAP_MAX_LEN);
+		if (!qc)
+			return -ENOMEM;
+		*qc = *q;
+		qc->cap = (const uint8_t *)(qc + 1);
+		qc->cap_len = (uint16_t)cl_caps_for(c, q->oid, (uint8_t *)(qc + 1));
+		q = qc;
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct conn *cn = cl_conn_of(c, order[i]);
 		if (!cn) {
@@ -212,6 +226,16 @@ static int call_ex(struct ofs_client *c, const struct ofs_handle *h, const struc
 			continue;
 		}
 		rc = conn_call(cn, q, body, blen);
+		if (qc && CL_CAP_RENEW(rc) && !renewed) {
+			/* Expired, or under a key rotated away: a new one, then again. */
+			renewed = true;
+			if (cl_caps_renew(c, q->oid) == 0)
+				qc->cap_len = (uint16_t)cl_caps_for(c, q->oid, (uint8_t *)(qc + 1));
+			i--;
+			continue;
+		}
+		if (!rc && c->caps)
+			cl_caps_take(c, h, cn);
 		if (rc == -OFS_EMOVING && waited_ms < MOVE_WAIT_MS) {
 			/* Held still while a copy moves: a moment, then again. */
 			struct timespec ts = { .tv_sec = 0, .tv_nsec = 50 * 1000000L };
@@ -253,8 +277,9 @@ static int call_ex(struct ofs_client *c, const struct ofs_handle *h, const struc
 		    q->op == OFS_OP_KV_GET || q->op == OFS_OP_KV_LIST)
 			for (size_t k = 0; k < nskipped; k++)
 				cl_report(c, order[i], q->oid, skipped[k], why[k]);
-		return rc == -OFS_ENOOBJ ? -ENOENT : rc;
+		break;
 	}
+	free(qc);
 	return rc == -OFS_ENOOBJ ? -ENOENT : rc;
 }
 
@@ -356,7 +381,7 @@ int cl_obj_create(struct ofs_client *c, const struct ofs_attr *a, unsigned copie
 	struct place_server *ps = calloc(c->npeers ? c->npeers : 1, sizeof(*ps));
 	struct ofs_sid chosen[OFS_MAX_REPLICAS];
 	struct ofs_handle t;
-	uint8_t *b = NULL;
+	uint8_t *b = NULL, capbuf[CAP_MAX_LEN];
 	size_t n = 0;
 	int rc, got;
 
@@ -387,6 +412,11 @@ int cl_obj_create(struct ofs_client *c, const struct ofs_attr *a, unsigned copie
 		memcpy(t.sids, order, (size_t)got * sizeof(order[0]));
 	}
 	q->attr = *a;
+	if (c->caps && (a->type == OFS_OBJ_DFILE || a->type == OFS_OBJ_DIRDATA)) {
+		/* Made under a file or directory: through its capability. */
+		q->cap = capbuf;
+		q->cap_len = (uint16_t)cl_caps_for(c, a->backref.owner, capbuf);
+	}
 	q->attr.nsids = t.nsids;
 	memcpy(q->attr.sids, t.sids, sizeof(t.sids));
 	if (!q->attr.replicas)
@@ -398,6 +428,14 @@ int cl_obj_create(struct ofs_client *c, const struct ofs_attr *a, unsigned copie
 	for (int attempt = 0; attempt < got; attempt++) {
 		struct conn *cn = cl_conn_of(c, t.sids[attempt]);
 		rc = cn ? conn_call(cn, q, &b, &n) : -ECONNREFUSED;
+		if (q->cap_len && CL_CAP_RENEW(rc) && cl_caps_renew(c, a->backref.owner) == 0) {
+			q->cap_len = (uint16_t)cl_caps_for(c, a->backref.owner, capbuf);
+			rc = conn_call(cn, q, &b, &n);
+		}
+		if (!rc && c->caps) {
+			t.oid = q->oid;
+			cl_caps_take(c, &t, cn);
+		}
 		if (!conn_is_transport_error(rc))
 			break;
 		cl_mark_down(c, t.sids[attempt]);
@@ -405,6 +443,8 @@ int cl_obj_create(struct ofs_client *c, const struct ofs_attr *a, unsigned copie
 	}
 	if (!rc)
 		rc = proto_decode_oid_reply(b, n, &t.oid);
+	if (!rc && c->caps && q->cap_len)
+		cl_caps_alias(c, a->backref.owner, t.oid);
 	if (!rc)
 		*h = t;
 	else if (rc != -EEXIST && rc != -EINVAL && rc != -ENOMEM)
@@ -653,6 +693,10 @@ static int make_root(struct ofs_client *c, struct conn *cn)
 
 	if (!a)
 		return -ENOMEM;
+	if (c->caps) {
+		free(a);           /* (a user: the root is an admin's to make) */
+		return -EACCES;
+	}
 	memset(&used, 0, sizeof(used));
 	cl_dir_layout(c, a);
 	a->type = OFS_OBJ_DIRECTORY;
@@ -745,6 +789,10 @@ int ofs_client_open(const char *const *addrs, size_t naddrs, struct ofs_client *
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	if (cl_is_user() && cl_caps_new(&c->caps)) {
+		free(c);
+		return -ENOMEM;
+	}
 	/* The address that connects first goes first (one of a server cut
 	 * off costs a connect timeout, not a wait per put); then the rest in
 	 * the order given. */
@@ -761,7 +809,7 @@ int ofs_client_open(const char *const *addrs, size_t naddrs, struct ofs_client *
 
 		rc = conn_open(addrs[i], &cn);
 		if (rc == -EINVAL) {
-			free(c);
+			ofs_client_close(c);
 			return rc;
 		}
 		if (rc)
@@ -799,6 +847,8 @@ void ofs_client_close(struct ofs_client *c)
 	for (size_t i = 0; i < c->npeers; i++)
 		conn_close(c->peers[i].conn);
 	free(c->peers);
+	free(c->pause_dir);
+	cl_caps_free(c->caps);
 	free(c);
 }
 
@@ -819,6 +869,8 @@ int ofs_mkdir(struct ofs_client *c, const char *path)
 	rc = cl_resolve_parent(c, path, &r, name, &dd);
 	if (rc == -EBUSY)
 		rc = -EEXIST;     /* mkdir / */
+	if (!rc)
+		rc = cl_may(c, &r.ent.handle, CAP_WRITE);
 	if (rc)
 		goto out;
 	/* Directory first, then its dirdata (whose back reference names it),
@@ -998,7 +1050,11 @@ int ofs_rmdir(struct ofs_client *c, const char *path)
 		rc = -ENOTDIR;
 		goto out;
 	}
-	rc = cl_obj_getattr(c, &gone.handle, da);
+	rc = cl_may(c, &r.ent.handle, CAP_WRITE);
+	if (!rc)
+		rc = cl_may(c, &gone.handle, CAP_REMOVE);
+	if (!rc)
+		rc = cl_obj_getattr(c, &gone.handle, da);
 	if (rc)
 		goto out;
 	for (uint16_t i = 0; i < da->nparts && !rc; i++) {
@@ -1111,6 +1167,10 @@ int ofs_unlink(struct ofs_client *c, const char *path)
 		rc = cl_dirent_call(c, OFS_OP_DIRENT_LOOKUP, &dd, name, NULL, 0, NULL, &ent);
 	if (!rc && ent.type != OFS_OBJ_METAFILE)
 		rc = -EISDIR;
+	if (!rc)
+		rc = cl_may(c, &r.ent.handle, CAP_WRITE);
+	if (!rc)
+		rc = cl_may(c, &ent.handle, CAP_REMOVE);
 	if (!rc) {
 		struct ofs_dirent gone = ent;
 		bool failed_over = false;
@@ -1134,11 +1194,61 @@ void ofs_client_set_fault(struct ofs_client *c, const char *point)
 	snprintf(c->fault, sizeof(c->fault), "%s", point ? point : "");
 }
 
+/*
+ * A test's pause (ofs_client_set_fault): at the step named, the client
+ * says so by making the file DIR/paused (its pause dir), and goes on once
+ * the test makes DIR/resume (at most 5 minutes later).
+ */
+void ofs_client_set_pause_dir(struct ofs_client *c, const char *dir)
+{
+	free(c->pause_dir);
+	c->pause_dir = dir && *dir ? strdup(dir) : NULL;
+}
+
+void cl_pause_point(struct ofs_client *c, const char *name)
+{
+	const char *dir = c->pause_dir;
+	char paused[4096], resume[4096];
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = 20 * 1000000L };
+	int fd;
+
+	if (!c->fault[0] || strcmp(c->fault, name) != 0 || !dir)
+		return;
+	snprintf(paused, sizeof(paused), "%s/paused", dir);
+	snprintf(resume, sizeof(resume), "%s/resume", dir);
+	fd = open(paused, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
+	for (int i = 0; i < 5 * 60 * 50 && access(resume, F_OK) != 0; i++)
+		nanosleep(&ts, NULL);
+}
+
 /* Fault injection (ofs_client_set_fault): die here, as a crash would. */
 static void fault_point(struct ofs_client *c, const char *name)
 {
 	if (c->fault[0] && strcmp(c->fault, name) == 0)
 		raise(SIGKILL);
+}
+
+/* A user's rename: both directories writable, the object movable (its
+ * owner or a writer), and a file it replaces removable. */
+static int may_rename(struct ofs_client *c, const struct resolved *ro, const struct resolved *rn,
+		      const struct ofs_dirent *ent, const struct ofs_handle *ndd, const char *nname)
+{
+	struct ofs_dirent there;
+	int rc;
+
+	if (!c->caps)
+		return 0;
+	rc = cl_may(c, &ro->ent.handle, CAP_WRITE);
+	if (!rc)
+		rc = cl_may(c, &rn->ent.handle, CAP_WRITE);
+	if (!rc)
+		rc = cl_may(c, &ent->handle, CAP_REMOVE);
+	if (!rc && cl_dirent_call(c, OFS_OP_DIRENT_LOOKUP, ndd, nname, NULL, 0, NULL, &there) == 0 &&
+	    there.type == OFS_OBJ_METAFILE)
+		rc = cl_may(c, &there.handle, CAP_REMOVE);
+	return rc;
 }
 
 int ofs_rename(struct ofs_client *c, const char *oldpath, const char *newpath)
@@ -1184,6 +1294,9 @@ int ofs_rename(struct ofs_client *c, const char *oldpath, const char *newpath)
 	}
 	if (oid_eq(odd.oid, ndd.oid) && strcmp(oname, nname) == 0)
 		goto out;     /* renaming onto itself */
+	rc = may_rename(c, &ro, &rn, &ent, &ndd, nname);
+	if (rc)
+		goto out;
 	rc = cl_dirent_call(c, OFS_OP_DIRENT_CREATE, &ndd, nname, &ent,
 			 ent.type == OFS_OBJ_METAFILE ? OFS_DIRENT_REPLACE : 0, &replaced, &old);
 	if (rc)

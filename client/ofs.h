@@ -44,8 +44,12 @@ int ofs_client_open(const char *const *addrs, size_t naddrs, struct ofs_client *
 void ofs_client_close(struct ofs_client *c);
 /* For fault-injection tests: the client kills its own process (SIGKILL)
  * at the step named point, as a crash there would (the steps: ofs(1),
- * OFS_FAULT). NULL or "" sets none. */
+ * OFS_FAULT) - or, at the step "get-paused" (after a get's first round),
+ * waits for its test (DIR/paused, then DIR/resume: the pause dir). NULL
+ * or "" sets none. */
 void ofs_client_set_fault(struct ofs_client *c, const char *point);
+/* Where the pause step speaks to its test (NULL: the step does not pause). */
+void ofs_client_set_pause_dir(struct ofs_client *c, const char *dir);
 
 /* Layout of a new file; zero fields take the defaults (1 copy,
  * confidence = replicas, 1 stripe, 1 MiB strips). */

@@ -5,7 +5,8 @@
  *   ofs.c         servers and calls, objects, paths, directories,
  *                 stat, unlink, rename;
  *   ofs_io.c      files: dfile I/O, put and get;
- *   ofs_repair.c  the calls repair makes (ofs_repair.h).
+ *   ofs_repair.c  the calls repair makes (ofs_repair.h);
+ *   ofs_cap.c     the capabilities a user's requests carry.
  */
 #ifndef OFS_CLIENT_IMPL_H
 #define OFS_CLIENT_IMPL_H
@@ -34,11 +35,15 @@ struct peer {
 	bool down;                  /* it failed to answer: try it last */
 };
 
+struct cl_caps;
+
 struct ofs_client {
+	struct cl_caps *caps;       /* capabilities held (a user's; ofs_cap.c) */
 	struct peer *peers;         /* the server table, learned on open */
 	size_t npeers;
 	struct ofs_handle root;     /* the root directory */
 	char fault[32];             /* a fault-injection step, or "" */
+	char *pause_dir;            /* the pause step's directory (NULL: none) */
 };
 
 /* What a path names: its entry (type, handle) and, unless it is the root,
@@ -53,6 +58,32 @@ struct resolved {
 };
 
 /* ---- across the parts ---------------------------------------------------- */
+
+/* Capabilities (ofs_cap.c). A user's requests carry them; an admin's
+ * need none (cl_is_user). */
+int cl_caps_new(struct cl_caps **out);
+void cl_caps_free(struct cl_caps *k);
+bool cl_is_user(void);
+/* The reply to a GETATTR or CREATE of h just came on cn: keep the
+ * capability it carried, if any. */
+void cl_caps_take(struct ofs_client *c, const struct ofs_handle *h, struct conn *cn);
+/* obj was made under owner (its back reference names owner): owner's
+ * capability reaches it. */
+void cl_caps_alias(struct ofs_client *c, struct ofs_oid owner, struct ofs_oid obj);
+/* The capability for a request on oid, renewed first when it is about to
+ * expire, copied into buf (CAP_MAX_LEN bytes); its length, 0 if none. */
+size_t cl_caps_for(struct ofs_client *c, struct ofs_oid oid, uint8_t *buf);
+/* A server called the capability for oid expired or not valid: ask for
+ * a new one (a GETATTR). 0, or that GETATTR's error. */
+int cl_caps_renew(struct ofs_client *c, struct ofs_oid oid);
+/* May this client do ops (enum cap_op) to the file or directory h, as
+ * its mode bits say (a GETATTR unless a capability for h is held)? 0
+ * (always for an admin), -EACCES, or the GETATTR's error. Asked before a
+ * change of several steps, so that one refused midway leaves nothing
+ * half done. */
+int cl_may(struct ofs_client *c, const struct ofs_handle *h, uint32_t ops);
+/* Is rc a server's "ask for a new capability"? */
+#define CL_CAP_RENEW(rc) ((rc) == -OFS_ECAPEXPIRED || (rc) == -OFS_ECAPBAD)
 
 /* The owner of a new object: the uid and primary group of the caller's
  * user certificate (a server believes no other); root for an admin's;
@@ -77,6 +108,7 @@ int cl_map_transport(int rc);
 void cl_mark_down(struct ofs_client *c, struct ofs_sid sid);
 int cl_obj_create(struct ofs_client *c, const struct ofs_attr *a, unsigned copies,
 		      const struct ofs_sid *fixed, struct ofs_handle *h);
+void cl_pause_point(struct ofs_client *c, const char *name);
 int cl_obj_getattr(struct ofs_client *c, const struct ofs_handle *h, struct ofs_attr *a);
 int cl_obj_remove(struct ofs_client *c, const struct ofs_handle *h);
 int cl_obj_setattr(struct ofs_client *c, const struct ofs_handle *h, uint32_t mask,

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "client/ofs_impl.h"
+#include "lib/cap.h"
 #include "lib/fdio.h"
 
 /* ---- files -------------------------------------------------------------- */
@@ -31,8 +32,8 @@ struct layout {
  */
 #define PIPE_DEPTH 4
 
-static int dfile_io_one(struct conn *cn, const struct ofs_handle *h,
-			bool write, uint64_t off, uint8_t *p, size_t n)
+static int dfile_io_one(struct conn *cn, const struct ofs_handle *h, const uint8_t *cap,
+			size_t caplen, bool write, uint64_t off, uint8_t *p, size_t n)
 {
 	struct ofs_req *q = cl_req_new(write ? OFS_OP_WRITE : OFS_OP_READ, h->oid);
 	uint64_t ids[PIPE_DEPTH];
@@ -42,6 +43,8 @@ static int dfile_io_one(struct conn *cn, const struct ofs_handle *h,
 
 	if (!q)
 		return -ENOMEM;
+	q->cap = cap;
+	q->cap_len = (uint16_t)caplen;
 	while ((n && !rc) || inflight) {
 		if (n && !rc && inflight < PIPE_DEPTH) {
 			int slot = (head + inflight) % PIPE_DEPTH;
@@ -105,10 +108,21 @@ static int dfile_io(struct ofs_client *c, const struct ofs_handle *h, bool write
 	const char *badwhy[OFS_MAX_REPLICAS];
 
 	int waited_ms = 0;
+	uint8_t cap[CAP_MAX_LEN];
+	size_t caplen = c->caps ? cl_caps_for(c, h->oid, cap) : 0;
+	bool renewed = false;
 
 	for (size_t i = 0; i < norder; i++) {
 		struct conn *cn = cl_conn_of(c, order[i]);
-		rc = cn ? dfile_io_one(cn, h, write, off, p, n) : -ECONNREFUSED;
+		rc = cn ? dfile_io_one(cn, h, cap, caplen, write, off, p, n) : -ECONNREFUSED;
+		if (caplen && CL_CAP_RENEW(rc) && !renewed) {
+			/* Expired, or its key rotated away mid-file: a new one. */
+			renewed = true;
+			if (cl_caps_renew(c, h->oid) == 0)
+				caplen = cl_caps_for(c, h->oid, cap);
+			i--;
+			continue;
+		}
 		if (rc == -OFS_EMOVING && waited_ms < MOVE_WAIT_MS) {
 			/* Held still while a copy moves: a moment, then again. */
 			struct timespec ts = { .tv_sec = 0, .tv_nsec = 50 * 1000000L };
@@ -370,8 +384,12 @@ static int put_once(struct ofs_client *c, struct put_src *src, const char *path,
 	rc = cl_dirent_call(c, OFS_OP_DIRENT_LOOKUP, &dd, name, NULL, 0, NULL, &old);
 	if (rc == 0 && old.type == OFS_OBJ_DIRECTORY)
 		rc = -EISDIR;
+	else if (rc == 0)
+		rc = cl_may(c, &old.handle, CAP_WRITE);   /* (it replaces it) */
 	else if (rc == -ENOENT)
 		rc = 0;
+	if (!rc)
+		rc = cl_may(c, &r.ent.handle, CAP_WRITE);
 	if (rc)
 		goto out;
 
@@ -569,6 +587,8 @@ static int get_once(struct ofs_client *c, const char *path, struct get_sink *sin
 	for (uint64_t at = 0; at < a->size && !rc; at += rb) {
 		size_t n = a->size - at < rb ? (size_t)(a->size - at) : rb;
 		uint8_t *dst = sink->fd < 0 ? sink->buf + at : buf;
+		if (at)
+			cl_pause_point(c, "get-paused");   /* (a test's: a long get) */
 		rc = read_round(c, &lo, a->parts, at, dst, n, scratch);
 		if (!rc && sink->fd >= 0)
 			rc = fdio_write_all(sink->fd, buf, n);

@@ -1,5 +1,6 @@
 /* cap.c - capabilities: canonical encoding, HMAC-SHA256, checks (see cap.h). */
 #include <errno.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,7 +129,6 @@ int cap_check(const struct ofs_cap *c, const struct cap_key *keys, size_t nkeys,
 {
 	const struct cap_key *k = NULL;
 	uint8_t mac[CAP_MAC_LEN];
-	bool covered = false;
 	int rc;
 
 	for (size_t i = 0; i < nkeys; i++)
@@ -145,9 +145,32 @@ int cap_check(const struct ofs_cap *c, const struct cap_key *keys, size_t nkeys,
 		return -OFS_ECAPEXPIRED;
 	if (CRYPTO_memcmp(fpr, c->fpr, IDENT_FPR_LEN) != 0)
 		return -EACCES;
-	for (uint16_t i = 0; i < c->noids && !covered; i++)
-		covered = oid_eq(c->oids[i], oid);
-	if (!covered || (c->ops & op) != op || op == 0)
+	return cap_allows(c, oid, op, now);
+}
+
+bool cap_covers(const struct ofs_cap *c, struct ofs_oid oid)
+{
+	size_t lo = 0, hi = c->noids;
+
+	/* (the OIDs are strictly ascending: canonical) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int d = oid_cmp(c->oids[mid], oid);
+		if (d == 0)
+			return true;
+		if (d < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+int cap_allows(const struct ofs_cap *c, struct ofs_oid oid, uint32_t op, uint64_t now)
+{
+	if (now >= c->expires)
+		return -OFS_ECAPEXPIRED;
+	if (!cap_covers(c, oid) || (c->ops & op) != op || op == 0)
 		return -EACCES;
 	return 0;
 }
@@ -218,7 +241,13 @@ struct cap_ring {
 	char *path;
 	struct cap_key keys[CAP_MAX_KEYS];   /* guarded by mu */
 	size_t n;
+	_Atomic uint64_t gen;                /* bumped by every cap_ring_set */
 };
+
+uint64_t cap_ring_generation(struct cap_ring *r)
+{
+	return atomic_load(&r->gen);
+}
 
 int cap_ring_open(const char *path, struct cap_ring **out)
 {
@@ -287,6 +316,7 @@ int cap_ring_set(struct cap_ring *r, const struct cap_key *keys, size_t n)
 	if (!rc) {
 		memcpy(r->keys, keys, n * sizeof(keys[0]));
 		r->n = n;
+		atomic_fetch_add(&r->gen, 1);
 	}
 	pthread_mutex_unlock(&r->mu);
 	return rc;

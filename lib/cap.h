@@ -37,10 +37,19 @@
 #define CAP_DEFAULT_TTL_S 600
 #define CAP_MAX_LEN (1 + 16 + 4 + 8 + 4 + IDENT_FPR_LEN + 2 + 16 * CAP_MAX_OIDS + CAP_MAC_LEN)
 
+/*
+ * What a capability allows on the objects it covers and on the data
+ * objects they own (a file's dfiles, a directory's dirdata): the rights
+ * the file's or directory's mode bits give the holder (server/access.h).
+ */
 enum cap_op {
-	CAP_READ = 1u << 0,       /* read the covered objects' bytes and attributes */
-	CAP_WRITE = 1u << 1,      /* write and commit them, set their size */
-	CAP_ALL_OPS = (1u << 2) - 1,
+	CAP_READ = 1u << 0,       /* read bytes and attributes; list a directory */
+	CAP_WRITE = 1u << 1,      /* write, commit, set size and layout; make and
+	                             remove a directory's entries (w and x) */
+	CAP_SEARCH = 1u << 2,     /* look a name up in a directory (x) */
+	CAP_REMOVE = 1u << 3,     /* remove or move the object (its owner, or a
+	                             writer) */
+	CAP_ALL_OPS = (1u << 4) - 1,
 };
 
 struct ofs_cap {
@@ -85,6 +94,12 @@ int cap_decode(const uint8_t *p, size_t n, struct ofs_cap *c);
  */
 int cap_check(const struct ofs_cap *c, const struct cap_key *keys, size_t nkeys,
 	      const uint8_t fpr[IDENT_FPR_LEN], struct ofs_oid oid, uint32_t op, uint64_t now);
+/* The checks after the MAC, for a capability whose MAC and binding were
+ * verified before (a connection's cache): expiry, coverage of oid, op.
+ * 0, -OFS_ECAPEXPIRED, -EACCES. */
+int cap_allows(const struct ofs_cap *c, struct ofs_oid oid, uint32_t op, uint64_t now);
+/* Does c name oid? */
+bool cap_covers(const struct ofs_cap *c, struct ofs_oid oid);
 
 /*
  * A capability key file: one key per line, "ID HEX" (HEX: 64 digits),
@@ -112,6 +127,9 @@ int cap_ring_open(const char *path, struct cap_ring **out);
 void cap_ring_close(struct cap_ring *r);
 /* Copy the keys held now (current first) into keys; returns how many. */
 size_t cap_ring_get(struct cap_ring *r, struct cap_key keys[CAP_MAX_KEYS]);
+/* Changes with every cap_ring_set: a capability verified under the
+ * generation before must be verified again. */
+uint64_t cap_ring_generation(struct cap_ring *r);
 /* Hold keys[0..n) (current first) from now on, and write the file
  * (0600, whole, synced). -ESTALE when keys[0] is older than the key
  * held now (a rotation never goes back), -EINVAL, -errno. */

@@ -21,6 +21,8 @@ struct conn {
 	int reply_ms;              /* bound on every wait for a reply */
 	int connect_ms;            /* bound on every connect */
 	struct wbuf req;           /* reused request body */
+	uint8_t rcap[CONN_REPLY_CAP_MAX];  /* the last reply's capability */
+	uint16_t rcap_len;
 };
 
 static struct tls_conf *sec_conf;   /* set once at start (conn_security) */
@@ -161,7 +163,8 @@ int conn_send(struct conn *c, const struct ofs_req *q, uint64_t *reqid)
 	h.op = q->op;
 	h.reqid = c->next_id++;
 	h.body_len = (uint32_t)c->req.len;
-	rc = net_send_frame(&c->io, &h, NULL, NULL, c->req.data, c->reply_ms);
+	h.cap_len = q->cap_len <= OFS_MAX_CAP ? q->cap_len : 0;
+	rc = net_send_frame(&c->io, &h, NULL, h.cap_len ? q->cap : NULL, c->req.data, c->reply_ms);
 	if (rc) {
 		drop(c);
 		return rc == -ETIMEDOUT || tls_is_refusal(rc) ? rc : -ECONNRESET;
@@ -204,6 +207,7 @@ int conn_recv(struct conn *c, uint64_t reqid, uint8_t **body, size_t *blen)
 	uint16_t op = c->ops[reqid % CONN_WINDOW];
 	int rc;
 
+	c->rcap_len = 0;
 	if (c->io.fd < 0)
 		return -ECONNRESET;
 	rc = net_recv_frame(&c->io, &rh, &payload, c->reply_ms, c->reply_ms);
@@ -215,9 +219,16 @@ int conn_recv(struct conn *c, uint64_t reqid, uint8_t **body, size_t *blen)
 		drop(c);
 		return rh.status;
 	}
-	if (rh.reqid != reqid || rh.op != (op | OFS_OP_RESPONSE) || rh.cred_len || rh.cap_len) {
+	if (rh.reqid != reqid || rh.op != (op | OFS_OP_RESPONSE) || rh.cred_len ||
+	    rh.cap_len > CONN_REPLY_CAP_MAX || (rh.cap_len && rh.status)) {
 		rc = -OFS_EPROTO;
 		goto broken;
+	}
+	c->rcap_len = rh.cap_len;
+	if (rh.cap_len) {
+		/* The capability the reply grants, then its body. */
+		memcpy(c->rcap, payload, rh.cap_len);
+		memmove(payload, payload + rh.cap_len, rh.body_len);
 	}
 	if (rh.status) {
 		free(payload);
@@ -287,6 +298,12 @@ broken:
 	if (rc == -ETIMEDOUT || rc == -OFS_EPROTO || rc < -OFS_EBASE)
 		return rc;
 	return -ECONNRESET;
+}
+
+const uint8_t *conn_reply_cap(const struct conn *c, size_t *len)
+{
+	*len = c->rcap_len;
+	return c->rcap;
 }
 
 int conn_call(struct conn *c, const struct ofs_req *q, uint8_t **body, size_t *blen)

@@ -1,9 +1,10 @@
 /*
  * conn.h - one connection to one server: a request out, its reply in.
  *
- * A conn sends a request frame (with empty credential and capability
- * slots, which the protocol carries from its first version), waits for the
- * reply with the same request id, and returns the reply's status and body.
+ * A conn sends a request frame (an empty credential slot: the TLS
+ * certificate is the credential; the capability slot carries the request's
+ * q->cap), waits for the reply with the same request id, and returns the
+ * reply's status and body (and keeps its capability: conn_reply_cap).
  * After a transport error the socket is closed; the next call reconnects
  * before it sends (a request is never sent twice by this layer).
  */
@@ -22,6 +23,8 @@
                                     a primary's wait for a copy (at most 30 s,
                                     REPLICA_TIMEOUT_MS) fits in it twice */
 #define CONN_WINDOW 4            /* requests in flight on one connection */
+#define CONN_REPLY_CAP_MAX 1280  /* a reply's capability slot, at most (a
+                                    capability is at most CAP_MAX_LEN) */
 
 struct conn;
 struct tls_conf;
@@ -64,6 +67,11 @@ int conn_call(struct conn *c, const struct ofs_req *q, uint8_t **body, size_t *b
  * step bounded by reply_ms; the connection is closed after. */
 int conn_call_once(const char *addr, const struct ofs_req *q, int reply_ms, uint8_t **body,
 		   size_t *blen);
+
+/* The capability slot of the last reply conn_call or conn_recv returned
+ * (a GETATTR or CREATE answered to a user: what it may do with the
+ * object; cap.h); *len 0 when it had none. Valid until the next call. */
+const uint8_t *conn_reply_cap(const struct conn *c, size_t *len);
 
 /*
  * Pipelining: conn_send puts a request on the wire and returns its id;

@@ -400,6 +400,9 @@ struct ofs_req {
 	struct ofs_sid sid;            /* REPORT: the copy reported; FREEZE: the
 	                                  holder (the server moving a copy) */
 	char reason[256];              /* REPORT: what went wrong */
+	const uint8_t *cap;            /* not in the body: the frame's capability
+	                                  slot (a user's, for its data requests) */
+	uint16_t cap_len;
 	bool forwarded;                /* not on the wire: the server sets it when the
 	                                  op carried OFS_OP_FORWARDED */
 	const struct ident *who;       /* not on the wire: the caller as its

@@ -22,6 +22,7 @@
 #include "lib/ofs_error.h"
 #include "lib/tls.h"
 #include "lib/wire.h"
+#include "server/access.h"
 #include "server/listener.h"
 #include "server/service.h"
 
@@ -31,6 +32,7 @@
 struct conn {
 	struct net_io io;
 	uint64_t crl_gen;            /* the revocation list's, when last checked */
+	struct access_cache cache;   /* the capability last verified on it */
 	pthread_t thread;
 	struct listener *l;
 	struct conn *prev, *next;    /* in listener.conns, guarded by mu */
@@ -178,9 +180,10 @@ static bool revoked_since(struct conn *c)
 
 static void serve(struct conn *c)
 {
-	struct wbuf reply;
+	struct wbuf reply, grant;
 
 	wbuf_init(&reply);
+	wbuf_init(&grant);
 	c->crl_gen = UINT64_MAX;       /* (looked at before the first request) */
 	while (wait_next(c) && !revoked_since(c)) {
 		struct ofs_frame_hdr h, rh;
@@ -204,8 +207,18 @@ static void serve(struct conn *c)
 		body = payload ? payload + h.cred_len + h.cap_len : NULL;
 		reply.len = 0;
 		reply.err = 0;
-		rc = service_handle(c->l->sv, c->io.tls ? tls_peer(c->io.tls) : NULL, h.op, body,
-				    h.body_len, &reply);
+		grant.len = 0;
+		grant.err = 0;
+		{
+			struct service_call call = {
+				.who = c->io.tls ? tls_peer(c->io.tls) : NULL,
+				.cap = payload ? payload + h.cred_len : NULL,
+				.cap_len = h.cap_len,
+				.cache = &c->cache,
+				.grant = &grant,
+			};
+			rc = service_handle(c->l->sv, &call, h.op, body, h.body_len, &reply);
+		}
 		free(payload);
 		memset(&rh, 0, sizeof(rh));
 		rh.version = OFS_PROTO_VERSION;
@@ -213,9 +226,12 @@ static void serve(struct conn *c)
 		rh.reqid = h.reqid;
 		rh.status = rc;
 		rh.body_len = rc ? 0 : (uint32_t)reply.len;
-		if (net_send_frame(&c->io, &rh, NULL, NULL, reply.data, REPLY_TIMEOUT_MS))
+		rh.cap_len = rc || grant.err ? 0 : (uint16_t)grant.len;
+		if (net_send_frame(&c->io, &rh, NULL, rh.cap_len ? grant.data : NULL, reply.data,
+				   REPLY_TIMEOUT_MS))
 			break;
 	}
+	wbuf_free(&grant);
 	wbuf_free(&reply);
 }
 

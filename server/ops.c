@@ -663,7 +663,9 @@ static struct ops_row table[OFS_OP_MAX] = {
 	[OFS_OP_SERVERS] = { op_servers, ANYONE, 0 },
 	[OFS_OP_STATS] = { op_stats, ANYONE, 0 },
 	[OFS_OP_REPORT] = { op_report, ANYONE, 0 },
-	[OFS_OP_SET_ROOT] = { op_set_root, ANYONE, 0 },      /* the first mkdir makes it */
+	[OFS_OP_SET_ROOT] = { op_set_root, OPERATOR, 0 },    /* an admin's first command makes it
+	                                                        (the oldest root wins: a user
+	                                                        could offer an older one) */
 	[OFS_OP_SERVER_SET] = { op_server_set, OPERATOR, 0 },
 	[OFS_OP_ROOT_MOVE] = { op_root_move, OPERATOR, 0 },
 	[OFS_OP_STOP_CHECK] = { NULL, OPERATOR, 0 },

@@ -6,9 +6,11 @@
 #include <unistd.h>
 #include <time.h>
 
+#include "lib/cap.h"
 #include "lib/log.h"
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
+#include "server/access.h"
 #include "server/ops.h"
 #include "server/service.h"
 
@@ -35,6 +37,9 @@ void service_init(struct service *sv, struct store *s, struct sidtab *t, struct 
 	pthread_mutex_init(&sv->fmu, NULL);
 	memset(sv->frozen, 0, sizeof(sv->frozen));
 	sv->exit_after_op = 0;
+	sv->crl = NULL;
+	sv->capkeys = NULL;
+	sv->cap_ttl_s = CAP_DEFAULT_TTL_S;
 }
 
 void service_fini(struct service *sv)
@@ -367,11 +372,62 @@ static int owner_check(struct service *sv, const struct ident *who, const struct
 	}
 }
 
-int service_handle(struct service *sv, const struct ident *who, uint16_t op,
+/* A user's request: may it? (Logged when not, with why.) */
+static int user_check(struct service *sv, const struct service_call *call,
+		      const struct ofs_req *q)
+{
+	struct access_req ar = {
+		.who = call->who, .cap = call->cap, .cap_len = call->cap_len,
+		.cache = call->cache, .now = (uint64_t)time(NULL),
+	};
+	const char *why = "";
+	int rc = access_check(sv->store, sv->capkeys, &ar, q, &why);
+
+	if (rc == -EACCES || rc == -OFS_ECAPBAD || rc == -OFS_ECAPEXPIRED) {
+		char by[128], hex[OFS_OID_HEX];
+		ident_describe(call->who, by, sizeof(by));
+		oid_to_hex(q->oid, hex);
+		if (rc == -OFS_ECAPEXPIRED)
+			log_debug("refused %s of %s from %s: %s", ofs_op_name(q->op), hex, by, why);
+		else
+			log_info("refused %s of %s from %s: %s", ofs_op_name(q->op), hex, by, why);
+	}
+	return rc;
+}
+
+/* The capability a user's GETATTR or CREATE of a file or directory is
+ * answered with (its reply body is at reply->data + start). */
+static void grant(struct service *sv, const struct service_call *call, const struct ofs_req *q,
+		  const struct wbuf *reply, size_t start)
+{
+	struct ofs_attr *a = malloc(sizeof(*a));
+	struct ofs_oid oid = q->oid;
+	int rc = a ? 0 : -ENOMEM;
+
+	if (!rc && q->op == OFS_OP_CREATE) {
+		*a = q->attr;
+		rc = proto_decode_oid_reply(reply->data + start, reply->len - start, &oid);
+	} else if (!rc) {
+		rc = proto_decode_attr_reply(reply->data + start, reply->len - start, a);
+	}
+	if (!rc)
+		rc = access_grant(sv->capkeys, sidtab_self(sv->tab), sv->cap_ttl_s,
+				  (uint64_t)time(NULL), call->who, oid, a, q->op == OFS_OP_CREATE,
+				  call->grant);
+	if (rc) {
+		call->grant->len = 0;
+		log_warn("no capability granted with %s: %s", ofs_op_name(q->op), ofs_strerror(rc));
+	}
+	free(a);
+}
+
+int service_handle(struct service *sv, const struct service_call *call, uint16_t op,
 		   const uint8_t *body, size_t len, struct wbuf *reply)
 {
+	const struct ident *who = call->who;
 	struct ofs_req *q = malloc(sizeof(*q));
 	bool forwarded = (op & OFS_OP_FORWARDED) != 0;
+	bool user = who && who->role == IDENT_USER && !forwarded;
 	const struct ops_row *row;
 	size_t start = reply->len;
 	unsigned flags;
@@ -403,6 +459,8 @@ int service_handle(struct service *sv, const struct ident *who, uint16_t op,
 			log_info("refused %s from %s: permission denied (not the owner)",
 				 ofs_op_name(op), by);
 		}
+	} else if (user && (rc = user_check(sv, call, q)) != 0) {
+		/* (logged there) */
 	} else if (!forwarded && (flags & (OPS_READ | OPS_CHANGE)) && op != OFS_OP_CREATE &&
 		   (rc = store_behind(sv->store, q->oid)) != 0) {
 		if (rc > 0)
@@ -412,6 +470,8 @@ int service_handle(struct service *sv, const struct ident *who, uint16_t op,
 	} else {
 		rc = apply(sv, q, reply);
 	}
+	if (!rc && user && call->grant && (op == OFS_OP_GETATTR || op == OFS_OP_CREATE))
+		grant(sv, call, q, reply, start);
 	if (rc == -ENOENT && !forwarded && (flags & OPS_OBJECT)) {
 		/* No such entry, or no such object here? A client asks another
 		 * copy for the second (this one may have moved away). */

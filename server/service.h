@@ -35,6 +35,8 @@ struct service {
 	                                      --insecure); set after service_init */
 	struct cap_ring *capkeys;          /* the capability keys (NULL: none,
 	                                      --insecure); set after service_init */
+	uint32_t cap_ttl_s;                /* capabilities granted live this long
+	                                      (CAP_DEFAULT_TTL_S by service_init) */
 	struct sidtab *tab;
 	struct replicator *rep;            /* NULL: no forwarding */
 	/* The background tasks (taskhost.h) and the catch-up (recover.h). */
@@ -75,9 +77,23 @@ void service_init(struct service *sv, struct store *s, struct sidtab *t, struct 
 		  struct taskhost *tasks);
 void service_fini(struct service *sv);
 
+/* Who makes a request, and what it brings besides its body. */
+struct access_cache;
+struct service_call {
+	const struct ident *who;           /* the peer's certificate identity
+	                                      (NULL: the server runs --insecure) */
+	const uint8_t *cap;                /* the frame's capability slot */
+	size_t cap_len;
+	struct access_cache *cache;        /* the connection's (access.h; may be NULL) */
+	struct wbuf *grant;                /* receives the capability the reply
+	                                      carries, if any (may be NULL) */
+};
+
 /*
- * Handle one request: operation op with body (len bytes), from who (the
- * peer's certificate identity; NULL when the server runs --insecure).
+ * Handle one request: operation op with body (len bytes), from call->who.
+ * A user's request is checked against the object's mode bits or its
+ * capability (access.h) before it is applied; a user's GETATTR or CREATE
+ * of a file or directory is answered with a capability in call->grant.
  * A caller whose role the operation's row does not list, and a forwarded
  * request from anyone but a server, is refused with -EACCES before
  * anything is read or changed (ops.h). The reply body
@@ -95,7 +111,7 @@ void service_fini(struct service *sv);
  * an object held still (FREEZE) is refused with -OFS_EMOVING, which the
  * client retries.
  */
-int service_handle(struct service *sv, const struct ident *who, uint16_t op,
+int service_handle(struct service *sv, const struct service_call *call, uint16_t op,
 		   const uint8_t *body, size_t len, struct wbuf *reply);
 
 /* FREEZE: hold oid still for ms (0: lift), once the changes in progress

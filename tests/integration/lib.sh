@@ -226,6 +226,15 @@ assert_exit() {
 
 ok() { assert_exit 0 "$@"; }
 
+# err_is CODE REGEX CMD... : exit CODE, stderr matching REGEX (ERE, any case).
+err_is() {
+	local code=$1 re=$2
+	shift 2
+	assert_exit "$code" "$@" || return 1
+	grep -qiE "$re" "$T/last.err" ||
+		fail "'$*': stderr does not match /$re/: $(head -c 400 "$T/last.err")"
+}
+
 # assert_exit_in "CODES" CMD... : run CMD, require one of the exit statuses.
 assert_exit_in() {
 	local want=$1 rc

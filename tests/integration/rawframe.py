@@ -25,6 +25,14 @@
                                                and one that sent part of a body;
                                                print "ready", then wait for
                                                stdin to close (or S seconds)
+    rawframe.py HOST:PORT capget OID           GETATTR of OID; prints "STATUS CAP"
+                                               (the capability the reply grants,
+                                               in hex; "-" when none)
+    rawframe.py HOST:PORT capuse read|write OID CAP
+                                               a READ of 16 bytes at 0, or a
+                                               WRITE of 16 bytes there, of OID,
+                                               carrying CAP (hex; "-": none);
+                                               prints its status
 
 Exit status 0 when the server behaved as expected, 1 otherwise (the reason
 on stderr). Connections are TLS 1.3 as the identity in OFS_IDENTITY
@@ -78,8 +86,8 @@ def hdr(op, reqid=1, body_len=0, version=VERSION, magic=MAGIC, status=0,
     return HDR.pack(magic, version, op, reqid, status, cred_len, cap_len, body_len)
 
 
-def frame(op, body=b"", reqid=1):
-    return hdr(op, reqid, len(body)) + body
+def frame(op, body=b"", reqid=1, cap=b""):
+    return hdr(op, reqid, len(body), cap_len=len(cap)) + cap + body
 
 
 IDENTITY = None if os.environ.get("RAWFRAME_PLAIN") else os.environ.get("OFS_IDENTITY")
@@ -154,14 +162,14 @@ def read_reply(s, timeout=TIMEOUT):
         rest = recv_exact(s, cl + pl + bl, deadline)
         if len(rest) < cl + pl + bl:
             raise Fail("connection closed inside a reply body")
-        f = dict(op=op, reqid=reqid, status=status)
+        f = dict(op=op, reqid=reqid, status=status, cap=rest[cl:cl + pl])
         return "reply", f, rest[cl + pl:]
     except TimeoutError:
         return "timeout", None, None
 
 
-def call(s, op, body=b"", reqid=7):
-    s.sendall(frame(op, body, reqid))
+def call(s, op, body=b"", reqid=7, cap=b"", want_cap=False):
+    s.sendall(frame(op, body, reqid, cap))
     kind, f, b = read_reply(s)
     if kind != "reply":
         raise Fail("%s: no reply (%s)" % (opname(op), kind))
@@ -173,7 +181,30 @@ def call(s, op, body=b"", reqid=7):
         raise Fail("%s: positive status %d" % (opname(op), f["status"]))
     if f["status"] != 0 and b:
         raise Fail("%s: error reply %d carries a %d-byte body" % (opname(op), f["status"], len(b)))
+    if want_cap:
+        return f["status"], b, f["cap"]
     return f["status"], b
+
+
+def capget(addr, oid):
+    """GETATTR of oid: its status and the capability the reply grants."""
+    s = connect(addr)
+    st, _, cap = call(s, GETATTR, bytes.fromhex(oid), want_cap=True)
+    print(st, cap.hex() if cap else "-")
+
+
+def capuse(addr, what, oid, caphex):
+    """READ (16 bytes at 0) or WRITE (16 bytes "rawframe-wrote!!" at 0) of
+    oid carrying the capability caphex ("-": none): its status."""
+    s = connect(addr)
+    cap = b"" if caphex == "-" else bytes.fromhex(caphex)
+    if what == "read":
+        st, _ = call(s, READ, bytes.fromhex(oid) + struct.pack(">QI", 0, 16), cap=cap)
+    else:
+        data = b"rawframe-wrote!!"
+        st, _ = call(s, WRITE, bytes.fromhex(oid) + struct.pack(">QII", 0, 0, len(data)) + data,
+                     cap=cap)
+    print(st)
 
 
 def opname(op):
@@ -689,6 +720,10 @@ def main(argv):
             statuses(addr, [int(p) for p in pos if p != "--forwarded"], "--forwarded" in pos)
         elif cmd == "hello":
             hello(addr)
+        elif cmd == "capget" and len(pos) == 1:
+            capget(addr, pos[0])
+        elif cmd == "capuse" and len(pos) == 3 and pos[0] in ("read", "write"):
+            capuse(addr, pos[0], pos[1], pos[2])
         elif cmd == "pingpause":
             pingpause(addr)
         elif cmd == "stall":

@@ -4,7 +4,8 @@
 # file and to stdout, with the default 1 MiB chunk and with 64 KiB chunks;
 # a put to an existing path replaces the contents; and the stored dfile has
 # ceil(size/chunk) chunk digests and a byte stream of exactly size bytes;
-# a striped file (--stripes, --strip-size) spreads its strips round-robin.
+# a striped file (--stripes, --strip-size) spreads its strips round-robin;
+# a get into a FIFO or through a symbolic link writes what is there.
 OFS_ITEST_CLIENT_LEAKS=1   # (every client checked for leaks at exit)
 . "$(dirname "$0")/lib.sh"
 
@@ -74,6 +75,20 @@ ofs put - /from-stdin <"$T/stdin" 2>"$T/last.err" || fail "ofs put - /from-stdin
 ok ofs get /from-stdin "$T/stdin.got"
 assert_same_file "$T/stdin" "$T/stdin.got" "put - then get"
 check_stored a /from-stdin $((MiB + 1)) "$MiB"
+
+# Into what is not a file (a FIFO, as /dev/null is a device): written
+# into, never renamed over; through a symbolic link, the file it names.
+mkfifo "$T/fifo"
+bg sh -c 'exec cat "$1" >"$2"' fifo-reader "$T/fifo" "$T/fifo.got"
+READER=$BG
+ok ofs get /from-stdin "$T/fifo"
+wait_pid "$READER" 30
+[ -p "$T/fifo" ] || fail "ofs get into a FIFO replaced it"
+assert_same_file "$T/stdin" "$T/fifo.got" "get into a FIFO"
+: >"$T/target" && ln -s target "$T/link"
+ok ofs get /from-stdin "$T/link"
+[ -L "$T/link" ] || fail "ofs get through a symbolic link replaced the link"
+assert_same_file "$T/stdin" "$T/target" "get through a symbolic link"
 
 mkrand "$T/big" $((100 * MiB))
 roundtrip "$T/big" /big

@@ -12,14 +12,6 @@ RAW=$ITEST_DIR/rawframe.py
 EACCES=-13
 OFS_ETLSONLY=-10019          # lib/ofs_error.h
 
-# err_is CODE REGEX CMD... : exit CODE, stderr matching REGEX (ERE, any case).
-err_is() {
-	local code=$1 re=$2
-	shift 2
-	assert_exit "$code" "$@" || return 1
-	grep -qiE "$re" "$T/last.err" ||
-		fail "'$*': stderr does not match /$re/: $(head -c 400 "$T/last.err")"
-}
 # hello_is REGEX [ENV=V]... : rawframe's handshake and PING, its outcome.
 hello_is() {
 	local re=$1 out
@@ -133,6 +125,7 @@ cmp -s "$T/before.json" "$T/after.json" ||
 # ---- what each may do ----------------------------------------------------------------------
 say "a user does data and namespace operations; an admin maintenance"
 echo "alice's bytes" >"$T/mine"
+ok ofs chmod 777 /d            # (the admin's directory: everyone may add to it)
 ok ofs --identity "$T/id/alice" put --replicas 3 "$T/mine" /d/alice
 ok ofs --identity "$T/id/alice" get /d/alice "$T/got.alice"
 assert_same_file "$T/mine" "$T/got.alice" "alice's file"

@@ -282,6 +282,28 @@ static void test_a_ring_rotates_forward_only_and_keeps_its_file(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* cap_allows: the checks after the MAC (for a connection's cache). */
+static void test_allows_after_a_verified_mac(void **state)
+{
+	struct cap_key k = key(7, 0xaa);
+	struct ofs_cap c = make(&k);
+
+	(void)state;
+	assert_true(cap_covers(&c, oid_n(1)));
+	assert_true(cap_covers(&c, oid_n(3)));
+	assert_false(cap_covers(&c, oid_n(4)));
+	assert_int_equal(cap_allows(&c, oid_n(2), CAP_READ, NOW), 0);
+	assert_int_equal(cap_allows(&c, oid_n(4), CAP_READ, NOW), -EACCES);
+	assert_int_equal(cap_allows(&c, oid_n(2), CAP_READ | CAP_WRITE, NOW), -EACCES);
+	assert_int_equal(cap_allows(&c, oid_n(2), 0, NOW), -EACCES);
+	assert_int_equal(cap_allows(&c, oid_n(2), CAP_READ, NOW + CAP_DEFAULT_TTL_S),
+			 -OFS_ECAPEXPIRED);
+	/* every right is a known bit: signed, and decoded back */
+	c.ops = CAP_READ | CAP_WRITE | CAP_SEARCH | CAP_REMOVE;
+	assert_int_equal(cap_sign(&c, &k), 0);
+	assert_int_equal(cap_allows(&c, oid_n(3), CAP_SEARCH | CAP_REMOVE, NOW), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -291,6 +313,7 @@ int main(void)
 		cmocka_unit_test(test_keys_current_and_previous_but_not_older),
 		cmocka_unit_test(test_only_canonical_capabilities_are_signed_or_decoded),
 		cmocka_unit_test(test_key_files),
+		cmocka_unit_test(test_allows_after_a_verified_mac),
 		cmocka_unit_test(test_a_ring_rotates_forward_only_and_keeps_its_file),
 	};
 

@@ -1,0 +1,262 @@
+/* access.c - users' rights and their capabilities (see access.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+
+#include "lib/ofs_error.h"
+#include "server/access.h"
+
+static bool carries_mode(uint8_t type)
+{
+	return type == OFS_OBJ_METAFILE || type == OFS_OBJ_DIRECTORY;
+}
+
+uint32_t access_rights(const struct ofs_attr *a, const struct ident *who)
+{
+	bool owner = who->uid == a->uid, group = false;
+	uint32_t bits, r = 0;
+
+	for (uint8_t i = 0; i < who->ngids && !group; i++)
+		group = who->gids[i] == a->gid;
+	bits = owner ? (a->mode >> 6) & 7 : group ? (a->mode >> 3) & 7 : a->mode & 7;
+	if (bits & 4)
+		r |= CAP_READ;
+	if (a->type == OFS_OBJ_DIRECTORY) {
+		if (bits & 1)
+			r |= CAP_SEARCH;
+		if ((bits & 3) == 3)
+			r |= CAP_WRITE;
+	} else if (bits & 2) {
+		r |= CAP_WRITE;
+	}
+	if (owner || (bits & 2))
+		r |= CAP_REMOVE;
+	return r;
+}
+
+/*
+ * The right a user's request needs on its object (0: none). Default
+ * deny: an operation this does not name is not a user's to make on an
+ * object (a new one cannot forget its rule and be open).
+ */
+static int need_of(const struct ofs_req *q, uint32_t *need, const char **why)
+{
+	*need = 0;
+	switch (q->op) {
+	case OFS_OP_PING:
+	case OFS_OP_GET_ROOT:
+	case OFS_OP_SERVERS:
+	case OFS_OP_STATS:
+	case OFS_OP_REPORT:
+	case OFS_OP_CREATE:
+		return 0;
+	case OFS_OP_GETATTR:
+	case OFS_OP_READ:
+	case OFS_OP_KV_GET:
+	case OFS_OP_KV_LIST:
+	case OFS_OP_DIRENT_LIST:
+		*need = CAP_READ;
+		return 0;
+	case OFS_OP_WRITE:
+	case OFS_OP_COMMIT:
+	case OFS_OP_KV_PUT:
+	case OFS_OP_KV_DEL:
+	case OFS_OP_DIRENT_CREATE:
+	case OFS_OP_DIRENT_REMOVE:
+		*need = CAP_WRITE;
+		return 0;
+	case OFS_OP_DIRENT_LOOKUP:
+		*need = CAP_SEARCH;
+		return 0;
+	case OFS_OP_REMOVE:
+		*need = CAP_REMOVE;
+		return 0;
+	case OFS_OP_SETATTR:
+		/* (MODE: the owner's, OWNER: an admin's - service.c's owner
+		 * check; where copies live: the maintenance jobs') */
+		if (q->mask & (OFS_ATTR_OWNER | OFS_ATTR_SIDS | OFS_ATTR_STALE | OFS_ATTR_PART)) {
+			*why = "only an admin or a server changes owners and copies";
+			return -EACCES;
+		}
+		if (q->mask & (OFS_ATTR_SIZE | OFS_ATTR_MTIME | OFS_ATTR_LAYOUT))
+			*need |= CAP_WRITE;
+		if (q->mask & OFS_ATTR_BACKREF)
+			*need |= CAP_REMOVE;
+		return 0;
+	default:
+		*why = "not a user's operation";
+		return -EACCES;
+	}
+}
+
+static void remember(struct access_cache *ch, struct ofs_oid oid)
+{
+	for (size_t i = 0; i < ch->nreach; i++)
+		if (oid_eq(ch->reach[i], oid))
+			return;
+	if (ch->nreach < ACCESS_CACHE_OIDS)
+		ch->reach[ch->nreach++] = oid;
+	else
+		ch->reach[oid.b[0] % ACCESS_CACHE_OIDS] = oid;
+}
+
+static bool same_cap(const struct access_cache *ch, const struct access_req *ar, uint64_t gen)
+{
+	return ch && ch->len && ch->len == ar->cap_len && ch->keygen == gen &&
+	       memcmp(ch->bytes, ar->cap, ar->cap_len) == 0;
+}
+
+static const char *why_cap(int rc)
+{
+	return rc == -OFS_ECAPEXPIRED ? "its capability expired" :
+	       rc == -OFS_ECAPBAD ? "its capability is not valid" :
+	       "its capability does not allow it";
+}
+
+/*
+ * Does the request's capability allow need on cover, to reach the
+ * object reach (cover itself, or an object cover owns)? The MAC and the
+ * binding are checked once per connection and capability (the cache).
+ */
+static int by_cap(struct cap_ring *keys, const struct access_req *ar, struct ofs_oid cover,
+		  struct ofs_oid reach, uint32_t need, const char **why)
+{
+	uint64_t gen = cap_ring_generation(keys);
+	struct access_cache *ch = ar->cache;
+	struct cap_key k[CAP_MAX_KEYS];
+	struct ofs_cap *c;
+	size_t n;
+	int rc;
+
+	if (!ar->cap_len) {
+		*why = "it has no capability for the object";
+		return -EACCES;
+	}
+	if (same_cap(ch, ar, gen)) {
+		rc = cap_allows(&ch->cap, cover, need, ar->now);
+		if (!rc)
+			remember(ch, reach);
+		*why = why_cap(rc);
+		return rc;
+	}
+	c = malloc(sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	n = cap_ring_get(keys, k);
+	rc = cap_decode(ar->cap, ar->cap_len, c) ? -OFS_ECAPBAD :
+	     cap_check(c, k, n, ar->who->fpr, cover, need, ar->now);
+	OPENSSL_cleanse(k, sizeof(k));
+	if (!rc && ch && ar->cap_len <= sizeof(ch->bytes)) {
+		memcpy(ch->bytes, ar->cap, ar->cap_len);
+		ch->len = ar->cap_len;
+		ch->cap = *c;
+		ch->keygen = gen;
+		ch->nreach = 0;
+		remember(ch, reach);
+	}
+	free(c);
+	*why = why_cap(rc);
+	return rc;
+}
+
+/* Was the connection's capability already checked to reach oid, and
+ * does it still allow need there? */
+static bool reached(struct cap_ring *keys, const struct access_req *ar, struct ofs_oid oid,
+		    uint32_t need)
+{
+	const struct access_cache *ch = ar->cache;
+
+	if (!same_cap(ch, ar, cap_ring_generation(keys)) || ar->now >= ch->cap.expires ||
+	    (ch->cap.ops & need) != need)
+		return false;
+	for (size_t i = 0; i < ch->nreach; i++)
+		if (oid_eq(ch->reach[i], oid))
+			return true;
+	return false;
+}
+
+int access_check(struct store *s, struct cap_ring *keys, const struct access_req *ar,
+		 const struct ofs_req *q, const char **why)
+{
+	struct ofs_attr *a;
+	uint32_t need;
+	int rc = need_of(q, &need, why);
+
+	if (rc)
+		return rc;
+	if (q->op == OFS_OP_CREATE) {
+		/* A file's or directory's own: filled through its capability. */
+		if (carries_mode(q->attr.type))
+			return 0;
+		if (!keys) {
+			*why = "this server holds no capability key";
+			return -EACCES;
+		}
+		return by_cap(keys, ar, q->attr.backref.owner, q->attr.backref.owner, CAP_WRITE,
+			      why);
+	}
+	if (!need)
+		return 0;
+	if (keys && reached(keys, ar, q->oid, need))
+		return 0;           /* (anything else: the full check says why) */
+	a = malloc(sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	rc = store_getattr(s, q->oid, a);
+	if (rc == -ENOENT) {
+		rc = 0;                  /* (the operation says so) */
+	} else if (rc) {
+		*why = "its attributes could not be read";
+	} else if (carries_mode(a->type)) {
+		if (q->op != OFS_OP_GETATTR && (access_rights(a, ar->who) & need) != need) {
+			rc = keys && ar->cap_len ? by_cap(keys, ar, q->oid, q->oid, need, why) : -EACCES;
+			if (rc == -EACCES && !ar->cap_len)
+				*why = "the mode bits do not allow it";
+		}
+	} else if (!keys) {
+		*why = "this server holds no capability key";
+		rc = -EACCES;
+	} else {
+		rc = by_cap(keys, ar, a->backref.owner, q->oid, need, why);
+	}
+	free(a);
+	return rc;
+}
+
+int access_grant(struct cap_ring *keys, struct ofs_sid self, uint32_t ttl_s, uint64_t now,
+		 const struct ident *who, struct ofs_oid oid, const struct ofs_attr *a, bool creator,
+		 struct wbuf *out)
+{
+	struct cap_key k[CAP_MAX_KEYS];
+	struct ofs_cap *c;
+	size_t n;
+	int rc;
+
+	if (!carries_mode(a->type))
+		return 0;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->ops = creator ? CAP_ALL_OPS : access_rights(a, who);
+	if (!c->ops) {
+		free(c);
+		return 0;
+	}
+	c->issuer = self;
+	c->expires = now + ttl_s;
+	memcpy(c->fpr, who->fpr, sizeof(c->fpr));
+	c->oids[c->noids++] = oid;
+	for (uint16_t i = 0; i < a->nparts && c->noids < CAP_MAX_OIDS; i++)
+		if (!oid_is_zero(a->parts[i].oid))
+			c->oids[c->noids++] = a->parts[i].oid;
+	cap_sort_oids(c);
+	n = keys ? cap_ring_get(keys, k) : 0;
+	rc = n ? cap_sign(c, &k[0]) : -ENOKEY;
+	if (!rc)
+		cap_encode(out, c);
+	OPENSSL_cleanse(k, sizeof(k));
+	free(c);
+	return rc ? rc : wbuf_error(out);
+}

@@ -1,0 +1,213 @@
+#!/bin/bash
+# t_access: what a user may do to files and directories. The mode bits
+# (owner, group, other) decide it where the file's or directory's own
+# object lives; capabilities carry that decision to the servers holding
+# its data (DESIGN.md section 7; docs/design.md "Permissions and
+# capabilities"). Every refusal is asserted with its reason; the
+# capability refusals are WRITEs, and the objects on every server are
+# checked unchanged after them.
+OFS_ITEST_CLIENT_LEAKS=1   # (every client checked for leaks at exit)
+. "$(dirname "$0")/lib.sh"
+
+RAW=$ITEST_DIR/rawframe.py
+EACCES=-13
+ECAPEXPIRED=-10021         # lib/ofs_error.h
+ECAPBAD=-10022
+TTL=4                      # seconds a capability lives here
+ofs-pbj() { "$OFS_BIN/ofs-pbj" "$@"; }
+keep_going
+
+start_server a --cap-ttl $TTL
+start_server b --peer "$(srv_addr a)" --cap-ttl $TTL
+start_server c --peer "$(srv_addr a)" --cap-ttl $TTL
+use_server a
+await 30 "the three servers to know each other" \
+	bash -c '[ "$("$0" servers --json | jq ".servers | length")" = 3 ]' "$OFS_BIN/ofs-pbj"
+issue_identity ann --user ann --uid 1010 --gid 100              # owns what follows
+issue_identity gus --user gus --uid 1011 --gid 1011,100         # in ann's group
+issue_identity ola --user ola --uid 1012 --gid 1012             # another
+as() { local who=$1; shift; ofs --identity "$T/id/$who" "$@"; }
+ok ofs mkdir /m
+ok ofs chown 1010:100 /m
+ok ofs chmod 777 /m
+echo "ann's bytes" >"$T/anns"
+echo "new bytes" >"$T/new"
+
+# ---- files: read and write per mode bits ----------------------------------------------
+# MODE then, for ann gus ola: what each may do (r read, w write, - neither).
+# The class is the owner's, else the group's, else the others': a class
+# with fewer bits than another is not helped by it (604: gus, in the
+# group, reads nothing; 006: ann, the owner, nothing).
+say "files: owner, group and other read and write per mode"
+FILES=("640 rw r -" "604 rw - r" "460 r rw -" "006 - - rw" "666 rw rw rw")
+for row in "${FILES[@]}"; do
+	read -r mode want_ann want_gus want_ola <<<"$row"
+	ok as ann put --replicas 3 "$T/anns" "/m/f$mode"
+	ok as ann chmod "$mode" "/m/f$mode"
+done
+for row in "${FILES[@]}"; do
+	read -r mode want_ann want_gus want_ola <<<"$row"
+	declare -A want=([ann]=$want_ann [gus]=$want_gus [ola]=$want_ola)
+	for u in ann gus ola; do
+		if [[ ${want[$u]} == *r* ]]; then
+			ok as "$u" get "/m/f$mode" "$T/got"
+			assert_same_file "$T/anns" "$T/got" "$u reading f$mode"
+		else
+			err_is 3 'permission denied' as "$u" get "/m/f$mode" "$T/got"
+		fi
+	done
+	# the refused writes first: the file is still ann's after them
+	for u in ann gus ola; do
+		[[ ${want[$u]} == *w* ]] ||
+			err_is 3 'permission denied' as "$u" put "$T/new" "/m/f$mode"
+	done
+	ok ofs get "/m/f$mode" "$T/got"
+	assert_same_file "$T/anns" "$T/got" "f$mode after the refused writes"
+	for u in ann gus ola; do
+		if [[ ${want[$u]} == *w* ]]; then
+			ok as "$u" put "$T/new" "/m/f$mode"
+			ok ofs get "/m/f$mode" "$T/got"
+			assert_same_file "$T/new" "$T/got" "f$mode written by $u"
+			break          # (now the writer's file, 644)
+		fi
+	done
+done
+
+# ---- directories: list, look up, create, remove per mode bits ---------------------------
+say "directories: list (r), look up (x), create and remove (w and x)"
+for mode in 750 710 770 730 700; do
+	ok as ann mkdir "/m/d$mode"
+	ok as ann put "$T/anns" "/m/d$mode/x"
+	ok as ann chmod 664 "/m/d$mode/x"        # (its group may write it: and so remove it)
+	ok as ann put "$T/anns" "/m/d$mode/y"    # (644: only ann removes it)
+	ok as ann chmod "$mode" "/m/d$mode"
+done
+# list: r
+for c in "750 gus" "700 ann"; do set -- $c; ok as "$2" ls "/m/d$1"; done
+for c in "710 gus" "730 gus" "750 ola" "700 gus"; do
+	set -- $c
+	err_is 3 'permission denied' as "$2" ls "/m/d$1"
+done
+# look up: x (710: gus reaches x without listing the directory)
+for c in "710 gus" "750 gus" "730 gus"; do set -- $c; ok as "$2" get "/m/d$1/x" "$T/got"; done
+for c in "750 ola" "700 gus"; do
+	set -- $c
+	err_is 3 'permission denied' as "$2" get "/m/d$1/x" "$T/got"
+done
+# create: w and x
+ok as gus put "$T/new" /m/d770/g
+ok as gus put "$T/new" /m/d730/g
+ok as gus mkdir /m/d770/gd
+for c in "750 gus" "710 gus" "750 ola" "770 ola"; do
+	set -- $c
+	err_is 3 'permission denied' as "$2" put "$T/new" "/m/d$1/g"
+done
+err_is 3 'permission denied' as gus mkdir /m/d750/gd
+# remove: w and x on the directory, and the file's owner or a writer
+ok as gus rm /m/d770/g
+ok as gus rm /m/d770/x           # (664: gus, in the group, writes it)
+ok as gus rmdir /m/d770/gd
+err_is 3 'permission denied' as gus rm /m/d770/y      # (644, ann's)
+err_is 3 'permission denied' as gus rm /m/d750/x      # (no w on the directory)
+err_is 3 'permission denied' as ola rm /m/d770/y
+err_is 3 'permission denied' as gus mv /m/d770/y /m/d770/y2
+err_is 3 'permission denied' as gus rmdir /m/d700
+ok as ann ls /m/d770
+assert_eq "y" "$(as ann ls /m/d770)" "what is left in d770"
+ok as ann rm /m/d770/y
+# the refusals above left nothing behind: the objects every server holds
+# are those of the files and directories that exist
+ok ofs get /m/d750/x "$T/got"
+assert_same_file "$T/anns" "$T/got" "d750/x after the refused removes"
+grep -h "refused dirent_list of [0-9a-f]* from user ola (uid 1012): its capability does not allow it\|refused dirent_list of [0-9a-f]* from user ola (uid 1012): it has no capability" \
+	"$T"/[abc].log | grep -q . || fail "no server's log names ola's refused listing"
+
+# ---- capabilities: refused, with their reason, and nothing written ---------------------------
+say "capabilities: another file's, another's connection, none, changed, expired, two rotations old"
+ok as ann put --replicas 3 "$T/anns" /m/A
+ok as ann put --replicas 3 "$T/anns" /m/B
+A_MF=$(ofs stat --json /m/A | jq -r .oid)
+A_DF=$(ofs stat --json /m/A | jq -r '.dfiles[0].oid')
+B_DF=$(ofs stat --json /m/B | jq -r '.dfiles[0].oid')
+ok as ann put --replicas 3 "$T/anns" /m/P
+ok as ann chmod 600 /m/P
+P_MF=$(ofs stat --json /m/P | jq -r .oid)
+P_DF=$(ofs stat --json /m/P | jq -r '.dfiles[0].oid')
+# raw USER CMD ARGS... : one rawframe command to server a as USER
+raw() { local who=$1; shift; OFS_IDENTITY=$T/id/$who python3 "$RAW" "$(srv_addr a)" "$@"; }
+# capget USER OID: CAP=the capability its GETATTR grants USER
+capget() {
+	local st
+	read -r st CAP <<<"$(raw "$1" capget "$2")"
+	assert_eq 0 "$st" "GETATTR of $2 as $1"
+}
+# uses WANT USER read|write OID CAP: that use of CAP is answered WANT
+uses() { assert_eq "$1" "$(raw "$2" capuse "$3" "$4" "$5")" "$3 of $4 by $2 with ${6:-its capability}"; }
+# flip CAP OFFSET: CAP with the byte at OFFSET inverted
+flip() { python3 -c 'import sys; b = bytearray.fromhex(sys.argv[1]); b[int(sys.argv[2])] ^= 0xff; print(b.hex())' "$1" "$2"; }
+snapshot() {
+	local n
+	for n in a b c; do ofs_server tool --data "$(srv_data $n)" list --json | jq -S .; done
+}
+snapshot >"$T/before.json"
+# (each row with a capability just granted: one older than TTL would be
+# refused as expired first)
+fresh() { capget ann "$A_MF"; CAP_A=$CAP; }
+fresh; uses 0 ann read "$A_DF" "$CAP_A"                                # (it is good)
+fresh; uses $EACCES ann write "$B_DF" "$CAP_A" "the capability of file A, on B's dfile"
+fresh; uses $EACCES gus write "$A_DF" "$CAP_A" "ann's capability replayed on gus's connection"
+uses $EACCES ann write "$A_DF" - "no capability"
+# one byte changed: the expiry, the operations, the holder's fingerprint,
+# an OID, the MAC (offsets: cap.h's encoding)
+for off in 28 32 40 70 $((${#CAP_A} / 2 - 1)); do
+	uses $ECAPBAD ann write "$A_DF" "$(flip "$CAP_A" $off)" "byte $off changed"
+done
+# what the mode bits grant is what the data servers allow: gus (group,
+# r of 644) reads A's dfile and may not write it; of a 600 file ola is
+# granted nothing, and without a capability reads nothing
+capget gus "$A_MF"
+uses 0 gus read "$A_DF" "$CAP"
+capget gus "$A_MF"
+uses $EACCES gus write "$A_DF" "$CAP" "gus's read-only capability"
+assert_eq "0 -" "$(raw ola capget "$P_MF")" "ola's GETATTR of a 600 file: no capability"
+uses $EACCES ola read "$P_DF" - "no capability"
+# expired: refused once its time is past, never before
+expired() { [ "$(raw ann capuse read "$A_DF" "$CAP_A")" = $ECAPEXPIRED ]; }
+wait_until $((TTL * 5)) "ann's capability to expire" expired
+uses $ECAPEXPIRED ann write "$A_DF" "$CAP_A" "an expired capability"
+# a key rotated once is still held (the previous); twice, it is gone
+for attempt in 1 2 3; do
+	capget ann "$A_MF"
+	ok ofs-pbj ca rotate "$CA"
+	st=$(raw ann capuse read "$A_DF" "$CAP")
+	[ "$st" = $ECAPEXPIRED ] || break     # (a slow rotate outlived it: again)
+done
+assert_eq 0 "$st" "a capability under the previous key"
+ok ofs-pbj ca rotate "$CA"
+uses $ECAPBAD ann write "$A_DF" "$CAP" "a capability under a key two rotations old"
+snapshot >"$T/after.json"
+cmp -s "$T/before.json" "$T/after.json" ||
+	fail "refused capabilities changed a server: $(diff "$T/before.json" "$T/after.json" | head -20)"
+ok ofs get /m/A "$T/got"
+assert_same_file "$T/anns" "$T/got" "A after the refused writes"
+
+# ---- a long read across an expiry and two rotations completes ---------------------------------
+say "a get paused past its capability's expiry and two key rotations completes"
+mkrand "$T/long" $((20 << 20))
+ok as ann put --replicas 3 "$T/long" /m/long
+mkdir -p "$T/pause"
+bg env OFS_FAULT=get-paused OFS_FAULT_DIR="$T/pause" "$OFS_CLI" --identity "$T/id/ann" \
+	get /m/long "$T/long.got"
+GET=$BG
+wait_until 60 "the get to pause after its first round" test -e "$T/pause/paused"
+PAUSED=$(date +%s)
+ok ofs-pbj ca rotate "$CA"
+ok ofs-pbj ca rotate "$CA"
+past() { [ "$(date +%s)" -gt $((PAUSED + TTL + 1)) ]; }
+wait_until $((TTL * 5)) "the get's capability to be past its expiry" past
+: >"$T/pause/resume"
+wait_pid "$GET" 120
+assert_eq 0 "$REAP_ST" "the get resumed after its capability expired and its key rotated away"
+assert_same_file "$T/long" "$T/long.got" "the long get"
+
+finish

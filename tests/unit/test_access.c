@@ -1,0 +1,307 @@
+/*
+ * test_access.c - a user's rights from the mode bits, and the
+ * capabilities that carry them to the data objects (server/access.h),
+ * over a real store and real capability keys.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "lib/cap.h"
+#include "lib/ofs_error.h"
+#include "lib/proto.h"
+#include "server/access.h"
+#include "server/store.h"
+
+#define NOW 2000000000u
+#define TTL 600u
+
+static struct ident user(uint32_t uid, uint32_t gid0, uint32_t gid1, uint8_t fprbyte)
+{
+	struct ident u;
+
+	memset(&u, 0, sizeof(u));
+	u.role = IDENT_USER;
+	u.uid = uid;
+	u.gids[0] = gid0;
+	u.gids[1] = gid1;
+	u.ngids = gid1 ? 2 : 1;
+	memset(u.fpr, fprbyte, sizeof(u.fpr));
+	return u;
+}
+
+static struct ofs_attr obj(uint8_t type, uint32_t uid, uint32_t gid, uint32_t mode)
+{
+	struct ofs_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = type;
+	a.uid = uid;
+	a.gid = gid;
+	a.mode = mode;
+	return a;
+}
+
+static void rights_of_files(void **state)
+{
+	struct ident ann = user(10, 100, 0, 1), gus = user(11, 11, 100, 2), ola = user(12, 12, 0, 3);
+	struct ofs_attr f = obj(OFS_OBJ_METAFILE, 10, 100, 0640);
+
+	(void)state;
+	assert_int_equal(access_rights(&f, &ann), CAP_READ | CAP_WRITE | CAP_REMOVE);
+	assert_int_equal(access_rights(&f, &gus), CAP_READ);
+	assert_int_equal(access_rights(&f, &ola), 0);
+	/* a class is not helped by another with more bits */
+	f.mode = 0604;
+	assert_int_equal(access_rights(&f, &gus), 0);
+	assert_int_equal(access_rights(&f, &ola), CAP_READ);
+	f.mode = 0066;
+	assert_int_equal(access_rights(&f, &ann), CAP_REMOVE);  /* (the owner's own) */
+	assert_int_equal(access_rights(&f, &gus), CAP_READ | CAP_WRITE | CAP_REMOVE);
+	/* the setuid, setgid and sticky bits give nothing */
+	f.mode = 07000;
+	assert_int_equal(access_rights(&f, &gus), 0);
+}
+
+static void rights_of_directories(void **state)
+{
+	struct ident gus = user(11, 11, 100, 2);
+	struct ofs_attr d = obj(OFS_OBJ_DIRECTORY, 10, 100, 0750);
+
+	(void)state;
+	assert_int_equal(access_rights(&d, &gus), CAP_READ | CAP_SEARCH);
+	d.mode = 0710;
+	assert_int_equal(access_rights(&d, &gus), CAP_SEARCH);
+	d.mode = 0720;      /* w without x: no entry may be made */
+	assert_int_equal(access_rights(&d, &gus), CAP_REMOVE);
+	d.mode = 0730;
+	assert_int_equal(access_rights(&d, &gus), CAP_WRITE | CAP_SEARCH | CAP_REMOVE);
+}
+
+/* ---- over a store ---------------------------------------------------------------- */
+
+struct fix {
+	char dir[64];
+	struct store *s;
+	struct cap_ring *keys;
+	struct ofs_oid file, dfile, other, other_dfile, dir_oid, dirdata;
+};
+
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *f)
+{
+	(void)sb;
+	(void)flag;
+	(void)f;
+	return remove(p);
+}
+
+static struct ofs_oid make(struct store *s, struct ofs_attr a)
+{
+	struct ofs_oid oid;
+
+	assert_int_equal(store_create(s, &a, &oid), 0);
+	return oid;
+}
+
+static int setup(void **state)
+{
+	struct fix *f = calloc(1, sizeof(*f));
+	struct cap_key k[1] = { { .id = 7 } };
+	char path[128], text[CAP_KEYS_TEXT_MAX];
+	struct ofs_sid sid;
+	struct ofs_attr a;
+	size_t n;
+	FILE *fp;
+
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "%s", "/tmp/test_access.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(path, sizeof(path), "%s/data", f->dir);
+	assert_int_equal(store_init(path, 65536, NULL, 0, &sid), 0);
+	assert_int_equal(store_open(path, false, &f->s), 0);
+	memset(k[0].key, 0x5a, sizeof(k[0].key));
+	n = cap_keys_format(k, 1, text);
+	snprintf(path, sizeof(path), "%s/cap.key", f->dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(text, 1, n, fp), n);
+	fclose(fp);
+	assert_int_equal(chmod(path, 0600), 0);
+	assert_int_equal(cap_ring_open(path, &f->keys), 0);
+	f->file = make(f->s, obj(OFS_OBJ_METAFILE, 10, 100, 0640));
+	a = obj(OFS_OBJ_DFILE, 10, 100, 0644);
+	a.backref.owner = f->file;
+	f->dfile = make(f->s, a);
+	f->other = make(f->s, obj(OFS_OBJ_METAFILE, 10, 100, 0644));
+	a.backref.owner = f->other;
+	f->other_dfile = make(f->s, a);
+	f->dir_oid = make(f->s, obj(OFS_OBJ_DIRECTORY, 10, 100, 0750));
+	a = obj(OFS_OBJ_DIRDATA, 10, 100, 0755);
+	a.backref.owner = f->dir_oid;
+	f->dirdata = make(f->s, a);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fix *f = *state;
+
+	cap_ring_close(f->keys);
+	store_close(f->s);
+	nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	free(f);
+	return 0;
+}
+
+/* The capability granted to who by a GETATTR of oid, into w. */
+static void grant(struct fix *f, const struct ident *who, struct ofs_oid oid, struct wbuf *w)
+{
+	struct ofs_attr a;
+
+	assert_int_equal(store_getattr(f->s, oid, &a), 0);
+	wbuf_init(w);
+	assert_int_equal(access_grant(f->keys, (struct ofs_sid){ { 1 } }, TTL, NOW, who, oid, &a,
+				      false, w),
+			 0);
+}
+
+static int check(struct fix *f, const struct ident *who, const struct wbuf *cap, uint16_t op,
+		 struct ofs_oid oid, struct access_cache *cache, uint64_t now)
+{
+	struct access_req ar = { .who = who, .cap = cap ? cap->data : NULL,
+				 .cap_len = cap ? cap->len : 0, .cache = cache, .now = now };
+	struct ofs_req q;
+	const char *why = "";
+
+	memset(&q, 0, sizeof(q));
+	q.op = op;
+	q.oid = oid;
+	return access_check(f->s, f->keys, &ar, &q, &why);
+}
+
+static void data_objects_need_a_capability(void **state)
+{
+	struct fix *f = *state;
+	struct ident gus = user(11, 11, 100, 2), ola = user(12, 12, 0, 3);
+	struct wbuf cap, other;
+
+	grant(f, &gus, f->file, &cap);
+	assert_true(cap.len > 0);
+	assert_int_equal(check(f, &gus, &cap, OFS_OP_READ, f->dfile, NULL, NOW), 0);
+	assert_int_equal(check(f, &gus, &cap, OFS_OP_WRITE, f->dfile, NULL, NOW), -EACCES);
+	assert_int_equal(check(f, &gus, NULL, OFS_OP_READ, f->dfile, NULL, NOW), -EACCES);
+	/* another file's dfile; another certificate; expired */
+	assert_int_equal(check(f, &gus, &cap, OFS_OP_READ, f->other_dfile, NULL, NOW), -EACCES);
+	assert_int_equal(check(f, &ola, &cap, OFS_OP_READ, f->dfile, NULL, NOW), -EACCES);
+	assert_int_equal(check(f, &gus, &cap, OFS_OP_READ, f->dfile, NULL, NOW + TTL),
+			 -OFS_ECAPEXPIRED);
+	/* a byte changed */
+	cap.data[cap.len - 1] ^= 1;
+	assert_int_equal(check(f, &gus, &cap, OFS_OP_READ, f->dfile, NULL, NOW), -OFS_ECAPBAD);
+	/* ola's bits (640: none) grant nothing */
+	grant(f, &ola, f->file, &other);
+	assert_int_equal(other.len, 0);
+	wbuf_free(&other);
+	wbuf_free(&cap);
+}
+
+static void the_file_itself_by_its_bits(void **state)
+{
+	struct fix *f = *state;
+	struct ident ann = user(10, 100, 0, 1), gus = user(11, 11, 100, 2), ola = user(12, 12, 0, 3);
+
+	assert_int_equal(check(f, &ola, NULL, OFS_OP_GETATTR, f->file, NULL, NOW), 0);
+	assert_int_equal(check(f, &gus, NULL, OFS_OP_KV_GET, f->file, NULL, NOW), 0);
+	assert_int_equal(check(f, &gus, NULL, OFS_OP_REMOVE, f->file, NULL, NOW), -EACCES);
+	assert_int_equal(check(f, &ann, NULL, OFS_OP_REMOVE, f->file, NULL, NOW), 0);
+	assert_int_equal(check(f, &ola, NULL, OFS_OP_KV_GET, f->file, NULL, NOW), -EACCES);
+	/* default deny: an operation the check does not name */
+	assert_int_equal(check(f, &ann, NULL, OFS_OP_FREEZE, f->file, NULL, NOW), -EACCES);
+	/* a copy's placement is not a user's to set */
+	{
+		struct access_req ar = { .who = &ann, .now = NOW };
+		struct ofs_req q;
+		const char *why = "";
+		memset(&q, 0, sizeof(q));
+		q.op = OFS_OP_SETATTR;
+		q.oid = f->file;
+		q.mask = OFS_ATTR_SIDS;
+		assert_int_equal(access_check(f->s, f->keys, &ar, &q, &why), -EACCES);
+		q.mask = OFS_ATTR_SIZE;
+		assert_int_equal(access_check(f->s, f->keys, &ar, &q, &why), 0);
+	}
+}
+
+static void directories(void **state)
+{
+	struct fix *f = *state;
+	struct ident gus = user(11, 11, 100, 2);
+	struct wbuf cap;
+
+	grant(f, &gus, f->dir_oid, &cap);     /* 750: r-x for the group */
+	assert_int_equal(check(f, &gus, &cap, OFS_OP_DIRENT_LOOKUP, f->dirdata, NULL, NOW), 0);
+	assert_int_equal(check(f, &gus, &cap, OFS_OP_DIRENT_LIST, f->dirdata, NULL, NOW), 0);
+	assert_int_equal(check(f, &gus, &cap, OFS_OP_DIRENT_CREATE, f->dirdata, NULL, NOW),
+			 -EACCES);
+	assert_int_equal(check(f, &gus, &cap, OFS_OP_DIRENT_REMOVE, f->dirdata, NULL, NOW),
+			 -EACCES);
+	wbuf_free(&cap);
+}
+
+static void the_cache_skips_the_mac_not_the_rules(void **state)
+{
+	struct fix *f = *state;
+	struct ident gus = user(11, 11, 100, 2);
+	struct access_cache *ch = calloc(1, sizeof(*ch));
+	struct cap_key k[2] = { { .id = 8 }, { .id = 7 } };
+	struct wbuf cap;
+
+	assert_non_null(ch);
+	grant(f, &gus, f->file, &cap);
+	assert_int_equal(check(f, &gus, &cap, OFS_OP_READ, f->dfile, ch, NOW), 0);
+	assert_int_equal(ch->nreach, 1);
+	assert_int_equal(check(f, &gus, &cap, OFS_OP_READ, f->dfile, ch, NOW), 0);
+	/* a cached capability still allows only what it says, until it expires */
+	assert_int_equal(check(f, &gus, &cap, OFS_OP_WRITE, f->dfile, ch, NOW), -EACCES);
+	assert_int_equal(check(f, &gus, &cap, OFS_OP_READ, f->other_dfile, ch, NOW), -EACCES);
+	assert_int_equal(check(f, &gus, &cap, OFS_OP_READ, f->dfile, ch, NOW + TTL),
+			 -OFS_ECAPEXPIRED);
+	/* two rotations: its key is gone, cached or not */
+	memset(k[0].key, 0x6b, sizeof(k[0].key));
+	memset(k[1].key, 0x5a, sizeof(k[1].key));
+	assert_int_equal(cap_ring_set(f->keys, k, 2), 0);
+	assert_int_equal(check(f, &gus, &cap, OFS_OP_READ, f->dfile, ch, NOW), 0);
+	k[1] = k[0];
+	k[0].id = 9;
+	memset(k[0].key, 0x7c, sizeof(k[0].key));
+	assert_int_equal(cap_ring_set(f->keys, k, 2), 0);
+	assert_int_equal(check(f, &gus, &cap, OFS_OP_READ, f->dfile, ch, NOW), -OFS_ECAPBAD);
+	wbuf_free(&cap);
+	free(ch);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(rights_of_files),
+		cmocka_unit_test(rights_of_directories),
+		cmocka_unit_test_setup_teardown(data_objects_need_a_capability, setup, teardown),
+		cmocka_unit_test_setup_teardown(the_file_itself_by_its_bits, setup, teardown),
+		cmocka_unit_test_setup_teardown(directories, setup, teardown),
+		cmocka_unit_test_setup_teardown(the_cache_skips_the_mac_not_the_rules, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
