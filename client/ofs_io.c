@@ -28,12 +28,24 @@ struct layout {
 /*
  * Move n bytes at dfile offset off in OFS_IO_PIECE requests, keeping
  * PIPE_DEPTH of them in flight so that the transfer of one overlaps the
- * server's disk work on the one before. write: from p; read: into p.
+ * server's disk work on the one before. write: from p; read: into p, or,
+ * streamed (a piece_sink), into a ring of PIPE_DEPTH pieces, each handed
+ * on in order as it arrives and its slot reused for the next request -
+ * so a long read keeps the pipe full from its first byte to its last
+ * instead of emptying it at every round. *done: the bytes moved in order
+ * before any error (a retry on another copy goes on from there).
  */
 #define PIPE_DEPTH 4
 
+struct piece_sink {
+	uint8_t *ring;                      /* PIPE_DEPTH * OFS_IO_PIECE bytes */
+	int (*deliver)(void *arg, const uint8_t *p, size_t n);
+	void *arg;
+};
+
 static int dfile_io_one(struct conn *cn, const struct ofs_handle *h, const uint8_t *cap,
-			size_t caplen, bool write, uint64_t off, uint8_t *p, size_t n)
+			size_t caplen, bool write, uint64_t off, uint8_t *p, size_t n,
+			const struct piece_sink *ps, size_t *done)
 {
 	struct ofs_req *q = cl_req_new(write ? OFS_OP_WRITE : OFS_OP_READ, h->oid);
 	uint64_t ids[PIPE_DEPTH];
@@ -41,6 +53,7 @@ static int dfile_io_one(struct conn *cn, const struct ofs_handle *h, const uint8
 	size_t len[PIPE_DEPTH];
 	int head = 0, inflight = 0, rc = 0;
 
+	*done = 0;
 	if (!q)
 		return -ENOMEM;
 	q->cap = cap;
@@ -63,11 +76,12 @@ static int dfile_io_one(struct conn *cn, const struct ofs_handle *h, const uint8
 					break;   /* the socket is gone, and the replies */
 				continue;
 			}
-			dst[slot] = p;
+			dst[slot] = ps ? ps->ring + (size_t)slot * OFS_IO_PIECE : p;
 			len[slot] = piece;
 			inflight++;
 			off += piece;
-			p += piece;
+			if (!ps)
+				p += piece;
 			n -= piece;
 			continue;
 		}
@@ -80,6 +94,10 @@ static int dfile_io_one(struct conn *cn, const struct ofs_handle *h, const uint8
 			if (!r && got < len[head])
 				r = -EIO;   /* the dfile is shorter than its file says */
 		}
+		if (!r && !rc && ps)
+			r = ps->deliver(ps->arg, dst[head], len[head]);
+		if (!r && !rc)
+			*done += len[head];
 		if (r && !rc)
 			rc = r;
 		head = (head + 1) % PIPE_DEPTH;
@@ -98,7 +116,7 @@ static int dfile_io_one(struct conn *cn, const struct ofs_handle *h, const uint8
  * is reported to the server that served the read.
  */
 static int dfile_io(struct ofs_client *c, const struct ofs_handle *h, bool write,
-		    uint64_t off, uint8_t *p, size_t n)
+		    uint64_t off, uint8_t *p, size_t n, const struct piece_sink *ps)
 {
 	struct ofs_sid order[OFS_MAX_REPLICAS];
 	size_t norder = cl_try_order(c, h, order);
@@ -114,7 +132,16 @@ static int dfile_io(struct ofs_client *c, const struct ofs_handle *h, bool write
 
 	for (size_t i = 0; i < norder; i++) {
 		struct conn *cn = cl_conn_of(c, order[i]);
-		rc = cn ? dfile_io_one(cn, h, cap, caplen, write, off, p, n) : -ECONNREFUSED;
+		size_t done = 0;
+		rc = cn ? dfile_io_one(cn, h, cap, caplen, write, off, p, n, ps, &done) :
+			  -ECONNREFUSED;
+		if (!write && done) {
+			/* (what arrived in order stays: the rest from the next try) */
+			off += done;
+			if (!ps)
+				p += done;
+			n -= done;
+		}
 		if (caplen && CL_CAP_RENEW(rc) && !renewed) {
 			/* Expired, or its key rotated away mid-file: a new one. */
 			renewed = true;
@@ -166,13 +193,13 @@ static int dfile_io(struct ofs_client *c, const struct ofs_handle *h, bool write
 int cl_dfile_write(struct ofs_client *c, const struct ofs_handle *h, uint64_t off,
 		       const uint8_t *p, size_t n)
 {
-	return dfile_io(c, h, true, off, (uint8_t *)p, n);
+	return dfile_io(c, h, true, off, (uint8_t *)p, n, NULL);
 }
 
 int cl_dfile_read(struct ofs_client *c, const struct ofs_handle *h, uint64_t off,
 		      uint8_t *p, size_t n)
 {
-	return dfile_io(c, h, false, off, p, n);
+	return dfile_io(c, h, false, off, p, n, NULL);
 }
 
 /* Make a dfile's unstable writes durable; *size receives its length. */
@@ -537,6 +564,46 @@ struct get_sink {
 	size_t len;
 };
 
+/* A streamed get's pieces, in order, to its file descriptor. */
+struct stream_to_fd {
+	struct ofs_client *c;
+	int fd;
+	uint64_t delivered;
+};
+
+static int deliver_to_fd(void *arg, const uint8_t *p, size_t n)
+{
+	struct stream_to_fd *st = arg;
+	int rc = fdio_write_all(st->fd, p, n);
+
+	if (!rc && st->delivered == 0)
+		cl_pause_point(st->c, "get-paused");   /* (a test's: a long get) */
+	st->delivered += n;
+	return rc;
+}
+
+/*
+ * A file of one dfile, streamed: its pieces go straight into memory, or
+ * through a ring of PIPE_DEPTH pieces to the descriptor, with the pipe
+ * kept full from the first byte to the last.
+ */
+static int get_streamed(struct ofs_client *c, const struct ofs_handle *dfile, uint64_t size,
+			struct get_sink *sink)
+{
+	struct stream_to_fd st = { .c = c, .fd = sink->fd };
+	struct piece_sink ps = { .deliver = deliver_to_fd, .arg = &st };
+	int rc;
+
+	if (sink->fd < 0)
+		return cl_dfile_read(c, dfile, 0, sink->buf, (size_t)size);
+	ps.ring = malloc((size_t)PIPE_DEPTH * OFS_IO_PIECE);
+	if (!ps.ring)
+		return -ENOMEM;
+	rc = dfile_io(c, dfile, false, 0, NULL, (size_t)size, &ps);
+	free(ps.ring);
+	return rc;
+}
+
 static int get_once(struct ofs_client *c, const char *path, struct get_sink *sink, uint64_t *total,
 		    struct ofs_oid *used)
 {
@@ -574,6 +641,12 @@ static int get_once(struct ofs_client *c, const char *path, struct get_sink *sin
 			goto out;
 		}
 		sink->len = (size_t)a->size;
+	}
+	if (lo.n == 1) {
+		rc = get_streamed(c, &a->parts[0], a->size, sink);
+		if (!rc)
+			*total = a->size;
+		goto out;
 	}
 	rb = round_bytes(&lo);
 	if (a->size < rb)

@@ -209,5 +209,10 @@ wait_until $((TTL * 5)) "the get's capability to be past its expiry" past
 wait_pid "$GET" 120
 assert_eq 0 "$REAP_ST" "the get resumed after its capability expired and its key rotated away"
 assert_same_file "$T/long" "$T/long.got" "the long get"
+# (its next request carried the old capability, was refused, and the
+# client renewed it and went on from there)
+LONG_DF=$(ofs stat --json /m/long | jq -r '.dfiles[0].oid')
+cat "$T"/[abc].log | grep -q "refused read of $LONG_DF from user ann (uid 1010): its capability is not valid" ||
+	fail "no server refused the paused get's old capability: the renewal was not exercised"
 
 finish
