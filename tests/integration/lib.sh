@@ -469,20 +469,30 @@ _reap() {
 	REAP_ST=$?
 }
 
-stop_server() {
-	local name=$1 pid=${SRV_PID[$1]:-} st
-	[ -n "$pid" ] || fail "stop_server $name: not running"
-	kill -TERM "$pid" 2>/dev/null || fail "stop_server $name: cannot signal pid $pid"
-	_reap "$pid" "$STOP_TIMEOUT"
-	st=$REAP_ST
-	if [ "$st" = timeout ]; then
-		kill -KILL "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
+stop_server() { stop_servers "$1"; }
+
+# stop_servers NAME... : SIGTERM them all at once, then stop_server's
+# bounded wait and exit status check for each.
+stop_servers() {
+	local name pid st
+	for name in "$@"; do
+		pid=${SRV_PID[$name]:-}
+		[ -n "$pid" ] || fail "stop_server $name: not running"
+		kill -TERM "$pid" 2>/dev/null || fail "stop_server $name: cannot signal pid $pid"
+	done
+	for name in "$@"; do
+		pid=${SRV_PID[$name]}
+		_reap "$pid" "$STOP_TIMEOUT"
+		st=$REAP_ST
+		if [ "$st" = timeout ]; then
+			kill -KILL "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+			SRV_PID[$name]=""
+			fail "server $name did not exit within ${STOP_TIMEOUT}s of SIGTERM"
+		fi
 		SRV_PID[$name]=""
-		fail "server $name did not exit within ${STOP_TIMEOUT}s of SIGTERM"
-	fi
-	SRV_PID[$name]=""
-	[ "$st" -eq 0 ] || fail "server $name exited $st after SIGTERM, expected 0: $(tail -n 5 "$T/$name.err")"
+		[ "$st" -eq 0 ] || fail "server $name exited $st after SIGTERM, expected 0: $(tail -n 5 "$T/$name.err")"
+	done
 }
 
 kill_server() {
@@ -618,11 +628,8 @@ cluster_with_files() {
 	"$OFS_ITEST_BIN/putmany" "$OFS_CLUSTER" <"$T/$c.list" || fail "putmany"
 }
 
-# stop_cluster PREFIX : stop its four servers.
-stop_cluster() {
-	local n
-	for n in a b c d; do stop_server "$1$n"; done
-}
+# stop_cluster PREFIX : stop its four servers (at once).
+stop_cluster() { stop_servers "$1a" "$1b" "$1c" "$1d"; }
 
 # all_up PREFIX : each of its four servers sees all four up.
 all_up() {
@@ -630,15 +637,21 @@ all_up() {
 	for n in a b c d; do wait_until 30 "$c$n to see all four up" sees_up "$c$n" 4; done
 }
 
-# on_all_copies "SIDS" CMD... : stop each server of SIDS, run CMD with
-# $DATA set to its data dir, start it again where it was.
+# on_all_copies "SIDS" CMD... : stop the servers of SIDS (all at once),
+# run CMD on each with $DATA set to its data dir, start them again where
+# they were. (Started one after another: a server asks its peers for the
+# server table before it serves, and peers starting together would each
+# wait out the others' silence.)
 on_all_copies() {
-	local sids=$1 s n
+	local sids=$1 s n names=()
 	shift
 	for s in $sids; do
-		n=$(srv_by_sid "$s")
-		stop_server "$n"
-		DATA=$(srv_data "$n") "$@" || fail "$* on $n"
-		restart_same_port "$n"
+		n=$(srv_by_sid "$s") || fail "no server with SID $s"
+		names+=("$n")
 	done
+	stop_servers "${names[@]}"
+	for n in "${names[@]}"; do
+		DATA=$(srv_data "$n") "$@" || fail "$* on $n"
+	done
+	for n in "${names[@]}"; do restart_same_port "$n"; done
 }
