@@ -1,7 +1,10 @@
 #!/bin/bash
 # t_repair: `ofs-pbj submit repair` (and `scrub --repair`, `repair --job`)
 # on four servers (racks r1 r1 r2 r3) holding 3 copies of files, some
-# striped; each case in a fresh cluster. For each damage scrub detects:
+# striped; the cases one after another in one cluster, each damaging
+# files no case before it touched, and each (but the last, whose damage is
+# left) starting where the one before left the cluster: mended, its scrub
+# clean, every file read back. For each damage scrub detects:
 # inject it, repair it, assert the finding says repaired and from which
 # copy, then a new scrub is clean and every file reads back (ofs get)
 # with its original digest. Also:
@@ -29,20 +32,18 @@ q=$(ls "$(srv_data "$VICTIM")/quarantine/" 2>/dev/null | grep -c "^$DF\.")
 assert_eq 1 "$q" "the bad copy kept in quarantine"
 clean_scrub
 all_read_back
-stop_cluster r1
 
 log "a truncated byte stream: size_mismatch repaired"
-cluster r2
+use_server r1a   # (the case before left it clean)
 pick_copy /f/s8
 truncate -s 1000 "$VPATH"
 run 0 scrub --repair
 repaired_finding size_mismatch
 clean_scrub
 all_read_back
-stop_cluster r2
 
 log "a deleted byte-stream file: missing_replica repaired"
-cluster r3
+use_server r1a   # (the case before left it clean)
 pick_copy /f/p5
 rm -f "$VPATH"
 run 0 repair
@@ -50,26 +51,24 @@ repaired_finding missing_replica
 [ -f "$VPATH" ] || fail "the byte stream was not recreated at $VPATH"
 clean_scrub
 all_read_back
-stop_cluster r3
 
 log "one copy's version rolled back: stale_replica repaired"
-cluster r4
+use_server r1a   # (the case before left it clean)
 pick_copy /f/p6
 stop_server "$VICTIM"
 v=$(inspect_json "$VICTIM" "$DF" | jq -r .version)
 ok ofs_server tool --data "$(srv_data "$VICTIM")" set-version "$DF" $((v - 1))
 restart_same_port "$VICTIM"
-use_server r4a
-for n in a b c d; do wait_until 30 "r4$n to see all four up" sees_up "r4$n" 4; done
+use_server r1a
+for n in a b c d; do wait_until 30 "r1$n to see all four up" sees_up "r1$n" 4; done
 run 0 repair
 repaired_finding stale_replica
 assert_eq "$v" "$(inspect_json "$VICTIM" "$DF" | jq -r .version)" "version after the repair"
 clean_scrub
 all_read_back
-stop_cluster r4
 
 log "a garbled directory entry on one copy: record_corrupt repaired"
-cluster r5
+use_server r1a   # (the case before left it clean)
 j=$(ofs stat --json /f)
 DF=$(jq -r '.dirdata[0].oid' <<<"$j")
 SIDS=$(jq -r '.dirdata[0].sids[]' <<<"$j")
@@ -79,16 +78,15 @@ stop_server "$VICTIM"
 printf 'not a dirent' | ofs_server tool --data "$(srv_data "$VICTIM")" set-key "$DF" p5 ||
 	fail "tool set-key"
 restart_same_port "$VICTIM"
-use_server r5a
-for n in a b c d; do wait_until 30 "r5$n to see all four up" sees_up "r5$n" 4; done
+use_server r1a
+for n in a b c d; do wait_until 30 "r1$n to see all four up" sees_up "r1$n" 4; done
 run 0 repair
 repaired_finding record_corrupt
 clean_scrub
 all_read_back
-stop_cluster r5
 
 log "two copies of three corrupted: repaired from the third"
-cluster r6
+use_server r1a   # (the case before left it clean)
 pick_copy /f/s12 0
 P0=$VPATH S0=$VSID
 pick_copy /f/s12 1
@@ -104,32 +102,9 @@ assert_eq "$third" "$(json "$T/report.json" '.findings[0].source')" "the first f
 assert_eq 0 "$(json "$T/report.json" '[.findings[] | select(.source == .server)] | length')" "none from itself"
 clean_scrub
 all_read_back
-stop_cluster r6
-
-log "all three copies corrupted: reported, nothing changed"
-cluster r7
-pick_copy /f/p7
-for s in $SIDS; do
-	p=$(inspect_json "$(srv_by_sid "$s")" "$DF" | jq -r .path)
-	flip "$p" 100
-	sha "$p" >"$T/r7.$s.sha"
-done
-run 1 repair
-assert_eq 3 "$(json "$T/report.json" '.findings | length')" "three findings ($(cat "$T/report.json"))"
-assert_eq 0 "$(json "$T/report.json" '[.findings[] | select(.repaired)] | length')" "none repaired"
-assert_eq 3 "$(json "$T/report.json" '[.findings[] | select(.repair_state == "left")] | length')" "all left"
-assert_contains "$(json "$T/report.json" '.findings[0].repair')" "no copy verifies" "why it was left"
-for s in $SIDS; do
-	p=$(inspect_json "$(srv_by_sid "$s")" "$DF" | jq -r .path)
-	assert_eq "$(cat "$T/r7.$s.sha")" "$(sha "$p")" "copy on $s unchanged"
-done
-assert_exit 3 ofs get /f/p7 "$T/back"
-rm -f "$T/back"
-read_back_except /f/p7
-stop_cluster r7
 
 log "--dry-run lists the action and changes nothing; repair --job repairs what a scrub found"
-cluster r8
+use_server r1a   # (the case before left it clean)
 pick_copy /f/s16
 flip "$VPATH"
 before=$(sha "$VPATH")
@@ -146,10 +121,9 @@ ok ofs_pbj report "$SCRUB" --json
 assert_eq true "$(json "$T/last.out" '.findings[0].repaired')" "the scrub's finding says repaired"
 clean_scrub
 all_read_back
-stop_cluster r8
 
 log "a repair cap: the job stops at it, a human resumes; auto-repair as a site setting"
-cluster r9
+use_server r1a   # (the case before left it clean)
 for f in /f/p1 /f/p2 /f/p3; do
 	pick_copy "$f"
 	flip "$VPATH" 10
@@ -175,16 +149,36 @@ run 0 scrub
 repaired_finding checksum_mismatch
 ok ofs_pbj config unset scrub.auto_repair
 all_read_back
-stop_cluster r9
 
 log "bad input"
-cluster r10
+use_server r1a   # (the case before left it clean)
 assert_exit 2 ofs_pbj submit repair --job 999
 assert_exit 2 ofs_pbj submit repair --job nope
 assert_exit 2 ofs_pbj submit repair --repair
 assert_exit 2 ofs_pbj submit scrub --max-repairs 5
 assert_exit 2 ofs_pbj submit repair --max-repairs -1
 assert_exit 2 ofs_pbj wait 12345
-stop_cluster r10
+
+log "all three copies corrupted: reported, nothing changed"
+use_server r1a   # (the case before left it clean)
+pick_copy /f/p7
+for s in $SIDS; do
+	p=$(inspect_json "$(srv_by_sid "$s")" "$DF" | jq -r .path)
+	flip "$p" 100
+	sha "$p" >"$T/r1.$s.sha"
+done
+run 1 repair
+assert_eq 3 "$(json "$T/report.json" '.findings | length')" "three findings ($(cat "$T/report.json"))"
+assert_eq 0 "$(json "$T/report.json" '[.findings[] | select(.repaired)] | length')" "none repaired"
+assert_eq 3 "$(json "$T/report.json" '[.findings[] | select(.repair_state == "left")] | length')" "all left"
+assert_contains "$(json "$T/report.json" '.findings[0].repair')" "no copy verifies" "why it was left"
+for s in $SIDS; do
+	p=$(inspect_json "$(srv_by_sid "$s")" "$DF" | jq -r .path)
+	assert_eq "$(cat "$T/r1.$s.sha")" "$(sha "$p")" "copy on $s unchanged"
+done
+assert_exit 3 ofs get /f/p7 "$T/back"
+rm -f "$T/back"
+read_back_except /f/p7
+stop_cluster r1
 
 finish
