@@ -5,7 +5,8 @@
  *   putmany HOST:PORT < LIST
  *
  * Each line of LIST is "LOCAL PATH REPLICAS STRIPES STRIP_SIZE": the local
- * file LOCAL is stored as PATH with those options (as `ofs put` would).
+ * file LOCAL is stored as PATH with those options (as `ofs put` would);
+ * or "mkdir PATH": the directory PATH is made (as `ofs mkdir` would).
  * Exit 0 when every put succeeded; 1 at the first failure (named on
  * stderr); 2 on bad arguments or a malformed line.
  */
@@ -47,6 +48,16 @@ int main(int argc, char **argv)
 	while (fgets(line, sizeof(line), stdin)) {
 		struct ofs_put_opts o;
 		int fd;
+		if (strncmp(line, "mkdir ", 6) == 0 && sscanf(line + 6, "%4095s", path) == 1) {
+			rc = ofs_mkdir(c, path);
+			if (rc) {
+				fprintf(stderr, "putmany: mkdir %s: %s\n", path, ofs_strerror(rc));
+				ofs_client_close(c);
+				return 1;
+			}
+			n++;
+			continue;
+		}
 		if (sscanf(line, "%4095s %4095s %u %u %u", local, path, &replicas, &stripes,
 			   &strip) != 5) {
 			fprintf(stderr, "putmany: malformed line %ld\n", n + 1);
