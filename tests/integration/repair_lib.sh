@@ -49,8 +49,9 @@ run() {
 	local want=$1
 	shift
 	assert_exit "$want" ofs_pbj submit "$@" --wait --json
-	assert_json "$T/last.out"
-	JOB=$(json "$T/last.out" .id)
+	# (one jq: exactly one JSON document, and its job id)
+	JOB=$(jq -rs 'if length == 1 then .[0].id else empty end' "$T/last.out" 2>/dev/null)
+	[[ "$JOB" =~ ^[0-9]+$ ]] || fail "not one JSON document with a job id: $(head -c 400 "$T/last.out")"
 	cp "$T/last.out" "$T/status.json"
 	ok ofs_pbj report "$JOB" --json
 	assert_json "$T/last.out"

@@ -37,19 +37,28 @@ ZERO=00000000000000000000000000000000
 
 kinds() { json "$T/report.json" '[.findings[].kind] | sort | join(" ")'; }
 actions() { json "$T/report.json" '[.findings[].repair] | join(" | ")'; }
+# facts : in F, from one jq run on the report: its kinds, how many
+# findings would not be repaired, how many were not, and its actions
+facts() {
+	mapfile -t F < <(jq -r '([.findings[].kind] | sort | join(" ")),
+		([.findings[] | select(.repair_state != "would")] | length),
+		([.findings[] | select(.repaired | not)] | length),
+		([.findings[].repair] | join(" | ") | gsub("\n"; " "))' "$T/report.json")
+	[ ${#F[@]} = 4 ] || fail "cannot read the report: $(head -c 400 "$T/report.json")"
+}
 
 # mend "KINDS" "DRY-RUN ACTION" "ACTION" : the three jobs of a case.
 mend() {
 	run 1 repair --dry-run
-	assert_eq "$1" "$(kinds)" "dry run finds ($(cat "$T/report.json"))"
-	assert_eq 0 "$(json "$T/report.json" '[.findings[] | select(.repair_state != "would")] | length')" \
-		"dry run: every finding would be repaired ($(actions))"
-	assert_contains "$(actions)" "$2" "dry run says what it would do"
+	facts
+	assert_eq "$1" "${F[0]}" "dry run finds ($(cat "$T/report.json"))"
+	assert_eq 0 "${F[1]}" "dry run: every finding would be repaired (${F[3]})"
+	assert_contains "${F[3]}" "$2" "dry run says what it would do"
 	run 0 repair
-	assert_eq "$1" "$(kinds)" "repair finds ($(cat "$T/report.json"))"
-	assert_eq 0 "$(json "$T/report.json" '[.findings[] | select(.repaired | not)] | length')" \
-		"every finding repaired ($(actions))"
-	assert_contains "$(actions)" "$3" "what repair did"
+	facts
+	assert_eq "$1" "${F[0]}" "repair finds ($(cat "$T/report.json"))"
+	assert_eq 0 "${F[2]}" "every finding repaired (${F[3]})"
+	assert_contains "${F[3]}" "$3" "what repair did"
 	cp "$T/report.json" "$T/repaired.json"
 	clean_scrub
 }
