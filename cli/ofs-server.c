@@ -500,7 +500,8 @@ static int run_cluster(struct running *r)
 		return fail("server table", rc);
 	if ((rc = replica_open(r->tab, &r->rep)) || (rc = behind_open(r->s, r->rep, &r->bh)))
 		return fail("replication", rc);
-	rc = gossip_pull_once(r->tab, r->crl, r->a.peers, r->a.npeers, CATCH_UP_TIMEOUT_MS);
+	rc = gossip_pull_once(r->tab, &(struct gossip_trust){ r->crl, r->capkeys }, r->a.peers,
+			      r->a.npeers, CATCH_UP_TIMEOUT_MS);
 	if (rc < 0)
 		return fail("learning the server table", rc);
 	rc = behind_catch_up(r->s, r->tab, CATCH_UP_TIMEOUT_MS);
@@ -509,7 +510,8 @@ static int run_cluster(struct running *r)
 	if (rc > 0)
 		log_warn("%d copies here missed changes while this server was away; "
 			 "they are not served until caught up", rc);
-	rc = gossip_start(r->tab, r->crl, r->a.peers, r->a.npeers, on_contact, r->bh, &r->g);
+	rc = gossip_start(r->tab, &(struct gossip_trust){ r->crl, r->capkeys }, r->a.peers,
+			  r->a.npeers, on_contact, r->bh, &r->g);
 	return rc ? fail("gossip", rc) : 0;
 }
 

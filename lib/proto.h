@@ -89,7 +89,10 @@ enum ofs_op {
 	OFS_OP_REVOKED,         /* serials (crl.h) -> the receiver's revocation
 	                           list after merging them (their union) */
 	OFS_OP_CAPKEYS,         /* capability keys (cap.h), current first ->
-	                           the receiver holds them from now on */
+	                           the receiver holds them from now on; or,
+	                           from a server, u8 0 and the u32 id of its
+	                           current key -> the receiver's keys when
+	                           newer, else nothing (gossip's pull) */
 	OFS_OP_MAX
 };
 

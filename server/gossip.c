@@ -14,6 +14,9 @@
 #include <time.h>
 
 #include "lib/conn.h"
+#include <openssl/crypto.h>
+
+#include "lib/cap.h"
 #include "lib/crl.h"
 #include "lib/log.h"
 #include "lib/ofs_error.h"
@@ -21,7 +24,7 @@
 
 struct gossip {
 	struct sidtab *t;
-	struct crl *crl;           /* NULL: no revocation list (--insecure) */
+	struct gossip_trust tr;    /* the revocation list and capability keys */
 	char **seeds;              /* "HOST:PORT", owned */
 	size_t nseeds;
 	bool seeded;               /* a seed has answered once */
@@ -86,9 +89,51 @@ static void exchange_crl(struct conn *c, struct crl *crl, bool always, const cha
 	wbuf_free(&w);
 }
 
+/* Then the capability keys: a pull (CAPKEYS: u8 0, the id of the
+ * current key held here; a peer holding a newer set answers with it), so a server that
+ * was down or cut off at a rotation holds the keys the others sign with
+ * from its start or its next round on - never an older set. */
+static void exchange_keys(struct conn *c, struct cap_ring *keys, const char *addr)
+{
+	struct ofs_req q = { .op = OFS_OP_CAPKEYS };
+	struct cap_key k[CAP_MAX_KEYS];
+	uint8_t held[5], *b = NULL;
+	size_t bn = 0, n;
+	int rc;
+
+	if (!keys)
+		return;
+	n = cap_ring_get(keys, k);
+	{
+		uint32_t id = n ? k[0].id : 0;
+		held[0] = 0;             /* (the pull: no key set) */
+		held[1] = (uint8_t)(id >> 24);
+		held[2] = (uint8_t)(id >> 16);
+		held[3] = (uint8_t)(id >> 8);
+		held[4] = (uint8_t)id;
+	}
+	q.data = held;
+	q.data_len = sizeof(held);
+	rc = conn_call(c, &q, &b, &bn);
+	if (!rc && bn) {
+		rc = cap_keys_decode(b, bn, k, &n);
+		if (!rc)
+			rc = cap_ring_set(keys, k, n);
+		if (!rc)
+			log_warn("gossip: capability keys from %s: current key %u", addr,
+				 (unsigned)k[0].id);
+	}
+	if (rc && rc != -ESTALE)
+		log_debug("gossip: capability keys with %s: %s", addr, ofs_strerror(rc));
+	OPENSSL_cleanse(k, sizeof(k));
+	if (b)
+		OPENSSL_cleanse(b, bn);
+	free(b);
+}
+
 /* One exchange on c (open, to addr), waiting at most timeout_ms for the
  * answer; contact (may be NULL) hears of the peer. 0 when it answered. */
-static int exchange_on(struct sidtab *t, struct crl *crl, bool pull, struct conn *c,
+static int exchange_on(struct sidtab *t, const struct gossip_trust *tr, bool pull, struct conn *c,
 		       const char *addr, int timeout_ms, gossip_contact_fn contact,
 		       void *contact_arg)
 {
@@ -114,7 +159,8 @@ static int exchange_on(struct sidtab *t, struct crl *crl, bool pull, struct conn
 			log_info("gossip: learned %d server table change(s) from %s", rc, addr);
 		rc = rc < 0 ? rc : 0;
 		sidtab_seen(t, who);
-		exchange_crl(c, crl, pull, addr);
+		exchange_crl(c, tr->crl, pull, addr);
+		exchange_keys(c, tr->keys, addr);
 		if (contact)
 			contact(who, contact_arg);
 	}
@@ -125,14 +171,14 @@ static int exchange_on(struct sidtab *t, struct crl *crl, bool pull, struct conn
 }
 
 /* One exchange with addr on a connection of its own. */
-static int exchange_with(struct sidtab *t, struct crl *crl, bool pull, const char *addr,
+static int exchange_with(struct sidtab *t, const struct gossip_trust *tr, bool pull, const char *addr,
 			 int timeout_ms, gossip_contact_fn contact, void *contact_arg)
 {
 	struct conn *c = NULL;
 	int rc = conn_open(addr, &c);
 
 	if (!rc)
-		rc = exchange_on(t, crl, pull, c, addr, timeout_ms, contact, contact_arg);
+		rc = exchange_on(t, tr, pull, c, addr, timeout_ms, contact, contact_arg);
 	conn_close(c);
 	return rc;
 }
@@ -177,7 +223,7 @@ static int exchange(struct gossip *g, const char *addr)
 		return -EINVAL;
 	if (!k->c)
 		return -ECONNREFUSED;
-	rc = exchange_on(g->t, g->crl, false, k->c, addr, GOSSIP_TIMEOUT_MS, g->contact,
+	rc = exchange_on(g->t, &g->tr, false, k->c, addr, GOSSIP_TIMEOUT_MS, g->contact,
 			 g->contact_arg);
 	if (rc) {
 		conn_close(k->c);       /* (a fresh one next round) */
@@ -243,7 +289,7 @@ static void *gossip_main(void *arg)
 	return NULL;
 }
 
-int gossip_start(struct sidtab *t, struct crl *crl, const char *const *seeds, size_t nseeds,
+int gossip_start(struct sidtab *t, const struct gossip_trust *tr, const char *const *seeds, size_t nseeds,
 		 gossip_contact_fn contact, void *contact_arg, struct gossip **out)
 {
 	struct gossip *g = calloc(1, sizeof(*g));
@@ -251,7 +297,8 @@ int gossip_start(struct sidtab *t, struct crl *crl, const char *const *seeds, si
 	if (!g)
 		return -ENOMEM;
 	g->t = t;
-	g->crl = crl;
+	if (tr)
+		g->tr = *tr;
 	g->contact = contact;
 	g->contact_arg = contact_arg;
 	g->seeds = calloc(nseeds ? nseeds : 1, sizeof(*g->seeds));
@@ -309,7 +356,7 @@ void gossip_stop(struct gossip *g)
 
 struct pull {
 	struct sidtab *t;
-	struct crl *crl;
+	struct gossip_trust tr;
 	char (*addrs)[OFS_SERVER_ADDR_LEN];
 	size_t n;
 	struct timespec deadline;  /* CLOCK_MONOTONIC: no exchange starts after */
@@ -346,7 +393,7 @@ static void *pull_worker(void *arg)
 		pthread_mutex_unlock(&p->mu);
 		if (i == p->n)
 			break;
-		rc = exchange_with(p->t, p->crl, true, p->addrs[i], (int)left, NULL, NULL);
+		rc = exchange_with(p->t, &p->tr, true, p->addrs[i], (int)left, NULL, NULL);
 		if (rc) {
 			log_debug("gossip: pull from %s: %s", p->addrs[i], ofs_strerror(rc));
 			continue;
@@ -370,7 +417,7 @@ static void pull_add(struct pull *p, const char *addr)
 	snprintf(p->addrs[p->n++], sizeof(p->addrs[0]), "%s", addr);
 }
 
-int gossip_pull_once(struct sidtab *t, struct crl *crl, const char *const *seeds, size_t nseeds,
+int gossip_pull_once(struct sidtab *t, const struct gossip_trust *tr, const char *const *seeds, size_t nseeds,
 		     int timeout_ms)
 {
 	struct ofs_sid self = sidtab_self(t);
@@ -384,7 +431,8 @@ int gossip_pull_once(struct sidtab *t, struct crl *crl, const char *const *seeds
 		return rc;
 	memset(&p, 0, sizeof(p));
 	p.t = t;
-	p.crl = crl;
+	if (tr)
+		p.tr = *tr;
 	p.addrs = calloc(n + nseeds + 1, sizeof(*p.addrs));
 	if (!p.addrs) {
 		free(e);

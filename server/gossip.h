@@ -27,11 +27,20 @@ struct gossip;
  * SID of the peer that answered. */
 typedef void (*gossip_contact_fn)(struct ofs_sid peer, void *arg);
 
-/* Start gossiping for t (and crl, may be NULL); seeds are "HOST:PORT" strings (copied); contact
- * (may be NULL) hears of every peer that answered. Returns 0, -ENOMEM or
- * -EAGAIN (no thread). */
+/* What gossip carries besides the table (either may be NULL: --insecure):
+ * the revocation list (merged both ways) and the capability keys (pulled
+ * from a peer holding a newer set). */
 struct crl;
-int gossip_start(struct sidtab *t, struct crl *crl, const char *const *seeds, size_t nseeds,
+struct cap_ring;
+struct gossip_trust {
+	struct crl *crl;
+	struct cap_ring *keys;
+};
+
+/* Start gossiping for t (and tr, may be NULL); seeds are "HOST:PORT" strings (copied);
+ * contact (may be NULL) hears of every peer that answered. Returns 0,
+ * -ENOMEM or -EAGAIN (no thread). */
+int gossip_start(struct sidtab *t, const struct gossip_trust *tr, const char *const *seeds, size_t nseeds,
 		 gossip_contact_fn contact, void *contact_arg, struct gossip **out);
 /* Stop the thread and free everything; gossip_stop(NULL) is a no-op. */
 void gossip_stop(struct gossip *g);
@@ -48,7 +57,8 @@ void gossip_stop(struct gossip *g);
  * is no error: gossip goes on later), or -ENOMEM.
  */
 #define GOSSIP_PULL_THREADS 16
-int gossip_pull_once(struct sidtab *t, struct crl *crl, const char *const *seeds, size_t nseeds,
+/* (tr may be NULL) */
+int gossip_pull_once(struct sidtab *t, const struct gossip_trust *tr, const char *const *seeds, size_t nseeds,
 		     int timeout_ms);
 
 #endif

@@ -244,6 +244,10 @@ assert_exit 3 ofs-pbj ca rotate "$CA"
 assert_contains "$(cat "$T/last.err")" "1 of 3 servers in service did not take it ($(srv_addr b))" "rotate, b down"
 assert_contains "$(cat "$T/last.err")" "--resend" "rotate, b down"
 start_server b --peer "$(srv_addr a)"
+# (b asks its peers for newer keys before it serves: it has them at once)
+assert_eq "4 3 " "$(keyid "$(srv_data b)/identity/cap.key")" "b's keys, learned from its peers at start"
+grep -q 'gossip: capability keys from .*: current key 4' "$T/b.log" ||
+	fail "b's log does not say it learned the keys from a peer"
 ok ofs-pbj ca rotate "$CA" --resend
 assert_eq "4 3 " "$(keyid "$(srv_data b)/identity/cap.key")" "b's keys after --resend"
 err_is 3 'permission denied' ofs-pbj --identity "$T/id/alice" ca rotate "$CA" --resend
