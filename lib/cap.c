@@ -331,6 +331,23 @@ void cap_keys_encode(struct wbuf *w, const struct cap_key *keys, size_t n)
 	}
 }
 
+void cap_keys_pull_encode(struct wbuf *w, uint32_t held)
+{
+	wbuf_u8(w, 0);
+	wbuf_u32(w, held);
+}
+
+bool cap_keys_pull_decode(const uint8_t *p, size_t len, uint32_t *held)
+{
+	struct rbuf r;
+
+	if (len != 5 || p[0] != 0)
+		return false;
+	rbuf_init(&r, p + 1, 4);
+	*held = rbuf_u32(&r);
+	return true;
+}
+
 int cap_keys_decode(const uint8_t *p, size_t len, struct cap_key keys[CAP_MAX_KEYS], size_t *n)
 {
 	struct rbuf r;

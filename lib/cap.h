@@ -113,6 +113,13 @@ int cap_keys_parse(const char *text, size_t len, struct cap_key keys[CAP_MAX_KEY
 void cap_keys_encode(struct wbuf *w, const struct cap_key *keys, size_t n);
 int cap_keys_decode(const uint8_t *p, size_t len, struct cap_key keys[CAP_MAX_KEYS], size_t *n);
 
+/* The pull (a server asking a peer for a newer key set): u8 0, then the
+ * u32 id of the current key it holds (0: none) - never read as a key
+ * set, which starts with its count, 1 or 2. cap_keys_pull_decode: true,
+ * and *held, when p is one. */
+void cap_keys_pull_encode(struct wbuf *w, uint32_t held);
+bool cap_keys_pull_decode(const uint8_t *p, size_t len, uint32_t *held);
+
 /* The key file of keys[0..n) into buf (CAP_KEYS_TEXT_MAX bytes). */
 #define CAP_KEYS_TEXT_MAX (CAP_MAX_KEYS * (11 + 2 * CAP_KEY_LEN + 1) + 1)
 size_t cap_keys_format(const struct cap_key *keys, size_t n, char *buf);

@@ -641,11 +641,12 @@ int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_re
 		return 0;
 	}
 	case OFS_OP_CAPKEYS: {
-		/* a key set (u8 n, 1 or 2, first); or the pull: u8 0, then the
-		 * u32 id of the current key held */
+		/* a key set, or the pull (cap.h) */
 		struct cap_key k[CAP_MAX_KEYS];
 		size_t n = 0;
-		int src = len == 5 && body[0] == 0 ? 0 : cap_keys_decode(body, len, k, &n);
+		uint32_t held;
+		int src = cap_keys_pull_decode(body, len, &held) ? 0 :
+			  cap_keys_decode(body, len, k, &n);
 		OPENSSL_cleanse(k, sizeof(k));
 		if (src)
 			return src;

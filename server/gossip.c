@@ -89,32 +89,28 @@ static void exchange_crl(struct conn *c, struct crl *crl, bool always, const cha
 	wbuf_free(&w);
 }
 
-/* Then the capability keys: a pull (CAPKEYS: u8 0, the id of the
- * current key held here; a peer holding a newer set answers with it), so a server that
+/* Then the capability keys: a pull (CAPKEYS naming the current key held
+ * here, cap.h; a peer holding a newer set answers with it), so a server that
  * was down or cut off at a rotation holds the keys the others sign with
  * from its start or its next round on - never an older set. */
 static void exchange_keys(struct conn *c, struct cap_ring *keys, const char *addr)
 {
 	struct ofs_req q = { .op = OFS_OP_CAPKEYS };
 	struct cap_key k[CAP_MAX_KEYS];
-	uint8_t held[5], *b = NULL;
+	struct wbuf w;
+	uint8_t *b = NULL;
 	size_t bn = 0, n;
 	int rc;
 
 	if (!keys)
 		return;
 	n = cap_ring_get(keys, k);
-	{
-		uint32_t id = n ? k[0].id : 0;
-		held[0] = 0;             /* (the pull: no key set) */
-		held[1] = (uint8_t)(id >> 24);
-		held[2] = (uint8_t)(id >> 16);
-		held[3] = (uint8_t)(id >> 8);
-		held[4] = (uint8_t)id;
-	}
-	q.data = held;
-	q.data_len = sizeof(held);
-	rc = conn_call(c, &q, &b, &bn);
+	wbuf_init(&w);
+	cap_keys_pull_encode(&w, n ? k[0].id : 0);
+	q.data = w.data;
+	q.data_len = w.len;
+	rc = wbuf_error(&w) ? wbuf_error(&w) : conn_call(c, &q, &b, &bn);
+	wbuf_free(&w);
 	if (!rc && bn) {
 		rc = cap_keys_decode(b, bn, k, &n);
 		if (!rc)

@@ -504,16 +504,15 @@ static int op_revoked(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 
 /* CAPKEYS: an admin's rotation - hold these keys from now on. */
 /*
- * CAPKEYS, the pull (gossip): a body of u8 0 and the u32 id of the
- * current key the asking server holds; the answer is this server's key
+ * CAPKEYS, the pull (gossip; cap.h): the asking server names the current
+ * key it holds; the answer is this server's key
  * set when it is newer, else empty. Asked by servers only: the keys go
  * to no one else over the wire.
  */
-static int capkeys_pull(struct service *sv, const struct ofs_req *q, struct wbuf *reply)
+static int capkeys_pull(struct service *sv, const struct ofs_req *q, uint32_t held,
+			struct wbuf *reply)
 {
 	struct cap_key k[CAP_MAX_KEYS];
-	uint32_t held = (uint32_t)q->data[1] << 24 | (uint32_t)q->data[2] << 16 |
-			(uint32_t)q->data[3] << 8 | q->data[4];
 	size_t n;
 
 	if (q->who && q->who->role != IDENT_SERVER)
@@ -529,13 +528,14 @@ static int op_capkeys(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 {
 	struct cap_key k[CAP_MAX_KEYS];
 	size_t n = 0;
+	uint32_t held;
 	char by[128] = "an --insecure peer";
 	int rc;
 
 	if (!sv->capkeys)
 		return -OFS_EUNKNOWNOP;
-	if (q->data_len == 5 && q->data[0] == 0)
-		return capkeys_pull(sv, q, reply);
+	if (cap_keys_pull_decode(q->data, q->data_len, &held))
+		return capkeys_pull(sv, q, held, reply);
 	rc = cap_keys_decode(q->data, q->data_len, k, &n);
 	if (!rc)
 		rc = cap_ring_set(sv->capkeys, k, n);

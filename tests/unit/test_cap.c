@@ -304,6 +304,29 @@ static void test_allows_after_a_verified_mac(void **state)
 	assert_int_equal(cap_allows(&c, oid_n(3), CAP_SEARCH | CAP_REMOVE, NOW), 0);
 }
 
+/* The pull and a key set never read as each other. */
+static void test_a_pull_is_never_a_key_set(void **state)
+{
+	struct cap_key k[CAP_MAX_KEYS] = { key(9, 0x01), key(8, 0x02) }, d[CAP_MAX_KEYS];
+	struct wbuf w;
+	uint32_t held = 0;
+	size_t n = 0;
+
+	(void)state;
+	wbuf_init(&w);
+	cap_keys_pull_encode(&w, 0x01020304);
+	assert_true(cap_keys_pull_decode(w.data, w.len, &held));
+	assert_int_equal(held, 0x01020304);
+	assert_int_not_equal(cap_keys_decode(w.data, w.len, d, &n), 0);
+	assert_false(cap_keys_pull_decode(w.data, w.len - 1, &held));
+	wbuf_free(&w);
+	wbuf_init(&w);
+	cap_keys_encode(&w, k, 2);
+	for (size_t len = 0; len <= w.len; len++)
+		assert_false(cap_keys_pull_decode(w.data, len, &held));
+	wbuf_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +337,7 @@ int main(void)
 		cmocka_unit_test(test_only_canonical_capabilities_are_signed_or_decoded),
 		cmocka_unit_test(test_key_files),
 		cmocka_unit_test(test_allows_after_a_verified_mac),
+		cmocka_unit_test(test_a_pull_is_never_a_key_set),
 		cmocka_unit_test(test_a_ring_rotates_forward_only_and_keeps_its_file),
 	};
 
