@@ -468,7 +468,22 @@ int cl_obj_remove(struct ofs_client *c, const struct ofs_handle *h)
 	return rc;
 }
 
-/* Remove a file's dfiles, then its metafile. Missing parts are fine. */
+/*
+ * A remove that needs nothing more from its caller: the object is gone
+ * (ENOENT), or its primary removed it and noted every copy that did not
+ * (OFS_EQUORUM: fewer copies than the confidence answered - one down, one
+ * that no longer held it - and those copies are told to finish it, and
+ * catch up by removing).
+ */
+static bool removed_or_noted(int rc)
+{
+	return rc == 0 || rc == -ENOENT || rc == -OFS_EQUORUM;
+}
+
+/* Remove a file's dfiles, then its metafile. Missing parts are fine. A
+ * dfile that no copy could remove keeps the metafile, so that what is
+ * left is a whole file that no name reaches (an orphan scrub reports),
+ * never a metafile naming bytes that are gone. */
 int cl_file_destroy(struct ofs_client *c, const struct ofs_handle *mf)
 {
 	struct ofs_attr *a = malloc(sizeof(*a));
@@ -480,7 +495,7 @@ int cl_file_destroy(struct ofs_client *c, const struct ofs_handle *mf)
 	if (rc == 0) {
 		for (uint16_t i = 0; i < a->nparts; i++) {
 			int r = cl_obj_remove(c, &a->parts[i]);
-			if (r && r != -ENOENT && !rc)
+			if (!removed_or_noted(r) && !rc)
 				rc = r;
 		}
 	}
@@ -488,7 +503,7 @@ int cl_file_destroy(struct ofs_client *c, const struct ofs_handle *mf)
 		rc = 0;
 	if (!rc) {
 		rc = cl_obj_remove(c, mf);
-		if (rc == -ENOENT)
+		if (removed_or_noted(rc))
 			rc = 0;
 	}
 	free(a);

@@ -14,6 +14,13 @@
 # Then the same crash under `ofs mv`, whose last step removes the old
 # name: the mv exits 0, the file reads back under its new name, the old
 # name is gone, and a scrub once the server is back finds nothing.
+# Last, a replaced file whose dfile's removal only one copy applies: one
+# of its three copies was already lost (removed with the object tool)
+# and another server is down, so the dfile's primary answers "fewer
+# copies than the confidence" (it removed its own and noted the others).
+# The put still removes the old metafile - it does not leave one naming
+# bytes that are gone - and once the server is back and caught up, a
+# scrub finds nothing.
 OFS_ITEST_REAL_SYNC=1      # (about durability: its servers sync for real)
 . "$(dirname "$0")/lib.sh"
 
@@ -87,4 +94,29 @@ wait_until 60 "every server up with no copies behind" settled
 clean_scrub_no_repair "$T/pbj.db"
 OFS_CLUSTER=$(srv_addr "$dead") ok ofs ls /d
 assert_eq moved "$(cat "$T/last.out")" "ls /d through $dead once it is back"
+
+# The replaced file's dfile: its first copy (Z) takes the remove, the
+# second (X) no longer holds it, the third (Y) is down.
+ok ofs stat --json /d/moved
+MF=$(json "$T/last.out" .oid)
+DF=$(json "$T/last.out" '.dfiles[0].oid')
+read -r Z X Y < <(json "$T/last.out" '.dfiles[0].sids | join(" ")')
+[ -n "$Y" ] || fail "expected the dfile on three servers: $(cat "$T/last.out")"
+X=$(srv_by_sid "$X") Y=$(srv_by_sid "$Y") Z=$(srv_by_sid "$Z")
+on_all_copies "$(srv_sid "$X")" \
+	bash -c 'exec "$0" tool --data "$DATA" remove "$1"' "$OFS_SERVER" "$DF"
+stop_server "$Y"
+use_server "$Z"
+mkrand "$T/src2" 200000
+ok ofs put --replicas 3 --confidence 2 "$T/src2" /d/moved
+assert_contains "$(cat "$T/$Z.log")" "remove of $DF: 1 of 3 copies durable"
+for m in "$Z" "$X"; do              # (the old metafile: gone where it ran)
+	assert_exit 3 ofs_server inspect --data "$(srv_data "$m")" "$MF"
+	assert_contains "$(cat "$T/last.err")" "no such object"
+done
+restart_server "$Y"
+wait_until 60 "every server up with no copies behind" settled
+clean_scrub_no_repair "$T/pbj.db"
+ok ofs get /d/moved "$T/moved2.back"
+assert_same_file "$T/src2" "$T/moved2.back"
 finish
