@@ -51,7 +51,7 @@ LIB_SRCS := lib/error.c lib/ident.c lib/tls.c lib/ca.c lib/cap.c lib/crl.c lib/o
 	lib/conn.c lib/placement.c lib/proto_reply.c lib/fdio.c lib/attr_json.c
 SERVER_SRCS := server/kv.c server/records.c server/bstream.c server/store.c \
 	server/store_object.c server/store_bytes.c server/store_kv.c server/store_stale.c \
-	server/store_walk.c server/store_tool.c server/store_incoming.c \
+	server/store_walk.c server/store_tool.c server/store_incoming.c server/store_inline.c \
 	server/service.c server/access.c server/ops.c server/listener.c server/inspect.c \
 	server/sidtab.c server/gossip.c server/replica.c server/behind.c server/tool.c \
 	server/replaced.c server/removed.c server/changelog.c server/repair.c server/reconcile.c server/recover.c \

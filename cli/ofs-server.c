@@ -46,10 +46,11 @@ static const char usage_text[] =
 	"       ofs-server run --data DIR --listen HOST:PORT [--peer HOST:PORT]... [--log FILE]\n"
 	"                  [--max-conns N] [--scrub-rate BYTES/s] [--quarantine-days N]\n"
 	"                  [--orphan-grace SECONDS] [--capacity BYTES] [--no-catch-up]\n"
-	"                  [--settle-ms MS] [--cap-ttl SECONDS] [--insecure]\n"
+	"                  [--settle-ms MS] [--cap-ttl SECONDS] [--inline-max BYTES] [--insecure]\n"
 	"       ofs-server inspect --data DIR OID [--json]\n"
 	"       ofs-server ops [--json]       every operation and the roles that may call it\n"
-	"       ofs-server tool --data DIR list|keys|get-key|set-key|rm-key|set-version|set-backref|set-part|mark-behind|remove ...\n"
+	"       ofs-server tool --data DIR list|keys|get-key|set-key|rm-key|set-version|set-backref|set-part|\n"
+	"                                     mark-behind|flip-byte|lose-bytes|remove ...\n"
 	"       ofs-server --help | --version\n";
 
 static void usage_error(const char *fmt, const char *arg)
@@ -67,7 +68,7 @@ static int fail(const char *what, int rc)
 
 enum { OPT_DATA = 1, OPT_ATTR, OPT_CHUNK, OPT_LISTEN, OPT_LOG, OPT_MAXCONNS, OPT_JSON,
        OPT_PEER, OPT_SCRUB_RATE, OPT_QUARANTINE, OPT_ORPHAN_GRACE, OPT_HELP, OPT_CAPACITY, OPT_NO_CATCH_UP,
-       OPT_SETTLE, OPT_CA, OPT_INSECURE, OPT_CAP_TTL };
+       OPT_SETTLE, OPT_CA, OPT_INSECURE, OPT_CAP_TTL, OPT_INLINE_MAX };
 
 #define MAX_PEERS 16
 /* How long a start waits for each peer's list of our stale copies. */
@@ -91,6 +92,7 @@ static const struct option long_opts[] = {
 	{ "ca", required_argument, NULL, OPT_CA },
 	{ "insecure", no_argument, NULL, OPT_INSECURE },
 	{ "cap-ttl", required_argument, NULL, OPT_CAP_TTL },
+	{ "inline-max", required_argument, NULL, OPT_INLINE_MAX },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -102,7 +104,7 @@ struct args {
 	const char *peers[MAX_PEERS];
 	size_t npeers;
 	uint64_t chunk, max_conns, scrub_rate, quarantine_days, orphan_grace, capacity,
-		 settle_ms, cap_ttl;
+		 settle_ms, cap_ttl, inline_max;
 	bool json, no_catch_up, insecure;
 	const char *operand;
 };
@@ -120,6 +122,7 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 	a->orphan_grace = SCRUB_ORPHAN_GRACE_S;
 	a->settle_ms = SCRUB_SETTLE_MS;
 	a->cap_ttl = CAP_DEFAULT_TTL_S;
+	a->inline_max = STORE_INLINE_DEFAULT;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", long_opts, &idx)) != -1) {
@@ -199,6 +202,14 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 		case OPT_QUARANTINE:
 			if (parse_uint(optarg, 0, 36500, &a->quarantine_days)) {
 				usage_error("--quarantine-days %s: days from 0 to 36500", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_INLINE_MAX:
+			if (parse_size(optarg, &a->inline_max) ||
+			    a->inline_max > STORE_INLINE_MAX_LIMIT) {
+				usage_error("--inline-max %s: bytes from 0 to 1M (suffixes K, M)",
+					    optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -480,6 +491,7 @@ static int run_store(struct running *r, const struct sockaddr_in *addr)
 	if (rc)
 		return fail(r->a.data, rc);
 	store_set_capacity(r->s, r->a.capacity);
+	(void)store_set_inline_max(r->s, (uint32_t)r->a.inline_max);   /* (checked above) */
 	rc = net_listen(addr, &r->lfd, &bound);
 	if (rc)
 		return fail(r->a.listen, rc);
@@ -613,7 +625,7 @@ static int cmd_run(int argc, char **argv)
 	if (!r)
 		return fail("run", -ENOMEM);
 	r->lfd = r->sfd = r->logfd = -1;
-	rc = parse(argc, argv, "run", "45689:;=>?AB", &r->a);   /* (OPT_ letters: + '0') */
+	rc = parse(argc, argv, "run", "45689:;=>?ABC", &r->a);   /* (OPT_ letters: + '0') */
 	if (!rc)
 		rc = run_args(r, &addr);
 	if (rc) {

@@ -274,50 +274,81 @@ static int cmd_get(struct ofs_client *c, struct opts *o)
 	return 0;
 }
 
+#define LS_BATCH 1024               /* entries whose attributes are asked at once */
+
 struct ls_ctx {
 	struct ofs_client *c;
 	struct opts *o;
 	json_t *entries;
-	int rc;
+	size_t n;                        /* entries waiting for their attributes */
+	char (*names)[OFS_NAME_MAX + 1];
+	struct ofs_dirent *ents;
 };
 
-static int ls_entry(const char *name, const struct ofs_dirent *d, void *arg)
+/* One entry, with its attributes a (NULL: removed since the listing -
+ * what the entry says is shown). */
+static void ls_print(struct ls_ctx *lc, const char *name, const struct ofs_dirent *d,
+		     const struct ofs_attr *a)
 {
-	struct ls_ctx *lc = arg;
-	struct ofs_attr *a = NULL;
 	char hex[OFS_OID_HEX], t[OFS_TIME_LEN];
-	int rc;
+	uint64_t size = a ? a->size : 0;
 
-	if (!lc->o->json && !lc->o->longfmt) {
-		printf("%s%s\n", name, d->type == OFS_OBJ_DIRECTORY ? "/" : "");
-		return 0;
-	}
-	a = malloc(sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	rc = ofs_getattr(lc->c, &d->handle, a);
-	if (rc) {
-		/* Removed since the listing: show what the entry says. */
-		memset(a, 0, sizeof(*a));
-		a->type = d->type;
-	}
-	time_format(a->mtime_ns, t);
+	time_format(a ? a->mtime_ns : 0, t);
 	oid_to_hex(d->handle.oid, hex);
 	if (lc->o->json) {
 		json_t *e = json_object();
 		json_object_set_new(e, "name", json_string(name));
 		json_object_set_new(e, "type", json_string(kind(d->type)));
 		json_object_set_new(e, "oid", json_string(hex));
-		json_object_set_new(e, "size", json_integer((json_int_t)a->size));
+		json_object_set_new(e, "size", json_integer((json_int_t)size));
 		json_object_set_new(e, "mtime", json_string(t));
 		json_array_append_new(lc->entries, e);
 	} else {
 		printf("%c %12llu %s %s%s\n", d->type == OFS_OBJ_DIRECTORY ? 'd' : '-',
-		       (unsigned long long)a->size, t, name,
+		       (unsigned long long)size, t, name,
 		       d->type == OFS_OBJ_DIRECTORY ? "/" : "");
 	}
+}
+
+/* The waiting entries' attributes, asked together (readdir-plus), then
+ * the entries in order. */
+static int ls_flush(struct ls_ctx *lc)
+{
+	struct ofs_handle *hs = malloc((lc->n ? lc->n : 1) * sizeof(*hs));
+	struct ofs_attr *a = malloc((lc->n ? lc->n : 1) * sizeof(*a));
+	int *rcs = malloc((lc->n ? lc->n : 1) * sizeof(*rcs));
+	int rc = hs && a && rcs ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !rc && i < lc->n; i++)
+		hs[i] = lc->ents[i].handle;
+	if (!rc)
+		rc = ofs_getattr_many(lc->c, hs, lc->n, a, rcs);
+	for (size_t i = 0; !rc && i < lc->n; i++)
+		ls_print(lc, lc->names[i], &lc->ents[i], rcs[i] == 0 ? &a[i] : NULL);
+	lc->n = 0;
+	free(hs);
 	free(a);
-	return 0;
+	free(rcs);
+	return rc;
+}
+
+static int ls_entry(const char *name, const struct ofs_dirent *d, void *arg)
+{
+	struct ls_ctx *lc = arg;
+
+	if (!lc->o->json && !lc->o->longfmt) {
+		printf("%s%s\n", name, d->type == OFS_OBJ_DIRECTORY ? "/" : "");
+		return 0;
+	}
+	if (!lc->names) {
+		lc->names = malloc(LS_BATCH * sizeof(*lc->names));
+		lc->ents = malloc(LS_BATCH * sizeof(*lc->ents));
+		if (!lc->names || !lc->ents)
+			return -ENOMEM;
+	}
+	snprintf(lc->names[lc->n], sizeof(lc->names[0]), "%s", name);
+	lc->ents[lc->n++] = *d;
+	return lc->n == LS_BATCH ? ls_flush(lc) : 0;
 }
 
 static int cmd_ls(struct ofs_client *c, struct opts *o)
@@ -343,6 +374,10 @@ static int cmd_ls(struct ofs_client *c, struct opts *o)
 		const char *base = strrchr(o->args[0], '/');
 		rc = ls_entry(base ? base + 1 : o->args[0], &d, &lc);
 	}
+	if (!rc && lc.n)
+		rc = ls_flush(&lc);
+	free(lc.names);
+	free(lc.ents);
 	free(a);
 	if (rc) {
 		json_decref(lc.entries);
@@ -640,6 +675,17 @@ int main(int argc, char **argv)
 	ofs_client_set_pause_dir(c, getenv("OFS_FAULT_DIR"));
 #endif
 	rc = cmd->run(c, &o);
+#ifndef OFS_NO_TEST_HOOKS
+	if (getenv("OFS_COUNT_REQUESTS")) {
+		/* (tests: how many requests of each kind the command sent) */
+		fprintf(stderr, "ofs: requests sent:");
+		for (uint16_t op = 1; op < OFS_OP_MAX; op++)
+			if (ofs_client_sent(c, op))
+				fprintf(stderr, " %s=%llu", ofs_op_name(op),
+					(unsigned long long)ofs_client_sent(c, op));
+		fputc('\n', stderr);
+	}
+#endif
 out:
 	ofs_client_close(c);
 	cli_line_free(&l);

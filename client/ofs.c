@@ -374,43 +374,86 @@ static size_t placeable(struct ofs_client *c, struct place_server *ps)
  * are in service than copies asked.
  */
 
+/* Where a new object oid with `copies` copies goes (first on `fixed` if
+ * given), servers known down last so that a live one is primary. */
+static int place_new(struct ofs_client *c, struct ofs_oid oid, unsigned copies,
+		     const struct ofs_sid *fixed, struct ofs_handle *t)
+{
+	struct place_server *ps = calloc(c->npeers ? c->npeers : 1, sizeof(*ps));
+	struct ofs_sid chosen[OFS_MAX_REPLICAS], order[OFS_MAX_REPLICAS];
+	int got;
+
+	if (!ps)
+		return -ENOMEM;
+	got = place_choose(PLACE_DEFAULT, oid, ps, placeable(c, ps), copies, fixed, chosen);
+	free(ps);
+	if (got < 0)
+		return got;
+	if ((unsigned)got < copies)
+		return -OFS_ENOSERVERS;
+	memset(t, 0, sizeof(*t));
+	t->oid = oid;
+	t->nsids = (uint8_t)got;
+	memcpy(t->sids, chosen, (size_t)got * sizeof(chosen[0]));
+	cl_try_order(c, t, order);
+	memcpy(t->sids, order, (size_t)got * sizeof(order[0]));
+	return 0;
+}
+
+/* Send a create (q, for the copies t) to each copy in turn until one
+ * answers; it acts as primary. The request stays the same, copies in the
+ * same order: a copy that a dead primary already forwarded the create to
+ * finds it made by this very create (and would refuse one that differs:
+ * EEXIST). *b, *n: the reply. cover: the capability renewed on
+ * ECAPEXPIRED (zero: the request carries none). */
+static int send_create(struct ofs_client *c, struct ofs_req *q, struct ofs_handle *t,
+		       struct ofs_oid cover, uint8_t *capbuf, uint8_t **b, size_t *n)
+{
+	int rc = -OFS_EUNREACHABLE;
+
+	for (int attempt = 0; attempt < t->nsids; attempt++) {
+		struct conn *cn = cl_conn_of(c, t->sids[attempt]);
+		rc = cn ? conn_call(cn, q, b, n) : -ECONNREFUSED;
+		if (q->cap_len && CL_CAP_RENEW(rc) && cl_caps_renew(c, cover) == 0) {
+			q->cap_len = (uint16_t)cl_caps_for(c, cover, capbuf);
+			rc = conn_call(cn, q, b, n);
+		}
+		if (!rc && c->caps) {
+			t->oid = q->oid;
+			cl_caps_take(c, t, cn);
+		}
+		if (!conn_is_transport_error(rc))
+			break;
+		cl_mark_down(c, t->sids[attempt]);
+		rc = -OFS_EUNREACHABLE;
+	}
+	return rc;
+}
+
+/*
+ * Create an object with `copies` copies where placement puts them (first
+ * on `fixed` if given) and fill *h with its handle. The OID is chosen here,
+ * since placement depends on it. When the chosen primary does not answer,
+ * the next copy becomes primary (the unreachable one stays in the list, so
+ * the new primary records it as stale). -OFS_ENOSERVERS when fewer servers
+ * are in service than copies asked.
+ */
 int cl_obj_create(struct ofs_client *c, const struct ofs_attr *a, unsigned copies,
 		      const struct ofs_sid *fixed, struct ofs_handle *h)
 {
 	struct ofs_req *q = cl_req_new(OFS_OP_CREATE, (struct ofs_oid){ { 0 } });
-	struct place_server *ps = calloc(c->npeers ? c->npeers : 1, sizeof(*ps));
-	struct ofs_sid chosen[OFS_MAX_REPLICAS];
 	struct ofs_handle t;
 	uint8_t *b = NULL, capbuf[CAP_MAX_LEN];
 	size_t n = 0;
-	int rc, got;
+	int rc;
 
-	if (!q || !ps) {
-		rc = -ENOMEM;
-		goto out;
-	}
+	if (!q)
+		return -ENOMEM;
 	rc = oid_generate(&q->oid);
+	if (!rc)
+		rc = place_new(c, q->oid, copies, fixed, &t);
 	if (rc)
 		goto out;
-	got = place_choose(PLACE_DEFAULT, q->oid, ps, placeable(c, ps), copies, fixed, chosen);
-	if (got < 0) {
-		rc = got;
-		goto out;
-	}
-	if ((unsigned)got < copies) {
-		rc = -OFS_ENOSERVERS;
-		goto out;
-	}
-	memset(&t, 0, sizeof(t));
-	t.oid = q->oid;
-	t.nsids = (uint8_t)got;
-	memcpy(t.sids, chosen, (size_t)got * sizeof(chosen[0]));
-	/* Servers known down go last, so a live one is primary. */
-	{
-		struct ofs_sid order[OFS_MAX_REPLICAS];
-		cl_try_order(c, &t, order);
-		memcpy(t.sids, order, (size_t)got * sizeof(order[0]));
-	}
 	q->attr = *a;
 	if (c->caps && (a->type == OFS_OBJ_DFILE || a->type == OFS_OBJ_DIRDATA)) {
 		/* Made under a file or directory: through its capability. */
@@ -421,26 +464,7 @@ int cl_obj_create(struct ofs_client *c, const struct ofs_attr *a, unsigned copie
 	memcpy(q->attr.sids, t.sids, sizeof(t.sids));
 	if (!q->attr.replicas)
 		q->attr.replicas = t.nsids;
-	/* To each copy in turn until one answers; it acts as primary. The
-	 * request stays the same, copies in the same order: a copy that a
-	 * dead primary already forwarded the create to finds it made by this
-	 * very create (and would refuse one that differs: EEXIST). */
-	for (int attempt = 0; attempt < got; attempt++) {
-		struct conn *cn = cl_conn_of(c, t.sids[attempt]);
-		rc = cn ? conn_call(cn, q, &b, &n) : -ECONNREFUSED;
-		if (q->cap_len && CL_CAP_RENEW(rc) && cl_caps_renew(c, a->backref.owner) == 0) {
-			q->cap_len = (uint16_t)cl_caps_for(c, a->backref.owner, capbuf);
-			rc = conn_call(cn, q, &b, &n);
-		}
-		if (!rc && c->caps) {
-			t.oid = q->oid;
-			cl_caps_take(c, &t, cn);
-		}
-		if (!conn_is_transport_error(rc))
-			break;
-		cl_mark_down(c, t.sids[attempt]);
-		rc = -OFS_EUNREACHABLE;
-	}
+	rc = send_create(c, q, &t, a->backref.owner, capbuf, &b, &n);
 	if (!rc)
 		rc = proto_decode_oid_reply(b, n, &t.oid);
 	if (!rc && c->caps && q->cap_len)
@@ -451,7 +475,58 @@ int cl_obj_create(struct ofs_client *c, const struct ofs_attr *a, unsigned copie
 		cl_obj_remove(c, &t);     /* what copies made of it, best effort */
 out:
 	free(b);
-	free(ps);
+	free(q);
+	return cl_map_transport(rc);
+}
+
+int cl_create_small(struct ofs_client *c, struct ofs_attr *a, unsigned copies,
+		    const void *bytes, size_t len, struct ofs_handle *h)
+{
+	struct ofs_req *q = cl_req_new(OFS_OP_CREATE_SMALL, (struct ofs_oid){ { 0 } });
+	struct ofs_handle t, df;
+	uint8_t *b = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (!q)
+		return -ENOMEM;
+	if (len > OFS_SMALL_MAX) {
+		rc = -EFBIG;
+		goto out;
+	}
+	rc = oid_generate(&q->oid);
+	if (!rc)
+		rc = oid_generate(&df.oid);
+	if (!rc)
+		rc = place_new(c, q->oid, copies, NULL, &t);
+	if (rc)
+		goto out;
+	/* File stuffing: the dfile on the metafile's servers, in its order. */
+	df.nsids = t.nsids;
+	memcpy(df.sids, t.sids, sizeof(t.sids));
+	a->nsids = t.nsids;
+	memcpy(a->sids, t.sids, sizeof(t.sids));
+	a->nparts = 1;
+	a->parts[0] = df;
+	a->size = len;
+	if (!a->replicas)
+		a->replicas = t.nsids;
+	q->attr = *a;
+	q->data = bytes;
+	q->data_len = len;
+	rc = send_create(c, q, &t, (struct ofs_oid){ { 0 } }, NULL, &b, &n);
+	if (!rc)
+		rc = proto_decode_oid_reply(b, n, &t.oid);
+	if (!rc && !oid_eq(t.oid, q->oid))
+		rc = -OFS_ECORRUPT;      /* (the server made another file) */
+	if (!rc)
+		*h = t;
+	else if (rc != -EEXIST && rc != -EINVAL && rc != -ENOMEM) {
+		cl_obj_remove(c, &df);    /* what copies made of it, best effort */
+		cl_obj_remove(c, &t);
+	}
+out:
+	free(b);
 	free(q);
 	return cl_map_transport(rc);
 }
@@ -1148,9 +1223,101 @@ int ofs_chown(struct ofs_client *c, const char *path, uint32_t uid, uint32_t gid
 	return rc;
 }
 
+uint64_t ofs_client_sent(const struct ofs_client *c, uint16_t op)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < c->npeers; i++)
+		n += conn_sent(c->peers[i].conn, op);
+	return n;
+}
+
 int ofs_getattr(struct ofs_client *c, const struct ofs_handle *h, struct ofs_attr *attr)
 {
 	return cl_obj_getattr(c, h, attr);
+}
+
+/* GETATTR_MANY to one server for objects idx[0..n) of hs: the statuses
+ * into rcs (those it answered), attributes into out. */
+static int attrs_from(struct ofs_client *c, struct ofs_sid sid, const struct ofs_handle *hs,
+		      const size_t *idx, size_t n, struct ofs_attr *out, int *rcs)
+{
+	struct conn *cn = cl_conn_of(c, sid);
+	struct ofs_req *q = cl_req_new(OFS_OP_GETATTR_MANY, (struct ofs_oid){ { 0 } });
+	uint8_t oids[OFS_GETATTR_MANY_MAX * OFS_OID_LEN], *b = NULL;
+	struct ofs_attr *a = malloc(n * sizeof(*a));
+	int32_t st[OFS_GETATTR_MANY_MAX];
+	size_t blen = 0;
+	int rc;
+
+	if (!q || !a) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		memcpy(oids + i * OFS_OID_LEN, hs[idx[i]].oid.b, OFS_OID_LEN);
+	q->data = oids;
+	q->data_len = n * OFS_OID_LEN;
+	rc = cn ? conn_call(cn, q, &b, &blen) : -OFS_EUNREACHABLE;
+	if (conn_is_transport_error(rc))
+		cl_mark_down(c, sid);
+	if (!rc)
+		rc = proto_decode_attrs_many(b, blen, st, a, (uint32_t)n);
+	for (size_t i = 0; !rc && i < n; i++) {
+		rcs[idx[i]] = st[i];
+		if (st[i] == 0)
+			out[idx[i]] = a[i];
+	}
+out:
+	free(b);
+	free(a);
+	free(q);
+	return rc;
+}
+
+int ofs_getattr_many(struct ofs_client *c, const struct ofs_handle *hs, size_t n,
+		     struct ofs_attr *out, int *rcs)
+{
+	size_t *idx = malloc((n ? n : 1) * sizeof(*idx));
+	bool *sent = calloc(n ? n : 1, sizeof(*sent));
+	int rc = 0;
+
+	if (!idx || !sent) {
+		free(idx);
+		free(sent);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		rcs[i] = -OFS_EUNREACHABLE;
+	/* Each server once per batch: the objects whose first copy to try it
+	 * is, in batches of OFS_GETATTR_MANY_MAX. */
+	for (size_t i = 0; i < n && !rc; i++) {
+		struct ofs_sid order[OFS_MAX_REPLICAS], sid;
+		size_t k = 0;
+		if (sent[i] || hs[i].nsids == 0 || cl_try_order(c, &hs[i], order) == 0)
+			continue;
+		sid = order[0];
+		for (size_t j = i; j < n && k < OFS_GETATTR_MANY_MAX; j++) {
+			struct ofs_sid o2[OFS_MAX_REPLICAS];
+			if (!sent[j] && hs[j].nsids && cl_try_order(c, &hs[j], o2) &&
+			    sid_eq(o2[0], sid)) {
+				idx[k++] = j;
+				sent[j] = true;
+			}
+		}
+		rc = attrs_from(c, sid, hs, idx, k, out, rcs);
+		if (rc == -ENOMEM)
+			break;
+		rc = 0;                      /* (what it did not answer: below) */
+	}
+	/* What the first copy could not say (down, behind, moved): one by
+	 * one, through every copy. */
+	for (size_t i = 0; i < n && !rc; i++)
+		if (rcs[i] != 0)
+			rcs[i] = cl_obj_getattr(c, &hs[i], &out[i]);
+	free(idx);
+	free(sent);
+	return rc;
 }
 
 /* Does the file mf's back reference still name entry `name` of dir? (A

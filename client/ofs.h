@@ -89,6 +89,14 @@ int ofs_readdir(struct ofs_client *c, const char *path, ofs_readdir_fn fn, void 
 
 /* Attributes of one object by handle (for ls -l and stat of parts). */
 int ofs_getattr(struct ofs_client *c, const struct ofs_handle *h, struct ofs_attr *attr);
+/* Attributes of n objects (a listing's entries: readdir-plus): one
+ * request per server for up to 256 of them (each asked of its first copy
+ * to try), then, one by one through every copy, those that copy could not
+ * answer. rcs[i]: 0 (out[i] set) or why not. Returns 0, or -ENOMEM. */
+int ofs_getattr_many(struct ofs_client *c, const struct ofs_handle *hs, size_t n,
+		     struct ofs_attr *out, int *rcs);
+/* Requests of operation op (enum ofs_op) this client has sent so far. */
+uint64_t ofs_client_sent(const struct ofs_client *c, uint16_t op);
 
 int ofs_unlink(struct ofs_client *c, const char *path);
 int ofs_rmdir(struct ofs_client *c, const char *path);

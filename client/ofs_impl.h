@@ -108,6 +108,11 @@ int cl_map_transport(int rc);
 void cl_mark_down(struct ofs_client *c, struct ofs_sid sid);
 int cl_obj_create(struct ofs_client *c, const struct ofs_attr *a, unsigned copies,
 		      const struct ofs_sid *fixed, struct ofs_handle *h);
+/* A whole small file (at most OFS_SMALL_MAX bytes, one stripe) in one
+ * request: a (the metafile's attributes) gets its copies, its one dfile
+ * (on the same servers, file stuffing) and its size; *h its handle. */
+int cl_create_small(struct ofs_client *c, struct ofs_attr *a, unsigned copies,
+		    const void *bytes, size_t len, struct ofs_handle *h);
 void cl_pause_point(struct ofs_client *c, const char *name);
 int cl_obj_getattr(struct ofs_client *c, const struct ofs_handle *h, struct ofs_attr *a);
 int cl_obj_remove(struct ofs_client *c, const struct ofs_handle *h);

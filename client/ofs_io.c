@@ -394,7 +394,7 @@ static int put_once(struct ofs_client *c, struct put_src *src, const char *path,
 	uint64_t size = 0;
 	uint16_t made = 0;
 	bool have_mf = false, replaced = false;
-	size_t rb, cap;
+	size_t rb, cap, got = 0;
 	int rc;
 
 	memset(&r, 0, sizeof(r));
@@ -434,6 +434,23 @@ static int put_once(struct ofs_client *c, struct put_src *src, const char *path,
 		rc = -OFS_ENOSERVERS;
 		goto out;
 	}
+	/* The first round of bytes before anything is made: a small file,
+	 * read whole, is made in one request (metafile, dfile, bytes). */
+	rb = round_bytes(&lo);
+	cap = src_first_round(src, rb);
+	rc = grow_bufs(&buf, &scratch, cap, lo.n > 1);
+	if (!rc)
+		rc = read_src_round(src, &buf, &scratch, &cap, rb, lo.n > 1, &got);
+	if (rc)
+		goto out;
+	if (lo.n == 1 && got < cap && got <= OFS_SMALL_MAX) {
+		rc = cl_create_small(c, a, rep, buf, got, &mf);
+		if (rc)
+			goto out;
+		have_mf = true;
+		made = 1;                    /* (a->parts[0]: its dfile) */
+		goto link;
+	}
 	rc = cl_obj_create(c, a, rep, NULL, &mf);
 	if (rc)
 		goto out;
@@ -460,14 +477,9 @@ static int put_once(struct ofs_client *c, struct put_src *src, const char *path,
 	}
 	a->nparts = lo.n;
 
-	rb = round_bytes(&lo);
-	cap = src_first_round(src, rb);
-	rc = grow_bufs(&buf, &scratch, cap, lo.n > 1);
-	if (rc)
-		goto out;
-	for (;;) {
-		size_t got = 0;
-		rc = read_src_round(src, &buf, &scratch, &cap, rb, lo.n > 1, &got);
+	for (bool first = true;; first = false) {
+		if (!first)
+			rc = read_src_round(src, &buf, &scratch, &cap, rb, lo.n > 1, &got);
 		if (rc || got == 0)
 			break;
 		rc = write_round(c, &lo, a->parts, size, buf, got, scratch);
@@ -482,9 +494,9 @@ static int put_once(struct ofs_client *c, struct put_src *src, const char *path,
 	/* Every dfile durable, and exactly as long as the layout says, before
 	 * the metafile records the size and the name shows the file. */
 	for (uint16_t k = 0; k < lo.n && !rc; k++) {
-		uint64_t got = 0;
-		rc = cl_dfile_commit(c, &a->parts[k], &got);
-		if (!rc && got != dfile_len(&lo, size, k))
+		uint64_t len = 0;
+		rc = cl_dfile_commit(c, &a->parts[k], &len);
+		if (!rc && len != dfile_len(&lo, size, k))
 			rc = -EIO;
 	}
 	if (rc)
@@ -493,6 +505,7 @@ static int put_once(struct ofs_client *c, struct put_src *src, const char *path,
 	rc = cl_obj_setattr(c, &mf, OFS_ATTR_SIZE | OFS_ATTR_LAYOUT, a);
 	if (rc)
 		goto out;
+link:
 	ent.type = OFS_OBJ_METAFILE;
 	ent.handle = mf;
 	rc = cl_dirent_call(c, OFS_OP_DIRENT_CREATE, &dd, name, &ent, OFS_DIRENT_REPLACE,

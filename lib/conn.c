@@ -23,6 +23,7 @@ struct conn {
 	struct wbuf req;           /* reused request body */
 	uint8_t rcap[CONN_REPLY_CAP_MAX];  /* the last reply's capability */
 	uint16_t rcap_len;
+	uint64_t sent[OFS_OP_MAX];  /* requests sent, by op (conn_sent) */
 };
 
 static struct tls_conf *sec_conf;   /* set once at start (conn_security) */
@@ -171,7 +172,14 @@ int conn_send(struct conn *c, const struct ofs_req *q, uint64_t *reqid)
 	}
 	*reqid = h.reqid;
 	c->ops[h.reqid % CONN_WINDOW] = q->op;
+	if (q->op < OFS_OP_MAX)
+		c->sent[q->op]++;
 	return 0;
+}
+
+uint64_t conn_sent(const struct conn *c, uint16_t op)
+{
+	return c && op < OFS_OP_MAX ? c->sent[op] : 0;
 }
 
 int conn_send_raw(struct conn *c, uint16_t op, const uint8_t *body, size_t len, uint64_t *reqid)

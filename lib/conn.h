@@ -81,6 +81,8 @@ const uint8_t *conn_reply_cap(const struct conn *c, size_t *len);
  * error the replies still in flight are lost with the socket.
  */
 int conn_send(struct conn *c, const struct ofs_req *q, uint64_t *reqid);
+/* How many requests of op conn_send has put on the wire (0 for NULL). */
+uint64_t conn_sent(const struct conn *c, uint16_t op);
 int conn_recv(struct conn *c, uint64_t reqid, uint8_t **body, size_t *blen);
 /* conn_send of an already encoded body (a request forwarded as is). */
 int conn_send_raw(struct conn *c, uint16_t op, const uint8_t *body, size_t len, uint64_t *reqid);

@@ -62,6 +62,8 @@ const char *ofs_op_name(uint16_t op)
 	static const char *names[] = {
 		[OFS_OP_PING] = "ping", [OFS_OP_GET_ROOT] = "get_root",
 		[OFS_OP_CREATE] = "create", [OFS_OP_REMOVE] = "remove",
+		[OFS_OP_CREATE_SMALL] = "create_small",
+		[OFS_OP_GETATTR_MANY] = "getattr_many",
 		[OFS_OP_GETATTR] = "getattr", [OFS_OP_SETATTR] = "setattr",
 		[OFS_OP_READ] = "read", [OFS_OP_WRITE] = "write",
 		[OFS_OP_KV_GET] = "kv_get", [OFS_OP_KV_PUT] = "kv_put",
@@ -203,6 +205,11 @@ static int encode_data_req(struct wbuf *w, const struct ofs_req *q)
 	case OFS_OP_CREATE:
 		wbuf_oid(w, q->oid);
 		proto_encode_attr(w, &q->attr);
+		break;
+	case OFS_OP_CREATE_SMALL:
+		wbuf_oid(w, q->oid);
+		proto_encode_attr(w, &q->attr);
+		wbuf_blob(w, q->data, q->data_len);
 		break;
 	case OFS_OP_REMOVE:
 	case OFS_OP_GETATTR:
@@ -346,7 +353,9 @@ static int encode_peer_req(struct wbuf *w, const struct ofs_req *q)
 		wbuf_u8(w, q->task.action);
 		break;
 	case OFS_OP_SUMMARY_MANY:
-		if (q->data_len % OFS_OID_LEN || q->data_len / OFS_OID_LEN > OFS_SUMMARY_MANY_MAX)
+	case OFS_OP_GETATTR_MANY:
+		if (q->data_len % OFS_OID_LEN || q->data_len / OFS_OID_LEN >
+		    (q->op == OFS_OP_SUMMARY_MANY ? OFS_SUMMARY_MANY_MAX : OFS_GETATTR_MANY_MAX))
 			return -EINVAL;
 		wbuf_u32(w, (uint32_t)(q->data_len / OFS_OID_LEN));
 		wbuf_bytes(w, q->data, q->data_len);
@@ -448,6 +457,18 @@ static int decode_data_req(uint16_t op, struct rbuf *r, struct ofs_req *q)
 		q->oid = rbuf_oid(r);
 		proto_decode_attr(r, &q->attr);
 		if (!rbuf_error(r) && !ofs_type_valid(q->attr.type))
+			rbuf_fail(r, -OFS_ECORRUPT);
+		break;
+	case OFS_OP_CREATE_SMALL:
+		/* (a metafile with its one dfile on its own servers, both
+		 * named, and its size the bytes') */
+		q->oid = rbuf_oid(r);
+		proto_decode_attr(r, &q->attr);
+		q->data = rbuf_blob(r, OFS_SMALL_MAX, &q->data_len);
+		if (!rbuf_error(r) &&
+		    (q->attr.type != OFS_OBJ_METAFILE || q->attr.nparts != 1 ||
+		     oid_is_zero(q->oid) || oid_is_zero(q->attr.parts[0].oid) ||
+		     oid_eq(q->oid, q->attr.parts[0].oid) || q->attr.size != q->data_len))
 			rbuf_fail(r, -OFS_ECORRUPT);
 		break;
 	case OFS_OP_REMOVE:
@@ -594,9 +615,11 @@ static int decode_peer_req(uint16_t op, struct rbuf *r, struct ofs_req *q)
 		q->task.ack = rbuf_u64(r);
 		q->task.budget = rbuf_u64(r);
 		break;
-	case OFS_OP_SUMMARY_MANY: {
+	case OFS_OP_SUMMARY_MANY:
+	case OFS_OP_GETATTR_MANY: {
 		uint32_t n = rbuf_u32(r);
-		if (rbuf_error(r) || n == 0 || n > OFS_SUMMARY_MANY_MAX)
+		if (rbuf_error(r) || n == 0 ||
+		    n > (op == OFS_OP_SUMMARY_MANY ? OFS_SUMMARY_MANY_MAX : OFS_GETATTR_MANY_MAX))
 			return -OFS_ECORRUPT;
 		q->data = rbuf_bytes(r, (size_t)n * OFS_OID_LEN);
 		q->data_len = (size_t)n * OFS_OID_LEN;

@@ -26,7 +26,9 @@
 #define OFS_MAX_KEY 1024          /* bytes in one key-value key */
 #define OFS_MAX_VALUE (1u << 20)  /* bytes in one key-value value */
 #define OFS_MAX_LIST 1000         /* entries in one list reply */
+#define OFS_SMALL_MAX (64u << 10) /* bytes of a file made by CREATE_SMALL */
 #define OFS_SUMMARY_MANY_MAX 512  /* objects asked of in one SUMMARY_MANY */
+#define OFS_GETATTR_MANY_MAX 256  /* objects asked of in one GETATTR_MANY */
 #define OFS_DIST_MAX 31           /* bytes in a distribution name */
 
 enum ofs_op {
@@ -93,6 +95,14 @@ enum ofs_op {
 	                           from a server, u8 0 and the u32 id of its
 	                           current key -> the receiver's keys when
 	                           newer, else nothing (gossip's pull) */
+	OFS_OP_CREATE_SMALL,    /* metafile oid, attr (its one dfile named in
+	                           parts[0], on the metafile's servers), bytes
+	                           (at most OFS_SMALL_MAX) -> metafile oid: the
+	                           file whole - metafile, dfile and bytes - in
+	                           one request and one commit per copy */
+	OFS_OP_GETATTR_MANY,    /* n, n oids -> n statuses, each followed by the
+	                           object's attr when 0, in order (GETATTR of
+	                           each: a listing's attributes, readdir-plus) */
 	OFS_OP_MAX
 };
 
@@ -383,10 +393,11 @@ struct ofs_req {
 	uint16_t op;                   /* enum ofs_op */
 	struct ofs_oid oid;            /* object acted on (not PING, GET_ROOT) */
 	uint32_t mask;                 /* SETATTR: OFS_ATTR_* */
-	struct ofs_attr attr;          /* CREATE, SETATTR */
+	struct ofs_attr attr;          /* CREATE, SETATTR, CREATE_SMALL */
 	uint64_t offset;               /* READ, WRITE */
 	uint32_t length;               /* READ: at most OFS_MAX_IO */
-	const uint8_t *data;           /* WRITE bytes, KV_PUT value, SUMMARY_MANY:
+	const uint8_t *data;           /* WRITE and CREATE_SMALL bytes, KV_PUT
+	                                  value, SUMMARY_MANY:
 	                                  the oids (OFS_OID_LEN each) */
 	size_t data_len;
 	const uint8_t *key;            /* KV_*: key; KV_LIST: list after it */
@@ -578,6 +589,12 @@ int proto_decode_changes(const uint8_t *b, size_t len, uint64_t *version,
 /* SUMMARY_MANY reply: n summaries one after another. The decoder takes
  * exactly n (-OFS_ECORRUPT on a short, long or bad body). */
 void proto_encode_summaries(struct wbuf *w, const struct ofs_summary *s, uint32_t n);
+/* GETATTR_MANY's reply: n statuses (0 or -errno), each 0 followed by the
+ * attributes. Decoding needs exactly n. */
+void proto_encode_attrs_many(struct wbuf *w, const int32_t *st, const struct ofs_attr *a,
+			     uint32_t n);
+int proto_decode_attrs_many(const uint8_t *b, size_t len, int32_t *st, struct ofs_attr *a,
+			    uint32_t n);
 int proto_decode_summaries(const uint8_t *b, size_t len, struct ofs_summary *s, uint32_t n);
 
 /* SET_ROOT reply: the root in use and its birth. */

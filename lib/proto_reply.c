@@ -764,6 +764,35 @@ int proto_decode_summaries(const uint8_t *b, size_t len, struct ofs_summary *s, 
 	return rc ? rc : rbuf_done(&r);
 }
 
+void proto_encode_attrs_many(struct wbuf *w, const int32_t *st, const struct ofs_attr *a,
+			     uint32_t n)
+{
+	wbuf_u32(w, n);
+	for (uint32_t i = 0; i < n; i++) {
+		wbuf_u32(w, (uint32_t)st[i]);
+		if (st[i] == 0)
+			proto_encode_attr(w, &a[i]);
+	}
+}
+
+int proto_decode_attrs_many(const uint8_t *b, size_t len, int32_t *st, struct ofs_attr *a,
+			    uint32_t n)
+{
+	struct rbuf r;
+
+	rbuf_init(&r, b, len);
+	if (rbuf_u32(&r) != n)
+		return rbuf_error(&r) ? rbuf_error(&r) : -OFS_ECORRUPT;
+	for (uint32_t i = 0; i < n && !rbuf_error(&r); i++) {
+		st[i] = (int32_t)rbuf_u32(&r);
+		if (!rbuf_error(&r) && st[i] > 0)
+			rbuf_fail(&r, -OFS_ECORRUPT);     /* (statuses are 0 or -errno) */
+		if (!rbuf_error(&r) && st[i] == 0)
+			proto_decode_attr(&r, &a[i]);
+	}
+	return rbuf_done(&r);
+}
+
 void proto_encode_fetch_reply(struct wbuf *w, const struct ofs_fetch_reply *f)
 {
 	wbuf_u8(w, f->outcome);

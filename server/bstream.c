@@ -268,12 +268,14 @@ int bstream_incoming_list(const char *datadir, int (*fn)(struct ofs_oid oid, voi
 	return rc;
 }
 
-int bstream_quarantine(const char *datadir, struct ofs_oid oid, uint64_t version,
-		       const char *tag)
+/* Keep oid's bytes under a fresh name in DATA/quarantine: the stream
+ * linked there (b NULL), or b written to a new file and synced. */
+static int quarantine(const char *datadir, struct ofs_oid oid, uint64_t version,
+		      const char *tag, const void *b, size_t n)
 {
 	char p[BSTREAM_PATH_MAX], q[BSTREAM_PATH_MAX], dir[BSTREAM_PATH_MAX], hex[OFS_OID_HEX];
 	long long now = (long long)time(NULL);
-	int rc;
+	int rc, fd = -1;
 
 	oid_to_hex(oid, hex);
 	if (snprintf(dir, sizeof(dir), "%s/quarantine", datadir) >= (int)sizeof(dir))
@@ -288,14 +290,36 @@ int bstream_quarantine(const char *datadir, struct ofs_oid oid, uint64_t version
 				     (unsigned long long)version, tag);
 		if (r < 0 || (size_t)r >= sizeof(q))
 			return -ENAMETOOLONG;
-		if (link(p, q) == 0)
+		if (b ? (fd = open(q, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) >= 0
+		      : link(p, q) == 0)
 			break;
-		if (errno == ENOENT)
+		if (!b && errno == ENOENT)
 			return 0;            /* no stream: nothing to keep */
 		if (errno != EEXIST || i > 100)
 			return -errno;
 	}
+	if (b) {
+		rc = bstream_pwrite(fd, b, n, 0);
+		if (!rc)
+			rc = bstream_ops.fsync(fd) < 0 ? -errno : 0;
+		if (close(fd) < 0 && !rc)
+			rc = -errno;
+		if (rc)
+			return rc;
+	}
 	return sync_dir(dir);
+}
+
+int bstream_quarantine(const char *datadir, struct ofs_oid oid, uint64_t version,
+		       const char *tag)
+{
+	return quarantine(datadir, oid, version, tag, NULL, 0);
+}
+
+int bstream_quarantine_bytes(const char *datadir, struct ofs_oid oid, uint64_t version,
+			     const char *tag, const void *b, size_t n)
+{
+	return quarantine(datadir, oid, version, tag, b ? b : "", n);
 }
 
 int bstream_quarantine_purge(const char *datadir, long long max_age_s, unsigned *purged)

@@ -86,6 +86,10 @@ int bstream_incoming_list(const char *datadir, int (*fn)(struct ofs_oid oid, voi
  */
 int bstream_quarantine(const char *datadir, struct ofs_oid oid, uint64_t version,
 		       const char *tag);
+/* The same for bytes that are not a stream (an inline dfile's): written
+ * to a new quarantine file, synced. */
+int bstream_quarantine_bytes(const char *datadir, struct ofs_oid oid, uint64_t version,
+			     const char *tag, const void *b, size_t n);
 int bstream_quarantine_purge(const char *datadir, long long max_age_s, unsigned *purged);
 
 #endif

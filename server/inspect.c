@@ -47,6 +47,10 @@ static json_t *to_json(struct store *s, struct ofs_oid oid, const struct ofs_att
 	json_object_set_new(o, "version", json_integer((json_int_t)a->version));
 	json_object_set_new(o, "size", json_integer((json_int_t)a->size));
 	json_object_set_new(o, "path", path ? json_string(path) : json_null());
+	if (a->type == OFS_OBJ_DFILE)       /* where its bytes are */
+		json_object_set_new(o, "stored", json_string(path ? "stream" : "inline"));
+	else
+		json_object_set_new(o, "stored", json_null());
 	json_object_set_new(o, "chunk_size", json_integer(a->chunk_size));
 	for (size_t i = 0; i < ds->n; i++) {
 		digest_to_hex(ds->d[i], dh);
@@ -137,7 +141,7 @@ int inspect_object(struct store *s, struct ofs_oid oid, bool json, FILE *out)
 	struct digests ds = { 0 };
 	char path[BSTREAM_PATH_MAX], *abs = NULL;
 	long entries = 0;
-	bool more = true;
+	bool more = true, inl = false;
 	json_t *o = NULL, *reasons = NULL;
 	int rc;
 
@@ -150,10 +154,14 @@ int inspect_object(struct store *s, struct ofs_oid oid, bool json, FILE *out)
 		rc = store_chunks(s, oid, collect, &ds);
 		if (rc)
 			goto out;
+		rc = store_is_inline(s, oid);
+		if (rc < 0)
+			goto out;
+		inl = rc == 1;
 		rc = bstream_path(store_datadir(s), oid, path, sizeof(path));
 		if (rc)
 			goto out;
-		abs = realpath(path, NULL);
+		abs = inl ? NULL : realpath(path, NULL);
 	}
 	if (a->type == OFS_OBJ_DIRDATA) {
 		rc = store_dirent_list(s, oid, NULL, OFS_MAX_LIST * 1000, count_entry, &entries, &more);
@@ -164,8 +172,8 @@ int inspect_object(struct store *s, struct ofs_oid oid, bool json, FILE *out)
 	rc = store_stale_list(s, oid, add_reason, reasons);
 	if (rc)
 		goto out;
-	o = to_json(s, oid, a, &ds, a->type == OFS_OBJ_DFILE ? (abs ? abs : path) : NULL, entries,
-		    reasons);
+	o = to_json(s, oid, a, &ds, a->type == OFS_OBJ_DFILE && !inl ? (abs ? abs : path) : NULL,
+		    entries, reasons);
 	if (!o) {
 		rc = -ENOMEM;
 		goto out;

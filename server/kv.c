@@ -20,7 +20,7 @@
 
 static const char *db_names[KV_NDB] = { "objects", "chunks", "keyval", "meta",
 					 "servers", "stale", "intents", "moves",
-					 "changes" };
+					 "changes", "inline" };
 #define KV_NDB_V1 4     /* sub-databases every data dir has had */
 
 struct kv_req {

@@ -32,6 +32,7 @@ enum kv_db {
 	KV_INTENT,    /* OID -> "install DATA/incoming/OID" (a copy being swapped in) */
 	KV_MOVES,     /* OID -> target SID: this server's copy is moving there */
 	KV_CHANGES,   /* OID | version (u64 BE) -> the key it changed (changelog.h) */
+	KV_INLINE,    /* OID -> a small dfile's bytes, held here instead of a stream */
 	KV_NDB
 };
 

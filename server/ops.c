@@ -235,6 +235,15 @@ static int op_create(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 	return rc;
 }
 
+static int op_create_small(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	int rc = store_create_small(sv->store, q->oid, &q->attr, q->data, q->data_len);
+
+	if (!rc)
+		proto_encode_oid_reply(reply, q->oid);
+	return rc;
+}
+
 static int op_remove(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 {
 	(void)reply;
@@ -470,6 +479,33 @@ static int op_summary_many(struct service *sv, struct ofs_req *q, struct wbuf *r
 	return rc;
 }
 
+/* GETATTR of each object asked (1..OFS_GETATTR_MANY_MAX: the decoder
+ * checked): a copy marked behind says so for itself (OFS_EBEHIND), and
+ * the client asks another copy of that one. */
+static int op_getattr_many(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	uint32_t n = (uint32_t)(q->data_len / OFS_OID_LEN);
+	struct ofs_attr *a = malloc(n * sizeof(*a));
+	int32_t st[OFS_GETATTR_MANY_MAX];
+
+	if (!a)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		struct ofs_oid oid;
+		int rc;
+		memcpy(oid.b, q->data + (size_t)i * OFS_OID_LEN, OFS_OID_LEN);
+		rc = store_behind(sv->store, oid);
+		if (rc > 0)
+			rc = -OFS_EBEHIND;
+		if (!rc)
+			rc = store_getattr(sv->store, oid, &a[i]);
+		st[i] = rc == -ENOENT ? -OFS_ENOOBJ : rc;
+	}
+	proto_encode_attrs_many(reply, st, a, n);
+	free(a);
+	return 0;
+}
+
 static int op_changes(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 {
 	return changes_of(sv->store, q->oid, q->version, reply);
@@ -668,6 +704,8 @@ static struct ops_row table[OFS_OP_MAX] = {
 	[OFS_OP_GET_ROOT] = { op_get_root, ANYONE, 0 },
 	[OFS_OP_CREATE] = { op_create, ANYONE, OPS_CHANGE },
 	[OFS_OP_REMOVE] = { op_remove, ANYONE, CH },
+	[OFS_OP_CREATE_SMALL] = { op_create_small, ANYONE, OPS_CHANGE },
+	[OFS_OP_GETATTR_MANY] = { op_getattr_many, ANYONE, 0 },
 	[OFS_OP_GETATTR] = { op_attr, ANYONE, RD },
 	[OFS_OP_SETATTR] = { op_attr, ANYONE, CH },
 	[OFS_OP_READ] = { op_read, ANYONE, RD },

@@ -111,6 +111,22 @@ static uint64_t reply_size(const uint8_t *b, size_t n)
 	return proto_decode_write_reply(b, n, &w) ? UINT64_MAX : w.size;
 }
 
+/* A request that makes its objects (the copies named in it, not read). */
+static bool makes(const struct ofs_req *q)
+{
+	return q->op == OFS_OP_CREATE || q->op == OFS_OP_CREATE_SMALL;
+}
+
+/* The objects a change changes: its own, and a small file's dfile. */
+static size_t changed(const struct ofs_req *q, struct ofs_oid oids[2])
+{
+	oids[0] = q->oid;
+	if (q->op != OFS_OP_CREATE_SMALL)
+		return 1;
+	oids[1] = q->attr.parts[0].oid;
+	return 2;
+}
+
 /*
  * Changes the primary may apply while its copies apply them: unstable
  * writes (new bytes past the recorded end, not visible until COMMIT) and
@@ -146,16 +162,19 @@ static void record_missed(struct service *sv, const struct ofs_req *q,
 			store_stale_note(sv->store, q->oid, others[i], whys[i]);
 			continue;
 		}
-		/* which change it missed: the version it made here (the copy
-		 * was good up to the one before, on this lineage) */
-		now = malloc(sizeof(*now));
-		if (now && store_getattr(sv->store, q->oid, now) == 0)
-			snprintf(what, sizeof(what), STORE_MISSED_FMT "%.200s",
-				 (unsigned long long)now->version, whys[i]);
-		else
-			snprintf(what, sizeof(what), "%.200s", whys[i]);
-		free(now);
-		store_stale_add(sv->store, q->oid, others[i], what);
+		struct ofs_oid oids[2];
+		for (size_t k = 0, n = changed(q, oids); k < n; k++) {
+			/* which change it missed: the version it made here (the
+			 * copy was good up to the one before, on this lineage) */
+			now = malloc(sizeof(*now));
+			if (now && store_getattr(sv->store, oids[k], now) == 0)
+				snprintf(what, sizeof(what), STORE_MISSED_FMT "%.200s",
+					 (unsigned long long)now->version, whys[i]);
+			else
+				snprintf(what, sizeof(what), "%.200s", whys[i]);
+			free(now);
+			store_stale_add(sv->store, oids[k], others[i], what);
+		}
 	}
 }
 
@@ -173,10 +192,14 @@ static void hold_unacknowledged(struct service *sv, const struct ofs_req *q)
 {
 	char hex[OFS_OID_HEX], why[160];
 
+	struct ofs_oid oids[2];
+
 	snprintf(why, sizeof(why), "holds a %s that was not acknowledged (no other copy "
 		 "answered)", ofs_op_name(q->op));
-	if (store_behind_mark(sv->store, q->oid, why) == 0) {
-		oid_to_hex(q->oid, hex);
+	for (size_t k = 0, n = changed(q, oids); k < n; k++) {
+		if (store_behind_mark(sv->store, oids[k], why) != 0)
+			continue;
+		oid_to_hex(oids[k], hex);
 		log_warn("copy of %s here %s: not served until caught up", hex, why);
 		if (sv->hooks.behind)
 			sv->hooks.behind(sv->hooks.arg);
@@ -198,7 +221,7 @@ static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_
 	int rc;
 
 	wbuf_init(&fw);
-	if (q->op == OFS_OP_CREATE) {
+	if (makes(q)) {
 		a = malloc(sizeof(*a));
 		if (!a)
 			return -ENOMEM;
@@ -216,7 +239,7 @@ static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_
 	}
 	l = &sv->locks[oid_hash(q->oid) % SERVICE_NLOCKS];
 	pthread_mutex_lock(l);
-	if (q->op != OFS_OP_CREATE) {
+	if (!makes(q)) {
 		/* Its copies as they are once no other change of it is in
 		 * flight here: read before the lock, a create still being
 		 * forwarded would leave this change unforwarded. */
@@ -236,7 +259,7 @@ static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_
 			others[nothers++] = a->sids[i];
 	}
 	need = a->confidence ? a->confidence : a->nsids;
-	if (q->op != OFS_OP_CREATE && is_frozen(sv, q->oid)) {
+	if (!makes(q) && is_frozen(sv, q->oid)) {
 		pthread_mutex_unlock(l);
 		rc = -OFS_EMOVING;
 		goto out_free;
@@ -353,7 +376,7 @@ static int owner_check(struct service *sv, const struct ident *who, const struct
 		return -EINVAL;
 	if (!who || who->role != IDENT_USER)
 		return 0;
-	if (q->op == OFS_OP_CREATE) {
+	if (makes(q)) {
 		for (uint8_t i = 0; i < who->ngids && !in_group; i++)
 			in_group = who->gids[i] == q->attr.gid;
 		return q->attr.uid == who->uid && in_group ? 0 : -EACCES;
@@ -404,7 +427,7 @@ static void grant(struct service *sv, const struct service_call *call, const str
 	struct ofs_oid oid = q->oid;
 	int rc = a ? 0 : -ENOMEM;
 
-	if (!rc && q->op == OFS_OP_CREATE) {
+	if (!rc && makes(q)) {
 		*a = q->attr;
 		rc = proto_decode_oid_reply(reply->data + start, reply->len - start, &oid);
 	} else if (!rc) {
@@ -412,8 +435,7 @@ static void grant(struct service *sv, const struct service_call *call, const str
 	}
 	if (!rc)
 		rc = access_grant(sv->capkeys, sidtab_self(sv->tab), sv->cap_ttl_s,
-				  (uint64_t)time(NULL), call->who, oid, a, q->op == OFS_OP_CREATE,
-				  call->grant);
+				  (uint64_t)time(NULL), call->who, oid, a, makes(q), call->grant);
 	if (rc) {
 		call->grant->len = 0;
 		log_warn("no capability granted with %s: %s", ofs_op_name(q->op), ofs_strerror(rc));
@@ -461,7 +483,7 @@ int service_handle(struct service *sv, const struct service_call *call, uint16_t
 		}
 	} else if (user && (rc = user_check(sv, call, q)) != 0) {
 		/* (logged there) */
-	} else if (!forwarded && (flags & (OPS_READ | OPS_CHANGE)) && op != OFS_OP_CREATE &&
+	} else if (!forwarded && (flags & (OPS_READ | OPS_CHANGE)) && !makes(q) &&
 		   (rc = store_behind(sv->store, q->oid)) != 0) {
 		if (rc > 0)
 			rc = -OFS_EBEHIND;
@@ -470,7 +492,7 @@ int service_handle(struct service *sv, const struct service_call *call, uint16_t
 	} else {
 		rc = apply(sv, q, reply);
 	}
-	if (!rc && user && call->grant && (op == OFS_OP_GETATTR || op == OFS_OP_CREATE))
+	if (!rc && user && call->grant && (op == OFS_OP_GETATTR || makes(q)))
 		grant(sv, call, q, reply, start);
 	if (rc == -ENOENT && !forwarded && (flags & OPS_OBJECT)) {
 		/* No such entry, or no such object here? A client asks another

@@ -296,6 +296,7 @@ int store_open(const char *datadir, bool read_only, struct store **out)
 		return -ENOMEM;
 	s->lock_fd = -1;
 	s->read_only = read_only;
+	s->inline_max = STORE_INLINE_DEFAULT;
 	for (int i = 0; i < STORE_NLOCKS; i++)
 		pthread_rwlock_init(&s->locks[i], NULL);
 	pthread_mutex_init(&s->pend_mu, NULL);
@@ -358,6 +359,7 @@ void store_close(struct store *s)
 	for (int i = 0; s->pend && i < STORE_MAX_PENDING; i++) {
 		free(s->pend[i].d);
 		free(s->pend[i].known);
+		free(s->pend[i].inl);
 	}
 	free(s->pend);
 	replaced_free(s->replaced);

@@ -248,6 +248,31 @@ int store_count_objects(struct store *s, uint64_t *n);
  * holds. 0 (the default): its disk's size and free space. */
 void store_set_capacity(struct store *s, uint64_t bytes);
 
+/*
+ * Small dfiles inline (--inline-max): a dfile made from now on keeps its
+ * bytes in the key-value store, with its chunk digests as ever, until a
+ * write takes it past max bytes, when it moves to a byte stream first.
+ * Reads, scrub, summaries and copies from siblings (store_incoming_*)
+ * treat both kinds alike; a copy fetched of at most max bytes is
+ * installed inline. 0: every dfile has a byte stream. At most
+ * STORE_INLINE_MAX_LIMIT (-EINVAL past it). Set before serving.
+ */
+#define STORE_INLINE_DEFAULT (64u << 10)
+/*
+ * A small file whole (CREATE_SMALL): metafile mf as init describes it (its
+ * one dfile in parts[0], on the metafile's servers; its size n) and that
+ * dfile holding bytes, in one commit - the bytes inline when n is within
+ * the limit, else in a stream written and synced first. -EEXIST when
+ * either object exists, unless both were made by this very request (a
+ * create sent again): then 0. -EINVAL for another layout.
+ */
+int store_create_small(struct store *s, struct ofs_oid mf, const struct ofs_attr *init,
+		       const void *bytes, size_t n);
+#define STORE_INLINE_MAX_LIMIT (1u << 20)
+int store_set_inline_max(struct store *s, uint32_t max);
+/* Is dfile oid held inline? 1 yes, 0 no (a stream), or an error. */
+int store_is_inline(struct store *s, struct ofs_oid oid);
+
 /* The chunk digests of a dfile in order (for inspect and scrub). */
 typedef int (*store_chunk_fn)(uint64_t idx, struct ofs_digest d, void *arg);
 int store_chunks(struct store *s, struct ofs_oid oid, store_chunk_fn fn, void *arg);
@@ -366,6 +391,12 @@ int store_tool_set_backref(struct store *s, struct ofs_oid oid, const struct ofs
  * than OFS_MAX_REPLICAS SIDs. */
 int store_tool_set_part(struct store *s, struct ofs_oid oid, uint32_t index, struct ofs_oid part,
 			const struct ofs_sid *sids, size_t nsids);
+/* A dfile's bytes, inline or in its stream, behind the digests' back:
+ * invert the low bit of the byte at off (-ERANGE past the end), or lose
+ * them all (the value deleted, the stream file removed). -OFS_ETYPE: not
+ * a dfile. */
+int store_tool_flip_byte(struct store *s, struct ofs_oid oid, uint64_t off);
+int store_tool_lose_bytes(struct store *s, struct ofs_oid oid);
 
 /*
  * Receiving a whole copy of an object from a sibling (repair; the move

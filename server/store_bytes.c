@@ -47,6 +47,7 @@ static struct pending *pending_take(struct store *s, struct ofs_oid oid, uint64_
 		p->oid = oid;
 		p->base = p->end = base;
 		p->first = base / cs;
+		p->inl_mode = false;
 		if (p->cap)
 			memset(p->known, 0, p->cap * sizeof(*p->known));
 	}
@@ -92,26 +93,64 @@ static int pending_grow(struct pending *p, uint64_t idx)
 }
 
 
+/* An inline dfile's append [off, off+len), off == p->end: held in memory
+ * until its COMMIT. */
+static int pending_hold(struct pending *p, uint64_t off, const void *buf, size_t len)
+{
+	size_t need = (size_t)(off + len - p->base);
+
+	if (need > p->inl_cap) {
+		size_t cap = p->inl_cap ? p->inl_cap : 4096;
+		uint8_t *b;
+		while (cap < need)
+			cap *= 2;
+		b = realloc(p->inl, cap);
+		if (!b)
+			return -ENOMEM;
+		p->inl = b;
+		p->inl_cap = cap;
+	}
+	memcpy(p->inl + (off - p->base), buf, len);
+	p->end = off + len;
+	return 0;
+}
+
+/* The appends grow past the inline limit: the object moves to a stream,
+ * and what waited in memory is written there (still unstable). */
+static int pending_to_stream(struct store *s, struct ofs_oid oid, struct pending *p)
+{
+	int fd = -1, rc = st_promote(s, oid);
+
+	if (!rc && p->end > p->base) {
+		rc = bstream_open(s->datadir, oid, 1, &fd);
+		if (!rc)
+			rc = bstream_pwrite(fd, p->inl, (size_t)(p->end - p->base), p->base);
+		if (fd >= 0 && close(fd) < 0 && !rc)
+			rc = -errno;
+	}
+	p->inl_mode = false;             /* (every digest read back at COMMIT) */
+	return rc;
+}
+
 /* ---- byte streams ------------------------------------------------------ */
 
-/* Digests of chunks [first, last] of a dfile, with its attributes. */
-struct chunkview_args {
-	struct ofs_oid oid;
-	struct ofs_attr *a;
-	uint64_t first, last;       /* in: wanted chunks (set after attr) */
-	struct ofs_digest *digests; /* out: last-first+1 entries */
-	bool want_digests;
-};
-
-static int chunkview_txn(struct kv_txn *t, void *arg)
+int st_chunkview_txn(struct kv_txn *t, void *arg)
 {
-	struct chunkview_args *cv = arg;
+	struct st_chunkview *cv = arg;
 	int rc = st_get_object(t, cv->oid, cv->a);
 
 	if (rc)
 		return rc;
 	if (cv->a->type != OFS_OBJ_DFILE)
 		return -OFS_ETYPE;
+	{
+		const void *v;
+		size_t vn;
+		rc = st_inline_get(t, cv->oid, &v, &vn);
+		if (rc && rc != -ENOENT)
+			return rc;
+		cv->is_inline = rc == 0;
+	}
 	if (!cv->want_digests)
 		return 0;
 	if (cv->a->chunk_size == 0)
@@ -135,12 +174,13 @@ static int chunkview_txn(struct kv_txn *t, void *arg)
 int store_read(struct store *s, struct ofs_oid oid, uint64_t off, void *buf,
 	       size_t len, size_t *got)
 {
-	struct chunkview_args cv = { .oid = oid };
+	struct st_chunkview cv = { .oid = oid };
 	pthread_rwlock_t *l = st_obj_lock(s, oid);
 	uint8_t *span = NULL;
 	uint64_t span_off, span_end, end;
+	struct st_bytes b = { .fd = -1 };
 	size_t n;
-	int fd = -1, rc;
+	int rc;
 	uint32_t cs;
 
 	cv.a = malloc(sizeof(*cv.a));
@@ -148,7 +188,7 @@ int store_read(struct store *s, struct ofs_oid oid, uint64_t off, void *buf,
 		return -ENOMEM;
 	pthread_rwlock_rdlock(l);
 	/* First the attributes alone, to learn the size and chunk size. */
-	rc = kv_view(s->kv, chunkview_txn, &cv);
+	rc = kv_view(s->kv, st_chunkview_txn, &cv);
 	if (rc)
 		goto out;
 	if (len == 0 || off >= cv.a->size) {
@@ -168,7 +208,7 @@ int store_read(struct store *s, struct ofs_oid oid, uint64_t off, void *buf,
 		goto out;
 	}
 	cv.want_digests = true;
-	rc = kv_view(s->kv, chunkview_txn, &cv);
+	rc = kv_view(s->kv, st_chunkview_txn, &cv);
 	if (rc)
 		goto out;
 	span_off = cv.first * cs;
@@ -186,20 +226,20 @@ int store_read(struct store *s, struct ofs_oid oid, uint64_t off, void *buf,
 			goto out;
 		}
 	}
-	rc = bstream_open(s->datadir, oid, 0, &fd);
+	rc = st_bytes_open(s, oid, false, &b);
 	if (rc) {
 		rc = rc == -ENOENT ? -EIO : rc;
 		goto out;
 	}
-	rc = bstream_pread(fd, span, (size_t)(span_end - span_off), span_off, &n);
+	rc = st_bytes_pread(&b, span, (size_t)(span_end - span_off), span_off, &n);
 	if (rc)
 		goto out;
 	/* A large read is most likely part of a sequential one: start
 	 * reading the next piece from disk while this one is checked and
 	 * sent (each request opens the stream afresh, so the kernel's own
 	 * readahead cannot see the pattern). */
-	if (span_end - span_off >= STORE_PREFETCH_MIN && span_end < cv.a->size)
-		bstream_prefetch(fd, span_end, span_end - span_off);
+	if (b.fd >= 0 && span_end - span_off >= STORE_PREFETCH_MIN && span_end < cv.a->size)
+		bstream_prefetch(b.fd, span_end, span_end - span_off);
 	if (n != span_end - span_off) {
 		rc = -OFS_ECHECKSUM;    /* the stream is shorter than recorded */
 		goto out;
@@ -220,8 +260,7 @@ int store_read(struct store *s, struct ofs_oid oid, uint64_t off, void *buf,
 	*got = (size_t)(end - off);
 out:
 	pthread_rwlock_unlock(l);
-	if (fd >= 0)
-		close(fd);
+	st_bytes_close(&b);
 	if (span != buf)
 		free(span);
 	free(cv.digests);
@@ -229,18 +268,9 @@ out:
 	return rc;
 }
 
-struct write_args {
-	struct ofs_oid oid;
-	uint64_t first;              /* first chunk whose digest changes */
-	uint64_t nchunks;            /* digests to store */
-	struct ofs_digest *digests;
-	uint64_t new_size;
-	struct ofs_attr *a;          /* scratch; result */
-};
-
-static int write_txn(struct kv_txn *t, void *arg)
+int st_write_txn(struct kv_txn *t, void *arg)
 {
-	struct write_args *wa = arg;
+	struct st_write_args *wa = arg;
 	int rc = st_get_object(t, wa->oid, wa->a);
 
 	if (rc)
@@ -255,6 +285,8 @@ static int write_txn(struct kv_txn *t, void *arg)
 		if (rc)
 			return rc;
 	}
+	if (wa->inl_set && (rc = st_inline_put(t, wa->oid, wa->inl, wa->inl_len)) != 0)
+		return rc;
 	if (wa->new_size > wa->a->size)
 		wa->a->size = wa->new_size;
 	wa->a->version++;
@@ -270,7 +302,8 @@ static int write_txn(struct kv_txn *t, void *arg)
 static int read_verified(struct store *s, struct ofs_oid oid, int fd, uint32_t cs,
 			 uint64_t off, uint64_t len, uint8_t **out)
 {
-	struct chunkview_args cv = { .oid = oid, .want_digests = true };
+	struct st_chunkview cv = { .oid = oid, .want_digests = true };
+	const struct st_bytes by = { .fd = fd };
 	uint8_t *b = malloc((size_t)len);
 	size_t n;
 	int rc;
@@ -283,9 +316,9 @@ static int read_verified(struct store *s, struct ofs_oid oid, int fd, uint32_t c
 		rc = -ENOMEM;
 		goto out;
 	}
-	rc = kv_view(s->kv, chunkview_txn, &cv);
+	rc = kv_view(s->kv, st_chunkview_txn, &cv);
 	if (!rc)
-		rc = bstream_pread(fd, b, (size_t)len, off, &n);
+		rc = st_bytes_pread(&by, b, (size_t)len, off, &n);
 	if (!rc && n != len)
 		rc = -OFS_ECHECKSUM;
 	for (uint64_t i = cv.first; !rc && i <= cv.last; i++) {
@@ -307,8 +340,8 @@ out:
 int store_write(struct store *s, struct ofs_oid oid, uint64_t off, const void *buf,
 		size_t len, uint64_t *version, uint64_t *size)
 {
-	struct chunkview_args cv = { .oid = oid };
-	struct write_args wa = { .oid = oid };
+	struct st_chunkview cv = { .oid = oid };
+	struct st_write_args wa = { .oid = oid };
 	pthread_rwlock_t *l = st_obj_lock(s, oid);
 	uint8_t *chunk = NULL, *undo = NULL;
 	uint64_t old_size, new_size, first, last, undo_off = 0, undo_len = 0;
@@ -328,7 +361,7 @@ int store_write(struct store *s, struct ofs_oid oid, uint64_t off, const void *b
 		goto out_free;
 	}
 	pthread_rwlock_wrlock(l);
-	rc = kv_view(s->kv, chunkview_txn, &cv);
+	rc = kv_view(s->kv, st_chunkview_txn, &cv);
 	if (rc)
 		goto out;
 	cs = cv.a->chunk_size;
@@ -345,7 +378,7 @@ int store_write(struct store *s, struct ofs_oid oid, uint64_t off, const void *b
 			rc = commit_locked(s, oid, p, cs, &v, &sz);
 			if (rc < 0)
 				goto out;
-			rc = kv_view(s->kv, chunkview_txn, &cv);
+			rc = kv_view(s->kv, st_chunkview_txn, &cv);
 			if (rc)
 				goto out;
 		}
@@ -357,6 +390,17 @@ int store_write(struct store *s, struct ofs_oid oid, uint64_t off, const void *b
 		goto out;
 	}
 	new_size = off + len > old_size ? off + len : old_size;
+	if (cv.is_inline) {
+		/* Small enough to stay in the key-value store, or moved to a
+		 * stream first. */
+		if (new_size <= s->inline_max) {
+			rc = st_inline_write(s, oid, cv.a, off, buf, len, version, size);
+			goto out;
+		}
+		rc = st_promote(s, oid);
+		if (rc)
+			goto out;
+	}
 	rc = bstream_open(s->datadir, oid, 1, &fd);
 	if (rc) {
 		rc = rc == -ENOENT ? -EIO : rc;
@@ -434,7 +478,7 @@ int store_write(struct store *s, struct ofs_oid oid, uint64_t off, const void *b
 		wa.digests[i - first] = checksum_buf(chunk, n);
 	}
 	wa.new_size = new_size;
-	rc = kv_update(s->kv, write_txn, &wa);
+	rc = kv_update(s->kv, st_write_txn, &wa);
 	if (!rc) {
 		*version = wa.a->version;
 		*size = wa.a->size;
@@ -452,13 +496,34 @@ out_free:
 	return rc;
 }
 
+/* An inline dfile's unstable writes, waiting in memory: one commit of the
+ * value, digests, size and version. */
+static int commit_inline(struct store *s, struct ofs_oid oid, const struct pending *p,
+			 uint64_t *version, uint64_t *size)
+{
+	struct st_chunkview cv = { .oid = oid };
+	int rc;
+
+	cv.a = malloc(sizeof(*cv.a));
+	if (!cv.a)
+		return -ENOMEM;
+	rc = kv_view(s->kv, st_chunkview_txn, &cv);
+	if (!rc && (!cv.is_inline || cv.a->size != p->base))
+		rc = -OFS_ECORRUPT;          /* (the lock is held: cannot be) */
+	if (!rc)
+		rc = st_inline_write(s, oid, cv.a, p->base, p->inl, (size_t)(p->end - p->base),
+				     version, size);
+	free(cv.a);
+	return rc;
+}
+
 /* Make oid's unstable writes durable and visible: sync the stream, digest
  * the chunks not yet known, commit digests, size and version. The caller
  * holds the object's lock exclusively. */
 static int commit_locked(struct store *s, struct ofs_oid oid, struct pending *p,
 			 uint32_t cs, uint64_t *version, uint64_t *size)
 {
-	struct write_args wa = { .oid = oid };
+	struct st_write_args wa = { .oid = oid };
 	uint8_t *chunk = NULL;
 	uint64_t last;
 	int fd = -1, rc;
@@ -466,6 +531,11 @@ static int commit_locked(struct store *s, struct ofs_oid oid, struct pending *p,
 	if (p->end == p->base) {
 		st_pending_drop(s, p);
 		return 1;     /* nothing was written: nothing to commit */
+	}
+	if (p->inl_mode) {
+		rc = commit_inline(s, oid, p, version, size);
+		st_pending_drop(s, p);
+		return rc;
 	}
 	rc = bstream_open(s->datadir, oid, 0, &fd);
 	if (rc)
@@ -508,7 +578,7 @@ static int commit_locked(struct store *s, struct ofs_oid oid, struct pending *p,
 		wa.digests[i - p->first] = checksum_buf(chunk, n);
 	}
 	wa.new_size = p->end;
-	rc = kv_update(s->kv, write_txn, &wa);
+	rc = kv_update(s->kv, st_write_txn, &wa);
 	if (!rc) {
 		*version = wa.a->version;
 		*size = wa.a->size;
@@ -528,7 +598,7 @@ out:
 
 int store_commit(struct store *s, struct ofs_oid oid, uint64_t *version, uint64_t *size)
 {
-	struct chunkview_args cv = { .oid = oid };
+	struct st_chunkview cv = { .oid = oid };
 	pthread_rwlock_t *l = st_obj_lock(s, oid);
 	struct pending *p;
 	int rc;
@@ -539,7 +609,7 @@ int store_commit(struct store *s, struct ofs_oid oid, uint64_t *version, uint64_
 	if (!cv.a)
 		return -ENOMEM;
 	pthread_rwlock_wrlock(l);
-	rc = kv_view(s->kv, chunkview_txn, &cv);
+	rc = kv_view(s->kv, st_chunkview_txn, &cv);
 	if (rc)
 		goto out;
 	p = st_pending_find(s, oid);
@@ -561,7 +631,7 @@ out:
 int store_write_unstable(struct store *s, struct ofs_oid oid, uint64_t off, const void *buf,
 			 size_t len, uint64_t *version, uint64_t *size)
 {
-	struct chunkview_args cv = { .oid = oid };
+	struct st_chunkview cv = { .oid = oid };
 	pthread_rwlock_t *l = st_obj_lock(s, oid);
 	struct pending *p;
 	uint32_t cs;
@@ -576,7 +646,7 @@ int store_write_unstable(struct store *s, struct ofs_oid oid, uint64_t off, cons
 	if (!cv.a)
 		return -ENOMEM;
 	pthread_rwlock_wrlock(l);
-	rc = kv_view(s->kv, chunkview_txn, &cv);
+	rc = kv_view(s->kv, st_chunkview_txn, &cv);
 	if (rc)
 		goto out;
 	cs = cv.a->chunk_size;
@@ -594,6 +664,25 @@ int store_write_unstable(struct store *s, struct ofs_oid oid, uint64_t off, cons
 	    (!p && (off != cv.a->size || !(p = pending_take(s, oid, cv.a->size, cs))))) {
 		stable = true;
 		goto out;
+	}
+	if (p->end == p->base && cv.is_inline)
+		p->inl_mode = true;          /* (a fresh slot: its bytes wait here) */
+	if (p->inl_mode) {
+		if (off + len <= s->inline_max) {
+			rc = pending_hold(p, off, buf, len);
+			if (rc) {
+				st_pending_drop(s, p);
+				goto out;
+			}
+			*version = cv.a->version;
+			*size = p->end;
+			goto out;
+		}
+		rc = pending_to_stream(s, oid, p);
+		if (rc) {
+			st_pending_drop(s, p);
+			goto out;
+		}
 	}
 	rc = pending_grow(p, (off + len - 1) / cs);
 	if (!rc)
@@ -717,9 +806,10 @@ int store_scrub_dfile(struct store *s, struct ofs_oid oid, store_scrub_finding_f
 	uint64_t size, next = 0;
 	uint32_t cs, per;
 	char detail[256];
+	struct st_bytes b = { .fd = -1 };
 	struct stat st;
 	bool stop = false;
-	int fd = -1, rc;
+	int rc;
 
 	*bytes_read = 0;
 	pa.a = malloc(sizeof(*pa.a));
@@ -734,11 +824,11 @@ int store_scrub_dfile(struct store *s, struct ofs_oid oid, store_scrub_finding_f
 	if (rc == 0 && pa.a->chunk_size == 0)
 		rc = -OFS_ECORRUPT;
 	if (rc == 0) {
-		rc = bstream_open(s->datadir, oid, 0, &fd);
+		rc = st_bytes_open(s, oid, false, &b);
 		if (rc == -ENOENT && kv_view(s->kv, piece_txn, &pa) == -ENOENT)
 			goto out_locked;      /* removed meanwhile (rc: -ENOENT) */
 		if (rc == -ENOENT) {
-			rc = found(OFS_FINDING_MISSING_REPLICA, "the byte stream file is missing", arg);
+			rc = found(OFS_FINDING_MISSING_REPLICA, "its bytes are missing (no byte stream file, no inline value)", arg);
 			goto out_locked;
 		}
 		if (rc) {
@@ -747,8 +837,13 @@ int store_scrub_dfile(struct store *s, struct ofs_oid oid, store_scrub_finding_f
 			rc = found(OFS_FINDING_UNREADABLE, detail, arg);
 			goto out_locked;
 		}
-		if (fstat(fd, &st) == 0 && (uint64_t)st.st_size < pa.a->size) {
-			snprintf(detail, sizeof(detail), "byte stream holds %llu bytes, record says %llu",
+		if (b.fd < 0)
+			st.st_size = (off_t)b.len;
+		else if (fstat(b.fd, &st) != 0)
+			st.st_size = (off_t)pa.a->size;      /* (the reads will say) */
+		if ((uint64_t)st.st_size < pa.a->size) {
+			snprintf(detail, sizeof(detail), "%s holds %llu bytes, record says %llu",
+				 b.fd < 0 ? "its inline value" : "byte stream",
 				 (unsigned long long)st.st_size, (unsigned long long)pa.a->size);
 			rc = found(OFS_FINDING_SIZE_MISMATCH, detail, arg);
 			stop = true;      /* (the chunks past its end would say it again) */
@@ -757,7 +852,7 @@ int store_scrub_dfile(struct store *s, struct ofs_oid oid, store_scrub_finding_f
 	}
 out_locked:
 	pthread_rwlock_unlock(l);
-	if (rc || fd < 0 || stop)
+	if (rc || (b.fd < 0 && !b.inl) || stop)
 		goto out;
 	size = pa.a->size;
 	if (size == 0)
@@ -767,7 +862,8 @@ out_locked:
 	 * reads in flight. (An explicit WILLNEED per piece was measured to
 	 * halve the scrub rate from disk: it allocates and submits the pages
 	 * in this thread, in small batches, and defeats the async window.) */
-	bstream_sequential(fd);
+	if (b.fd >= 0)
+		bstream_sequential(b.fd);
 	cs = pa.a->chunk_size;
 	per = cs >= SCRUB_PIECE_CHUNKS_BYTES ? 1 : SCRUB_PIECE_CHUNKS_BYTES / cs;
 	/* A piece is never longer than the stream: a small file gets a small
@@ -796,8 +892,14 @@ out_locked:
 		rc = kv_view(s->kv, piece_txn, &pa);
 		if (!rc && pa.a->size < size)
 			size = pa.a->size;    /* (shrunk meanwhile: check what is left) */
+		if (!rc && b.fd < 0) {
+			/* Inline: the value as of these digests (a write since
+			 * the first look replaced both). */
+			st_bytes_close(&b);
+			rc = st_bytes_open(s, oid, false, &b);
+		}
 		if (!rc)
-			rc = bstream_pread(fd, buf, (size_t)len, off, &got);
+			rc = st_bytes_pread(&b, buf, (size_t)len, off, &got);
 		else if (rc == -ENOENT)
 			stop = true;          /* removed meanwhile: nothing to say */
 		pthread_rwlock_unlock(l);
@@ -835,8 +937,7 @@ out_locked:
 		next = pa.last + 1;
 	}
 out:
-	if (fd >= 0)
-		close(fd);
+	st_bytes_close(&b);
 	free(buf);
 	free(pa.d);
 	free(pa.a);

@@ -7,6 +7,7 @@
  *   store_object.c    objects and their attributes
  *   store_bytes.c     byte streams: reads, writes, unstable writes, COMMIT,
  *                     chunk digests, the scrub's reads
+ *   store_inline.c    small dfiles whose bytes live in the key-value store
  *   store_kv.c        key-value parts and directory entries; catching a
  *                     copy up by the changes it missed
  *   store_stale.c     stale records and behind marks
@@ -23,6 +24,18 @@
  *                 unlinked (a crash in between leaves an unreferenced file,
  *                 which scrub reports; never a record without bytes)
  * Records are committed through kv_update, which group-commits.
+ *
+ * Inline dfiles. A dfile made while the store's inline limit is not 0 has
+ * no stream: its bytes are one KV_INLINE value (empty at first), its
+ * chunk digests in KV_CHUNKS as for a stream, so everything that reads
+ * records - summaries, scrub's comparisons, repair - sees no difference.
+ * Writes that keep it within the limit replace the value, digests, size
+ * and version in one commit (no file, no fsync of its own). A write past
+ * the limit first moves it to a stream (st_promote: the stream written
+ * and synced, then the value deleted in one commit - the same bytes
+ * either way, so a crash in between leaves the value counting and a
+ * stray stream that the next move empties). A dfile with a KV_INLINE
+ * value is inline; one without is a stream.
  *
  * Locks: locks[] are per-object reader/writer locks picked by OID hash.
  * Writes and removes of a dfile hold it exclusively, reads shared, so a
@@ -61,7 +74,9 @@ struct store {
 	atomic_bool behind_any;             /* some copy here is marked behind */
 	struct replaced *replaced;          /* recent entry replacements */
 	struct removed *removed;            /* recent removals (store_remove) */
+	uint32_t inline_max;                /* dfiles up to this many bytes inline */
 };
+
 
 /*
  * Unstable writes of one dfile not yet committed (see OFS_WRITE_UNSTABLE).
@@ -78,6 +93,9 @@ struct pending {
 	size_t cap;                  /* entries in d and known */
 	struct ofs_digest *d;        /* digest of chunk first + i */
 	bool *known;                 /* d[i] is valid (else read back) */
+	uint8_t *inl;                /* inline dfile: bytes [base, end) so far */
+	size_t inl_cap;
+	bool inl_mode;               /* (the bytes wait here, not in a stream) */
 };
 
 /* The wall clock in ns (mtimes). */
@@ -101,6 +119,64 @@ bool st_same_handle(const struct ofs_handle *a, const struct ofs_handle *b);
  * Called with the object's lock held exclusively. */
 struct pending *st_pending_find(struct store *s, struct ofs_oid oid);
 void st_pending_drop(struct store *s, struct pending *p);
+
+/* A dfile's record and the digests of chunks [first, last] in one view
+ * (store_bytes.c); without want_digests, the record alone. */
+struct st_chunkview {
+	struct ofs_oid oid;
+	struct ofs_attr *a;
+	uint64_t first, last;       /* in: wanted chunks (set after attr) */
+	struct ofs_digest *digests; /* out: last-first+1 entries */
+	bool want_digests;
+	bool is_inline;             /* out: its bytes are in KV_INLINE */
+};
+int st_chunkview_txn(struct kv_txn *t, void *arg);
+
+/* A write's commit (store_bytes.c): digests of chunks [first, first +
+ * nchunks), the size if it grew, version + 1, mtime; with inl_set the
+ * inline value becomes inl (inl_len bytes). */
+struct st_write_args {
+	struct ofs_oid oid;
+	uint64_t first;              /* first chunk whose digest changes */
+	uint64_t nchunks;            /* digests to store */
+	struct ofs_digest *digests;
+	uint64_t new_size;
+	struct ofs_attr *a;          /* scratch; result */
+	bool inl_set;
+	const uint8_t *inl;
+	size_t inl_len;
+};
+int st_write_txn(struct kv_txn *t, void *arg);
+
+/* Inline dfiles (store_inline.c). In a transaction: the value (-ENOENT:
+ * not inline), set it, delete it (none is fine). */
+int st_inline_get(struct kv_txn *t, struct ofs_oid oid, const void **v, size_t *vn);
+int st_inline_put(struct kv_txn *t, struct ofs_oid oid, const void *v, size_t vn);
+int st_inline_del(struct kv_txn *t, struct ofs_oid oid);
+/* A malloc'd copy of oid's inline bytes; -ENOENT when it has none. */
+int st_inline_copy(struct store *s, struct ofs_oid oid, uint8_t **b, size_t *n);
+/* Write [off, off+len) of inline dfile oid (recorded as a) and commit:
+ * the recorded bytes must match their digests, the result must stay
+ * within the limit (-EFBIG). The caller holds the lock exclusively. */
+int st_inline_write(struct store *s, struct ofs_oid oid, const struct ofs_attr *a,
+		    uint64_t off, const void *buf, size_t len, uint64_t *version,
+		    uint64_t *size);
+/* Move inline dfile oid to a byte stream (nothing when it is one). The
+ * caller holds the lock exclusively. */
+int st_promote(struct store *s, struct ofs_oid oid);
+/* Keep oid's bytes aside in DATA/quarantine (either kind; none: nothing). */
+int st_quarantine(struct store *s, struct ofs_oid oid, uint64_t version, const char *tag);
+
+/* A dfile's bytes to read: its stream (fd), or a copy of its inline bytes
+ * (fd -1). st_bytes_open: -ENOENT when it has neither. */
+struct st_bytes {
+	int fd;
+	uint8_t *inl;
+	size_t len;
+};
+int st_bytes_open(struct store *s, struct ofs_oid oid, bool rw, struct st_bytes *b);
+int st_bytes_pread(const struct st_bytes *b, void *buf, size_t n, uint64_t off, size_t *got);
+int st_bytes_close(struct st_bytes *b);
 
 /* Finish or drop the installs a crash interrupted (store_incoming.c). */
 int st_recover(struct store *s);

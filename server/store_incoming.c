@@ -33,6 +33,7 @@ struct store_incoming {
 	struct ofs_oid oid;
 	struct ofs_attr a;               /* the copy's attributes, as its source has them */
 	int fd;                          /* DATA/incoming/OIDHEX (dfile), else -1 */
+	uint8_t *inl;                    /* a small dfile's bytes, installed inline */
 	uint64_t written;
 	struct checksum_stream *chunk;   /* the chunk being written */
 	uint64_t chunk_fill;
@@ -87,7 +88,13 @@ int store_incoming_begin(struct store *s, struct ofs_oid oid, const struct ofs_a
 	rc = incoming_state(s, oid, &in->before, &in->before_version);
 	if (!rc && a->type == OFS_OBJ_DFILE) {
 		in->chunk = checksum_stream_new();
+		/* (the incoming file also says a fetch of it runs: a second
+		 * one is refused, -EBUSY; a small one's bytes wait in memory,
+		 * to be installed inline) */
 		rc = in->chunk ? bstream_incoming_create(s->datadir, oid, &in->fd) : -ENOMEM;
+		if (!rc && a->size <= s->inline_max &&
+		    !(in->inl = malloc(a->size ? (size_t)a->size : 1)))
+			rc = -ENOMEM;
 	}
 	if (rc) {
 		store_incoming_free(in);
@@ -123,10 +130,14 @@ int store_incoming_write(struct store_incoming *in, const void *buf, size_t len)
 		return -OFS_ETYPE;
 	if (in->written + len > in->a.size)
 		return -EFBIG;
-	rc = bstream_pwrite(in->fd, buf, len, in->written);
-	if (rc)
-		return rc;
-	bstream_writeback(in->fd, in->written, len);   /* the disk works during the fetch */
+	if (in->inl) {
+		memcpy(in->inl + in->written, buf, len);
+	} else {
+		rc = bstream_pwrite(in->fd, buf, len, in->written);
+		if (rc)
+			return rc;
+		bstream_writeback(in->fd, in->written, len);   /* the disk works during the fetch */
+	}
 	in->written += len;
 	while (len) {
 		size_t take = in->a.chunk_size - in->chunk_fill;
@@ -239,6 +250,11 @@ static int install_txn(struct kv_txn *t, void *arg)
 	if (ia->intent &&
 	    (rc = kv_put(t, KV_INTENT, in->oid.b, OFS_OID_LEN, "install", 7)) != 0)
 		return rc;
+	/* Inline, or a stream (the rename after this commit) */
+	rc = in->inl ? st_inline_put(t, in->oid, in->inl, (size_t)in->a.size)
+		     : st_inline_del(t, in->oid);
+	if (rc)
+		return rc;
 	if ((rc = kv_del_prefix(t, KV_CHUNKS, in->oid.b, OFS_OID_LEN)) ||
 	    (rc = kv_del_prefix(t, KV_KEYVAL, in->oid.b, OFS_OID_LEN)) ||
 	    (rc = changelog_forget(t, in->oid)))
@@ -276,13 +292,13 @@ int store_incoming_commit(struct store_incoming *in, const char *tag)
 {
 	struct store *s = in->s;
 	pthread_rwlock_t *l = st_obj_lock(s, in->oid);
-	struct install_args ia = { .in = in, .intent = in->a.type == OFS_OBJ_DFILE };
+	struct install_args ia = { .in = in, .intent = in->fd >= 0 && !in->inl };
 	int state, rc = incoming_finish_bytes(in);
 	uint64_t version;
 
 	if (rc)
 		return rc;
-	if (in->fd >= 0) {
+	if (ia.intent) {
 		if ((rc = bstream_datasync(in->fd)) || (rc = bstream_incoming_sync(s->datadir)))
 			return rc;
 	}
@@ -300,9 +316,13 @@ int store_incoming_commit(struct store_incoming *in, const char *tag)
 		rc = -EBUSY;                 /* unstable writes wait for a commit */
 	/* The old bytes are kept aside first (a wrong repair can be undone). */
 	if (!rc && state != -ENOENT)
-		rc = bstream_quarantine(s->datadir, in->oid, version, tag);
+		rc = st_quarantine(s, in->oid, version, tag);
 	if (!rc)
 		rc = kv_update(s->kv, install_txn, &ia);
+	if (!rc && in->inl)
+		/* Installed inline: a stream the copy had before goes (the
+		 * incoming file, which held nothing, goes when freed). */
+		rc = bstream_remove(s->datadir, in->oid);
 	if (!rc && ia.intent) {
 		/* Records first, with the intent; a crash before the rename
 		 * is finished by store_open, which installs the file. */
@@ -317,6 +337,8 @@ int store_incoming_commit(struct store_incoming *in, const char *tag)
 	if (!rc && in->fd >= 0) {
 		close(in->fd);
 		in->fd = -1;
+		if (in->inl)                 /* (the marker: it held nothing) */
+			(void)bstream_incoming_drop(s->datadir, in->oid);
 		in->a.type = OFS_OBJ_NONE;   /* installed: nothing to drop */
 	}
 	return rc;
@@ -331,6 +353,7 @@ void store_incoming_free(struct store_incoming *in)
 		bstream_incoming_drop(in->s->datadir, in->oid);
 	}
 	checksum_stream_free(in->chunk);
+	free(in->inl);
 	free(in->d);
 	for (size_t i = 0; i < in->nkv; i++) {
 		free(in->kvs[i].k);

@@ -21,6 +21,7 @@
 struct create_args {
 	struct ofs_oid oid;
 	const struct ofs_attr *a;
+	bool inl;                    /* a dfile made inline (empty value) */
 };
 
 static int create_txn(struct kv_txn *t, void *arg)
@@ -28,9 +29,12 @@ static int create_txn(struct kv_txn *t, void *arg)
 	struct create_args *ca = arg;
 	const void *v;
 	size_t vn;
+	int rc;
 
 	if (kv_get(t, KV_OBJECTS, ca->oid.b, sizeof(ca->oid.b), &v, &vn) == 0)
 		return -EEXIST;
+	if (ca->inl && (rc = st_inline_put(t, ca->oid, NULL, 0)) != 0)
+		return rc;
 	return st_put_object(t, ca->oid, ca->a);
 }
 
@@ -118,13 +122,16 @@ int store_create_oid(struct store *s, const struct ofs_attr *init, struct ofs_oi
 		}
 	}
 	ca.a = a;
-	if (a->type == OFS_OBJ_DFILE) {
+	/* A dfile starts inline when the store keeps small ones so: no
+	 * stream, no sync of its own (its record's commit is shared). */
+	ca.inl = a->type == OFS_OBJ_DFILE && s->inline_max > 0;
+	if (a->type == OFS_OBJ_DFILE && !ca.inl) {
 		rc = bstream_create(s->datadir, ca.oid);
 		if (rc)
 			goto out;
 	}
 	rc = kv_update(s->kv, create_txn, &ca);
-	if (rc && a->type == OFS_OBJ_DFILE)
+	if (rc && a->type == OFS_OBJ_DFILE && !ca.inl)
 		bstream_remove(s->datadir, ca.oid);
 	if (!rc)
 		*oid = ca.oid;
@@ -169,6 +176,7 @@ static int remove_txn(struct kv_txn *t, void *arg)
 		}
 	}
 	if ((rc = kv_del(t, KV_OBJECTS, ra->oid.b, sizeof(ra->oid.b))) ||
+	    (rc = st_inline_del(t, ra->oid)) ||
 	    (rc = kv_del_prefix(t, KV_CHUNKS, ra->oid.b, sizeof(ra->oid.b))) ||
 	    (rc = kv_del_prefix(t, KV_KEYVAL, ra->oid.b, sizeof(ra->oid.b))) ||
 	    (rc = kv_del_prefix(t, KV_STALE, ra->oid.b, sizeof(ra->oid.b))) ||
@@ -265,6 +273,7 @@ static int drop_txn(struct kv_txn *t, void *arg)
 	if (rc)
 		return rc;
 	if ((rc = kv_del(t, KV_OBJECTS, ma->oid.b, OFS_OID_LEN)) ||
+	    (rc = st_inline_del(t, ma->oid)) ||
 	    (rc = kv_del_prefix(t, KV_CHUNKS, ma->oid.b, OFS_OID_LEN)) ||
 	    (rc = kv_del_prefix(t, KV_KEYVAL, ma->oid.b, OFS_OID_LEN)) ||
 	    (rc = kv_del_prefix(t, KV_STALE, ma->oid.b, OFS_OID_LEN)) ||

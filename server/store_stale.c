@@ -113,7 +113,7 @@ int store_drop_removed(struct store *s, struct ofs_oid oid)
 		return store_stale_del(s, oid, s->sid, UINT64_MAX);
 	}
 	if (!rc && a->type == OFS_OBJ_DFILE)
-		rc = bstream_quarantine(s->datadir, oid, a->version, "removed-elsewhere");
+		rc = st_quarantine(s, oid, a->version, "removed-elsewhere");
 	free(a);
 	if (!rc || rc == -OFS_ECORRUPT)
 		rc = store_drop_copy(s, oid);

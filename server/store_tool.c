@@ -6,9 +6,11 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/log.h"
 #include "lib/ofs_error.h"
+#include "server/bstream.h"
 #include "server/changelog.h"
 #include "server/kv.h"
 #include "server/records.h"
@@ -186,4 +188,89 @@ int store_version_at_least(struct store *s, struct ofs_oid oid, uint64_t version
 	pthread_rwlock_unlock(l);
 	free(ta.a);
 	return rc;
+}
+
+/* ---- a dfile's bytes, wherever they are (stream or inline) -------------- */
+
+struct tool_bytes_args {
+	struct ofs_oid oid;
+	uint64_t off;
+	bool lose;                   /* delete the value, else flip one byte */
+};
+
+static int tool_bytes_txn(struct kv_txn *t, void *arg)
+{
+	struct tool_bytes_args *tb = arg;
+	const void *v;
+	size_t vn;
+	uint8_t *b;
+	int rc = st_inline_get(t, tb->oid, &v, &vn);
+
+	if (rc || tb->lose)
+		return rc ? rc : st_inline_del(t, tb->oid);
+	if (tb->off >= vn)
+		return -ERANGE;
+	b = malloc(vn);
+	if (!b)
+		return -ENOMEM;
+	memcpy(b, v, vn);
+	b[tb->off] ^= 0x01;
+	rc = st_inline_put(t, tb->oid, b, vn);
+	free(b);
+	return rc;
+}
+
+/* The same on a stream: one byte inverted in place, or the file gone. */
+static int tool_stream_bytes(struct store *s, const struct tool_bytes_args *tb)
+{
+	uint8_t c;
+	size_t got;
+	int fd, rc;
+
+	if (tb->lose)
+		return bstream_remove(s->datadir, tb->oid);
+	rc = bstream_open(s->datadir, tb->oid, 1, &fd);
+	if (rc)
+		return rc;
+	rc = bstream_pread(fd, &c, 1, tb->off, &got);
+	if (!rc && got != 1)
+		rc = -ERANGE;
+	c ^= 0x01;
+	if (!rc)
+		rc = bstream_pwrite(fd, &c, 1, tb->off);
+	if (!rc)
+		rc = bstream_datasync(fd);
+	close(fd);
+	return rc;
+}
+
+static int tool_bytes(struct store *s, struct ofs_oid oid, uint64_t off, bool lose)
+{
+	struct tool_bytes_args tb = { .oid = oid, .off = off, .lose = lose };
+	struct ofs_attr *a;
+	int rc;
+
+	if (s->read_only)
+		return -EROFS;
+	a = malloc(sizeof(*a));
+	rc = a ? store_getattr(s, oid, a) : -ENOMEM;
+	if (!rc && a->type != OFS_OBJ_DFILE)
+		rc = -OFS_ETYPE;
+	free(a);
+	if (rc)
+		return rc;
+	rc = kv_update(s->kv, tool_bytes_txn, &tb);
+	if (rc == -ENOENT)
+		rc = tool_stream_bytes(s, &tb);   /* (not inline) */
+	return rc;
+}
+
+int store_tool_flip_byte(struct store *s, struct ofs_oid oid, uint64_t off)
+{
+	return tool_bytes(s, oid, off, false);
+}
+
+int store_tool_lose_bytes(struct store *s, struct ofs_oid oid)
+{
+	return tool_bytes(s, oid, 0, true);
 }

@@ -347,6 +347,29 @@ static int t_remove(struct tool_call *t)
 	return rc ? tfail(t->argv[1], rc) : 0;
 }
 
+static int t_flip_byte(struct tool_call *t)
+{
+	uint64_t off;
+	int rc;
+
+	if (parse_uint(t->argv[2], 0, UINT64_MAX, &off))
+		return tusage("flip-byte %s: not a byte offset", t->argv[2]);
+	rc = store_tool_flip_byte(t->s, t->oid, off);
+	if (rc == -ERANGE) {
+		fprintf(stderr, "ofs-server: tool: %s: offset %s is past its bytes\n", t->argv[1],
+			t->argv[2]);
+		return EXIT_FAIL;
+	}
+	return rc ? tfail(t->argv[1], rc) : 0;
+}
+
+static int t_lose_bytes(struct tool_call *t)
+{
+	int rc = store_tool_lose_bytes(t->s, t->oid);
+
+	return rc ? tfail(t->argv[1], rc) : 0;
+}
+
 /* The commands: name, arguments with the command (least, most), whether
  * the store is opened read-only, and a usage line for a wrong count. */
 static const struct tool_cmd {
@@ -367,6 +390,8 @@ static const struct tool_cmd {
 	{ "set-part", 4, 4 + OFS_MAX_REPLICAS, false, t_set_part,
 	  "set-part OID INDEX PART [SID...]: at most 4 SIDs" },
 	{ "mark-behind", 2, 2, false, t_mark_behind, NULL },
+	{ "flip-byte", 3, 3, false, t_flip_byte, NULL },
+	{ "lose-bytes", 2, 2, false, t_lose_bytes, NULL },
 };
 
 int tool_main(const char *data, int argc, char **argv, bool json)

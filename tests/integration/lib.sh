@@ -355,6 +355,31 @@ invert_byte() {
 		dd of="$1" bs=1 seek="$2" conv=notrunc status=none || fail "cannot write $1"
 }
 
+# damage_copy NAME OID flip OFFSET | lose : invert a byte of (or lose) the
+# bytes of OID's copy on server NAME, behind its checksums' back: in its
+# byte stream while the server runs, or - a small dfile held inline - with
+# the object tool (`flip-byte`, `lose-bytes`), NAME stopped and started
+# again on its port, and waited for until its cluster (NAME less its last
+# letter) sees all four up.
+damage_copy() {
+	local n=$1 oid=$2 how=$3 off=${4:-5000} p
+	p=$(inspect_json "$n" "$oid" | jq -r .path) || fail "inspect $oid on $n"
+	if [ "$p" != null ]; then
+		case $how in
+		flip) invert_byte "$p" "$off" ;;
+		lose) rm -f "$p" || fail "cannot remove $p" ;;
+		esac
+		return 0
+	fi
+	stop_server "$n"
+	case $how in
+	flip) ok ofs_server tool --data "$(srv_data "$n")" flip-byte "$oid" "$off" ;;
+	lose) ok ofs_server tool --data "$(srv_data "$n")" lose-bytes "$oid" ;;
+	esac
+	restart_same_port "$n"
+	all_up "${n%?}"
+}
+
 # ---- programs -----------------------------------------------------------
 
 ofs() { "$OFS_CLI" "$@"; }

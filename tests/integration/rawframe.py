@@ -64,6 +64,8 @@ MAX_CRED = 4096
 (PING, GET_ROOT, CREATE, REMOVE, GETATTR, SETATTR, READ, WRITE, KV_GET, KV_PUT,
  KV_DEL, KV_LIST, DIRENT_CREATE, DIRENT_REMOVE, DIRENT_LOOKUP, DIRENT_LIST,
  COMMIT) = range(1, 18)
+CREATE_SMALL = 40                # (lib/proto.h: the op after CAPKEYS)
+SMALL_MAX = 64 << 10
 
 OBJ_METAFILE, OBJ_DFILE, OBJ_DIRECTORY, OBJ_DIRDATA = 1, 2, 3, 4
 
@@ -560,6 +562,38 @@ def case_bad_create(addr, ctx):
     s.close()
 
 
+def case_bad_create_small(addr, ctx):
+    """CREATE_SMALL (a whole small file in one request) that is not one
+    metafile with one dfile of its size, on its own servers, is refused and
+    makes nothing."""
+    s = connect(addr)
+    mf = os.urandom(16)
+
+    def body(oid=mf, attr=None, data=b"hello"):
+        a = attr if attr is not None else enc_attr(typ=OBJ_METAFILE, nparts=1, nsids=1)
+        return oid + a + struct.pack(">I", len(data)) + data
+
+    bad = (
+        (body(), "a size (0) other than the bytes' (5)"),
+        (body(attr=enc_attr(typ=OBJ_METAFILE, nparts=0, nsids=1), data=b""), "no dfile"),
+        (body(attr=enc_attr(typ=OBJ_METAFILE, nparts=2, nsids=1), data=b""), "two dfiles"),
+        (body(attr=enc_attr(typ=OBJ_DFILE, nparts=1), data=b""), "a dfile for the file"),
+        (body(oid=bytes(16), data=b""), "a zero OID"),
+        (body(oid=b"\3" * 16, data=b""), "the dfile's OID for the metafile"),
+        (body(data=b"x" * (SMALL_MAX + 1)), "%d bytes (max %d)" % (SMALL_MAX + 1, SMALL_MAX)),
+        (body(attr=enc_attr(typ=OBJ_METAFILE, nparts=1, nsids=0), data=b""),
+         "no servers for its copies"),
+        (body()[:-1], "truncated bytes"),
+        (body() + b"\0", "a trailing byte"),
+    )
+    for b, what in bad:
+        st, _ = call(s, CREATE_SMALL, b)
+        if st >= 0:
+            raise Fail("CREATE_SMALL with %s: status %d, expected an error" % (what, st))
+    still_usable(s, "bad small creates")
+    s.close()
+
+
 CASES = {
     "garbage": case_garbage,
     "truncated_header": case_truncated_header,
@@ -575,6 +609,7 @@ CASES = {
     "missing_object": case_missing_object,
     "write_huge_offset": case_write_huge_offset,
     "bad_create": case_bad_create,
+    "bad_create_small": case_bad_create_small,
 }
 
 

@@ -64,7 +64,8 @@ clean_scrub() {
 }
 
 # pick_copy PATH [N] : the first dfile of PATH, its copy number N (default
-# 1, the second). Sets DF, VSID, VICTIM, VPATH, SIDS (all copies).
+# 1, the second). Sets DF, VSID, VICTIM, VPATH (its byte stream; empty for
+# a copy held inline: damage_copy), SIDS (all copies).
 pick_copy() {
 	local path=$1 n=${2:-1} j
 	j=$(ofs stat --json "$path") || fail "stat $path"
@@ -73,7 +74,8 @@ pick_copy() {
 	VSID=$(jq -r ".dfiles[0].sids[$n]" <<<"$j")
 	VICTIM=$(srv_by_sid "$VSID") || fail "no server with SID $VSID"
 	VPATH=$(inspect_json "$VICTIM" "$DF" | jq -r .path)
-	[ -f "$VPATH" ] || fail "no byte stream at $VPATH"
+	[ "$VPATH" != null ] || VPATH=
+	[ -z "$VPATH" ] || [ -f "$VPATH" ] || fail "no byte stream at $VPATH"
 }
 
 flip() { invert_byte "$1" "${2:-5000}"; }

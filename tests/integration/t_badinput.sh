@@ -48,9 +48,12 @@ assert_json "$T/d.json"
 assert_json "$T/g.json"
 snapshot "$T/before"
 grep -q 'failed' "$T/before" && fail "snapshot before: $(grep failed "$T/before")"
-# The snapshot sees what it guards: 2 byte streams; 8 objects (root, its
-# dirdata, /d and its dirdata, the metafiles and dfiles of /f and /d/g).
-assert_eq 2 "$(grep -c '^f ' "$T/before")" "byte streams in the snapshot"
+# The snapshot sees what it guards: 1 byte stream (/f's; /d/g, 4 KiB, is
+# held inline, its bytes checked by the get at the end); 8 objects (root,
+# its dirdata, /d and its dirdata, the metafiles and dfiles of /f and
+# /d/g).
+assert_eq 1 "$(grep -c '^f ' "$T/before")" "byte streams in the snapshot"
+assert_eq 1 "$(grep -c '"stored": "inline"' "$T/before")" "inline dfiles in the snapshot"
 assert_eq 8 "$(grep -c '^  "oid"' "$T/before")" "objects in the snapshot"
 
 ok python3 "$RAW" "$OFS_CLUSTER" ping

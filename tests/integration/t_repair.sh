@@ -7,7 +7,11 @@
 # clean, every file read back. For each damage scrub detects:
 # inject it, repair it, assert the finding says repaired and from which
 # copy, then a new scrub is clean and every file reads back (ofs get)
-# with its original digest. Also:
+# with its original digest. Small files (up to 64 KiB) keep their bytes
+# inline, in the servers' key-value stores: a lost inline value and a
+# flipped inline byte (made with the object tool, the server stopped) are
+# repaired like a stream's, and a repaired small copy is inline again.
+# Also:
 #  - two copies of three corrupted: repaired from the third;
 #  - all three corrupted: reported, left, nothing changed on disk;
 #  - --dry-run lists the action and changes nothing;
@@ -44,11 +48,21 @@ all_read_back
 
 log "a deleted byte-stream file: missing_replica repaired"
 use_server r1a   # (the case before left it clean)
-pick_copy /f/p5
+pick_copy /f/p22
 rm -f "$VPATH"
 run 0 repair
 repaired_finding missing_replica
 [ -f "$VPATH" ] || fail "the byte stream was not recreated at $VPATH"
+clean_scrub
+all_read_back
+
+log "a lost inline value (a small file's bytes kept in the key-value store): missing_replica repaired"
+pick_copy /f/p5
+[ -z "$VPATH" ] || fail "expected /f/p5 ($(stat -c %s "$T/r1.src5") bytes) held inline, not at $VPATH"
+damage_copy "$VICTIM" "$DF" lose
+run 0 repair
+repaired_finding missing_replica
+assert_eq inline "$(inspect_json "$VICTIM" "$DF" | jq -r .stored)" "the repaired copy's bytes"
 clean_scrub
 all_read_back
 
@@ -124,9 +138,9 @@ all_read_back
 
 log "a repair cap: the job stops at it, a human resumes; auto-repair as a site setting"
 use_server r1a   # (the case before left it clean)
-for f in /f/p1 /f/p2 /f/p3; do
+for f in /f/p23 /f/s20 /f/p1; do                 # (p1 inline: with the tool)
 	pick_copy "$f"
-	flip "$VPATH" 10
+	damage_copy "$VICTIM" "$DF" flip 10
 done
 assert_exit 1 ofs_pbj submit repair --max-repairs 2 --wait --json
 JOB=$(json "$T/last.out" .id)
@@ -138,8 +152,8 @@ ok ofs_pbj wait "$JOB" --json
 assert_eq succeeded "$(json "$T/last.out" .state)" "resumed job state"
 assert_eq 3 "$(json "$T/last.out" .findings.repaired)" "all repaired after the resume"
 clean_scrub
-pick_copy /f/p9
-flip "$VPATH" 10
+pick_copy /f/p9                                  # (a flipped inline byte)
+damage_copy "$VICTIM" "$DF" flip 10
 assert_exit 2 ofs_pbj config set scrub.auto_repair maybe
 assert_exit 2 ofs_pbj config set no.such.setting 1
 ok ofs_pbj config set scrub.auto_repair true
@@ -161,7 +175,7 @@ assert_exit 2 ofs_pbj wait 12345
 
 log "all three copies corrupted: reported, nothing changed"
 use_server r1a   # (the case before left it clean)
-pick_copy /f/p7
+pick_copy /f/s24
 for s in $SIDS; do
 	p=$(inspect_json "$(srv_by_sid "$s")" "$DF" | jq -r .path)
 	flip "$p" 100
@@ -176,9 +190,9 @@ for s in $SIDS; do
 	p=$(inspect_json "$(srv_by_sid "$s")" "$DF" | jq -r .path)
 	assert_eq "$(cat "$T/r1.$s.sha")" "$(sha "$p")" "copy on $s unchanged"
 done
-assert_exit 3 ofs get /f/p7 "$T/back"
+assert_exit 3 ofs get /f/s24 "$T/back"
 rm -f "$T/back"
-read_back_except /f/p7
+read_back_except /f/s24
 stop_cluster r1
 
 finish

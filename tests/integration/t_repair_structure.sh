@@ -24,7 +24,7 @@
 #    left (keyval_mismatch, no majority);
 #  - a cancelled repair job; the scheduler SIGKILLed mid-repair.
 . "$(dirname "$0")/lib.sh"
-# (the cases use p1 to p6 and s8; twelve files give the server taken out
+# (the cases use p1 to p6, s4, s8 and s12; twelve files give the server taken out
 # of service copies to lose in every cluster)
 export OFS_REPAIR_FILES=12
 . "$(dirname "$0")/repair_lib.sh"
@@ -54,7 +54,7 @@ all_read_back
 
 log "cancel a repair job; SIGKILL the scheduler mid-repair and start it again"
 use_server r13a   # (the case before left r13 clean)
-for f in /f/p1 /f/p2 /f/p3 /f/p5; do
+for f in /f/s4 /f/s12; do             # (streams: small files are inline)
 	pick_copy "$f"
 	flip "$VPATH" 10
 done

@@ -54,9 +54,17 @@ check_stored() {
 		fail "inspect $path: chunks are not all hex digests: $(json "$insp" -c .chunks)"
 	local bpath
 	bpath=$(json "$insp" .path)
-	case "$bpath" in /*) ;; *) fail "inspect path '$bpath' is not absolute" ;; esac
-	[ -f "$bpath" ] || fail "inspect path $bpath does not exist"
-	assert_eq "$size" "$(stat -c %s "$bpath")" "size of byte stream $bpath"
+	if [ "$size" -le 65536 ]; then           # (--inline-max's default)
+		assert_eq inline "$(json "$insp" .stored)" "where the bytes of $path ($size bytes) are"
+		assert_eq null "$bpath" "inspect path of an inline dfile"
+		[ -z "$(find "$(srv_data "$srv")/bstreams" -name "$dfile" 2>/dev/null)" ] ||
+			fail "an inline dfile $dfile has a byte stream file too"
+	else
+		assert_eq stream "$(json "$insp" .stored)" "where the bytes of $path ($size bytes) are"
+		case "$bpath" in /*) ;; *) fail "inspect path '$bpath' is not absolute" ;; esac
+		[ -f "$bpath" ] || fail "inspect path $bpath does not exist"
+		assert_eq "$size" "$(stat -c %s "$bpath")" "size of byte stream $bpath"
+	fi
 	assert_eq "$(json "$st" .oid)" "$(json "$insp" .backref.owner)" "dfile backref owner"
 }
 

@@ -7,10 +7,14 @@
 #  - a flipped byte in one copy: exit 1, one checksum_mismatch naming that
 #    server, that dfile and that chunk; --path limited to that file, or to
 #    its directory, finds it, limited to another file does not;
-#  - a truncated byte stream: one size_mismatch;
-#  - a deleted byte-stream file: one missing_replica (defined so: the
-#    record is there, its bytes are not; see ofs-pbj(8));
-#  - one copy's version rolled back (ofs-server tool set-version): one
+#  - a truncated byte stream: one size_mismatch; and a flipped byte in a
+#    small file's inline value (its bytes kept in the key-value store;
+#    ofs-server tool flip-byte): one checksum_mismatch on that chunk;
+#  - a deleted byte-stream file, and a lost inline value (tool
+#    lose-bytes): one missing_replica each (defined so: the record is
+#    there, its bytes are not; see ofs-pbj(8));
+#  - one copy's version rolled back (ofs-server tool set-version; the
+#    files of this case are small, held inline): one
 #    stale_replica on that copy (said by the object's lead copy); then
 #    the lead's own copy rolled back too: said once, by itself;
 #  - a garbled directory entry on one copy (tool set-key): one
@@ -52,11 +56,17 @@ pick_copy() {
 	VSID=$(jq -r '.dfiles[0].sids[1]' <<<"$j")
 	VICTIM=$(srv_by_sid "$VSID") || fail "no server with SID $VSID"
 	VPATH=$(inspect_json "$VICTIM" "$DF" | jq -r .path)
-	[ -f "$VPATH" ] || fail "no byte stream at $VPATH"
+	[ "$VPATH" != null ] || VPATH=              # (held inline: damage_copy)
+	[ -z "$VPATH" ] || [ -f "$VPATH" ] || fail "no byte stream at $VPATH"
 }
 
 # only_finding KIND : the report has exactly one finding, of KIND, on the
 # damaged copy.
+findings_are() {
+	assert_eq "$1" "$(json "$T/report.json" '[.findings[].kind] | sort | join(" ")')" \
+		"finding kinds ($(cat "$T/report.json"))"
+}
+
 only_finding() {
 	assert_eq 1 "$(json "$T/report.json" '.findings | length')" "number of findings ($(cat "$T/report.json"))"
 	assert_eq "$1" "$(json "$T/report.json" '.findings[0].kind')" "finding kind"
@@ -116,20 +126,30 @@ assert_exit 3 ofs_pbj submit scrub --path /nothing/here --wait
 assert_exit 2 ofs_pbj submit scrub --path relative/path
 stop_cluster c2
 
-log "a truncated byte stream: size_mismatch"
+log "a truncated byte stream: size_mismatch; a flipped byte in an inline value: checksum_mismatch"
 cluster c3
 pick_copy /f/s8
 truncate -s 1000 "$VPATH"
+pick_copy /f/p9
+[ -z "$VPATH" ] || fail "expected /f/p9 held inline, not at $VPATH"
+damage_copy "$VICTIM" "$DF" flip 7000
 scrub 1
-only_finding size_mismatch
+findings_are "checksum_mismatch size_mismatch"
+assert_eq "$DF" "$(json "$T/report.json" '.findings[] | select(.kind == "checksum_mismatch") | .oid')" \
+	"the inline copy's finding"
+assert_match 'chunk 0 ' "$(json "$T/report.json" '.findings[] | select(.kind == "checksum_mismatch") | .detail')" \
+	"detail names the chunk"
 stop_cluster c3
 
-log "a deleted byte-stream file: missing_replica"
+log "a deleted byte-stream file and a lost inline value: missing_replica each"
 cluster c4
-pick_copy /f/p5
+pick_copy /f/p25
 rm -f "$VPATH"
+pick_copy /f/p5
+[ -z "$VPATH" ] || fail "expected /f/p5 held inline, not at $VPATH"
+damage_copy "$VICTIM" "$DF" lose
 scrub 1
-only_finding missing_replica
+findings_are "missing_replica missing_replica"
 stop_cluster c4
 
 log "one copy's version rolled back: stale_replica, reported by that copy"
@@ -183,10 +203,6 @@ assert_contains "$(json "$T/report.json" '.findings[0].detail')" "'p5'" "record_
 stop_cluster c6
 
 # findings_are "KIND KIND..." : the report's kinds, sorted, are exactly these.
-findings_are() {
-	assert_eq "$1" "$(json "$T/report.json" '[.findings[].kind] | sort | join(" ")')" \
-		"finding kinds ($(cat "$T/report.json"))"
-}
 
 log "an entry removed from every copy of its directory: orphan"
 cluster c7

@@ -1,7 +1,8 @@
 #!/bin/bash
 # t_tree: a namespace of 1000 files in 10 x 10 nested directories - every
 # directory lists back every name it holds (ls, ls -l, ls --json), also one
-# with more entries than a single listing reply carries; rm and
+# with more entries than a single listing reply carries (its ls -l asks
+# the attributes 256 at a time: readdir-plus); rm and
 # rmdir (rmdir of a non-empty directory fails, exit 3); mv of a file and of
 # a directory, and mv onto an existing file replaces it.
 . "$(dirname "$0")/lib.sh"
@@ -150,8 +151,16 @@ ofs ls --json /flat >"$T/ls.json" 2>"$T/last.err" || fail "ofs ls --json /flat: 
 jq -r '.entries[].name' "$T/ls.json" | LC_ALL=C sort >"$T/got"
 cmp -s "$T/flat.want" "$T/got" ||
 	fail "ofs ls --json /flat ($NFLAT entries) lists $(wc -l <"$T/got")"
-ofs ls -l /flat >"$T/ll" 2>"$T/last.err" || fail "ofs ls -l /flat: $(cat "$T/last.err")"
+# ls -l is a readdir-plus: the entries' attributes come in GETATTR_MANY
+# requests of up to 256 objects (one server here: 5 for 1100 entries), not
+# one GETATTR round trip per entry; each line shows its file's size.
+OFS_COUNT_REQUESTS=1 ofs ls -l /flat >"$T/ll" 2>"$T/last.err" || fail "ofs ls -l /flat: $(cat "$T/last.err")"
 assert_eq "$NFLAT" "$(grep -vc '^total ' "$T/ll")" "ofs ls -l /flat lines"
+assert_eq "$NFLAT" "$(grep -c '^-  *12 ' "$T/ll")" "ofs ls -l /flat lines showing the size (12 bytes)"
+assert_match 'getattr_many=5( |$)' "$(grep 'requests sent' "$T/last.err")" "GETATTR_MANY requests of ls -l /flat"
+ngetattr=$(grep 'requests sent' "$T/last.err" | sed -n 's/.* getattr=\([0-9]*\).*/\1/p')
+[ "${ngetattr:-0}" -le 10 ] ||
+	fail "ls -l /flat sent $ngetattr GETATTR requests (the path resolution's, a few, expected; 1100 entries): $(cat "$T/last.err")"
 ok ofs rm /flat/n1050
 assert_eq $((NFLAT - 1)) "$(ofs ls /flat | wc -l)" "entries of /flat after one rm"
 

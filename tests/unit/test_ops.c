@@ -94,15 +94,17 @@ static void test_flags_say_what_each_operation_is(void **state)
 		assert_int_equal(ops_row(reads[i])->flags, OPS_OBJECT | OPS_READ);
 	for (size_t i = 0; i < sizeof(changes) / sizeof(changes[0]); i++)
 		assert_int_equal(ops_row(changes[i])->flags, OPS_OBJECT | OPS_CHANGE);
-	/* a create is a replicated change of an object that does not exist yet */
+	/* a create is a replicated change of an object that does not exist
+	 * yet, and so is a small file's (its metafile and dfile) */
 	assert_int_equal(ops_row(OFS_OP_CREATE)->flags, OPS_CHANGE);
+	assert_int_equal(ops_row(OFS_OP_CREATE_SMALL)->flags, OPS_CHANGE);
 	/* and nothing else is either */
 	for (uint16_t op = OFS_OP_PING; op < OFS_OP_MAX; op++) {
 		nr += (ops_row(op)->flags & OPS_READ) != 0;
 		nc += (ops_row(op)->flags & OPS_CHANGE) != 0;
 	}
 	assert_int_equal(nr, sizeof(reads) / sizeof(reads[0]));
-	assert_int_equal(nc, sizeof(changes) / sizeof(changes[0]) + 1);
+	assert_int_equal(nc, sizeof(changes) / sizeof(changes[0]) + 2);
 }
 
 int main(void)

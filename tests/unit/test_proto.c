@@ -199,6 +199,14 @@ static void mk_req(struct ofs_req *q, uint16_t op)
 		q->oid = mk_oid(7);
 		mk_attr(&q->attr, OFS_OBJ_METAFILE);
 		break;
+	case OFS_OP_CREATE_SMALL:
+		q->oid = mk_oid(7);
+		mk_attr(&q->attr, OFS_OBJ_METAFILE);
+		q->attr.nparts = 1;
+		q->data = sample_data;
+		q->data_len = sizeof(sample_data) - 1;
+		q->attr.size = q->data_len;
+		break;
 	case OFS_OP_REMOVE:
 	case OFS_OP_GETATTR:
 	case OFS_OP_COMMIT:
@@ -226,6 +234,7 @@ static void mk_req(struct ofs_req *q, uint16_t op)
 		q->max = 10;
 		break;
 	case OFS_OP_SUMMARY_MANY:
+	case OFS_OP_GETATTR_MANY:
 		q->data = sample_oids;
 		q->data_len = sizeof(sample_oids);
 		break;
@@ -2208,6 +2217,57 @@ static void test_summary_round_trips_and_rejects_unknown_flags(void **state)
 	wbuf_free(&w);
 }
 
+static void test_attrs_many_round_trip_with_their_statuses(void **state)
+{
+	struct ofs_attr *a = calloc(3, sizeof(*a)), *back = calloc(3, sizeof(*back));
+	int32_t st[3] = { 0, -OFS_ENOOBJ, 0 }, bst[3];
+	uint8_t oids[OFS_OID_LEN * (OFS_GETATTR_MANY_MAX + 1)] = { 0 };
+	struct ofs_req q, d;
+	struct wbuf w;
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(back);
+	mk_attr(&a[0], OFS_OBJ_METAFILE);
+	mk_attr(&a[2], OFS_OBJ_DIRECTORY);
+	a[2].size = 7;
+	wbuf_init(&w);
+	proto_encode_attrs_many(&w, st, a, 3);
+	assert_int_equal(proto_decode_attrs_many(w.data, w.len, bst, back, 3), 0);
+	assert_int_equal(bst[0], 0);
+	assert_int_equal(bst[1], -OFS_ENOOBJ);
+	assert_int_equal(bst[2], 0);
+	assert_int_equal(back[0].nparts, a[0].nparts);
+	assert_true(back[2].size == 7 && back[2].type == OFS_OBJ_DIRECTORY);
+	/* a count other than asked, a short body, a long one */
+	assert_int_equal(proto_decode_attrs_many(w.data, w.len, bst, back, 2), -OFS_ECORRUPT);
+	assert_int_not_equal(proto_decode_attrs_many(w.data, w.len - 1, bst, back, 3), 0);
+	wbuf_u8(&w, 0);
+	assert_int_not_equal(proto_decode_attrs_many(w.data, w.len, bst, back, 3), 0);
+	wbuf_free(&w);
+	/* a positive status is no status */
+	wbuf_init(&w);
+	wbuf_u32(&w, 1);
+	wbuf_u32(&w, 5);
+	assert_int_equal(proto_decode_attrs_many(w.data, w.len, bst, back, 1), -OFS_ECORRUPT);
+	wbuf_free(&w);
+	/* the request: 1..OFS_GETATTR_MANY_MAX oids */
+	memset(&q, 0, sizeof(q));
+	q.op = OFS_OP_GETATTR_MANY;
+	q.data = oids;
+	q.data_len = sizeof(oids);
+	wbuf_init(&w);
+	assert_int_equal(proto_encode_req(&w, &q), -EINVAL);
+	wbuf_free(&w);
+	q.data_len = OFS_GETATTR_MANY_MAX * OFS_OID_LEN;
+	encode_req(&w, &q);
+	assert_int_equal(decode_wbuf(OFS_OP_GETATTR_MANY, &w, &d), 0);
+	assert_int_equal(d.data_len, OFS_GETATTR_MANY_MAX * OFS_OID_LEN);
+	wbuf_free(&w);
+	free(a);
+	free(back);
+}
+
 static void test_summary_many_round_trips_and_is_bounded(void **state)
 {
 	struct ofs_summary s[3], back[3];
@@ -2452,6 +2512,7 @@ int main(void)
 		cmocka_unit_test(test_task_status_round_trips_and_checks_before_delivering),
 		cmocka_unit_test(test_summary_round_trips_and_rejects_unknown_flags),
 		cmocka_unit_test(test_summary_many_round_trips_and_is_bounded),
+		cmocka_unit_test(test_attrs_many_round_trip_with_their_statuses),
 		cmocka_unit_test(test_fetch_reply_round_trips_and_rejects_bad_outcomes),
 		cmocka_unit_test(test_stop_reply_round_trips_and_rejects_bad_counts),
 		cmocka_unit_test(test_freeze_request_round_trips_and_caps_its_time),

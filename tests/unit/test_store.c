@@ -124,6 +124,8 @@ static struct store *open_new(struct fixture *fx)
 {
 	assert_int_equal(store_init(fx->data, CS, NULL, 0, &fx->sid), 0);
 	assert_int_equal(store_open(fx->data, false, &fx->s), 0);
+	/* (byte streams: inline dfiles have test_store_inline.c) */
+	assert_int_equal(store_set_inline_max(fx->s, 0), 0);
 	return fx->s;
 }
 
@@ -132,6 +134,7 @@ static void reopen(struct fixture *fx)
 	store_close(fx->s);
 	fx->s = NULL;
 	assert_int_equal(store_open(fx->data, false, &fx->s), 0);
+	assert_int_equal(store_set_inline_max(fx->s, 0), 0);
 }
 
 /* ---- objects ------------------------------------------------------------- */
@@ -1264,6 +1267,7 @@ static struct prefix_count count_records(struct fixture *fx, struct ofs_oid oid)
 	assert_int_equal(kv_view(kv, prefix_count_fn, &pc), 0);
 	kv_close(kv);
 	assert_int_equal(store_open(fx->data, false, &fx->s), 0);
+	assert_int_equal(store_set_inline_max(fx->s, 0), 0);
 	return pc;
 }
 
