@@ -317,6 +317,33 @@ int cl_obj_getattr(struct ofs_client *c, const struct ofs_handle *h, struct ofs_
 	return rc;
 }
 
+int cl_get_small(struct ofs_client *c, const struct ofs_handle *h, struct ofs_attr *a,
+		 uint8_t **bytes)
+{
+	struct ofs_req *q = cl_req_new(OFS_OP_GET_SMALL, h->oid);
+	const uint8_t *d = NULL;
+	uint8_t *b = NULL;
+	size_t n = 0, dn = 0;
+	int rc;
+
+	*bytes = NULL;
+	if (!q)
+		return -ENOMEM;
+	rc = cl_call(c, h, q, &b, &n);
+	if (!rc)
+		rc = proto_decode_small_reply(b, n, a, &d, &dn);
+	if (!rc && d) {
+		*bytes = malloc(dn ? dn : 1);
+		if (*bytes)
+			memcpy(*bytes, d, dn);
+		else
+			rc = -ENOMEM;
+	}
+	free(b);
+	free(q);
+	return rc;
+}
+
 void cl_owner(uint32_t *uid, uint32_t *gid)
 {
 	const struct ident *me = conn_identity();

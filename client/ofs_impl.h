@@ -115,6 +115,11 @@ int cl_create_small(struct ofs_client *c, struct ofs_attr *a, unsigned copies,
 		    const void *bytes, size_t len, struct ofs_handle *h);
 void cl_pause_point(struct ofs_client *c, const char *name);
 int cl_obj_getattr(struct ofs_client *c, const struct ofs_handle *h, struct ofs_attr *a);
+/* A file's attributes (h: its metafile) and, when it is small and its
+ * dfile is held current where it asked, its bytes in one round trip
+ * (*bytes malloc'd, a->size of them; NULL: read them the usual way). */
+int cl_get_small(struct ofs_client *c, const struct ofs_handle *h, struct ofs_attr *a,
+		 uint8_t **bytes);
 int cl_obj_remove(struct ofs_client *c, const struct ofs_handle *h);
 int cl_obj_setattr(struct ofs_client *c, const struct ofs_handle *h, uint32_t mask,
 		       const struct ofs_attr *a);

@@ -623,7 +623,7 @@ static int get_once(struct ofs_client *c, const char *path, struct get_sink *sin
 	struct resolved r;
 	struct ofs_attr *a = malloc(sizeof(*a));
 	struct layout lo;
-	uint8_t *buf = NULL, *scratch = NULL;
+	uint8_t *buf = NULL, *scratch = NULL, *small = NULL;
 	size_t rb;
 	int rc;
 
@@ -638,11 +638,26 @@ static int get_once(struct ofs_client *c, const char *path, struct get_sink *sin
 		rc = -EISDIR;
 		goto out;
 	}
-	rc = cl_obj_getattr(c, &r.ent.handle, a);
+	/* Its attributes - and a small file's bytes, in the same round trip */
+	rc = cl_get_small(c, &r.ent.handle, a, &small);
+	if (rc == -OFS_EUNKNOWNOP)
+		rc = cl_obj_getattr(c, &r.ent.handle, a);   /* (a server before it) */
 	if (rc)
 		goto out;
 	if (a->type != OFS_OBJ_METAFILE || a->nparts == 0 || a->strip_size == 0) {
 		rc = -OFS_ECORRUPT;
+		goto out;
+	}
+	if (small) {
+		if (sink->fd >= 0) {
+			rc = fdio_write_all(sink->fd, small, (size_t)a->size);
+		} else {
+			sink->buf = small;
+			sink->len = (size_t)a->size;
+			small = NULL;
+		}
+		if (!rc)
+			*total = a->size;
 		goto out;
 	}
 	lo.strip = a->strip_size;
@@ -682,6 +697,7 @@ static int get_once(struct ofs_client *c, const char *path, struct get_sink *sin
 	if (!rc)
 		*total = a->size;
 out:
+	free(small);
 	free(scratch);
 	free(buf);
 	cl_resolved_free(&r);

@@ -64,6 +64,7 @@ const char *ofs_op_name(uint16_t op)
 		[OFS_OP_CREATE] = "create", [OFS_OP_REMOVE] = "remove",
 		[OFS_OP_CREATE_SMALL] = "create_small",
 		[OFS_OP_GETATTR_MANY] = "getattr_many",
+		[OFS_OP_GET_SMALL] = "get_small",
 		[OFS_OP_GETATTR] = "getattr", [OFS_OP_SETATTR] = "setattr",
 		[OFS_OP_READ] = "read", [OFS_OP_WRITE] = "write",
 		[OFS_OP_KV_GET] = "kv_get", [OFS_OP_KV_PUT] = "kv_put",
@@ -213,6 +214,7 @@ static int encode_data_req(struct wbuf *w, const struct ofs_req *q)
 		break;
 	case OFS_OP_REMOVE:
 	case OFS_OP_GETATTR:
+	case OFS_OP_GET_SMALL:
 	case OFS_OP_COMMIT:
 		wbuf_oid(w, q->oid);
 		break;
@@ -473,6 +475,7 @@ static int decode_data_req(uint16_t op, struct rbuf *r, struct ofs_req *q)
 		break;
 	case OFS_OP_REMOVE:
 	case OFS_OP_GETATTR:
+	case OFS_OP_GET_SMALL:
 	case OFS_OP_COMMIT:
 		q->oid = rbuf_oid(r);
 		break;

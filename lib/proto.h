@@ -100,6 +100,10 @@ enum ofs_op {
 	                           (at most OFS_SMALL_MAX) -> metafile oid: the
 	                           file whole - metafile, dfile and bytes - in
 	                           one request and one commit per copy */
+	OFS_OP_GET_SMALL,       /* metafile oid -> its attr and, for a file of
+	                           one dfile of at most OFS_SMALL_MAX bytes held
+	                           current on this server, its bytes: a small
+	                           file read in one round trip */
 	OFS_OP_GETATTR_MANY,    /* n, n oids -> n statuses, each followed by the
 	                           object's attr when 0, in order (GETATTR of
 	                           each: a listing's attributes, readdir-plus) */
@@ -493,6 +497,13 @@ int proto_decode_handle_reply(const uint8_t *b, size_t n, struct ofs_handle *h);
 void proto_encode_oid_reply(struct wbuf *w, struct ofs_oid oid);
 int proto_decode_oid_reply(const uint8_t *b, size_t n, struct ofs_oid *oid);
 int proto_decode_attr_reply(const uint8_t *b, size_t n, struct ofs_attr *a);
+/* GET_SMALL's reply: the attributes, then u8 1 and the bytes (a blob of
+ * at most OFS_SMALL_MAX, exactly the file's size) or u8 0. *data points
+ * into b (NULL when none came). */
+void proto_encode_small_reply(struct wbuf *w, const struct ofs_attr *a, const void *data,
+			      size_t len);
+int proto_decode_small_reply(const uint8_t *b, size_t n, struct ofs_attr *a,
+			     const uint8_t **data, size_t *len);
 
 struct ofs_write_reply {
 	uint64_t version;              /* object version after the write */

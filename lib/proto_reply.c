@@ -81,6 +81,36 @@ int proto_decode_attr_reply(const uint8_t *b, size_t n, struct ofs_attr *a)
 	return rbuf_done(&r);
 }
 
+void proto_encode_small_reply(struct wbuf *w, const struct ofs_attr *a, const void *data,
+			      size_t len)
+{
+	proto_encode_attr(w, a);
+	wbuf_u8(w, data != NULL);
+	if (data)
+		wbuf_blob(w, data, len);
+}
+
+int proto_decode_small_reply(const uint8_t *b, size_t n, struct ofs_attr *a,
+			     const uint8_t **data, size_t *len)
+{
+	struct rbuf r;
+	uint8_t has;
+
+	*data = NULL;
+	*len = 0;
+	rbuf_init(&r, b, n);
+	proto_decode_attr(&r, a);
+	has = rbuf_u8(&r);
+	if (!rbuf_error(&r) && has > 1)
+		rbuf_fail(&r, -OFS_ECORRUPT);
+	if (!rbuf_error(&r) && has) {
+		*data = rbuf_blob(&r, OFS_SMALL_MAX, len);
+		if (!rbuf_error(&r) && (a->type != OFS_OBJ_METAFILE || *len != a->size))
+			rbuf_fail(&r, -OFS_ECORRUPT);
+	}
+	return rbuf_done(&r);
+}
+
 void proto_encode_write_reply(struct wbuf *w, const struct ofs_write_reply *p)
 {
 	wbuf_u64(w, p->version);

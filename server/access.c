@@ -55,6 +55,7 @@ static int need_of(const struct ofs_req *q, uint32_t *need, const char **why)
 	case OFS_OP_GETATTR_MANY:        /* (as GETATTR: stat needs no right) */
 		return 0;
 	case OFS_OP_GETATTR:
+	case OFS_OP_GET_SMALL:           /* (a file's bytes: its r, by its mode) */
 	case OFS_OP_READ:
 	case OFS_OP_KV_GET:
 	case OFS_OP_KV_LIST:

@@ -430,6 +430,10 @@ static void grant(struct service *sv, const struct service_call *call, const str
 	if (!rc && makes(q)) {
 		*a = q->attr;
 		rc = proto_decode_oid_reply(reply->data + start, reply->len - start, &oid);
+	} else if (!rc && q->op == OFS_OP_GET_SMALL) {
+		const uint8_t *d;
+		size_t n;
+		rc = proto_decode_small_reply(reply->data + start, reply->len - start, a, &d, &n);
 	} else if (!rc) {
 		rc = proto_decode_attr_reply(reply->data + start, reply->len - start, a);
 	}
@@ -492,7 +496,8 @@ int service_handle(struct service *sv, const struct service_call *call, uint16_t
 	} else {
 		rc = apply(sv, q, reply);
 	}
-	if (!rc && user && call->grant && (op == OFS_OP_GETATTR || makes(q)))
+	if (!rc && user && call->grant &&
+	    (op == OFS_OP_GETATTR || op == OFS_OP_GET_SMALL || makes(q)))
 		grant(sv, call, q, reply, start);
 	if (rc == -ENOENT && !forwarded && (flags & OPS_OBJECT)) {
 		/* No such entry, or no such object here? A client asks another

@@ -203,6 +203,17 @@ wait_until 60 "the get to pause after its first round" test -e "$T/pause/paused"
 PAUSED=$(date +%s)
 ok ofs-pbj ca rotate "$CA"
 ok ofs-pbj ca rotate "$CA"
+# (every server holds the newest key, so the old capability is two keys
+# back everywhere - refused as not valid, not merely as expired)
+newest_key() { grep -ho 'current key [0-9]*' "$@" | awk '{print $3}' | sort -n | tail -n 1; }
+keys_everywhere() {
+	local k s
+	k=$(newest_key "$T"/[abc].log)
+	for s in a b c; do
+		[ "$(grep -o 'current key [0-9]*' "$T/$s.log" | tail -n 1 | awk '{print $3}')" = "$k" ] || return 1
+	done
+}
+wait_until 30 "every server to hold the newest capability key" keys_everywhere
 past() { [ "$(date +%s)" -gt $((PAUSED + TTL + 1)) ]; }
 wait_until $((TTL * 5)) "the get's capability to be past its expiry" past
 : >"$T/pause/resume"

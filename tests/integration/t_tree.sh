@@ -124,10 +124,13 @@ ofs ls --json /d0/s0 >"$T/ls.json" || fail "ofs ls --json /d0/s0"
 assert_eq "$(stat -c %s "$T/src/d0.s0.f5")" "$(json "$T/ls.json" '.entries[] | select(.name=="f5") | .size')" \
 	"ls --json size of /d0/s0/f5"
 
-# A sample of the files reads back.
+# A sample of the files reads back; a small file's attributes and bytes
+# come in one request (GET_SMALL), with no READ.
 for p in /d0/s0/f0 /d9/s9/f9 /d4/s5/f6; do
-	ok ofs get "$p" -
+	OFS_COUNT_REQUESTS=1 ok ofs get "$p" -
 	assert_eq "contents of $p" "$(cat "$T/last.out")" "contents of $p"
+	assert_match 'get_small=1( |$)' "$(grep 'requests sent' "$T/last.err")" "GET_SMALL requests of get $p"
+	assert_not_contains "$(grep 'requests sent' "$T/last.err")" " read=" "READ requests of get $p"
 done
 
 # ---- one directory with more entries than one listing reply holds ----------

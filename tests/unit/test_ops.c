@@ -82,7 +82,7 @@ static void test_flags_say_what_each_operation_is(void **state)
 {
 	static const uint16_t reads[] = {
 		OFS_OP_GETATTR, OFS_OP_READ, OFS_OP_KV_GET, OFS_OP_KV_LIST,
-		OFS_OP_DIRENT_LOOKUP, OFS_OP_DIRENT_LIST,
+		OFS_OP_DIRENT_LOOKUP, OFS_OP_DIRENT_LIST, OFS_OP_GET_SMALL,
 	};
 	static const uint16_t changes[] = {
 		OFS_OP_REMOVE, OFS_OP_SETATTR, OFS_OP_WRITE, OFS_OP_COMMIT, OFS_OP_KV_PUT,

@@ -209,6 +209,7 @@ static void mk_req(struct ofs_req *q, uint16_t op)
 		break;
 	case OFS_OP_REMOVE:
 	case OFS_OP_GETATTR:
+	case OFS_OP_GET_SMALL:
 	case OFS_OP_COMMIT:
 		q->oid = mk_oid(1);
 		break;
@@ -2217,6 +2218,48 @@ static void test_summary_round_trips_and_rejects_unknown_flags(void **state)
 	wbuf_free(&w);
 }
 
+static void test_small_reply_round_trips_and_checks_its_bytes(void **state)
+{
+	struct ofs_attr *a = calloc(1, sizeof(*a)), *back = calloc(1, sizeof(*back));
+	const uint8_t *d;
+	size_t n;
+	struct wbuf w;
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(back);
+	mk_attr(a, OFS_OBJ_METAFILE);
+	a->size = 5;
+	wbuf_init(&w);
+	proto_encode_small_reply(&w, a, "hello", 5);
+	assert_int_equal(proto_decode_small_reply(w.data, w.len, back, &d, &n), 0);
+	assert_int_equal(n, 5);
+	assert_memory_equal(d, "hello", 5);
+	assert_true(back->size == 5);
+	assert_int_not_equal(proto_decode_small_reply(w.data, w.len - 1, back, &d, &n), 0);
+	wbuf_free(&w);
+	/* without bytes */
+	wbuf_init(&w);
+	proto_encode_small_reply(&w, a, NULL, 0);
+	assert_int_equal(proto_decode_small_reply(w.data, w.len, back, &d, &n), 0);
+	assert_null(d);
+	wbuf_free(&w);
+	/* bytes other than the size say, or for a directory: refused */
+	a->size = 6;
+	wbuf_init(&w);
+	proto_encode_small_reply(&w, a, "hello", 5);
+	assert_int_equal(proto_decode_small_reply(w.data, w.len, back, &d, &n), -OFS_ECORRUPT);
+	wbuf_free(&w);
+	mk_attr(a, OFS_OBJ_DIRECTORY);
+	a->size = 5;
+	wbuf_init(&w);
+	proto_encode_small_reply(&w, a, "hello", 5);
+	assert_int_equal(proto_decode_small_reply(w.data, w.len, back, &d, &n), -OFS_ECORRUPT);
+	wbuf_free(&w);
+	free(a);
+	free(back);
+}
+
 static void test_attrs_many_round_trip_with_their_statuses(void **state)
 {
 	struct ofs_attr *a = calloc(3, sizeof(*a)), *back = calloc(3, sizeof(*back));
@@ -2513,6 +2556,7 @@ int main(void)
 		cmocka_unit_test(test_summary_round_trips_and_rejects_unknown_flags),
 		cmocka_unit_test(test_summary_many_round_trips_and_is_bounded),
 		cmocka_unit_test(test_attrs_many_round_trip_with_their_statuses),
+		cmocka_unit_test(test_small_reply_round_trips_and_checks_its_bytes),
 		cmocka_unit_test(test_fetch_reply_round_trips_and_rejects_bad_outcomes),
 		cmocka_unit_test(test_stop_reply_round_trips_and_rejects_bad_counts),
 		cmocka_unit_test(test_freeze_request_round_trips_and_caps_its_time),
