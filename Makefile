@@ -143,7 +143,7 @@ check-fuzz:
 	@if command -v clang >/dev/null 2>&1; then \
 		$(MAKE) --no-print-directory fuzz && \
 		mkdir -p build/fuzz/work && \
-		{ build/fuzz/fuzz_frame -max_total_time=20 -rss_limit_mb=1024 \
+		{ build/fuzz/fuzz_frame -max_total_time=10 -rss_limit_mb=1024 \
 			build/fuzz/work tests/fuzz/corpus >build/fuzz/log 2>&1 || \
 			{ tail -40 build/fuzz/log; echo "fuzz_frame found a failure"; exit 1; }; } && \
 		tail -1 build/fuzz/log && \

@@ -24,7 +24,7 @@
 #    left (keyval_mismatch, no majority);
 #  - a cancelled repair job; the scheduler SIGKILLed mid-repair.
 . "$(dirname "$0")/lib.sh"
-# (the cases use p1 to p6, s4, s8 and s12; twelve files give the server taken out
+# (the cases use p1 to p11 and s8; twelve files give the server taken out
 # of service copies to lose in every cluster)
 export OFS_REPAIR_FILES=12
 . "$(dirname "$0")/repair_lib.sh"
@@ -54,10 +54,22 @@ all_read_back
 
 log "cancel a repair job; SIGKILL the scheduler mid-repair and start it again"
 use_server r13a   # (the case before left r13 clean)
-for f in /f/s4 /f/s12; do             # (streams: small files are inline)
-	pick_copy "$f"
-	flip "$VPATH" 10
+# (four small files' copies on one server, flipped with the object tool:
+# the files are inline, so that server is stopped and started once)
+VSID=$(srv_sid r13b) dfs=()
+for f in /f/p1 /f/p2 /f/p3 /f/p5 /f/p6 /f/p7 /f/p9 /f/p10 /f/p11; do
+	j=$(ofs stat --json "$f") || fail "stat $f"
+	jq -e --arg s "$VSID" '.dfiles[0].sids | index($s)' <<<"$j" >/dev/null || continue
+	dfs+=("$(jq -r '.dfiles[0].oid' <<<"$j")")
+	[ ${#dfs[@]} -lt 4 ] || break
 done
+[ ${#dfs[@]} = 4 ] || fail "expected four of the small files with a copy on r13b, found ${#dfs[@]}"
+stop_server r13b
+for df in "${dfs[@]}"; do
+	ok ofs_server tool --data "$(srv_data r13b)" flip-byte "$df" 10
+done
+restart_same_port r13b
+all_up r13
 ok ofs_pbj submit repair --rate 64K
 CJOB=$(cat "$T/last.out")
 ok ofs_pbj cancel "$CJOB"
