@@ -41,7 +41,9 @@ OFS_ITEST_BIN=${OFS_ITEST_BIN:-$OFS_ROOT/build/normal/itest}
 OFS_SERVER=$OFS_BIN/ofs-server
 OFS_CLI=$OFS_BIN/ofs
 TEST_NAME=$(basename "$0" .sh)
-READY_TIMEOUT=${OFS_READY_TIMEOUT:-20}
+# (a server's ready line normally comes within a second or two; a loaded
+# machine once stalled every process here for 24 s, disk syncs included)
+READY_TIMEOUT=${OFS_READY_TIMEOUT:-60}
 STOP_TIMEOUT=${OFS_STOP_TIMEOUT:-60}
 # Sanitizer builds: abort loudly on the first error. Leaks: every server
 # is checked when it exits; a client only in the tests that set
