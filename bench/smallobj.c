@@ -191,16 +191,50 @@ static void phases(const struct worker *ws, long threads, double *t0, double *t1
 	}
 }
 
+/*
+ * Start fn in each of the threads workers (their other fields set by the
+ * caller), pass the four barriers of the two phases with them, join them
+ * and take the phases' times. -1 when a thread could not start: the
+ * started ones wait at a barrier sized for all, and there is no clean way
+ * to release them, so the caller leaves and exit ends them.
+ */
+static int run_workers(struct worker *ws, long threads, void *(*fn)(void *), double *t0,
+		       double *t1, double *t2, double *t3)
+{
+	pthread_barrier_t barrier;
+
+	/* The main thread joins every barrier too. */
+	if (pthread_barrier_init(&barrier, NULL, (unsigned)threads + 1)) {
+		fprintf(stderr, "smallobj: pthread_barrier_init failed\n");
+		return -1;
+	}
+	for (long t = 0; t < threads; t++) {
+		int rc;
+		ws[t].index = (int)t;
+		ws[t].barrier = &barrier;
+		rc = pthread_create(&ws[t].tid, NULL, fn, &ws[t]);
+		if (rc) {
+			fprintf(stderr, "smallobj: pthread_create: %s\n", strerror(rc));
+			return -1;
+		}
+	}
+	for (int b = 0; b < 4; b++)
+		pthread_barrier_wait(&barrier);
+	phases(ws, threads, t0, t1, t2, t3);
+	for (long t = 0; t < threads; t++)
+		pthread_join(ws[t].tid, NULL);
+	pthread_barrier_destroy(&barrier);
+	return 0;
+}
+
 static int run_objects(const char *addr, long threads, long count,
 		       const struct ofs_put_opts *opts)
 {
 	struct worker *ws = NULL;
 	struct ofs_client *c = NULL;
-	pthread_barrier_t barrier;
 	const char *addrs[1] = { addr };
 	char base[64];
 	double t0, t1, t2, t3;
-	long started = 0;
 	int rc, ret = EXIT_FAIL;
 
 	snprintf(base, sizeof(base), "/smallobj-%ld-%ld-%ld", (long)getpid(), threads,
@@ -221,46 +255,22 @@ static int run_objects(const char *addr, long threads, long count,
 		fprintf(stderr, "smallobj: out of memory\n");
 		return EXIT_FAIL;
 	}
-	/* The main thread joins every barrier too (and so sees the times
-	 * each thread wrote before its last one). */
-	if (pthread_barrier_init(&barrier, NULL, (unsigned)threads + 1)) {
-		fprintf(stderr, "smallobj: pthread_barrier_init failed\n");
-		goto out_free;
-	}
 	for (long t = 0; t < threads; t++) {
-		struct worker *w = &ws[t];
-
-		w->index = (int)t;
-		w->count = count / threads + (t < count % threads ? 1 : 0);
-		w->addr = addr;
-		w->base = base;
-		w->barrier = &barrier;
-		w->opts = opts;
-		rc = pthread_create(&w->tid, NULL, work, w);
-		if (rc) {
-			fprintf(stderr, "smallobj: pthread_create: %s\n", strerror(rc));
-			break;
-		}
-		started++;
+		ws[t].count = count / threads + (t < count % threads ? 1 : 0);
+		ws[t].addr = addr;
+		ws[t].base = base;
+		ws[t].opts = opts;
 	}
-	if (started < threads) {
-		/* The started threads wait at a barrier sized for all; there is
-		 * no clean way to release them, so leave and let exit end them. */
+	if (run_workers(ws, threads, work, &t0, &t1, &t2, &t3))
 		goto out_free;
-	}
-	for (int b = 0; b < 4; b++)
-		pthread_barrier_wait(&barrier);
-	phases(ws, threads, &t0, &t1, &t2, &t3);
 	ret = 0;
 	for (long t = 0; t < threads; t++) {
-		pthread_join(ws[t].tid, NULL);
 		if (ws[t].rc) {
 			fprintf(stderr, "smallobj: thread %ld: %s: %s\n", t, ws[t].what,
 				ofs_strerror(ws[t].rc));
 			ret = EXIT_FAIL;
 		}
 	}
-	pthread_barrier_destroy(&barrier);
 	if (ret == 0)
 		printf("threads=%ld count=%ld put_s=%.3f put_per_s=%.1f get_s=%.3f get_per_s=%.1f\n",
 		       threads, count, t1 - t0, (double)count / (t1 - t0), t3 - t2,
@@ -375,10 +385,8 @@ static void remove_fsync_files(const char *dir, const struct worker *ws, long th
 static int run_fsync(const char *dir, long threads, long count)
 {
 	struct worker *ws;
-	pthread_barrier_t barrier;
 	double t0, t1, t2, t3;
-	long started = 0;
-	int rc, ret = EXIT_FAIL;
+	int ret = EXIT_FAIL;
 
 	if (strlen(dir) > 4096) {
 		fprintf(stderr, "smallobj: %s: name too long\n", dir);
@@ -389,39 +397,19 @@ static int run_fsync(const char *dir, long threads, long count)
 		fprintf(stderr, "smallobj: out of memory\n");
 		return EXIT_FAIL;
 	}
-	if (pthread_barrier_init(&barrier, NULL, (unsigned)threads + 1)) {
-		fprintf(stderr, "smallobj: pthread_barrier_init failed\n");
-		free(ws);
-		return EXIT_FAIL;
-	}
 	for (long t = 0; t < threads; t++) {
-		struct worker *w = &ws[t];
-
-		w->index = (int)t;
-		w->count = count / threads + (t < count % threads ? 1 : 0);
-		w->base = dir;
-		w->barrier = &barrier;
-		rc = pthread_create(&w->tid, NULL, work_fsync, w);
-		if (rc) {
-			fprintf(stderr, "smallobj: pthread_create: %s\n", strerror(rc));
-			break;
-		}
-		started++;
+		ws[t].count = count / threads + (t < count % threads ? 1 : 0);
+		ws[t].base = dir;
 	}
-	if (started < threads)
-		return EXIT_FAIL;       /* as in run_objects: exit ends the others */
-	for (int b = 0; b < 4; b++)
-		pthread_barrier_wait(&barrier);
-	phases(ws, threads, &t0, &t1, &t2, &t3);
+	if (run_workers(ws, threads, work_fsync, &t0, &t1, &t2, &t3))
+		return EXIT_FAIL;       /* (exit ends the started threads) */
 	ret = 0;
 	for (long t = 0; t < threads; t++) {
-		pthread_join(ws[t].tid, NULL);
 		if (ws[t].rc) {
 			fprintf(stderr, "smallobj: %s/%s: %s\n", dir, ws[t].what, strerror(-ws[t].rc));
 			ret = EXIT_FAIL;
 		}
 	}
-	pthread_barrier_destroy(&barrier);
 	remove_fsync_files(dir, ws, threads);
 	free(ws);
 	if (ret == 0)

@@ -1306,43 +1306,41 @@ int ofs_getattr_many(struct ofs_client *c, const struct ofs_handle *hs, size_t n
 		     struct ofs_attr *out, int *rcs)
 {
 	size_t *idx = malloc((n ? n : 1) * sizeof(*idx));
+	struct ofs_sid *first = malloc((n ? n : 1) * sizeof(*first));
 	bool *sent = calloc(n ? n : 1, sizeof(*sent));
-	int rc = 0;
+	int rc = idx && first && sent ? 0 : -ENOMEM;
 
-	if (!idx || !sent) {
-		free(idx);
-		free(sent);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++)
+	/* Each object's first copy to try; one without copies is asked of
+	 * no one here (the one-by-one pass below says why). */
+	for (size_t i = 0; !rc && i < n; i++) {
+		struct ofs_sid order[OFS_MAX_REPLICAS];
 		rcs[i] = -OFS_EUNREACHABLE;
-	/* Each server once per batch: the objects whose first copy to try it
-	 * is, in batches of OFS_GETATTR_MANY_MAX. */
-	for (size_t i = 0; i < n && !rc; i++) {
-		struct ofs_sid order[OFS_MAX_REPLICAS], sid;
+		if (hs[i].nsids && cl_try_order(c, &hs[i], order))
+			first[i] = order[0];
+		else
+			sent[i] = true;
+	}
+	/* Each server once per batch of up to OFS_GETATTR_MANY_MAX objects. */
+	for (size_t i = 0; !rc && i < n; i++) {
 		size_t k = 0;
-		if (sent[i] || hs[i].nsids == 0 || cl_try_order(c, &hs[i], order) == 0)
+		if (sent[i])
 			continue;
-		sid = order[0];
-		for (size_t j = i; j < n && k < OFS_GETATTR_MANY_MAX; j++) {
-			struct ofs_sid o2[OFS_MAX_REPLICAS];
-			if (!sent[j] && hs[j].nsids && cl_try_order(c, &hs[j], o2) &&
-			    sid_eq(o2[0], sid)) {
+		for (size_t j = i; j < n && k < OFS_GETATTR_MANY_MAX; j++)
+			if (!sent[j] && sid_eq(first[j], first[i])) {
 				idx[k++] = j;
 				sent[j] = true;
 			}
-		}
-		rc = attrs_from(c, sid, hs, idx, k, out, rcs);
-		if (rc == -ENOMEM)
-			break;
-		rc = 0;                      /* (what it did not answer: below) */
+		rc = attrs_from(c, first[i], hs, idx, k, out, rcs);
+		if (rc != -ENOMEM)
+			rc = 0;                  /* (what it did not answer: below) */
 	}
 	/* What the first copy could not say (down, behind, moved): one by
 	 * one, through every copy. */
-	for (size_t i = 0; i < n && !rc; i++)
+	for (size_t i = 0; !rc && i < n; i++)
 		if (rcs[i] != 0)
 			rcs[i] = cl_obj_getattr(c, &hs[i], &out[i]);
 	free(idx);
+	free(first);
 	free(sent);
 	return rc;
 }

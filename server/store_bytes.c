@@ -337,16 +337,56 @@ out:
 	return 0;
 }
 
+/*
+ * The digests of chunks [first, last] of a stream after a write of len
+ * bytes at off took it from old_size to new_size bytes (the write synced,
+ * the stream cut to old_size before it): from the written bytes where a
+ * chunk lies inside them, zeros for whole chunks of a gap, else read back.
+ */
+static int written_digests(int fd, uint32_t cs, uint64_t first, uint64_t last,
+			   uint64_t old_size, uint64_t new_size, uint64_t off, const void *buf,
+			   size_t len, struct ofs_digest *d)
+{
+	uint8_t *chunk = malloc(cs);
+	struct ofs_digest zero;
+	bool have_zero = false;
+	int rc = chunk ? 0 : -ENOMEM;
+
+	for (uint64_t i = first; !rc && i <= last; i++) {
+		uint64_t c0 = i * cs, c1 = c0 + cs > new_size ? new_size : c0 + cs;
+		size_t n;
+		if (c0 >= off && c1 <= off + len) {
+			/* Entirely inside the written bytes: hash from memory. */
+			d[i - first] = checksum_buf((const uint8_t *)buf + (c0 - off),
+						    (size_t)(c1 - c0));
+		} else if (c0 >= old_size && c1 == c0 + cs && c1 <= off) {
+			/* A whole chunk of the gap: zeros, digested once. */
+			if (!have_zero) {
+				memset(chunk, 0, cs);
+				zero = checksum_buf(chunk, cs);
+				have_zero = true;
+			}
+			d[i - first] = zero;
+		} else {
+			rc = bstream_pread(fd, chunk, (size_t)(c1 - c0), c0, &n);
+			if (!rc && n != c1 - c0)
+				rc = -EIO;
+			if (!rc)
+				d[i - first] = checksum_buf(chunk, n);
+		}
+	}
+	free(chunk);
+	return rc;
+}
+
 int store_write(struct store *s, struct ofs_oid oid, uint64_t off, const void *buf,
 		size_t len, uint64_t *version, uint64_t *size)
 {
 	struct st_chunkview cv = { .oid = oid };
 	struct st_write_args wa = { .oid = oid };
 	pthread_rwlock_t *l = st_obj_lock(s, oid);
-	uint8_t *chunk = NULL, *undo = NULL;
+	uint8_t *undo = NULL;
 	uint64_t old_size, new_size, first, last, undo_off = 0, undo_len = 0;
-	struct ofs_digest zero;
-	bool have_zero = false;
 	uint32_t cs;
 	int fd = -1, rc;
 
@@ -441,42 +481,10 @@ int store_write(struct store *s, struct ofs_oid oid, uint64_t off, const void *b
 	wa.first = first;
 	wa.nchunks = last - first + 1;
 	wa.digests = calloc((size_t)wa.nchunks, sizeof(*wa.digests));
-	chunk = malloc(cs);
-	if (!wa.digests || !chunk) {
-		rc = -ENOMEM;
+	rc = wa.digests ? written_digests(fd, cs, first, last, old_size, new_size, off, buf, len,
+					  wa.digests) : -ENOMEM;
+	if (rc)
 		goto out;
-	}
-	for (uint64_t i = first; i <= last; i++) {
-		uint64_t c0 = i * cs, c1 = c0 + cs;
-		size_t n;
-		if (c1 > new_size)
-			c1 = new_size;
-		if (c0 >= off && c1 <= off + len) {
-			/* Entirely inside the written bytes: hash from memory. */
-			wa.digests[i - first] = checksum_buf((const uint8_t *)buf + (c0 - off),
-							     (size_t)(c1 - c0));
-			continue;
-		}
-		if (c0 >= old_size && c1 == c0 + cs && c1 <= off) {
-			/* A whole chunk of the gap: zeros (the stream was cut to
-			 * its recorded end above), digested once per write. */
-			if (!have_zero) {
-				memset(chunk, 0, cs);
-				zero = checksum_buf(chunk, cs);
-				have_zero = true;
-			}
-			wa.digests[i - first] = zero;
-			continue;
-		}
-		rc = bstream_pread(fd, chunk, (size_t)(c1 - c0), c0, &n);
-		if (rc)
-			goto out;
-		if (n != c1 - c0) {
-			rc = -EIO;
-			goto out;
-		}
-		wa.digests[i - first] = checksum_buf(chunk, n);
-	}
 	wa.new_size = new_size;
 	rc = kv_update(s->kv, st_write_txn, &wa);
 	if (!rc) {
@@ -489,7 +497,6 @@ out:
 		rc = -errno;
 out_free:
 	free(undo);
-	free(chunk);
 	free(wa.digests);
 	free(wa.a);
 	free(cv.a);

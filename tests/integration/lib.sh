@@ -357,6 +357,19 @@ invert_byte() {
 		dd of="$1" bs=1 seek="$2" conv=notrunc status=none || fail "cannot write $1"
 }
 
+# wrong_stripe : the back reference of /f/s8's second dfile, on its first
+# copy, rewritten (object tool, that server stopped and started) to name
+# stripe 2; sets S8 (its `ofs stat --json`), MF, DF (that dfile) and VSID
+# (that copy's server).
+wrong_stripe() {
+	S8=$(ofs stat --json /f/s8) || fail "stat /f/s8"
+	MF=$(jq -r .oid <<<"$S8")
+	DF=$(jq -r '.dfiles[1].oid' <<<"$S8")
+	VSID=$(jq -r '.dfiles[1].sids[0]' <<<"$S8")
+	on_all_copies "$VSID" \
+		bash -c 'exec "$0" tool --data "$DATA" set-backref "$1" "$2" 2' "$OFS_SERVER" "$DF" "$MF"
+}
+
 # damage_copy NAME OID flip OFFSET | lose : invert a byte of (or lose) the
 # bytes of OID's copy on server NAME, behind its checksums' back: in its
 # byte stream while the server runs, or - a small dfile held inline - with

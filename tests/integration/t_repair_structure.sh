@@ -31,12 +31,7 @@ export OFS_REPAIR_FILES=12
 
 log "a back reference rewritten to the wrong stripe: rewritten from the forward pointer"
 cluster r13
-j=$(ofs stat --json /f/s8)
-MF=$(jq -r .oid <<<"$j")
-DF=$(jq -r '.dfiles[1].oid' <<<"$j")
-VSID=$(jq -r '.dfiles[1].sids[0]' <<<"$j")
-on_all_copies "$VSID" \
-	bash -c 'exec "$0" tool --data "$DATA" set-backref "$1" "$2" 2' "$OFS_SERVER" "$DF" "$MF"
+wrong_stripe
 use_server r13a
 all_up r13
 # (through repair --job: the scrub's finding names the owner, which is
@@ -46,7 +41,7 @@ run 0 repair --job "$JOB"
 assert_eq backref_mismatch "$(json "$T/report.json" '[.findings[].kind] | join(" ")')" "the mismatch"
 assert_eq true "$(json "$T/report.json" '.findings[0].repaired')" "repaired"
 assert_contains "$(json "$T/report.json" '.findings[0].repair')" "stripe 1" "rewritten to stripe 1"
-for s in $(jq -r '.dfiles[1].sids[]' <<<"$j"); do
+for s in $(jq -r '.dfiles[1].sids[]' <<<"$S8"); do
 	assert_eq 1 "$(inspect_json "$(srv_by_sid "$s")" "$DF" | jq -r .backref.stripe)" "stripe on $s"
 done
 clean_scrub

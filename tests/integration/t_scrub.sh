@@ -251,12 +251,7 @@ stop_cluster c8
 
 log "a back reference rewritten to the wrong stripe: backref_mismatch"
 cluster c9
-j=$(ofs stat --json /f/s8)
-MF=$(jq -r .oid <<<"$j")
-DF=$(jq -r '.dfiles[1].oid' <<<"$j")
-VSID=$(jq -r '.dfiles[1].sids[0]' <<<"$j")
-on_all_copies "$VSID" \
-	bash -c 'exec "$0" tool --data "$DATA" set-backref "$1" "$2" 2' "$OFS_SERVER" "$DF" "$MF"
+wrong_stripe
 use_server c9a
 all_up c9
 scrub 1

@@ -34,9 +34,7 @@
 #include "lib/checksum.h"
 #include "lib/ofs_error.h"
 #include "server/bstream.h"
-#include "server/kv.h"
 #include "server/store.h"
-#include "server/store_impl.h"
 
 #define CS 4096u
 #define LIMIT (16u << 10)
@@ -321,50 +319,6 @@ static int found(int kind, const char *detail, void *arg)
 	return 0;
 }
 
-struct poke {
-	struct ofs_oid oid;
-	bool drop;
-	size_t at;
-};
-
-/* Change one byte of the inline value, or delete it (what the object
- * tool's surgery and a bad disk can do). */
-static int poke_txn(struct kv_txn *t, void *arg)
-{
-	struct poke *p = arg;
-	const void *v;
-	size_t vn;
-	uint8_t *b;
-	int rc = st_inline_get(t, p->oid, &v, &vn);
-
-	if (rc || p->drop)
-		return rc ? rc : st_inline_del(t, p->oid);
-	b = malloc(vn);
-	if (!b)
-		return -ENOMEM;
-	memcpy(b, v, vn);
-	b[p->at] ^= 0x40;
-	rc = st_inline_put(t, p->oid, b, vn);
-	free(b);
-	return rc;
-}
-
-static void poke(struct fixture *fx, struct ofs_oid oid, bool drop, size_t at)
-{
-	struct poke p = { .oid = oid, .drop = drop, .at = at };
-	char path[160];
-	struct kv *kv;
-
-	store_close(fx->s);
-	fx->s = NULL;
-	snprintf(path, sizeof(path), "%s/kv", fx->data);
-	assert_int_equal(kv_open(path, false, false, &kv), 0);
-	assert_int_equal(kv_update(kv, poke_txn, &p), 0);
-	kv_close(kv);
-	assert_int_equal(store_open(fx->data, false, &fx->s), 0);
-	assert_int_equal(store_set_inline_max(fx->s, LIMIT), 0);
-}
-
 static void test_a_changed_byte_fails_reads_and_scrub_finds_it(void **state)
 {
 	struct fixture *fx = *state;
@@ -376,7 +330,7 @@ static void test_a_changed_byte_fails_reads_and_scrub_finds_it(void **state)
 
 	fill(b, sizeof(b), 6);
 	assert_int_equal(store_write(fx->s, oid, 0, b, sizeof(b), &v, &sz), 0);
-	poke(fx, oid, false, CS + 1);
+	assert_int_equal(store_tool_flip_byte(fx->s, oid, CS + 1), 0);   /* (behind its digest) */
 	assert_int_equal(store_read(fx->s, oid, CS, b, 10, &got), -OFS_ECHECKSUM);
 	assert_int_equal(store_read(fx->s, oid, 0, b, 10, &got), 0);   /* chunk 0 is fine */
 	assert_int_equal(store_scrub_dfile(fx->s, oid, found, NULL, &f, &bytes), 0);
@@ -399,7 +353,7 @@ static void test_a_lost_value_is_a_missing_copy(void **state)
 
 	fill(b, sizeof(b), 7);
 	assert_int_equal(store_write(fx->s, oid, 0, b, sizeof(b), &v, &sz), 0);
-	poke(fx, oid, true, 0);
+	assert_int_equal(store_tool_lose_bytes(fx->s, oid), 0);
 	assert_int_equal(store_is_inline(fx->s, oid), 0);
 	assert_int_equal(store_read(fx->s, oid, 0, b, 10, &got), -EIO);
 	assert_int_equal(store_scrub_dfile(fx->s, oid, found, NULL, &f, &bytes), 0);
