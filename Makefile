@@ -55,11 +55,11 @@ SERVER_SRCS := server/kv.c server/records.c server/bstream.c server/store.c \
 	server/service.c server/access.c server/ops.c server/listener.c server/inspect.c \
 	server/sidtab.c server/gossip.c server/replica.c server/behind.c server/tool.c \
 	server/replaced.c server/removed.c server/changelog.c server/repair.c server/reconcile.c server/recover.c \
-	server/taskhost.c
+	server/taskhost.c server/mailbox.c
 BACKREF_SRCS := backref/rules.c backref/points.c
 REBALANCER_SRCS := rebalancer/move.c rebalancer/drain.c rebalancer/kinds.c
 PBJ_SRCS := $(wildcard pbj/*.c)
-SCRUBBER_SRCS := scrubber/scrub.c scrubber/scrub_copies.c scrubber/scrub_structure.c scrubber/scrub_mend.c
+SCRUBBER_SRCS := scrubber/scrub.c scrubber/scrub_copies.c scrubber/scrub_structure.c scrubber/scrub_mend.c scrubber/scrub_join.c
 CLIENT_SRCS := client/ofs.c client/ofs_io.c client/ofs_repair.c client/ofs_cap.c
 CORE_SRCS := $(LIB_SRCS) $(SERVER_SRCS) $(BACKREF_SRCS) $(REBALANCER_SRCS) $(CLIENT_SRCS) $(PBJ_SRCS) $(SCRUBBER_SRCS)
 CORE_OBJS := $(CORE_SRCS:%.c=$(O)/%.o)

@@ -33,6 +33,7 @@
 #include "server/gossip.h"
 #include "server/inspect.h"
 #include "server/listener.h"
+#include "server/mailbox.h"
 #include "server/ops.h"
 #include "server/store.h"
 #include "server/tool.h"
@@ -46,7 +47,8 @@ static const char usage_text[] =
 	"       ofs-server run --data DIR --listen HOST:PORT [--peer HOST:PORT]... [--log FILE]\n"
 	"                  [--max-conns N] [--scrub-rate BYTES/s] [--quarantine-days N]\n"
 	"                  [--orphan-grace SECONDS] [--capacity BYTES] [--no-catch-up]\n"
-	"                  [--settle-ms MS] [--cap-ttl SECONDS] [--inline-max BYTES] [--insecure]\n"
+	"                  [--settle-ms MS] [--cap-ttl SECONDS] [--inline-max BYTES] [--no-join]\n"
+	"                  [--insecure]\n"
 	"       ofs-server inspect --data DIR OID [--json]\n"
 	"       ofs-server ops [--json]       every operation and the roles that may call it\n"
 	"       ofs-server tool --data DIR list|keys|get-key|set-key|rm-key|set-version|set-backref|set-part|\n"
@@ -68,7 +70,7 @@ static int fail(const char *what, int rc)
 
 enum { OPT_DATA = 1, OPT_ATTR, OPT_CHUNK, OPT_LISTEN, OPT_LOG, OPT_MAXCONNS, OPT_JSON,
        OPT_PEER, OPT_SCRUB_RATE, OPT_QUARANTINE, OPT_ORPHAN_GRACE, OPT_HELP, OPT_CAPACITY, OPT_NO_CATCH_UP,
-       OPT_SETTLE, OPT_CA, OPT_INSECURE, OPT_CAP_TTL, OPT_INLINE_MAX };
+       OPT_SETTLE, OPT_CA, OPT_INSECURE, OPT_CAP_TTL, OPT_INLINE_MAX, OPT_NO_JOIN };
 
 #define MAX_PEERS 16
 /* How long a start waits for each peer's list of our stale copies. */
@@ -93,6 +95,7 @@ static const struct option long_opts[] = {
 	{ "insecure", no_argument, NULL, OPT_INSECURE },
 	{ "cap-ttl", required_argument, NULL, OPT_CAP_TTL },
 	{ "inline-max", required_argument, NULL, OPT_INLINE_MAX },
+	{ "no-join", no_argument, NULL, OPT_NO_JOIN },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -105,7 +108,7 @@ struct args {
 	size_t npeers;
 	uint64_t chunk, max_conns, scrub_rate, quarantine_days, orphan_grace, capacity,
 		 settle_ms, cap_ttl, inline_max;
-	bool json, no_catch_up, insecure;
+	bool json, no_catch_up, insecure, no_join;
 	const char *operand;
 };
 
@@ -144,6 +147,7 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 		case OPT_LOG: a->log = optarg; break;
 		case OPT_JSON: a->json = true; break;
 		case OPT_NO_CATCH_UP: a->no_catch_up = true; break;
+		case OPT_NO_JOIN: a->no_join = true; break;
 		case OPT_CA: a->ca = optarg; break;
 		case OPT_INSECURE: a->insecure = true; break;
 		case OPT_PEER: {
@@ -364,6 +368,7 @@ struct running {
 	struct behind *bh;
 	struct taskhost *tasks;
 	struct scrubber *scrub;
+	struct mailbox *mb;                 /* the namespace check's join records */
 	struct recover *rv;
 	struct service sv;
 	struct tls_conf *tls;               /* NULL: --insecure */
@@ -564,8 +569,11 @@ static int run_tasks(struct running *r)
 	rc = taskhost_open(r->s, r->tab, r->rep, r->a.scrub_rate, &r->tasks);
 	if (!rc)
 		rc = scrubber_open(r->s, r->tab, r->rep, &r->scrub);
+	if (!rc)
+		rc = mailbox_open(SCRUB_JOIN_MAILBOX_MAX, &r->mb);
 	if (rc)
 		return fail("background tasks", rc);
+	scrubber_set_mailbox(r->scrub, r->a.no_join ? NULL : r->mb);
 	scrubber_set_quarantine(r->scrub, quarantine_s);
 	scrubber_set_orphan_grace(r->scrub, (long long)r->a.orphan_grace);
 	scrubber_set_settle(r->scrub, (long)r->a.settle_ms);
@@ -580,6 +588,7 @@ static int run_tasks(struct running *r)
 		return fail("registering the background tasks", rc);
 	service_init(&r->sv, r->s, r->tab, r->rep, r->tasks);
 	r->sv.crl = r->crl;
+	r->sv.mailbox = r->a.no_join ? NULL : r->mb;   /* (peers then leave it out) */
 	r->sv.capkeys = r->capkeys;
 	r->sv.cap_ttl_s = (uint32_t)r->a.cap_ttl;
 	test_fault(&r->sv);
@@ -599,6 +608,7 @@ static void run_close(struct running *r)
 	taskhost_close(r->tasks);       /* (its tasks use the catch-up and the scrubber) */
 	recover_stop(r->rv);
 	scrubber_close(r->scrub);
+	mailbox_close(r->mb);
 	if (r->sv_ready)
 		service_fini(&r->sv);
 	behind_close(r->bh);
@@ -625,7 +635,7 @@ static int cmd_run(int argc, char **argv)
 	if (!r)
 		return fail("run", -ENOMEM);
 	r->lfd = r->sfd = r->logfd = -1;
-	rc = parse(argc, argv, "run", "45689:;=>?ABC", &r->a);   /* (OPT_ letters: + '0') */
+	rc = parse(argc, argv, "run", "45689:;=>?ABCD", &r->a);   /* (OPT_ letters: + '0') */
 	if (!rc)
 		rc = run_args(r, &addr);
 	if (rc) {

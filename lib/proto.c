@@ -84,7 +84,7 @@ const char *ofs_op_name(uint16_t op)
 		[OFS_OP_STALE_CLEAR] = "stale_clear", [OFS_OP_FREEZE] = "freeze",
 		[OFS_OP_ROOT_MOVE] = "root_move", [OFS_OP_STOP_CHECK] = "stop_check",
 		[OFS_OP_CHANGES] = "changes", [OFS_OP_REVOKED] = "revoked",
-		[OFS_OP_CAPKEYS] = "capkeys",
+		[OFS_OP_CAPKEYS] = "capkeys", [OFS_OP_JOIN] = "join",
 	};
 	op &= (uint16_t)~(OFS_OP_RESPONSE | OFS_OP_FORWARDED);
 	if (op >= OFS_OP_PING && op < OFS_OP_MAX)
@@ -353,6 +353,24 @@ static int encode_peer_req(struct wbuf *w, const struct ofs_req *q)
 	case OFS_OP_TASK_CTL:
 		wbuf_u64(w, q->task.job);
 		wbuf_u8(w, q->task.action);
+		break;
+	case OFS_OP_JOIN:
+		if ((q->flags & ~(OFS_JOIN_END | (OFS_JOIN_CHANNELS - 1))) ||
+		    q->reclen == 0 || q->reclen > OFS_JOIN_MAX_RECLEN ||
+		    (q->flags & OFS_JOIN_END ? q->data_len != 0
+		     : q->data_len == 0 || q->data_len % q->reclen || q->data_len > OFS_JOIN_MAX_BYTES))
+			return -EINVAL;
+		wbuf_u64(w, q->task.job);
+		wbuf_u64(w, q->epoch);
+		wbuf_sid(w, q->sid);
+		wbuf_u32(w, q->flags);
+		wbuf_u32(w, q->reclen);
+		if (q->flags & OFS_JOIN_END) {
+			wbuf_u64(w, q->count);
+		} else {
+			wbuf_u32(w, (uint32_t)(q->data_len / q->reclen));
+			wbuf_bytes(w, q->data, q->data_len);
+		}
 		break;
 	case OFS_OP_SUMMARY_MANY:
 	case OFS_OP_GETATTR_MANY:
@@ -639,6 +657,25 @@ static int decode_peer_req(uint16_t op, struct rbuf *r, struct ofs_req *q)
 		q->task.action = rbuf_u8(r);
 		if (!rbuf_error(r) && (q->task.action < OFS_TASK_PAUSE || q->task.action > OFS_TASK_FORGET))
 			return -OFS_ECORRUPT;
+		break;
+	case OFS_OP_JOIN:
+		q->task.job = rbuf_u64(r);
+		q->epoch = rbuf_u64(r);
+		q->sid = rbuf_sid(r);
+		q->flags = rbuf_u32(r);
+		q->reclen = rbuf_u32(r);
+		if (rbuf_error(r) || (q->flags & ~(OFS_JOIN_END | (OFS_JOIN_CHANNELS - 1))) ||
+		    q->reclen == 0 || q->reclen > OFS_JOIN_MAX_RECLEN)
+			return -OFS_ECORRUPT;
+		if (q->flags & OFS_JOIN_END) {
+			q->count = rbuf_u64(r);
+		} else {
+			uint32_t n = rbuf_u32(r);
+			if (rbuf_error(r) || n == 0 || (uint64_t)n * q->reclen > OFS_JOIN_MAX_BYTES)
+				return -OFS_ECORRUPT;
+			q->data_len = (size_t)n * q->reclen;
+			q->data = rbuf_bytes(r, q->data_len);
+		}
 		break;
 	default:
 		return 1;

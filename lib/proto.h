@@ -30,6 +30,11 @@
 #define OFS_SUMMARY_MANY_MAX 512  /* objects asked of in one SUMMARY_MANY */
 #define OFS_GETATTR_MANY_MAX 256  /* objects asked of in one GETATTR_MANY */
 #define OFS_DIST_MAX 31           /* bytes in a distribution name */
+#define OFS_JOIN_MAX_BYTES (256u << 10)  /* record bytes in one JOIN */
+#define OFS_JOIN_MAX_RECLEN 256   /* bytes in one JOIN record */
+#define OFS_JOIN_CHANNELS 8       /* JOIN channels (flags' low bits) */
+#define OFS_JOIN_END 0x100u       /* JOIN flags: the channel's end; max
+                                     is then the count sent on it */
 
 enum ofs_op {
 	OFS_OP_PING = 1,        /* -> server SID, server version */
@@ -107,6 +112,11 @@ enum ofs_op {
 	OFS_OP_GETATTR_MANY,    /* n, n oids -> n statuses, each followed by the
 	                           object's attr when 0, in order (GETATTR of
 	                           each: a listing's attributes, readdir-plus) */
+	OFS_OP_JOIN,            /* job, epoch, sender SID, flags (channel, END),
+	                           record length, records -> (taken): one
+	                           server's records for another server's task
+	                           of the same job (the namespace check's
+	                           join: server/mailbox.h) */
 	OFS_OP_MAX
 };
 
@@ -435,6 +445,10 @@ struct ofs_req {
 	struct ofs_sid cands[OFS_MAX_REPLICAS];   /* every server) */
 	uint64_t rate;                 /* REPAIR_FETCH: bytes/s (0: unpaced) */
 	uint64_t version;              /* STALE_CLEAR: the copy is current at this */
+	uint64_t epoch;                /* JOIN: the sender task's run */
+	uint32_t reclen;               /* JOIN: bytes per record (data: n of them;
+	                                  END: none, and count is the total) */
+	uint64_t count;                /* JOIN END: records sent on the channel */
 	uint32_t ms;                   /* FREEZE: how long (0: lift). Held by
 	                                  another holder: -EBUSY (a lift of
 	                                  another's hold changes nothing) */

@@ -55,6 +55,11 @@ void scrubber_set_settle(struct scrubber *sc, long ms)
 	sc->settle_s = (double)ms / 1000.0;
 }
 
+void scrubber_set_mailbox(struct scrubber *sc, struct mailbox *mb)
+{
+	sc->mb = mb;
+}
+
 int scrubber_add_kind(struct scrubber *sc, struct taskhost *h)
 {
 	return taskhost_add_kind(h, &sc->kind);
@@ -483,6 +488,8 @@ static int scrub_init(struct task *t, void *arg, const struct ofs_task_req *q, v
 	k->flags = q->flags;
 	k->pre_at = -1;
 	k->pre = malloc(sizeof(*k->pre));   /* (without it: one SUMMARY each) */
+	k->join_wanted = k->sc->mb && (q->flags & OFS_TASK_F_NODATA) && oid_is_zero(q->cursor) &&
+			 q->noids == 0;
 	*state = k;
 	return 0;
 }
@@ -505,7 +512,12 @@ static int scrub_begin(struct task *t, void *state)
 	} else if (store_stats(k->sc->s, &stats) == 0) {
 		task_set_totals(t, stats.objects, stats.bytes);
 	}
-	return k->flags & OFS_TASK_F_REPAIR ? stale_phase(k) : 0;
+	if (k->flags & OFS_TASK_F_REPAIR) {
+		int rc = stale_phase(k);
+		if (rc)
+			return rc;
+	}
+	return k->join_wanted ? scrub_join_begin(k) : 0;
 }
 
 static void scrub_batch(struct task *t, void *state, const struct task_obj *w, size_t n)
@@ -513,19 +525,21 @@ static void scrub_batch(struct task *t, void *state, const struct task_obj *w, s
 	struct scrub_task *k = state;
 
 	(void)t;
+	if (k->j) {
+		scrub_join_batch(k, w, n);
+		return;
+	}
 	scrub_prefetch(k, w, n);
 	scrub_prefetch_parts(k, w, n);
 	scrub_prefetch_owners(k, w, n);
 }
 
-static int scrub_step(struct task *t, void *state, const struct task_obj *w, size_t i,
-		      uint64_t *bytes)
+/* One object checked as scrub_step does, asking what was not asked
+ * ahead (k->pre_at: its batch index, or -1). */
+int scrub_check_one(struct scrub_task *k, const struct task_obj *w, uint64_t *bytes)
 {
-	struct scrub_task *k = state;
 	int rc;
 
-	(void)t;
-	k->pre_at = (long)i;
 	if (k->flags & OFS_TASK_F_REPAIR) {
 		k->holding = true;
 		k->nheld = 0;
@@ -543,8 +557,28 @@ static int scrub_step(struct task *t, void *state, const struct task_obj *w, siz
 	return rc;
 }
 
+static int scrub_step(struct task *t, void *state, const struct task_obj *w, size_t i,
+		      uint64_t *bytes)
+{
+	struct scrub_task *k = state;
+
+	(void)t;
+	*bytes = 0;
+	if (k->j)
+		return 0;                    /* (the join checks it at the end) */
+	k->pre_at = (long)i;
+	return scrub_check_one(k, w, bytes);
+}
+
 static struct ofs_oid scrub_cursor(void *state, struct ofs_oid done)
 {
+	const struct scrub_task *k = state;
+	struct ofs_oid none;
+
+	if (k->j) {
+		memset(&none, 0, sizeof(none));
+		return none;                 /* (nothing is done before the join meets) */
+	}
 	return safe_cursor(state, done);
 }
 
@@ -566,6 +600,11 @@ static int scrub_end(struct task *t, void *state, int rc, struct ofs_oid last)
 {
 	struct scrub_task *k = state;
 
+	if (k->j) {
+		if (!rc)
+			rc = scrub_join_end(k);
+		scrub_join_release(k);
+	}
 	if (!rc && k->nsus) {
 		rc = settle(k, true);        /* the last second looks */
 		if (!rc)
@@ -584,6 +623,7 @@ static void scrub_release(void *state)
 {
 	struct scrub_task *k = state;
 
+	scrub_join_release(k);
 	scrub_trim(k);
 	free(k->held);
 	free(k->hm);

@@ -48,6 +48,7 @@
 
 #define SCRUB_ORPHAN_GRACE_S 600                 /* orphans younger are left */
 #define SCRUB_SETTLE_MS 1000                     /* a suspect's second look */
+#define SCRUB_JOIN_MAILBOX_MAX ((size_t)1 << 30) /* the join's records held */
 
 struct scrubber;
 
@@ -66,6 +67,12 @@ void scrubber_set_orphan_grace(struct scrubber *sc, long long seconds);
  * change follows the one before in milliseconds; shorter finishes a
  * check of a quiet cluster sooner. */
 void scrubber_set_settle(struct scrubber *sc, long ms);
+/* A metadata-only check of every object from the start is a join
+ * (scrubber/scrub_join.c) through mb, the mailbox the server's JOIN
+ * operation fills (server/mailbox.h); NULL (the default): every object is
+ * checked with questions of its own. */
+struct mailbox;
+void scrubber_set_mailbox(struct scrubber *sc, struct mailbox *mb);
 /* Register the scrub kind (OFS_TASK_SCRUB) with the host; sc must outlive
  * the host's tasks (close the host first). */
 int scrubber_add_kind(struct scrubber *sc, struct taskhost *h);

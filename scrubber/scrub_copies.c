@@ -77,7 +77,7 @@ static void ask_servers(struct scrub_task *k, const struct ofs_sid *sid, size_t 
 /* The server table's states for the batch's first looks (one lock, not
  * one per object copy); the table changes rarely, and a second look reads
  * it afresh. */
-static void take_states(struct scrub_task *k)
+void scrub_take_states(struct scrub_task *k)
 {
 	struct ofs_server *e = NULL;
 	struct server_state *v;
@@ -114,7 +114,7 @@ int scrub_server_state(const struct scrub_task *k, struct ofs_sid sid, bool batc
 
 /* The copy that compares an object's copies: the first of its servers in
  * service (its primary, unless that one is out). */
-static bool lead_of(const struct scrub_task *k, const struct ofs_attr *a, struct ofs_sid *lead)
+bool scrub_lead_of(const struct scrub_task *k, const struct ofs_attr *a, struct ofs_sid *lead)
 {
 	for (uint8_t j = 0; j < a->nsids && j < OFS_MAX_REPLICAS; j++) {
 		uint8_t st;
@@ -192,7 +192,7 @@ void scrub_prefetch(struct scrub_task *k, const struct task_obj *w, size_t nw)
 
 	if (!k->pre)
 		return;
-	take_states(k);
+	scrub_take_states(k);
 	memset(k->pre->ok, 0, sizeof(k->pre->ok));
 	memset(k->pre->mine_ok, 0, sizeof(k->pre->mine_ok));
 	memset(k->pre->lead_alive, 0, sizeof(k->pre->lead_alive));
@@ -200,7 +200,7 @@ void scrub_prefetch(struct scrub_task *k, const struct task_obj *w, size_t nw)
 	/* the servers to ask: siblings of what this server leads (summaries),
 	 * leads of the rest (alive?) */
 	for (size_t i = 0; i < nw; i++) {
-		has_lead[i] = !w[i].decode_rc && lead_of(k, &w[i].a, &lead[i]);
+		has_lead[i] = !w[i].decode_rc && scrub_lead_of(k, &w[i].a, &lead[i]);
 		if (!has_lead[i])
 			continue;
 		for (uint8_t j = 0; j < w[i].a.nsids; j++) {

@@ -8,7 +8,9 @@
  *   scrub_copies.c    the copies compared (summaries asked ahead a batch
  *                     at a time, the lead, the server table's states);
  *   scrub_structure.c back references and forward pointers checked;
- *   scrub_mend.c      repair mode: a copy fetched, structure mended.
+ *   scrub_mend.c      repair mode: a copy fetched, structure mended;
+ *   scrub_join.c      a metadata-only check of every object as a join
+ *                     (streams between servers; the rest the old way).
  */
 #ifndef OFS_SCRUB_IMPL_H
 #define OFS_SCRUB_IMPL_H
@@ -111,6 +113,15 @@ struct kidtab {
 	size_t n, cap;
 };
 
+/* The join (scrub_join.c). */
+#define JOIN_MAX_PEERS 64        /* servers in one join (more: the old way) */
+#define JOIN_SEEN_S 10           /* a server not heard from this long is not
+                                    in the join */
+#define JOIN_WAIT_S 20           /* no peer said anything this long: stop
+                                    waiting (what it would tell is checked
+                                    the old way) */
+struct join;
+
 /* A scrub task's own state (the host keeps the rest: server/taskhost.h). */
 struct scrub_task {
 	struct task *t;                  /* the host's handle */
@@ -147,6 +158,9 @@ struct scrub_task {
 		uint8_t state;
 	} *states;
 	size_t nstates;
+	bool join_wanted;                /* a metadata-only check of every object */
+	struct join *j;                  /* NULL: not joining */
+	bool join_failed;                /* the join's walk lost records (memory) */
 };
 
 struct scrubber {
@@ -156,6 +170,7 @@ struct scrubber {
 	long long quarantine_s;          /* keep quarantined copies this long */
 	long long orphan_grace_s;        /* orphans younger than this are left */
 	double settle_s;                 /* a suspect's second look comes this much later */
+	struct mailbox *mb;              /* the join's records (NULL: no join) */
 	struct task_kind kind;           /* registered with the host */
 };
 
@@ -169,11 +184,17 @@ int scrub_add_finding(struct scrub_task *k, struct ofs_sid server, struct ofs_oi
 int scrub_add_finding_other(struct scrub_task *k, struct ofs_sid server, struct ofs_oid oid,
 			     int kind, const char *detail, struct ofs_sid other);
 void scrub_at(struct scrub_task *k, struct ofs_oid oid);
+int scrub_check_one(struct scrub_task *k, const struct task_obj *w, uint64_t *bytes);
 int scrub_check_dirdata(struct scrub_task *k, const struct task_obj *w, bool *bad);
 int scrub_check_structure(struct scrub_task *k, const struct task_obj *w);
 int scrub_child_attr(struct scrub_task *k, const struct ofs_handle *child, struct ofs_attr *a);
 int scrub_compare_siblings(struct scrub_task *k, const struct task_obj *w);
 long scrub_first_look(const struct scrub_task *k);
+void scrub_join_batch(struct scrub_task *k, const struct task_obj *w, size_t nw);
+int scrub_join_begin(struct scrub_task *k);
+int scrub_join_end(struct scrub_task *k);
+void scrub_join_release(struct scrub_task *k);
+bool scrub_lead_of(const struct scrub_task *k, const struct ofs_attr *a, struct ofs_sid *lead);
 int scrub_fix_copy(struct scrub_task *k, struct ofs_oid oid, const struct ofs_attr *a, bool have_attr,
 		    struct ofs_sid target, struct ofs_task_finding *f, struct ofs_fetch_reply *fr,
 		    bool known_bad);
@@ -190,6 +211,7 @@ int scrub_relink(struct scrub_task *k, struct ofs_client *c, const struct task_o
 		  const struct mend *m, char *act, size_t n);
 int scrub_repair_object(struct scrub_task *k, const struct task_obj *w);
 int scrub_server_state(const struct scrub_task *k, struct ofs_sid sid, bool batch, uint8_t *state);
+void scrub_take_states(struct scrub_task *k);
 int scrub_throttle(uint64_t bytes, void *arg);
 bool scrub_young(const struct scrubber *sc, const struct ofs_attr *a);
 

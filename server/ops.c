@@ -11,6 +11,7 @@
 #include "lib/log.h"
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
+#include "server/mailbox.h"
 #include "server/ops.h"
 #include "server/repair.h"
 #include "server/service.h"
@@ -730,6 +731,24 @@ static int op_stale_clear(struct service *sv, struct ofs_req *q, struct wbuf *re
 	return repair_stale_clear(sv->store, q->oid, q->sid, q->version);
 }
 
+/* Another server's task's records for this server's task of the job
+ * (mailbox.h). */
+static int op_join(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	bool end = (q->flags & OFS_JOIN_END) != 0;
+	int rc;
+
+	(void)reply;
+	if (!sv->mailbox)
+		return -OFS_EUNKNOWNOP;
+	rc = speaks_as(q, q->sid);
+	if (!rc)
+		rc = mailbox_put(sv->mailbox, q->task.job, q->sid, q->epoch,
+				 q->flags & (OFS_JOIN_CHANNELS - 1), q->reclen, q->data, q->data_len,
+				 end, q->count);
+	return rc;
+}
+
 /* ---- the table ---------------------------------------------------------- */
 
 #define ANYONE (OPS_USER | OPS_ADMIN | OPS_SERVER)
@@ -778,6 +797,7 @@ static struct ops_row table[OFS_OP_MAX] = {
 	[OFS_OP_STALE_FOR] = { op_stale_for, PEER, 0 },
 	[OFS_OP_SUMMARY] = { op_summary, PEER, 0 },
 	[OFS_OP_SUMMARY_MANY] = { op_summary_many, PEER, 0 },
+	[OFS_OP_JOIN] = { op_join, PEER, 0 },
 	[OFS_OP_VERIFY] = { op_verify, PEER, 0 },
 	[OFS_OP_POINTS] = { NULL, PEER, 0 },
 	[OFS_OP_REPAIR_FETCH] = { op_repair_fetch, PEER, 0 },

@@ -25,6 +25,7 @@
  * caller's; service_init/service_fini pair around the locks. */
 struct taskhost;
 struct recover;
+struct mailbox;
 
 struct crl;
 struct cap_ring;
@@ -42,6 +43,8 @@ struct service {
 	/* The background tasks (taskhost.h) and the catch-up (recover.h). */
 	struct taskhost *tasks;            /* NULL: none */
 	struct recover *recover;           /* NULL: none (set after service_init) */
+	struct mailbox *mailbox;           /* JOIN's records (NULL: none; set after
+	                                      service_init) */
 	/* What the catch-up wants to hear (set after service_init; NULL:
 	 * nobody): behind - a copy here was just marked behind; stats - add
 	 * its counts to a STATS reply. */

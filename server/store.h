@@ -364,6 +364,14 @@ typedef uint8_t (*store_points_fn)(const struct ofs_attr *owner, struct ofs_oid 
 int store_points_many(struct store *s, const struct store_points_q *q, size_t n,
 		      store_points_fn judge, uint8_t *ans);
 
+/* The content digests of n objects (oids sorted) whose records the caller
+ * has read (their sizes and types given), as a summary digests them, in
+ * one read transaction by cursor steps over the chunk digests and
+ * key-value parts: the namespace check's walk (its record read once).
+ * corrupt[i]: a dirdata entry of it does not decode. */
+int store_content_many(struct store *s, const struct ofs_oid *oids, const uint64_t *size,
+		       const uint8_t *type, size_t n, struct ofs_digest *d, bool *corrupt);
+
 /* The summaries of n objects (as SUMMARY_MANY answers them), read in one
  * transaction: an object not here is not present; one whose record does
  * not decode is present and corrupt; behind is set from store_behind. */

@@ -86,26 +86,33 @@ static int sum_chunk(const void *k, size_t kn, const void *v, size_t vn, void *a
 	return 0;
 }
 
-int st_summary_txn(struct kv_txn *t, void *arg)
+/* The content digest of sa->oid, given its size and type: the size, then
+ * its chunk digests and key-value part (a dirdata's entries must decode). */
+static int content_txn(struct kv_txn *t, struct st_summary_args *sa, uint64_t size, uint8_t type)
 {
-	struct st_summary_args *sa = arg;
-	int rc = st_get_object(t, sa->oid, sa->a);
 	uint8_t sz[8];
+	int rc;
 
-	if (rc)
-		return rc;
 	for (int i = 0; i < 8; i++)
-		sz[i] = (uint8_t)(sa->a->size >> (56 - 8 * i));
+		sz[i] = (uint8_t)(size >> (56 - 8 * i));
 	checksum_stream_update(sa->cs, sz, sizeof(sz));
 	sa->dirdata = false;
 	rc = sa->seq ? kv_scan_seq(t, KV_CHUNKS, &sa->seq[0], sa->oid.b, OFS_OID_LEN, sum_chunk, sa)
 		     : kv_scan(t, KV_CHUNKS, sa->oid.b, OFS_OID_LEN, NULL, 0, sum_chunk, sa);
-	sa->dirdata = sa->a->type == OFS_OBJ_DIRDATA;
+	sa->dirdata = type == OFS_OBJ_DIRDATA;
 	if (!rc)
 		rc = sa->seq ? kv_scan_seq(t, KV_KEYVAL, &sa->seq[1], sa->oid.b, OFS_OID_LEN,
 					   sum_chunk, sa)
 			     : kv_scan(t, KV_KEYVAL, sa->oid.b, OFS_OID_LEN, NULL, 0, sum_chunk, sa);
 	return rc;
+}
+
+int st_summary_txn(struct kv_txn *t, void *arg)
+{
+	struct st_summary_args *sa = arg;
+	int rc = st_get_object(t, sa->oid, sa->a);
+
+	return rc ? rc : content_txn(t, sa, sa->a->size, sa->a->type);
 }
 
 /* The summary st_summary_txn read (present). */
@@ -201,6 +208,52 @@ int store_summary_many(struct store *s, const struct ofs_oid *oids, size_t n,
 	}
 	checksum_stream_free(ma.sa.cs);
 	free(ma.sa.a);
+	return rc;
+}
+
+struct content_many_args {
+	const struct ofs_oid *oids;
+	const uint64_t *size;
+	const uint8_t *type;
+	size_t n;
+	struct ofs_digest *d;
+	bool *corrupt;
+	struct st_summary_args sa;
+	struct kv_seq seq[2];
+};
+
+static int content_many_txn(struct kv_txn *t, void *arg)
+{
+	struct content_many_args *ca = arg;
+
+	memset(ca->seq, 0, sizeof(ca->seq));
+	ca->sa.seq = ca->seq;
+	for (size_t i = 0; i < ca->n; i++) {
+		int rc;
+		ca->sa.oid = ca->oids[i];
+		ca->sa.corrupt = false;
+		checksum_stream_reset(ca->sa.cs);
+		rc = content_txn(t, &ca->sa, ca->size[i], ca->type[i]);
+		if (rc)
+			return rc;
+		ca->d[i] = checksum_stream_final(ca->sa.cs);
+		ca->corrupt[i] = ca->sa.corrupt;
+	}
+	return 0;
+}
+
+int store_content_many(struct store *s, const struct ofs_oid *oids, const uint64_t *size,
+		       const uint8_t *type, size_t n, struct ofs_digest *d, bool *corrupt)
+{
+	struct content_many_args ca = { .oids = oids, .size = size, .type = type, .n = n, .d = d,
+					.corrupt = corrupt };
+	int rc;
+
+	ca.sa.cs = checksum_stream_new();
+	if (!ca.sa.cs)
+		return -ENOMEM;
+	rc = kv_view(s->kv, content_many_txn, &ca);
+	checksum_stream_free(ca.sa.cs);
 	return rc;
 }
 

@@ -3,8 +3,10 @@
 # sanity-lfsck and Ceph's scrub tests). Each case breaks one thing in a
 # four-server cluster (racks r1 r1 r2 r3, six files in /f: p1 p2 p3 p5 p6
 # with 3 copies, s4 striped over 3 dfiles), then:
-#   repair --dry-run   finds exactly the expected findings, says what it
-#                      would do, and changes nothing;
+#   repair --dry-run --metadata-only
+#                      finds exactly the expected findings (the check as
+#                      a join, scrubber/scrub_join.c), says what it would
+#                      do, and changes nothing;
 #   repair             finds them again and mends them;
 #   scrub              is clean, and the files read back.
 # The cases run in four clusters, one after another in each: a case starts
@@ -49,7 +51,7 @@ facts() {
 
 # mend "KINDS" "DRY-RUN ACTION" "ACTION" : the three jobs of a case.
 mend() {
-	run 1 repair --dry-run
+	run 1 repair --dry-run --metadata-only
 	facts
 	assert_eq "$1" "${F[0]}" "dry run finds ($(cat "$T/report.json"))"
 	assert_eq 0 "${F[1]}" "dry run: every finding would be repaired (${F[3]})"
@@ -159,7 +161,7 @@ DF=$(jq -r '.dfiles[1].oid' <<<"$j")
 on_all_copies "$(jq -r '.dfiles[1].sids[]' <<<"$j")" \
 	bash -c 'exec "$0" tool --data "$DATA" remove "$1"' "$OFS_SERVER" "$DF"
 case_ready
-run 1 repair
+run 1 repair --metadata-only
 assert_eq dangling_pointer "$(kinds)" "the dangling stripe"
 # 1052576 bytes in strips of 262144 over 3 dfiles: stripe 1 held these
 assert_contains "$(json "$T/report.json" '.findings[0].detail')" \
@@ -190,7 +192,7 @@ case_next
 DD=$(dirdata_of /f)
 on_all_copies "$(dirdata_sids /f)" drop_dirdata "$DD"
 case_ready
-run 1 repair --dry-run
+run 1 repair --dry-run --metadata-only
 assert_eq "dangling_pointer orphan orphan orphan orphan orphan orphan" "$(kinds)" "dry run finds"
 assert_contains "$(actions)" "would be: dirdata $DD made again, empty" "dry run: the dirdata"
 assert_contains "$(actions)" "would have its entry 'p1'" "dry run: the files"
@@ -289,7 +291,7 @@ on_all_copies "$(jq -r '.sids[]' <<<"$j")" \
 	bash -c 'exec "$0" tool --data "$DATA" set-part "$1" 1 0123456789abcdef0123456789abcdef' \
 	"$OFS_SERVER" "$MF"
 case_ready
-run 1 repair --dry-run
+run 1 repair --dry-run --metadata-only
 assert_eq "dangling_pointer orphan" "$(kinds)" "dry run finds"
 assert_contains "$(actions)" "would be stripe 1 of $MF again" "dry run: the dfile"
 # (the stripe that exists nowhere is left, unless the dfile took it back

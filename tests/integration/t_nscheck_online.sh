@@ -8,6 +8,9 @@
 # after another - metadata-only and full, alternating - each with --wait. Every
 # scrub must end succeeded with zero findings; nsload must see no error
 # and find its tree as it left it; a last scrub after the load is clean.
+# Every metadata-only scrub is a join (scrubber/scrub_join.c) on every
+# server: what changes under it meets no partner and is checked the old
+# way, with its settling, so the join adds no finding.
 . "$(dirname "$0")/lib.sh"
 
 OPS=${OFS_NSLOAD_OPS:-10000}
@@ -38,6 +41,12 @@ wait_pid "$LOAD" 600
 assert_eq 0 "$REAP_ST" "nsload exit status"
 log "$scrubs scrubs ($meta metadata-only) ran during $OPS namespace changes, no finding"
 [ "$scrubs" -ge 2 ] || fail "only $scrubs scrubs ran during the load"
+# Each metadata-only scrub was a join on each of the three servers (what
+# changed under it was checked the old way, settling included).
+joins=$(cat "$T"/a.log "$T"/b.log "$T"/c.log | grep -c "join: .* objects walked")
+[ "$joins" -ge $((meta * 3)) ] || fail "$joins joins logged for $meta metadata-only scrubs on 3 servers"
+log "the joins: $(cat "$T"/a.log "$T"/b.log "$T"/c.log | sed -n 's/.*join: //p' |
+	awk '{ w += $1; m += $4; r += $7 } END { printf "%d objects walked, %d pointers met, %d checked the old way", w, m, r }')"
 assert_exit 0 ofs_pbj submit scrub --wait --json
 assert_eq 0 "$(json "$T/last.out" .findings.total)" "the scrub after the load"
 finish

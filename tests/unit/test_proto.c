@@ -239,6 +239,15 @@ static void mk_req(struct ofs_req *q, uint16_t op)
 		q->data = sample_oids;
 		q->data_len = sizeof(sample_oids);
 		break;
+	case OFS_OP_JOIN:
+		q->task.job = 80;
+		q->epoch = 0x1122334455667788ull;
+		q->sid = mk_sid(6);
+		q->flags = 2;
+		q->reclen = OFS_OID_LEN;
+		q->data = sample_oids;
+		q->data_len = sizeof(sample_oids);
+		break;
 	case OFS_OP_SET_ROOT:
 	case OFS_OP_ROOT_MOVE:
 		q->root.oid = mk_oid(3);
@@ -416,6 +425,10 @@ static void assert_req_equal(const struct ofs_req *a, const struct ofs_req *b)
 	assert_int_equal(a->version, b->version);
 	assert_int_equal(a->task.budget, b->task.budget);
 	assert_int_equal(a->task.flags, b->task.flags);
+	assert_int_equal(a->task.job, b->task.job);
+	assert_int_equal(a->epoch, b->epoch);
+	assert_int_equal(a->reclen, b->reclen);
+	assert_int_equal(a->count, b->count);
 }
 
 static void encode_req(struct wbuf *w, const struct ofs_req *q)
@@ -2367,6 +2380,77 @@ static void test_summary_many_round_trips_and_is_bounded(void **state)
 	wbuf_free(&w);
 }
 
+static void test_join_round_trips_and_is_bounded(void **state)
+{
+	static uint8_t recs[OFS_JOIN_MAX_BYTES + 64];
+	struct ofs_req q, d;
+	struct wbuf w;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(recs); i++)
+		recs[i] = (uint8_t)(i * 7);
+	memset(&q, 0, sizeof(q));
+	q.op = OFS_OP_JOIN;
+	q.task.job = 5;
+	q.epoch = 9;
+	q.sid = mk_sid(2);
+	q.flags = 1;
+	q.reclen = 62;
+	q.data = recs;
+	q.data_len = 62 * 3;
+	encode_req(&w, &q);
+	assert_int_equal(decode_wbuf(OFS_OP_JOIN, &w, &d), 0);
+	assert_req_equal(&q, &d);
+	wbuf_free(&w);
+	/* an end: a count, no records */
+	q.flags = 1 | OFS_JOIN_END;
+	q.data = NULL;
+	q.data_len = 0;
+	q.count = 123456789012ull;
+	encode_req(&w, &q);
+	assert_int_equal(decode_wbuf(OFS_OP_JOIN, &w, &d), 0);
+	assert_int_equal(d.count, q.count);
+	assert_int_equal(d.flags, q.flags);
+	assert_int_equal(d.data_len, 0);
+	wbuf_free(&w);
+	/* what the encoder refuses: records with an end, none without, a
+	 * part of a record, too many bytes, an unknown flag, a record length
+	 * of 0 or past the limit */
+	struct { uint32_t flags, reclen; size_t len; } bad[] = {
+		{ OFS_JOIN_END, 16, 16 }, { 0, 16, 0 }, { 0, 16, 24 },
+		{ 0, 16, OFS_JOIN_MAX_BYTES + 16 }, { 0x200, 16, 16 }, { OFS_JOIN_CHANNELS, 16, 16 },
+		{ 0, 0, 16 }, { 0, OFS_JOIN_MAX_RECLEN + 1, OFS_JOIN_MAX_RECLEN + 1 },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		q.flags = bad[i].flags;
+		q.reclen = bad[i].reclen;
+		q.data = recs;
+		q.data_len = bad[i].len;
+		wbuf_init(&w);
+		assert_int_equal(proto_encode_req(&w, &q), -EINVAL);
+		wbuf_free(&w);
+	}
+	/* what the decoder refuses: a count of records past the bytes there,
+	 * zero records, more bytes than allowed, a bad record length */
+	struct { uint32_t flags, reclen, n; size_t len; } dbad[] = {
+		{ 0, 16, 3, 32 }, { 0, 16, 0, 0 }, { 0, 16, OFS_JOIN_MAX_BYTES / 16 + 1, OFS_JOIN_MAX_BYTES + 16 },
+		{ 0, 0, 1, 0 }, { 0, OFS_JOIN_MAX_RECLEN + 1, 1, OFS_JOIN_MAX_RECLEN + 1 },
+		{ 0x8000, 16, 1, 16 },
+	};
+	for (size_t i = 0; i < sizeof(dbad) / sizeof(dbad[0]); i++) {
+		wbuf_init(&w);
+		wbuf_u64(&w, 1);
+		wbuf_u64(&w, 2);
+		wbuf_sid(&w, mk_sid(3));
+		wbuf_u32(&w, dbad[i].flags);
+		wbuf_u32(&w, dbad[i].reclen);
+		wbuf_u32(&w, dbad[i].n);
+		wbuf_bytes(&w, recs, dbad[i].len);
+		assert_int_not_equal(decode_wbuf(OFS_OP_JOIN, &w, &d), 0);
+		wbuf_free(&w);
+	}
+}
+
 static void test_fetch_reply_round_trips_and_rejects_bad_outcomes(void **state)
 {
 	struct ofs_fetch_reply f = { .outcome = OFS_FETCH_DONE, .version = 9, .bytes = 4096 }, back;
@@ -2555,6 +2639,7 @@ int main(void)
 		cmocka_unit_test(test_task_status_round_trips_and_checks_before_delivering),
 		cmocka_unit_test(test_summary_round_trips_and_rejects_unknown_flags),
 		cmocka_unit_test(test_summary_many_round_trips_and_is_bounded),
+		cmocka_unit_test(test_join_round_trips_and_is_bounded),
 		cmocka_unit_test(test_attrs_many_round_trip_with_their_statuses),
 		cmocka_unit_test(test_small_reply_round_trips_and_checks_its_bytes),
 		cmocka_unit_test(test_fetch_reply_round_trips_and_rejects_bad_outcomes),

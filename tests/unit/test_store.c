@@ -2302,6 +2302,56 @@ static void test_summary_many_agrees_with_summary(void **state)
 	free(im.b);
 }
 
+static int cmp_oid_t(const void *a, const void *b)
+{
+	return memcmp(a, b, OFS_OID_LEN);
+}
+
+/* The join's content digests, from records the caller read, are the
+ * summaries' digests. */
+static void test_content_many_agrees_with_summary(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *s = open_new(fx);
+	struct ofs_oid oids[5];
+	struct ofs_digest d[5];
+	struct ofs_summary one;
+	uint64_t size[5];
+	uint8_t type[5];
+	bool bad[5];
+	struct image im = { 0 };
+	struct ofs_attr *a = malloc(sizeof(*a));
+
+	assert_non_null(a);
+	oids[0] = create_dfile(s);
+	write_both(s, oids[0], &im, 0, 2 * CS + 5, 1);
+	oids[1] = create_dfile(s);
+	oids[2] = create_type(s, OFS_OBJ_DIRDATA);
+	assert_int_equal(store_tool_set_key(s, oids[2], "bad", 3, "x", 1), 0);
+	oids[3] = create_type(s, OFS_OBJ_DIRDATA);
+	oids[4] = create_type(s, OFS_OBJ_METAFILE);
+	assert_int_equal(store_kv_put(s, oids[4], "user.k", 6, "v", 1), 0);
+	qsort(oids, 5, sizeof(oids[0]), cmp_oid_t);        /* (a walk's order) */
+	for (int i = 0; i < 5; i++) {
+		getattr(s, oids[i], a);
+		size[i] = a->size;
+		type[i] = a->type;
+	}
+	assert_int_equal(store_content_many(s, oids, size, type, 5, d, bad), 0);
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(store_summary(s, oids[i], &one), 0);
+		assert_memory_equal(d[i].b, one.digest.b, sizeof(one.digest.b));
+		assert_int_equal(bad[i], one.corrupt);
+	}
+	/* a size other than the record's: another digest */
+	size[0]++;
+	assert_int_equal(store_content_many(s, oids, size, type, 1, d, bad), 0);
+	assert_int_equal(store_summary(s, oids[0], &one), 0);
+	assert_memory_not_equal(d[0].b, one.digest.b, sizeof(one.digest.b));
+	free(a);
+	free(im.b);
+}
+
 /* An owner with the given parts (a metafile's stripes, a directory's dirdata). */
 static struct ofs_oid create_owner(struct store *s, uint8_t type, const struct ofs_oid *parts,
 				   uint16_t n)
@@ -2588,6 +2638,7 @@ int main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 #define INCOMING_TESTS \
 		T(test_summary_many_agrees_with_summary), \
+		T(test_content_many_agrees_with_summary), \
 		T(test_points_many_agrees_with_points_check), \
 		T(test_incoming_copy_replaces_a_bad_one_and_keeps_it_aside), \
 		T(test_incoming_copy_refuses_a_copy_changed_meanwhile), \

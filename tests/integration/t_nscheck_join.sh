@@ -1,0 +1,66 @@
+#!/bin/bash
+# t_nscheck_join: the namespace check as a join when a server does not
+# join. Three servers (racks r1 r2 r3); c runs --no-join, so it refuses
+# the join's records and checks its own objects with questions, and a and
+# b check with questions whatever c would have told them. Twelve small
+# files with 3 copies; the metafile copy on c of a file whose primary
+# (the copy that compares) is c is removed. Then:
+#   repair --dry-run --metadata-only  finds exactly that missing_replica
+#                                     (found by a or b, from the copies c
+#                                     would have compared);
+#   a and b log their joins, with objects checked the old way; c logs none;
+#   repair --metadata-only            fetches the copy back;
+#   scrub --metadata-only             is clean, and the file reads back.
+. "$(dirname "$0")/lib.sh"
+
+start_server a --attr rack=r1
+start_server b --attr rack=r2 --peer "$(srv_addr a)"
+start_server c --attr rack=r3 --peer "$(srv_addr a)" --no-join
+for n in a b c; do wait_until 30 "$n to list all 3 servers as up" sees_up "$n" 3; done
+use_server a
+export OFS_PBJ_DB=$T/pbj.db
+ok ofs mkdir /d
+: >"$T/list"
+for i in $(seq 1 12); do
+	mkrand "$T/src$i" 1024
+	echo "$T/src$i /d/f$i 3 1 1048576" >>"$T/list"
+done
+"$OFS_ITEST_BIN/putmany" "$OFS_CLUSTER" <"$T/list" || fail "putmany"
+
+# a file whose metafile's primary is c
+CSID=$(srv_sid c)
+VICTIM=""
+for i in $(seq 1 12); do
+	if [ "$(ofs stat --json "/d/f$i" | jq -r '.sids[0]')" = "$CSID" ]; then
+		VICTIM=$i
+		break
+	fi
+done
+[ -n "$VICTIM" ] || fail "no file of the twelve has its metafile's primary on c"
+MF=$(ofs stat --json "/d/f$VICTIM" | jq -r .oid)
+stop_server c
+ofs_server tool --data "$(srv_data c)" remove "$MF" || fail "tool remove $MF on c"
+restart_same_port c
+for n in a b c; do wait_until 30 "$n to list all 3 servers as up" sees_up "$n" 3; done
+
+joins() { cat "$T/$1.log" | grep -c "join: .* objects walked"; }
+assert_exit 1 ofs_pbj submit repair --dry-run --metadata-only --wait --json
+JOB=$(json "$T/last.out" .id)
+ok ofs_pbj report "$JOB" --json
+assert_eq missing_replica "$(json "$T/last.out" '[.findings[].kind] | join(" ")')" "the dry run finds"
+assert_eq "$CSID" "$(json "$T/last.out" '.findings[0].server')" "the copy missing is c's"
+assert_eq "$MF" "$(json "$T/last.out" '.findings[0].oid')" "of the metafile removed"
+assert_eq 1 "$(joins a)" "a's joins"
+assert_eq 1 "$(joins b)" "b's joins"
+assert_eq 0 "$(joins c)" "c's joins (--no-join)"
+for n in a b; do
+	redone=$(sed -n 's/.*join: .* pointers met, \([0-9]*\) checked the old way.*/\1/p' "$T/$n.log")
+	[ "${redone:-0}" -gt 0 ] || fail "$n checked nothing the old way, though c did not join: $(grep 'join:' "$T/$n.log")"
+done
+
+assert_exit 0 ofs_pbj submit repair --metadata-only --wait --json
+assert_exit 0 ofs_pbj submit scrub --metadata-only --wait --json
+assert_eq 0 "$(json "$T/last.out" .findings.total)" "the scrub after the repair"
+ok ofs get "/d/f$VICTIM" "$T/back"
+assert_same_file "$T/src$VICTIM" "$T/back" "the file reads back"
+finish
