@@ -50,20 +50,26 @@ all_read_back
 log "cancel a repair job; SIGKILL the scheduler mid-repair and start it again"
 use_server r13a   # (the case before left r13 clean)
 # (four small files' copies on one server, flipped with the object tool:
-# the files are inline, so that server is stopped and started once)
-VSID=$(srv_sid r13b) dfs=()
-for f in /f/p1 /f/p2 /f/p3 /f/p5 /f/p6 /f/p7 /f/p9 /f/p10 /f/p11; do
-	j=$(ofs stat --json "$f") || fail "stat $f"
-	jq -e --arg s "$VSID" '.dfiles[0].sids | index($s)' <<<"$j" >/dev/null || continue
-	dfs+=("$(jq -r '.dfiles[0].oid' <<<"$j")")
-	[ ${#dfs[@]} -lt 4 ] || break
+# the files are inline, so that server is stopped and started once. Each
+# of the nine files has one copy in rack r1, on r13a or r13b, so one of
+# the two holds at least five.)
+for V in r13b r13a; do
+	VSID=$(srv_sid "$V") dfs=()
+	for f in /f/p1 /f/p2 /f/p3 /f/p5 /f/p6 /f/p7 /f/p9 /f/p10 /f/p11; do
+		j=$(ofs stat --json "$f") || fail "stat $f"
+		jq -e --arg s "$VSID" '.dfiles[0].sids | index($s)' <<<"$j" >/dev/null || continue
+		dfs+=("$(jq -r '.dfiles[0].oid' <<<"$j")")
+		[ ${#dfs[@]} -lt 4 ] || break
+	done
+	[ ${#dfs[@]} = 4 ] && break
 done
-[ ${#dfs[@]} = 4 ] || fail "expected four of the small files with a copy on r13b, found ${#dfs[@]}"
-stop_server r13b
+[ ${#dfs[@]} = 4 ] || fail "expected four of the small files with a copy on r13a or on r13b"
+use_server "$([ "$V" = r13a ] && echo r13b || echo r13a)"
+stop_server "$V"
 for df in "${dfs[@]}"; do
-	ok ofs_server tool --data "$(srv_data r13b)" flip-byte "$df" 10
+	ok ofs_server tool --data "$(srv_data "$V")" flip-byte "$df" 10
 done
-restart_same_port r13b
+restart_same_port "$V"
 all_up r13
 ok ofs_pbj submit repair --rate 64K
 CJOB=$(cat "$T/last.out")
