@@ -671,9 +671,28 @@ void cl_resolved_free(struct resolved *r)
 	r->pattr = NULL;
 }
 
+/* A directory's attributes: from the directories walked lately (when
+ * *cached is not NULL: then set if so), else asked (and remembered). */
+static int dir_attr(struct ofs_client *c, const struct ofs_handle *h, struct ofs_attr *a,
+		    bool *cached)
+{
+	int rc;
+
+	if (cached && cl_dcache_attr(c, h->oid, a)) {
+		*cached = true;
+		return 0;
+	}
+	rc = cl_obj_getattr(c, h, a);
+	if (!rc && cached)
+		cl_dcache_put_attr(c, h->oid, a);
+	return rc;
+}
+
 /* Walk p's first n components. On success r->ent is the object the n-th
- * component names (the root for n = 0). */
-static int walk(struct ofs_client *c, const struct ofs_path *p, size_t n, struct resolved *r)
+ * component names (the root for n = 0). cached: through the directories
+ * walked lately (NULL: every step asked). */
+static int walk(struct ofs_client *c, const struct ofs_path *p, size_t n, struct resolved *r,
+		bool *cached)
 {
 	struct ofs_dirent cur = { .type = OFS_OBJ_DIRECTORY, .handle = c->root };
 	int rc;
@@ -685,19 +704,29 @@ static int walk(struct ofs_client *c, const struct ofs_path *p, size_t n, struct
 	r->chain[0] = c->root.oid;
 	for (size_t i = 0; i < n; i++) {
 		struct ofs_handle dd;
+		struct ofs_dirent next;
 
 		if (cur.type != OFS_OBJ_DIRECTORY)
 			return -ENOTDIR;
-		rc = cl_obj_getattr(c, &cur.handle, r->pattr);
+		r->parent = cur.handle;
+		if (cached && cl_dcache_name(c, cur.handle.oid, p->comp[i], &next)) {
+			/* (r->pattr: resolve_parent fills it, for the last one) */
+			*cached = true;
+			cur = next;
+			r->chain[i + 1] = cur.handle.oid;
+			continue;
+		}
+		rc = dir_attr(c, &cur.handle, r->pattr, cached);
 		if (rc)
 			return rc == -ENOENT ? -ENOENT : rc;
 		rc = cl_dirdata_for(r->pattr, p->comp[i], &dd);
 		if (rc)
 			return rc;
-		r->parent = cur.handle;
 		rc = cl_dirent_call(c, OFS_OP_DIRENT_LOOKUP, &dd, p->comp[i], NULL, 0, NULL, &cur);
 		if (rc)
 			return rc;
+		if (cached)
+			cl_dcache_put_name(c, r->parent.oid, p->comp[i], &cur);
 		r->chain[i + 1] = cur.handle.oid;
 	}
 	r->ent = cur;
@@ -731,15 +760,13 @@ int cl_resolve(struct ofs_client *c, const char *path, struct resolved *r)
 
 	if (rc)
 		return rc;
-	rc = walk(c, p, p->n, r);
+	rc = walk(c, p, p->n, r, NULL);
 	free(p);
 	return rc;
 }
 
-/* Resolve the parent of path (which must be a directory) and return the
- * last name; -EEXIST-free: the entry itself is not looked up. */
-int cl_resolve_parent(struct ofs_client *c, const char *path, struct resolved *r,
-			  char name[OFS_NAME_MAX + 1], struct ofs_handle *dd)
+static int resolve_parent(struct ofs_client *c, const char *path, struct resolved *r,
+			  char name[OFS_NAME_MAX + 1], struct ofs_handle *dd, bool *cached)
 {
 	struct ofs_path *p;
 	int rc = parse_path(path, &p);
@@ -754,17 +781,32 @@ int cl_resolve_parent(struct ofs_client *c, const char *path, struct resolved *r
 		free(p);
 		return -OFS_ENAME;
 	}
-	rc = walk(c, p, p->n - 1, r);
+	rc = walk(c, p, p->n - 1, r, cached);
 	if (!rc && r->ent.type != OFS_OBJ_DIRECTORY)
 		rc = -ENOTDIR;
 	if (!rc)
-		rc = cl_obj_getattr(c, &r->ent.handle, r->pattr);
+		rc = dir_attr(c, &r->ent.handle, r->pattr, cached);
 	if (!rc)
 		rc = cl_dirdata_for(r->pattr, p->comp[p->n - 1], dd);
 	if (!rc)
 		snprintf(name, OFS_NAME_MAX + 1, "%s", p->comp[p->n - 1]);
 	free(p);
 	return rc;
+}
+
+/* Resolve the parent of path (which must be a directory) and return the
+ * last name; -EEXIST-free: the entry itself is not looked up. */
+int cl_resolve_parent(struct ofs_client *c, const char *path, struct resolved *r,
+			  char name[OFS_NAME_MAX + 1], struct ofs_handle *dd)
+{
+	return resolve_parent(c, path, r, name, dd, NULL);
+}
+
+int cl_resolve_parent_cached(struct ofs_client *c, const char *path, struct resolved *r,
+			     char name[OFS_NAME_MAX + 1], struct ofs_handle *dd, bool *cached)
+{
+	*cached = false;
+	return resolve_parent(c, path, r, name, dd, cached);
 }
 
 /* ---- open and close ----------------------------------------------------- */
@@ -966,6 +1008,7 @@ void ofs_client_close(struct ofs_client *c)
 	free(c->peers);
 	free(c->pause_dir);
 	cl_caps_free(c->caps);
+	cl_dcache_clear(c);
 	free(c);
 }
 
@@ -1155,6 +1198,8 @@ int ofs_rmdir(struct ofs_client *c, const char *path)
 	char name[OFS_NAME_MAX + 1];
 	int rc;
 
+	cl_dcache_clear(c);     /* (this client's own change is seen at once) */
+
 	if (!da)
 		return -ENOMEM;
 	rc = cl_resolve_parent(c, path, &r, name, &dd);
@@ -1214,6 +1259,8 @@ int ofs_chmod(struct ofs_client *c, const char *path, uint32_t mode)
 	struct resolved r;
 	int rc;
 
+	cl_dcache_clear(c);     /* (this client's own change is seen at once) */
+
 	if (!a)
 		return -ENOMEM;
 	if (mode & ~07777u) {
@@ -1234,6 +1281,8 @@ int ofs_chown(struct ofs_client *c, const char *path, uint32_t uid, uint32_t gid
 	struct ofs_attr *a = calloc(1, sizeof(*a));
 	struct resolved r;
 	int rc;
+
+	cl_dcache_clear(c);     /* (this client's own change is seen at once) */
 
 	if (!a)
 		return -ENOMEM;
@@ -1467,6 +1516,8 @@ int ofs_rename(struct ofs_client *c, const char *oldpath, const char *newpath)
 	char oname[OFS_NAME_MAX + 1], nname[OFS_NAME_MAX + 1], target[OFS_PATH_MAX + 1];
 	bool replaced = false;
 	int rc;
+
+	cl_dcache_clear(c);     /* (this client's own change is seen at once) */
 
 	memset(&ro, 0, sizeof(ro));
 	memset(&rn, 0, sizeof(rn));

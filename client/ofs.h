@@ -66,7 +66,12 @@ int ofs_mkdir(struct ofs_client *c, const char *path);
  * replaced atomically: readers see the old or the new contents, and on
  * failure the old file is intact. -EISDIR when path is a directory. A
  * server that dies during the put makes it start again, as a new file,
- * when fd seeks (up to three attempts); from a pipe it fails instead. */
+ * when fd seeks (up to three attempts); from a pipe it fails instead.
+ * The client remembers the directories a put walked for two seconds, so
+ * many puts into one directory walk its path once: a directory another
+ * client renames within that time may receive a file put through its old
+ * path (as if the put had walked just before the rename); one removed
+ * fails the put, which walks again and is tried once more. */
 int ofs_put_fd(struct ofs_client *c, int fd, const char *path, const struct ofs_put_opts *o);
 int ofs_put_buf(struct ofs_client *c, const void *buf, size_t len, const char *path,
 		const struct ofs_put_opts *o);

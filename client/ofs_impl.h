@@ -44,6 +44,8 @@ struct ofs_client {
 	struct ofs_handle root;     /* the root directory */
 	char fault[32];             /* a fault-injection step, or "" */
 	char *pause_dir;            /* the pause step's directory (NULL: none) */
+	struct cl_dcache *dcache;   /* directories walked lately (ofs_dcache.c;
+	                               NULL: none yet) */
 };
 
 /* What a path names: its entry (type, handle) and, unless it is the root,
@@ -58,6 +60,24 @@ struct resolved {
 };
 
 /* ---- across the parts ---------------------------------------------------- */
+
+/*
+ * Directories walked lately (ofs_dcache.c), for a put's walk to its
+ * parent: a name that named a directory, and a directory's attributes,
+ * are taken as they were for CL_DCACHE_TTL_MS. So a directory renamed
+ * within that time may receive a file put through its old path (as if
+ * the put had walked just before the rename), and one removed fails the
+ * put, which then walks again (cl_dcache_clear) and is tried once more.
+ */
+#define CL_DCACHE_TTL_MS 2000
+struct cl_dcache;
+bool cl_dcache_name(struct ofs_client *c, struct ofs_oid parent, const char *name,
+		    struct ofs_dirent *d);
+void cl_dcache_put_name(struct ofs_client *c, struct ofs_oid parent, const char *name,
+			const struct ofs_dirent *d);
+bool cl_dcache_attr(struct ofs_client *c, struct ofs_oid oid, struct ofs_attr *a);
+void cl_dcache_put_attr(struct ofs_client *c, struct ofs_oid oid, const struct ofs_attr *a);
+void cl_dcache_clear(struct ofs_client *c);
 
 /* Capabilities (ofs_cap.c). A user's requests carry them; an admin's
  * need none (cl_is_user). */
@@ -129,6 +149,10 @@ struct ofs_req *cl_req_new(uint16_t op, struct ofs_oid oid);
 int cl_resolve(struct ofs_client *c, const char *path, struct resolved *r);
 int cl_resolve_parent(struct ofs_client *c, const char *path, struct resolved *r,
 			  char name[OFS_NAME_MAX + 1], struct ofs_handle *dd);
+/* cl_resolve_parent through the directories walked lately (a put's):
+ * *cached says whether any was taken from there. */
+int cl_resolve_parent_cached(struct ofs_client *c, const char *path, struct resolved *r,
+			     char name[OFS_NAME_MAX + 1], struct ofs_handle *dd, bool *cached);
 void cl_resolved_free(struct resolved *r);
 unsigned cl_servers_in(const struct ofs_client *c);
 size_t cl_try_order(struct ofs_client *c, const struct ofs_handle *h, struct ofs_sid *out);

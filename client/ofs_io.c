@@ -381,7 +381,7 @@ static int check_put_opts(const struct ofs_put_opts *o, struct layout *lo, uint8
 }
 
 static int put_once(struct ofs_client *c, struct put_src *src, const char *path,
-		    const struct ofs_put_opts *o)
+		    const struct ofs_put_opts *o, bool *cached)
 {
 	struct resolved r;
 	struct ofs_handle dd, mf;
@@ -403,7 +403,7 @@ static int put_once(struct ofs_client *c, struct put_src *src, const char *path,
 	rc = check_put_opts(o, &lo, &rep, &conf);
 	if (rc)
 		goto out;
-	rc = cl_resolve_parent(c, path, &r, name, &dd);
+	rc = cl_resolve_parent_cached(c, path, &r, name, &dd, cached);
 	if (rc == -EBUSY)
 		rc = -EISDIR;
 	if (rc)
@@ -547,9 +547,16 @@ static int put(struct ofs_client *c, struct put_src *src, const char *path,
 	int rc;
 
 	for (int attempt = 1;; attempt++) {
-		rc = put_once(c, src, path, o);
-		if (rc != -OFS_EUNREACHABLE || attempt == PUT_ATTEMPTS || start < 0)
+		bool cached = false;
+		rc = put_once(c, src, path, o, &cached);
+		if (rc && cached && start >= 0) {
+			/* (a directory walked lately may be gone or moved: walk
+			 * again, asking every step) */
+			cl_dcache_clear(c);
+			attempt--;
+		} else if (rc != -OFS_EUNREACHABLE || attempt == PUT_ATTEMPTS || start < 0) {
 			return rc;
+		}
 		if (src->fd >= 0 && lseek(src->fd, start, SEEK_SET) != start)
 			return rc;
 		src->at = 0;
