@@ -3,14 +3,16 @@
 # join. Three servers (racks r1 r2 r3); c runs --no-join, so it refuses
 # the join's records and checks its own objects with questions, and a and
 # b check with questions whatever c would have told them. Twelve small
-# files with 3 copies; the metafile copy on c of a file whose primary
-# (the copy that compares) is c is removed. Then:
-#   repair --dry-run --metadata-only  finds exactly that missing_replica
-#                                     (found by a or b, from the copies c
-#                                     would have compared);
+# files with 3 copies. Two metafile copies are removed: on c, of a file
+# whose primary (the copy that compares) is c; and on a, of a file whose
+# primary is a - a lead that lacks the copy, which the siblings' summaries
+# sent to it reveal (a sends them back, and b checks that file itself).
+# Then:
+#   repair --dry-run --metadata-only  finds exactly those two
+#                                     missing_replica (found by a or b);
 #   a and b log their joins, with objects checked the old way; c logs none;
-#   repair --metadata-only            fetches the copy back;
-#   scrub --metadata-only             is clean, and the file reads back.
+#   repair --metadata-only            fetches the copies back;
+#   scrub --metadata-only             is clean, and the files read back.
 . "$(dirname "$0")/lib.sh"
 
 start_server a --attr rack=r1
@@ -27,29 +29,39 @@ for i in $(seq 1 12); do
 done
 "$OFS_ITEST_BIN/putmany" "$OFS_CLUSTER" <"$T/list" || fail "putmany"
 
-# a file whose metafile's primary is c
-CSID=$(srv_sid c)
-VICTIM=""
-for i in $(seq 1 12); do
-	if [ "$(ofs stat --json "/d/f$i" | jq -r '.sids[0]')" = "$CSID" ]; then
-		VICTIM=$i
-		break
-	fi
-done
-[ -n "$VICTIM" ] || fail "no file of the twelve has its metafile's primary on c"
+# primary_on SID : a file (its number) whose metafile's primary is SID
+primary_on() {
+	local i
+	for i in $(seq 1 12); do
+		if [ "$(ofs stat --json "/d/f$i" | jq -r '.sids[0]')" = "$1" ]; then
+			echo "$i"
+			return 0
+		fi
+	done
+	return 1
+}
+# one on c (which does not join), one on a (which does)
+CSID=$(srv_sid c) ASID=$(srv_sid a)
+VICTIM=$(primary_on "$CSID") || fail "no file of the twelve has its metafile's primary on c"
+AVICTIM=$(primary_on "$ASID") || fail "no file of the twelve has its metafile's primary on a"
 MF=$(ofs stat --json "/d/f$VICTIM" | jq -r .oid)
-stop_server c
+AMF=$(ofs stat --json "/d/f$AVICTIM" | jq -r .oid)
+use_server b
+stop_servers a c
 ofs_server tool --data "$(srv_data c)" remove "$MF" || fail "tool remove $MF on c"
+ofs_server tool --data "$(srv_data a)" remove "$AMF" || fail "tool remove $AMF on a"
+restart_same_port a
 restart_same_port c
 for n in a b c; do wait_until 30 "$n to list all 3 servers as up" sees_up "$n" 3; done
+use_server a
 
 joins() { cat "$T/$1.log" | grep -c "join: .* objects walked"; }
 assert_exit 1 ofs_pbj submit repair --dry-run --metadata-only --wait --json
 JOB=$(json "$T/last.out" .id)
 ok ofs_pbj report "$JOB" --json
-assert_eq missing_replica "$(json "$T/last.out" '[.findings[].kind] | join(" ")')" "the dry run finds"
-assert_eq "$CSID" "$(json "$T/last.out" '.findings[0].server')" "the copy missing is c's"
-assert_eq "$MF" "$(json "$T/last.out" '.findings[0].oid')" "of the metafile removed"
+assert_eq "missing_replica missing_replica" "$(json "$T/last.out" '[.findings[].kind] | join(" ")')" "the dry run finds"
+assert_eq "$CSID $MF" "$(json "$T/last.out" '.findings[] | select(.oid == "'"$MF"'") | "\(.server) \(.oid)"')" "c's copy missing"
+assert_eq "$ASID $AMF" "$(json "$T/last.out" '.findings[] | select(.oid == "'"$AMF"'") | "\(.server) \(.oid)"')" "a's copy missing"
 assert_eq 1 "$(joins a)" "a's joins"
 assert_eq 1 "$(joins b)" "b's joins"
 assert_eq 0 "$(joins c)" "c's joins (--no-join)"
@@ -61,6 +73,8 @@ done
 assert_exit 0 ofs_pbj submit repair --metadata-only --wait --json
 assert_exit 0 ofs_pbj submit scrub --metadata-only --wait --json
 assert_eq 0 "$(json "$T/last.out" .findings.total)" "the scrub after the repair"
-ok ofs get "/d/f$VICTIM" "$T/back"
-assert_same_file "$T/src$VICTIM" "$T/back" "the file reads back"
+for i in "$VICTIM" "$AVICTIM"; do
+	ok ofs get "/d/f$i" "$T/back"
+	assert_same_file "$T/src$i" "$T/back" "/d/f$i reads back"
+done
 finish
