@@ -322,7 +322,6 @@ static void emit_fwd(struct scrub_task *k, struct jobj *o, struct ofs_oid from,
 	struct fwd f;
 	long p = child->nsids ? in_join(j, child->sids[0]) : -1;
 
-	(void)k;
 	/* (a copy out of service: check_pointer_sids; its primary not in the
 	 * join: nobody to meet it) */
 	for (uint8_t i = 1; i < child->nsids && i < OFS_MAX_REPLICAS && p >= 0; i++)
@@ -367,6 +366,10 @@ static int walk_entry(const void *key, size_t kn, const void *v, size_t vn, void
 	struct ofs_dirent d;
 	struct br_expect e;
 
+	if (kn > sizeof(ew->last)) {
+		ew->o->flags |= J_REDO;      /* (not a key the store writes) */
+		return 1;
+	}
 	memcpy(ew->last, key, kn);
 	ew->lastn = kn;
 	if (rec_decode_dirent(v, vn, &d) != 0 || kn > OFS_NAME_MAX) {
