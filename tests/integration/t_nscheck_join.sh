@@ -2,11 +2,12 @@
 # t_nscheck_join: the namespace check as a join when a server does not
 # join. Three servers (racks r1 r2 r3); c runs --no-join, so it refuses
 # the join's records and checks its own objects with questions, and a and
-# b check with questions whatever c would have told them. Twelve small
+# b check with questions whatever c would have told them. Forty small
 # files with 3 copies. Two metafile copies are removed: on c, of a file
 # whose primary (the copy that compares) is c; and on a, of a file whose
-# primary is a - a lead that lacks the copy, which the siblings' summaries
-# sent to it reveal (a sends them back, and b checks that file itself).
+# copies are a, b, c - a lead that lacks the copy, which the siblings'
+# summaries sent to it reveal (a sends them back, and b, the first copy
+# not at fault, checks that file itself and reports).
 # Then:
 #   repair --dry-run --metadata-only  finds exactly those two
 #                                     missing_replica (found by a or b);
@@ -15,6 +16,7 @@
 #   scrub --metadata-only             is clean, and the files read back.
 . "$(dirname "$0")/lib.sh"
 
+NF=40     # (each file's copies in one of six orders: each order is some file's)
 start_server a --attr rack=r1
 start_server b --attr rack=r2 --peer "$(srv_addr a)"
 start_server c --attr rack=r3 --peer "$(srv_addr a)" --no-join
@@ -23,27 +25,32 @@ use_server a
 export OFS_PBJ_DB=$T/pbj.db
 ok ofs mkdir /d
 : >"$T/list"
-for i in $(seq 1 12); do
+for i in $(seq 1 "$NF"); do
 	mkrand "$T/src$i" 1024
 	echo "$T/src$i /d/f$i 3 1 1048576" >>"$T/list"
 done
 "$OFS_ITEST_BIN/putmany" "$OFS_CLUSTER" <"$T/list" || fail "putmany"
 
-# primary_on SID : a file (its number) whose metafile's primary is SID
-primary_on() {
+# copies_start SIDS... : a file (its number) whose metafile's copies
+# start with these SIDs, in this order
+copies_start() {
 	local i
-	for i in $(seq 1 12); do
-		if [ "$(ofs stat --json "/d/f$i" | jq -r '.sids[0]')" = "$1" ]; then
+	for i in $(seq 1 "$NF"); do
+		if ofs stat --json "/d/f$i" |
+			jq -e --arg w "$*" --argjson n $# '.sids[0:$n] | join(" ") == $w' >/dev/null; then
 			echo "$i"
 			return 0
 		fi
 	done
 	return 1
 }
-# one on c (which does not join), one on a (which does)
-CSID=$(srv_sid c) ASID=$(srv_sid a)
-VICTIM=$(primary_on "$CSID") || fail "no file of the twelve has its metafile's primary on c"
-AVICTIM=$(primary_on "$ASID") || fail "no file of the twelve has its metafile's primary on a"
+# one on c (which does not join; its primary); one on a (which joins; its
+# primary), of a file whose second copy is b's: the copy that reports a
+# problem between copies is the first that is not at fault, and c, which
+# does not join, does not look while a answers
+CSID=$(srv_sid c) ASID=$(srv_sid a) BSID=$(srv_sid b)
+VICTIM=$(copies_start "$CSID") || fail "no file of the $NF has its metafile's primary on c"
+AVICTIM=$(copies_start "$ASID" "$BSID") || fail "no file of the $NF has its metafile's copies on a, b, c"
 MF=$(ofs stat --json "/d/f$VICTIM" | jq -r .oid)
 AMF=$(ofs stat --json "/d/f$AVICTIM" | jq -r .oid)
 use_server b
