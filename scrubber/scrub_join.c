@@ -971,6 +971,5 @@ int scrub_join_end(struct scrub_task *k)
 			 "the old way (walk %.3f s, meeting %.3f s, the rest %.3f s)",
 			 (unsigned long long)task_job(k->t), j->no, (unsigned long long)j->met,
 			 (unsigned long long)j->redone, t1 - j->t0, t2 - t1, scrub_now(k) - t2);
-	scrub_join_release(k);
 	return rc;
 }
