@@ -693,7 +693,7 @@ void proto_encode_summary(struct wbuf *w, const struct ofs_summary *s)
 			     (s->checked ? 8 : 0) | (s->bad ? 16 : 0)));
 	wbuf_u64(w, s->version);
 	wbuf_u64(w, s->size);
-	wbuf_bytes(w, s->digest.b, sizeof(s->digest.b));
+	wbuf_digest(w, s->digest);
 	wbuf_u8(w, s->type);
 	wbuf_oid(w, s->backref.owner);
 	wbuf_u32(w, s->backref.stripe);
@@ -703,13 +703,12 @@ void proto_encode_summary(struct wbuf *w, const struct ofs_summary *s)
 static int decode_summary(struct rbuf *r, struct ofs_summary *s)
 {
 	struct ofs_summary t;
-	const uint8_t *d;
 	uint8_t fl;
 
 	fl = rbuf_u8(r);
 	t.version = rbuf_u64(r);
 	t.size = rbuf_u64(r);
-	d = rbuf_bytes(r, sizeof(t.digest.b));
+	t.digest = rbuf_digest(r);
 	memset(&t.backref, 0, sizeof(t.backref));
 	t.type = rbuf_u8(r);
 	t.backref.owner = rbuf_oid(r);
@@ -726,7 +725,6 @@ static int decode_summary(struct rbuf *r, struct ofs_summary *s)
 	t.present = fl & 1;
 	t.behind = (fl & 2) != 0;
 	t.corrupt = (fl & 4) != 0;
-	memcpy(t.digest.b, d, sizeof(t.digest.b));
 	*s = t;
 	return 0;
 }
@@ -750,7 +748,7 @@ void proto_encode_changes(struct wbuf *w, uint64_t version, struct ofs_digest di
 			  const uint8_t *notes, size_t n)
 {
 	wbuf_u64(w, version);
-	wbuf_bytes(w, digest.b, sizeof(digest.b));
+	wbuf_digest(w, digest);
 	wbuf_blob(w, notes, n);
 }
 
@@ -758,19 +756,19 @@ int proto_decode_changes(const uint8_t *b, size_t len, uint64_t *version,
 			 struct ofs_digest *digest, const uint8_t **notes, size_t *n)
 {
 	struct rbuf r;
-	const uint8_t *d;
+	struct ofs_digest d;
 	uint64_t v;
 	int rc;
 
 	rbuf_init(&r, b, len);
 	v = rbuf_u64(&r);
-	d = rbuf_bytes(&r, sizeof(digest->b));
+	d = rbuf_digest(&r);
 	*notes = rbuf_blob(&r, OFS_MAX_IO, n);
 	rc = rbuf_done(&r);
 	if (rc)
 		return rc;
 	*version = v;
-	memcpy(digest->b, d, sizeof(digest->b));
+	*digest = d;
 	return 0;
 }
 

@@ -95,6 +95,7 @@ void wbuf_str(struct wbuf *w, const char *s)
 
 void wbuf_oid(struct wbuf *w, struct ofs_oid oid) { wbuf_bytes(w, oid.b, sizeof(oid.b)); }
 void wbuf_sid(struct wbuf *w, struct ofs_sid sid) { wbuf_bytes(w, sid.b, sizeof(sid.b)); }
+void wbuf_digest(struct wbuf *w, struct ofs_digest d) { wbuf_bytes(w, d.b, sizeof(d.b)); }
 
 void wbuf_handle(struct wbuf *w, const struct ofs_handle *h)
 {
@@ -197,6 +198,18 @@ struct ofs_oid rbuf_oid(struct rbuf *r)
 	else
 		memset(&o, 0, sizeof(o));
 	return o;
+}
+
+struct ofs_digest rbuf_digest(struct rbuf *r)
+{
+	struct ofs_digest d;
+	const uint8_t *p = rbuf_bytes(r, sizeof(d.b));
+
+	if (p)
+		memcpy(d.b, p, sizeof(d.b));
+	else
+		memset(&d, 0, sizeof(d));
+	return d;
 }
 
 struct ofs_sid rbuf_sid(struct rbuf *r)

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/checksum.h"
 #include "lib/oid.h"
 
 struct wbuf {
@@ -47,6 +48,7 @@ void wbuf_blob(struct wbuf *w, const void *p, size_t n);    /* u32 length + byte
 void wbuf_str(struct wbuf *w, const char *s);                /* u16 length + bytes */
 void wbuf_oid(struct wbuf *w, struct ofs_oid oid);
 void wbuf_sid(struct wbuf *w, struct ofs_sid sid);
+void wbuf_digest(struct wbuf *w, struct ofs_digest d);
 void wbuf_handle(struct wbuf *w, const struct ofs_handle *h);
 /* Overwrite a u32 already written at offset off (for lengths known late). */
 void wbuf_patch_u32(struct wbuf *w, size_t off, uint32_t v);
@@ -84,6 +86,8 @@ const uint8_t *rbuf_blob(struct rbuf *r, size_t max, size_t *n);
 void rbuf_str(struct rbuf *r, char *out, size_t outlen);
 struct ofs_oid rbuf_oid(struct rbuf *r);
 struct ofs_sid rbuf_sid(struct rbuf *r);
+/* (zero when it could not be read: the error is latched) */
+struct ofs_digest rbuf_digest(struct rbuf *r);
 /* A handle; fails if nsids > OFS_MAX_REPLICAS. */
 void rbuf_handle(struct rbuf *r, struct ofs_handle *h);
 size_t rbuf_left(const struct rbuf *r);

@@ -125,7 +125,7 @@ static void put_sum(struct wbuf *w, struct ofs_oid oid, const struct ofs_summary
 	wbuf_oid(w, oid);
 	wbuf_u64(w, sm->version);
 	wbuf_u64(w, sm->size);
-	wbuf_bytes(w, sm->digest.b, OFS_DIGEST_LEN);
+	wbuf_digest(w, sm->digest);
 	wbuf_u8(w, (uint8_t)((sm->present ? S_PRESENT : 0) | (sm->behind ? S_BEHIND : 0) |
 			     (sm->corrupt ? S_CORRUPT : 0)));
 }
@@ -144,20 +144,9 @@ static void put_fwd(struct wbuf *w, const struct fwd *f)
 	wbuf_oid(w, f->from);
 	wbuf_oid(w, f->owner);
 	wbuf_u32(w, f->stripe);
-	wbuf_bytes(w, f->name.b, OFS_DIGEST_LEN);
+	wbuf_digest(w, f->name);
 	wbuf_u8(w, f->type);
 	wbuf_u8(w, f->flags);
-}
-
-static struct ofs_digest get_digest(struct rbuf *r)
-{
-	const uint8_t *b = rbuf_bytes(r, OFS_DIGEST_LEN);
-	struct ofs_digest d;
-
-	memset(&d, 0, sizeof(d));
-	if (b)
-		memcpy(d.b, b, OFS_DIGEST_LEN);
-	return d;
 }
 
 static int get_fwd(struct rbuf *r, struct fwd *f)
@@ -166,7 +155,7 @@ static int get_fwd(struct rbuf *r, struct fwd *f)
 	f->from = rbuf_oid(r);
 	f->owner = rbuf_oid(r);
 	f->stripe = rbuf_u32(r);
-	f->name = get_digest(r);
+	f->name = rbuf_digest(r);
 	f->type = rbuf_u8(r);
 	f->flags = rbuf_u8(r);
 	return rbuf_error(r);
@@ -184,7 +173,7 @@ static int get_sum(struct rbuf *r, struct sum *s)
 	s->oid = rbuf_oid(r);
 	s->version = rbuf_u64(r);
 	s->size = rbuf_u64(r);
-	s->digest = get_digest(r);
+	s->digest = rbuf_digest(r);
 	s->flags = rbuf_u8(r);
 	return rbuf_error(r);
 }
