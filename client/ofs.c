@@ -312,6 +312,8 @@ int cl_obj_getattr(struct ofs_client *c, const struct ofs_handle *h, struct ofs_
 	rc = cl_call(c, h, q, &b, &n);
 	if (!rc)
 		rc = proto_decode_attr_reply(b, n, a);
+	if (!rc)
+		cl_caps_parts(c, h->oid, a);
 	free(b);
 	free(q);
 	return rc;
@@ -332,6 +334,8 @@ int cl_get_small(struct ofs_client *c, const struct ofs_handle *h, struct ofs_at
 	rc = cl_call(c, h, q, &b, &n);
 	if (!rc)
 		rc = proto_decode_small_reply(b, n, a, &d, &dn);
+	if (!rc)
+		cl_caps_parts(c, h->oid, a);
 	if (!rc && d) {
 		*bytes = malloc(dn ? dn : 1);
 		if (*bytes)
@@ -476,7 +480,7 @@ int cl_obj_create(struct ofs_client *c, const struct ofs_attr *a, unsigned copie
 
 	if (!q)
 		return -ENOMEM;
-	rc = oid_generate(&q->oid);
+	rc = cl_new_oid(&q->oid);
 	if (!rc)
 		rc = place_new(c, q->oid, copies, fixed, &t);
 	if (rc)
@@ -521,9 +525,9 @@ int cl_create_small(struct ofs_client *c, struct ofs_attr *a, unsigned copies,
 		rc = -EFBIG;
 		goto out;
 	}
-	rc = oid_generate(&q->oid);
+	rc = cl_new_oid(&q->oid);
 	if (!rc)
-		rc = oid_generate(&df.oid);
+		rc = cl_new_oid(&df.oid);
 	if (!rc)
 		rc = place_new(c, q->oid, copies, NULL, &t);
 	if (rc)

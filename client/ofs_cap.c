@@ -135,6 +135,34 @@ void cl_caps_take(struct ofs_client *c, const struct ofs_handle *h, struct conn 
 	free(cap);
 }
 
+void cl_caps_parts(struct ofs_client *c, struct ofs_oid oid, const struct ofs_attr *a)
+{
+	struct cl_caps *k = c->caps;
+
+	if (!k || (a->type != OFS_OBJ_METAFILE && a->type != OFS_OBJ_DIRECTORY))
+		return;
+	pthread_mutex_lock(&k->mu);
+	for (size_t i = 0; i < CAPS_N; i++) {
+		struct capent *e = &k->e[i];
+		if (!oid_eq(e->of.oid, oid))
+			continue;
+		e->nnames = 0;
+		e->names[e->nnames++] = oid;
+		for (uint16_t j = 0; j < a->nparts && e->nnames < CAP_MAX_OIDS; j++)
+			e->names[e->nnames++] = a->parts[j].oid;
+	}
+	pthread_mutex_unlock(&k->mu);
+}
+
+int cl_new_oid(struct ofs_oid *out)
+{
+	const struct ident *me = conn_identity();
+
+	if (me && me->role == IDENT_USER)
+		return cap_oid_generate(me->uid, out);
+	return oid_generate(out);
+}
+
 void cl_caps_alias(struct ofs_client *c, struct ofs_oid owner, struct ofs_oid obj)
 {
 	struct cl_caps *k = c->caps;

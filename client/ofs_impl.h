@@ -87,6 +87,13 @@ bool cl_is_user(void);
 /* The reply to a GETATTR or CREATE of h just came on cn: keep the
  * capability it carried, if any. */
 void cl_caps_take(struct ofs_client *c, const struct ofs_handle *h, struct conn *cn);
+/* The attributes a of the file or directory oid were just read: the
+ * capability held for oid reaches its parts (a's layout) - a capability
+ * names its subject alone (server/access.h), the client knows the rest. */
+void cl_caps_parts(struct ofs_client *c, struct ofs_oid oid, const struct ofs_attr *a);
+/* A new OID for an object this client makes: a user's carries its proof
+ * (lib/cap.h: cap_oid_generate), an admin's is random. 0 or -errno. */
+int cl_new_oid(struct ofs_oid *out);
 /* obj was made under owner (its back reference names owner): owner's
  * capability reaches it. */
 void cl_caps_alias(struct ofs_client *c, struct ofs_oid owner, struct ofs_oid obj);

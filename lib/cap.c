@@ -9,6 +9,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/sha.h>
 
 #include "lib/cap.h"
 #include "lib/fdio.h"
@@ -173,6 +174,44 @@ int cap_allows(const struct ofs_cap *c, struct ofs_oid oid, uint32_t op, uint64_
 	if (!cap_covers(c, oid) || (c->ops & op) != op || op == 0)
 		return -EACCES;
 	return 0;
+}
+
+/* The proof half of an OID uid makes with nonce (cap.h). */
+static void oid_proof(uint32_t uid, const uint8_t nonce[8], uint8_t proof[8])
+{
+	static const char tag[] = "ofs-oid-1";
+	uint8_t in[sizeof(tag) - 1 + 4 + 8], md[SHA256_DIGEST_LENGTH];
+
+	memcpy(in, tag, sizeof(tag) - 1);
+	in[sizeof(tag) - 1] = (uint8_t)(uid >> 24);
+	in[sizeof(tag)] = (uint8_t)(uid >> 16);
+	in[sizeof(tag) + 1] = (uint8_t)(uid >> 8);
+	in[sizeof(tag) + 2] = (uint8_t)uid;
+	memcpy(in + sizeof(tag) + 3, nonce, 8);
+	SHA256(in, sizeof(in), md);
+	memcpy(proof, md, 8);
+}
+
+int cap_oid_generate(uint32_t uid, struct ofs_oid *out)
+{
+	struct ofs_oid o;
+	int rc = oid_generate(&o);
+
+	if (rc)
+		return rc;
+	oid_proof(uid, o.b, o.b + 8);
+	if (oid_is_zero(o))
+		return -EAGAIN;      /* (2^-128: never) */
+	*out = o;
+	return 0;
+}
+
+bool cap_oid_made_by(struct ofs_oid oid, uint32_t uid)
+{
+	uint8_t proof[8];
+
+	oid_proof(uid, oid.b, proof);
+	return CRYPTO_memcmp(proof, oid.b + 8, 8) == 0;
 }
 
 /* One "ID HEX" line of n bytes (no newline). */

@@ -102,6 +102,25 @@ int cap_allows(const struct ofs_cap *c, struct ofs_oid oid, uint32_t op, uint64_
 bool cap_covers(const struct ofs_cap *c, struct ofs_oid oid);
 
 /*
+ * OIDs a user makes carry proof of their maker, so that no user can
+ * create, anywhere, an object under another's OID and be granted a
+ * capability over it (a capability covers its subject's OID, and a data
+ * server reaches a file's dfiles through that OID: server/access.h). The
+ * first 8 bytes are random (the nonce), the last 8 the first 8 bytes of
+ * SHA-256("ofs-oid-1" | uid (u32, big-endian) | nonce). To name an OID
+ * another uid made, a user must find a 64-bit second preimage; OIDs that
+ * one uid makes are unique as their 64-bit nonces are (a collision is
+ * refused at create as an OID that exists). Objects made by admins and
+ * servers, and by earlier releases, have plain random OIDs, which no user
+ * can name at create either.
+ *
+ * cap_oid_generate: a new OID for uid (0, or -errno from getrandom).
+ * cap_oid_made_by: does oid carry uid's proof?
+ */
+int cap_oid_generate(uint32_t uid, struct ofs_oid *out);
+bool cap_oid_made_by(struct ofs_oid oid, uint32_t uid);
+
+/*
  * A capability key file: one key per line, "ID HEX" (HEX: 64 digits),
  * the current key first, then the previous one. 0 and *n keys, or
  * -EINVAL (a malformed line; never names the key bytes).

@@ -52,7 +52,9 @@ static int need_of(const struct ofs_req *q, uint32_t *need, const char **why)
 	case OFS_OP_REPORT:
 	case OFS_OP_CREATE:
 	case OFS_OP_CREATE_SMALL:
-	case OFS_OP_GETATTR_MANY:        /* (as GETATTR: stat needs no right) */
+	case OFS_OP_GETATTR_MANY:        /* (as GETATTR: stat needs no right on a
+	                                    file or directory; a data object is
+	                                    answered EACCES: ops.c) */
 		return 0;
 	case OFS_OP_GETATTR:
 	case OFS_OP_GET_SMALL:           /* (a file's bytes: its r, by its mode) */
@@ -87,11 +89,24 @@ static int need_of(const struct ofs_req *q, uint32_t *need, const char **why)
 			*need |= CAP_WRITE;
 		if (q->mask & OFS_ATTR_BACKREF)
 			*need |= CAP_REMOVE;
+		if (!q->mask)
+			*need = CAP_WRITE;   /* (touches nothing, but as any change) */
 		return 0;
 	default:
 		*why = "not a user's operation";
 		return -EACCES;
 	}
+}
+
+static bool is_create(const struct ofs_req *q)
+{
+	return q->op == OFS_OP_CREATE || q->op == OFS_OP_CREATE_SMALL;
+}
+
+/* Does q set the parts of a file or directory? */
+static bool makes_layout(const struct ofs_req *q)
+{
+	return is_create(q) || (q->op == OFS_OP_SETATTR && (q->mask & OFS_ATTR_LAYOUT));
 }
 
 static void remember(struct access_cache *ch, struct ofs_oid oid)
@@ -180,6 +195,54 @@ static bool reached(struct cap_ring *keys, const struct access_req *ar, struct o
 	return false;
 }
 
+/* Was oid one of a's parts? */
+static bool is_part(const struct ofs_attr *a, struct ofs_oid oid)
+{
+	for (uint16_t i = 0; i < a->nparts; i++)
+		if (oid_eq(a->parts[i].oid, oid))
+			return true;
+	return false;
+}
+
+/*
+ * The objects a user's request names beyond its own: a create's OID and
+ * the parts of a layout it sets must be ones this user made (cap.h's
+ * proof), or parts the object's layout names already (a file of an
+ * earlier release, whose OIDs carry no proof). A layout is never evidence
+ * of a right: naming another's objects in it would at least confuse the
+ * namespace check and repair, though it grants nothing (a capability
+ * covers its subject alone: access_grant).
+ */
+static int names_check(struct store *s, const struct access_req *ar, const struct ofs_req *q,
+		       const char **why)
+{
+	bool layout = makes_layout(q);
+	struct ofs_attr *have = NULL;
+	int rc = 0;
+
+	if (is_create(q) && !oid_is_zero(q->oid) && !cap_oid_made_by(q->oid, ar->who->uid)) {
+		*why = "its object ID is not one this user made";
+		return -EACCES;
+	}
+	for (uint16_t i = 0; layout && !rc && i < q->attr.nparts; i++) {
+		struct ofs_oid p = q->attr.parts[i].oid;
+		if (cap_oid_made_by(p, ar->who->uid))
+			continue;
+		if (!have && !is_create(q)) {
+			have = malloc(sizeof(*have));
+			rc = !have ? -ENOMEM : store_getattr(s, q->oid, have);
+			if (rc == -ENOENT)
+				rc = 0, have->nparts = 0;
+		}
+		if (!rc && (!have || !is_part(have, p))) {
+			*why = "its layout names an object this user did not make";
+			rc = -EACCES;
+		}
+	}
+	free(have);
+	return rc;
+}
+
 int access_check(struct store *s, struct cap_ring *keys, const struct access_req *ar,
 		 const struct ofs_req *q, const char **why)
 {
@@ -187,6 +250,8 @@ int access_check(struct store *s, struct cap_ring *keys, const struct access_req
 	uint32_t need;
 	int rc = need_of(q, &need, why);
 
+	if (!rc)
+		rc = names_check(s, ar, q, why);
 	if (rc)
 		return rc;
 	if (q->op == OFS_OP_CREATE_SMALL)
@@ -252,11 +317,9 @@ int access_grant(struct cap_ring *keys, struct ofs_sid self, uint32_t ttl_s, uin
 	c->issuer = self;
 	c->expires = now + ttl_s;
 	memcpy(c->fpr, who->fpr, sizeof(c->fpr));
+	/* Its subject alone: a data object is reached through its owner
+	 * (its back reference), and a layout is not evidence of a right. */
 	c->oids[c->noids++] = oid;
-	for (uint16_t i = 0; i < a->nparts && c->noids < CAP_MAX_OIDS; i++)
-		if (!oid_is_zero(a->parts[i].oid))
-			c->oids[c->noids++] = a->parts[i].oid;
-	cap_sort_oids(c);
 	n = keys ? cap_ring_get(keys, k) : 0;
 	rc = n ? cap_sign(c, &k[0]) : -ENOKEY;
 	if (!rc)

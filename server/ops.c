@@ -522,12 +522,15 @@ static int op_get_small(struct service *sv, struct ofs_req *q, struct wbuf *repl
 
 /* GETATTR of each object asked (1..OFS_GETATTR_MANY_MAX: the decoder
  * checked): a copy marked behind says so for itself (OFS_EBEHIND), and
- * the client asks another copy of that one. */
+ * the client asks another copy of that one. A user stats files and
+ * directories this way (stat needs no right on them); a data object's
+ * attributes need its capability, so a user is answered EACCES for one. */
 static int op_getattr_many(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 {
 	uint32_t n = (uint32_t)(q->data_len / OFS_OID_LEN);
 	struct ofs_attr *a = malloc(n * sizeof(*a));
 	int32_t st[OFS_GETATTR_MANY_MAX];
+	bool user = q->who && q->who->role == IDENT_USER && !q->forwarded;
 
 	if (!a)
 		return -ENOMEM;
@@ -540,6 +543,8 @@ static int op_getattr_many(struct service *sv, struct ofs_req *q, struct wbuf *r
 			rc = -OFS_EBEHIND;
 		if (!rc)
 			rc = store_getattr(sv->store, oid, &a[i]);
+		if (!rc && user && a[i].type != OFS_OBJ_METAFILE && a[i].type != OFS_OBJ_DIRECTORY)
+			rc = -EACCES;      /* (a data object: its GETATTR, with a capability) */
 		st[i] = rc == -ENOENT ? -OFS_ENOOBJ : rc;
 	}
 	proto_encode_attrs_many(reply, st, a, n);

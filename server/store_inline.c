@@ -298,8 +298,24 @@ struct small_args {
 	uint64_t nd;
 };
 
+/* Does the dfile hold the request's bytes (their chunk digests)? */
+static bool same_digests(struct kv_txn *t, const struct small_args *sa)
+{
+	for (uint64_t i = 0; i < sa->nd; i++) {
+		uint8_t key[REC_CHUNK_KEY];
+		const void *v;
+		size_t vn;
+		rec_chunk_key(sa->df, i, key);
+		if (kv_get(t, KV_CHUNKS, key, sizeof(key), &v, &vn) != 0 || vn != OFS_DIGEST_LEN ||
+		    memcmp(v, sa->d[i].b, OFS_DIGEST_LEN) != 0)
+			return false;
+	}
+	return true;
+}
+
 /* Made already by this very request (a primary that forwarded it died
- * before it answered, and the client asks here again)? */
+ * before it answered, and the client asks here again)? The same owner,
+ * mode, name and bytes: a create that differs is another's (EEXIST). */
 static bool same_small(struct kv_txn *t, const struct small_args *sa)
 {
 	struct ofs_attr *a = malloc(sizeof(*a));
@@ -309,9 +325,11 @@ static bool same_small(struct kv_txn *t, const struct small_args *sa)
 		return false;
 	same = st_get_object(t, sa->mf, a) == 0 && a->version == 1 &&
 	       a->type == OFS_OBJ_METAFILE && a->nparts == 1 && oid_eq(a->parts[0].oid, sa->df) &&
+	       a->uid == sa->ma->uid && a->gid == sa->ma->gid && a->mode == sa->ma->mode &&
 	       oid_eq(a->backref.owner, sa->ma->backref.owner) &&
 	       !strcmp(a->backref.name, sa->ma->backref.name) && a->size == sa->n &&
-	       st_get_object(t, sa->df, a) == 0 && a->type == OFS_OBJ_DFILE && a->size == sa->n;
+	       st_get_object(t, sa->df, a) == 0 && a->type == OFS_OBJ_DFILE && a->size == sa->n &&
+	       a->version == 1 && same_digests(t, sa);
 	free(a);
 	return same;
 }

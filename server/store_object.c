@@ -54,7 +54,20 @@ static bool layout_valid(const struct ofs_attr *a)
 	return true;
 }
 
-/* Does oid exist as the create of a would make it, untouched since? */
+/* The same parts, in the same order? */
+static bool same_parts(const struct ofs_attr *x, const struct ofs_attr *y)
+{
+	if (x->nparts != y->nparts)
+		return false;
+	for (uint16_t i = 0; i < x->nparts; i++)
+		if (!oid_eq(x->parts[i].oid, y->parts[i].oid))
+			return false;
+	return true;
+}
+
+/* Does oid exist as the create of a would make it, untouched since - the
+ * same owner, mode, place and layout? (A create that differs in any of
+ * them is another caller's, or another object: EEXIST.) */
 static bool same_create(struct store *s, struct ofs_oid oid, const struct ofs_attr *a)
 {
 	struct ofs_attr *have = malloc(sizeof(*have));
@@ -65,9 +78,10 @@ static bool same_create(struct store *s, struct ofs_oid oid, const struct ofs_at
 	same = store_getattr(s, oid, have) == 0 && have->version == 1 &&
 	       have->type == a->type && have->nsids == a->nsids &&
 	       !memcmp(have->sids, a->sids, sizeof(a->sids[0]) * a->nsids) &&
+	       have->uid == a->uid && have->gid == a->gid && have->mode == a->mode &&
 	       oid_eq(have->backref.owner, a->backref.owner) &&
 	       have->backref.stripe == a->backref.stripe &&
-	       !strcmp(have->backref.name, a->backref.name) && have->nparts == a->nparts;
+	       !strcmp(have->backref.name, a->backref.name) && same_parts(have, a);
 	free(have);
 	return same;
 }

@@ -28,6 +28,18 @@
     rawframe.py HOST:PORT capget OID           GETATTR of OID; prints "STATUS CAP"
                                                (the capability the reply grants,
                                                in hex; "-" when none)
+    rawframe.py HOST:PORT capcreate OID|proven UID GID [PART...]
+                                               CREATE of a metafile (mode 0600,
+                                               owner UID:GID) under OID ("proven":
+                                               a new one with UID's proof,
+                                               lib/cap.h) whose layout names each
+                                               PART; prints "STATUS CAP OID"
+    rawframe.py HOST:PORT setlayout OID PART... SETATTR of OID's layout to the
+                                               PARTs; prints its status
+    rawframe.py HOST:PORT setnothing OID        SETATTR of OID with an empty
+                                               mask; prints its status
+    rawframe.py HOST:PORT getmany OID           GETATTR_MANY of OID alone;
+                                               prints that object's status
     rawframe.py HOST:PORT capuse read|write OID CAP
                                                a READ of 16 bytes at 0, or a
                                                WRITE of 16 bytes there, of OID,
@@ -65,6 +77,8 @@ MAX_CRED = 4096
  KV_DEL, KV_LIST, DIRENT_CREATE, DIRENT_REMOVE, DIRENT_LOOKUP, DIRENT_LIST,
  COMMIT) = range(1, 18)
 CREATE_SMALL = 40                # (lib/proto.h: the op after CAPKEYS)
+GETATTR_MANY = 42
+ATTR_LAYOUT = 1 << 7             # (lib/proto.h: OFS_ATTR_LAYOUT)
 SMALL_MAX = 64 << 10
 
 OBJ_METAFILE, OBJ_DFILE, OBJ_DIRECTORY, OBJ_DIRDATA = 1, 2, 3, 4
@@ -207,6 +221,48 @@ def capuse(addr, what, oid, caphex):
         st, _ = call(s, WRITE, bytes.fromhex(oid) + struct.pack(">QII", 0, 0, len(data)) + data,
                      cap=cap)
     print(st)
+
+
+def proven_oid(uid):
+    """A new OID carrying uid's proof (lib/cap.h: cap_oid_generate)."""
+    import hashlib
+    nonce = os.urandom(8)
+    return nonce + hashlib.sha256(b"ofs-oid-1" + struct.pack(">I", uid) + nonce).digest()[:8]
+
+
+def enc_owned_attr(typ, uid, gid, mode, parts):
+    """Attributes of an object owned by uid:gid whose layout names parts
+    (OIDs, each on one made-up server)."""
+    b = bytes([typ]) + struct.pack(">QQIIIqqI", 0, 0, mode, uid, gid, 0, 0, 0)
+    b += b"\0" * 16 + struct.pack(">I", 0) + enc_str(b"")          # backref
+    b += b"\0" + b"\0"                                               # sids, stale
+    b += enc_str(b"") + struct.pack(">IBBH", 0, 0, 0, len(parts))
+    b += b"".join(p + b"\1" + b"\1" * 16 for p in parts)
+    return b
+
+
+def capcreate(addr, oid, uid, gid, parts):
+    s = connect(addr)
+    o = proven_oid(uid) if oid == "proven" else bytes.fromhex(oid)
+    a = enc_owned_attr(OBJ_METAFILE, uid, gid, 0o600, [bytes.fromhex(p) for p in parts])
+    st, _, cap = call(s, CREATE, o + a, want_cap=True)
+    print(st, cap.hex() if cap else "-", o.hex())
+
+
+def setattr_(addr, oid, mask, parts):
+    s = connect(addr)
+    a = enc_owned_attr(OBJ_METAFILE, 0, 0, 0, [bytes.fromhex(p) for p in parts])
+    st, _ = call(s, SETATTR, bytes.fromhex(oid) + struct.pack(">I", mask) + a)
+    print(st)
+
+
+def getmany(addr, oid):
+    s = connect(addr)
+    st, b = call(s, GETATTR_MANY, struct.pack(">I", 1) + bytes.fromhex(oid))
+    if st:
+        print(st)
+        return
+    print(struct.unpack(">i", b[4:8])[0])
 
 
 def opname(op):
@@ -759,6 +815,14 @@ def main(argv):
             capget(addr, pos[0])
         elif cmd == "capuse" and len(pos) == 3 and pos[0] in ("read", "write"):
             capuse(addr, pos[0], pos[1], pos[2])
+        elif cmd == "capcreate" and len(pos) >= 3:
+            capcreate(addr, pos[0], int(pos[1]), int(pos[2]), pos[3:])
+        elif cmd == "setlayout" and len(pos) >= 2:
+            setattr_(addr, pos[0], ATTR_LAYOUT, pos[1:])
+        elif cmd == "setnothing" and len(pos) == 1:
+            setattr_(addr, pos[0], 0, [])
+        elif cmd == "getmany" and len(pos) == 1:
+            getmany(addr, pos[0])
         elif cmd == "pingpause":
             pingpause(addr)
         elif cmd == "stall":

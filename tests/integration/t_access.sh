@@ -191,6 +191,44 @@ cmp -s "$T/before.json" "$T/after.json" ||
 ok ofs get /m/A "$T/got"
 assert_same_file "$T/anns" "$T/got" "A after the refused writes"
 
+# ---- a capability covers only what was checked for its holder -------------------------------
+# ola, speaking raw frames, tries to be granted a capability over ann's
+# 600 file P: a file of her own whose layout names P's objects (at create
+# and by SETATTR), and P's own OID made again on a server that does not
+# hold it. Each is refused and changes nothing; a file of her own with
+# no such layout is granted a capability that reaches none of P.
+say "a layout, or another's OID, is not evidence: no capability over another's file"
+ok as ann put --replicas 1 "$T/anns" /m/Q
+ok as ann chmod 600 /m/Q
+Q_MF=$(ofs stat --json /m/Q | jq -r .oid)
+Q_DF=$(ofs stat --json /m/Q | jq -r '.dfiles[0].oid')
+Q_SID=$(ofs stat --json /m/Q | jq -r '.sids[0]')
+for n in a b c; do [ "$(srv_sid $n)" = "$Q_SID" ] || ELSEWHERE=$n; done
+for n in a b c; do [ "$(srv_sid $n)" = "$(ofs stat --json /m/Q | jq -r '.dfiles[0].sids[0]')" ] && Q_DF_AT=$n; done
+rawto() { local srv=$1 who=$2; shift 2; OFS_IDENTITY=$T/id/$who python3 "$RAW" "$(srv_addr "$srv")" "$@"; }
+snapshot >"$T/before.json"
+read -r st cap oid <<<"$(raw ola capcreate proven 1012 1012 "$P_MF" "$P_DF")"
+assert_eq "$EACCES -" "$st $cap" "ola's CREATE of a file whose layout names ann's P"
+read -r st cap oid <<<"$(rawto "$ELSEWHERE" ola capcreate "$Q_MF" 1012 1012)"
+assert_eq "$EACCES -" "$st $cap" "ola's CREATE of Q's metafile OID on a server without it"
+read -r st cap oid <<<"$(raw ola capcreate "$(python3 -c 'import os; print(os.urandom(16).hex())')" 1012 1012)"
+assert_eq "$EACCES -" "$st $cap" "ola's CREATE under an OID that carries no proof of her"
+assert_eq $EACCES "$(raw ola getmany "$P_DF")" "ola's GETATTR_MANY of P's dfile"
+assert_eq $EACCES "$(raw ola setnothing "$A_MF")" "ola's SETATTR of nothing on ann's 644 file"
+snapshot >"$T/after.json"
+cmp -s "$T/before.json" "$T/after.json" ||
+	fail "refused creates changed a server: $(diff "$T/before.json" "$T/after.json" | head -20)"
+# her own file: granted, and its capability reaches none of P or Q
+read -r st OWN_CAP OWN <<<"$(raw ola capcreate proven 1012 1012)"
+assert_eq 0 "$st" "ola's CREATE of a file of her own"
+[ "$OWN_CAP" != - ] || fail "ola's own file came with no capability"
+assert_eq $EACCES "$(raw ola setlayout "$OWN" "$P_MF" "$P_DF")" "ola's SETATTR naming P's objects as her layout"
+capget ola "$OWN"
+assert_eq $EACCES "$(rawto "$Q_DF_AT" ola capuse read "$Q_DF" "$CAP")" "a read of Q's dfile with ola's own capability"
+uses $EACCES ola read "$P_DF" "$CAP" "ola's own file's capability"
+ok ofs get /m/P "$T/got"
+assert_same_file "$T/anns" "$T/got" "P after ola's attempts"
+
 # ---- a long read across an expiry and two rotations completes ---------------------------------
 say "a get paused past its capability's expiry and two key rotations completes"
 mkrand "$T/long" $((20 << 20))

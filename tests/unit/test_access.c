@@ -291,11 +291,140 @@ static void the_cache_skips_the_mac_not_the_rules(void **state)
 	free(ch);
 }
 
+/* The exploit this closes: a file of her own whose layout names another
+ * user's metafile and dfile. Its capability covers her file alone, so
+ * the other file's dfile stays out of reach. */
+static void a_layout_is_not_evidence(void **state)
+{
+	struct fix *f = *state;
+	struct ident ola = user(12, 12, 0, 3);
+	struct ofs_attr a = obj(OFS_OBJ_METAFILE, 12, 12, 0600);
+	struct ofs_oid mine;
+	struct wbuf cap;
+	struct ofs_cap c;
+
+	a.nparts = 2;
+	a.parts[0].oid = f->file;
+	a.parts[0].nsids = 1;
+	a.parts[1].oid = f->dfile;
+	a.parts[1].nsids = 1;
+	assert_int_equal(cap_oid_generate(12, &mine), 0);
+	wbuf_init(&cap);
+	assert_int_equal(access_grant(f->keys, (struct ofs_sid){ { 1 } }, TTL, NOW, &ola, mine,
+				      &a, true, &cap),
+			 0);
+	assert_int_equal(cap_decode(cap.data, cap.len, &c), 0);
+	assert_int_equal(c.noids, 1);
+	assert_true(oid_eq(c.oids[0], mine));
+	assert_int_equal(check(f, &ola, &cap, OFS_OP_READ, f->dfile, NULL, NOW), -EACCES);
+	assert_int_equal(check(f, &ola, &cap, OFS_OP_KV_GET, f->file, NULL, NOW), -EACCES);
+	wbuf_free(&cap);
+}
+
+static int create_check(struct fix *f, const struct ident *who, uint16_t op, struct ofs_oid oid,
+			const struct ofs_attr *a)
+{
+	struct access_req ar = { .who = who, .now = NOW };
+	struct ofs_req q;
+	const char *why = "";
+
+	memset(&q, 0, sizeof(q));
+	q.op = op;
+	q.oid = oid;
+	q.attr = *a;
+	return access_check(f->s, f->keys, &ar, &q, &why);
+}
+
+static void a_user_creates_only_oids_she_made(void **state)
+{
+	struct fix *f = *state;
+	struct ident ola = user(12, 12, 0, 3);
+	struct ofs_attr a = obj(OFS_OBJ_METAFILE, 12, 12, 0644);
+	struct ofs_oid mine, hers, dfile;
+
+	assert_int_equal(cap_oid_generate(12, &mine), 0);
+	assert_int_equal(cap_oid_generate(10, &hers), 0);
+	assert_true(cap_oid_made_by(mine, 12));
+	assert_false(cap_oid_made_by(mine, 10));
+	/* another's OID, proven or random, anywhere: refused */
+	assert_int_equal(create_check(f, &ola, OFS_OP_CREATE, hers, &a), -EACCES);
+	assert_int_equal(create_check(f, &ola, OFS_OP_CREATE, f->file, &a), -EACCES);
+	assert_int_equal(create_check(f, &ola, OFS_OP_CREATE, mine, &a), 0);
+	/* a server chooses it: nothing to prove */
+	assert_int_equal(create_check(f, &ola, OFS_OP_CREATE, (struct ofs_oid){ { 0 } }, &a), 0);
+	/* CREATE_SMALL: both its OIDs */
+	assert_int_equal(cap_oid_generate(12, &dfile), 0);
+	a.nparts = 1;
+	a.parts[0].oid = dfile;
+	a.parts[0].nsids = 1;
+	assert_int_equal(create_check(f, &ola, OFS_OP_CREATE_SMALL, mine, &a), 0);
+	a.parts[0].oid = f->dfile;
+	assert_int_equal(create_check(f, &ola, OFS_OP_CREATE_SMALL, mine, &a), -EACCES);
+	a.parts[0].oid = dfile;
+	assert_int_equal(create_check(f, &ola, OFS_OP_CREATE_SMALL, hers, &a), -EACCES);
+}
+
+static void a_layout_names_only_parts_she_made_or_had(void **state)
+{
+	struct fix *f = *state;
+	struct ident ann = user(10, 100, 0, 1);
+	struct ofs_attr a = obj(OFS_OBJ_METAFILE, 10, 100, 0640), had;
+	struct access_req ar = { .who = &ann, .now = NOW };
+	struct ofs_req q;
+	struct ofs_oid made;
+	const char *why = "";
+
+	/* f->file (ann's, 0640) is given f->dfile as its layout first */
+	assert_int_equal(store_getattr(f->s, f->file, &had), 0);
+	had.nparts = 1;
+	had.parts[0].oid = f->dfile;
+	had.parts[0].nsids = 1;
+	assert_int_equal(store_setattr(f->s, f->file, OFS_ATTR_LAYOUT, &had, NULL), 0);
+	memset(&q, 0, sizeof(q));
+	q.op = OFS_OP_SETATTR;
+	q.oid = f->file;
+	q.mask = OFS_ATTR_LAYOUT;
+	/* her old part (a random OID, made before proofs) and a new one of hers */
+	assert_int_equal(cap_oid_generate(10, &made), 0);
+	a.nparts = 2;
+	a.parts[0] = had.parts[0];
+	a.parts[1].oid = made;
+	a.parts[1].nsids = 1;
+	q.attr = a;
+	assert_int_equal(access_check(f->s, f->keys, &ar, &q, &why), 0);
+	/* another file's dfile */
+	a.parts[1].oid = f->other_dfile;
+	q.attr = a;
+	assert_int_equal(access_check(f->s, f->keys, &ar, &q, &why), -EACCES);
+}
+
+static void every_operation_needs_a_right(void **state)
+{
+	struct fix *f = *state;
+	struct ident ann = user(10, 100, 0, 1), ola = user(12, 12, 0, 3);
+	struct access_req ar = { .who = &ola, .now = NOW };
+	struct ofs_req q;
+	const char *why = "";
+
+	/* a SETATTR that changes nothing is still a change: w on the file */
+	memset(&q, 0, sizeof(q));
+	q.op = OFS_OP_SETATTR;
+	q.oid = f->other;               /* ann's, 0644 */
+	assert_int_equal(access_check(f->s, f->keys, &ar, &q, &why), -EACCES);
+	ar.who = &ann;
+	assert_int_equal(access_check(f->s, f->keys, &ar, &q, &why), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rights_of_files),
 		cmocka_unit_test(rights_of_directories),
+		cmocka_unit_test_setup_teardown(a_layout_is_not_evidence, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_user_creates_only_oids_she_made, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_layout_names_only_parts_she_made_or_had, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(every_operation_needs_a_right, setup, teardown),
 		cmocka_unit_test_setup_teardown(data_objects_need_a_capability, setup, teardown),
 		cmocka_unit_test_setup_teardown(the_file_itself_by_its_bits, setup, teardown),
 		cmocka_unit_test_setup_teardown(directories, setup, teardown),
