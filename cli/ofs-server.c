@@ -45,7 +45,8 @@ static const char usage_text[] =
 	"usage: ofs-server init --data DIR [--ca CADIR] [--attr KEY=VALUE]... [--chunk-size BYTES]\n"
 	"       ofs-server certify --data DIR --ca CADIR\n"
 	"       ofs-server run --data DIR --listen HOST:PORT [--peer HOST:PORT]... [--log FILE]\n"
-	"                  [--max-conns N] [--scrub-rate BYTES/s] [--quarantine-days N]\n"
+	"                  [--max-conns N] [--max-conns-per-user N] [--idle-timeout SECONDS]\n"
+	"                  [--scrub-rate BYTES/s] [--quarantine-days N]\n"
 	"                  [--orphan-grace SECONDS] [--capacity BYTES] [--no-catch-up]\n"
 	"                  [--settle-ms MS] [--cap-ttl SECONDS] [--inline-max BYTES] [--no-join]\n"
 	"                  [--insecure]\n"
@@ -70,7 +71,8 @@ static int fail(const char *what, int rc)
 
 enum { OPT_DATA = 1, OPT_ATTR, OPT_CHUNK, OPT_LISTEN, OPT_LOG, OPT_MAXCONNS, OPT_JSON,
        OPT_PEER, OPT_SCRUB_RATE, OPT_QUARANTINE, OPT_ORPHAN_GRACE, OPT_HELP, OPT_CAPACITY, OPT_NO_CATCH_UP,
-       OPT_SETTLE, OPT_CA, OPT_INSECURE, OPT_CAP_TTL, OPT_INLINE_MAX, OPT_NO_JOIN };
+       OPT_SETTLE, OPT_CA, OPT_INSECURE, OPT_CAP_TTL, OPT_INLINE_MAX, OPT_NO_JOIN,
+       OPT_PERUSER, OPT_IDLE };
 
 #define MAX_PEERS 16
 /* How long a start waits for each peer's list of our stale copies. */
@@ -83,6 +85,8 @@ static const struct option long_opts[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "log", required_argument, NULL, OPT_LOG },
 	{ "max-conns", required_argument, NULL, OPT_MAXCONNS },
+	{ "max-conns-per-user", required_argument, NULL, OPT_PERUSER },
+	{ "idle-timeout", required_argument, NULL, OPT_IDLE },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "peer", required_argument, NULL, OPT_PEER },
 	{ "scrub-rate", required_argument, NULL, OPT_SCRUB_RATE },
@@ -106,7 +110,7 @@ struct args {
 	size_t nattrs;
 	const char *peers[MAX_PEERS];
 	size_t npeers;
-	uint64_t chunk, max_conns, scrub_rate, quarantine_days, orphan_grace, capacity,
+	uint64_t chunk, max_conns, per_user, idle_s, scrub_rate, quarantine_days, orphan_grace, capacity,
 		 settle_ms, cap_ttl, inline_max;
 	bool json, no_catch_up, insecure, no_join;
 	const char *operand;
@@ -120,6 +124,8 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 	memset(a, 0, sizeof(*a));
 	a->chunk = 1u << 20;
 	a->max_conns = LISTENER_DEFAULT_MAX_CONNS;
+	a->per_user = LISTENER_DEFAULT_PER_USER;
+	a->idle_s = LISTENER_DEFAULT_IDLE_S;
 	a->scrub_rate = TASKHOST_DEFAULT_RATE;
 	a->quarantine_days = 7;
 	a->orphan_grace = SCRUB_ORPHAN_GRACE_S;
@@ -220,6 +226,18 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 		case OPT_CAP_TTL:
 			if (parse_uint(optarg, 1, 86400, &a->cap_ttl)) {
 				usage_error("--cap-ttl %s: seconds from 1 to 86400", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_PERUSER:
+			if (parse_uint(optarg, 1, 65536, &a->per_user)) {
+				usage_error("--max-conns-per-user %s: must be 1 to 65536", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_IDLE:
+			if (parse_uint(optarg, 1, 86400, &a->idle_s)) {
+				usage_error("--idle-timeout %s: must be 1 to 86400 seconds", optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -635,7 +653,7 @@ static int cmd_run(int argc, char **argv)
 	if (!r)
 		return fail("run", -ENOMEM);
 	r->lfd = r->sfd = r->logfd = -1;
-	rc = parse(argc, argv, "run", "45689:;=>?ABCD", &r->a);   /* (OPT_ letters: + '0') */
+	rc = parse(argc, argv, "run", "45689:;=>?ABCDEF", &r->a);   /* (OPT_ letters: + '0') */
 	if (!rc)
 		rc = run_args(r, &addr);
 	if (rc) {
@@ -647,7 +665,11 @@ static int cmd_run(int argc, char **argv)
 		log_info("serving %s on %s (data %s)", r->sidhex, r->where, r->a.data);
 		printf("ready %s %s\n", r->sidhex, r->where);
 		fflush(stdout);
-		rc = listener_run(&r->sv, r->tls, r->lfd, r->sfd, (int)r->a.max_conns);
+		struct listener_limits lim = {
+			.max_conns = (int)r->a.max_conns, .per_user = (int)r->a.per_user,
+			.idle_s = (int)r->a.idle_s,
+		};
+		rc = listener_run(&r->sv, r->tls, r->lfd, r->sfd, &lim);
 		if (rc)
 			rc = fail("accept", rc);
 		else

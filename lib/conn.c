@@ -24,6 +24,7 @@ struct conn {
 	uint8_t rcap[CONN_REPLY_CAP_MAX];  /* the last reply's capability */
 	uint16_t rcap_len;
 	uint64_t sent[OFS_OP_MAX];  /* requests sent, by op (conn_sent) */
+	uint32_t inflight;         /* requests sent and not yet answered */
 };
 
 static struct tls_conf *sec_conf;   /* set once at start (conn_security) */
@@ -132,7 +133,7 @@ int conn_is_transport_error(int rc)
 {
 	return rc == -ECONNRESET || rc == -ETIMEDOUT || rc == -OFS_EPROTO ||
 	       rc == -ECONNREFUSED || rc == -EPIPE || rc == -OFS_EUNREACHABLE ||
-	       rc == -EHOSTUNREACH || rc == -ENETUNREACH;
+	       rc == -EHOSTUNREACH || rc == -ENETUNREACH || rc == -OFS_EBUSY;
 }
 
 static void drop(struct conn *c)
@@ -142,6 +143,7 @@ static void drop(struct conn *c)
 	if (c->io.fd >= 0)
 		close(c->io.fd);
 	c->io.fd = -1;
+	c->inflight = 0;
 }
 
 int conn_send(struct conn *c, const struct ofs_req *q, uint64_t *reqid)
@@ -154,7 +156,10 @@ int conn_send(struct conn *c, const struct ofs_req *q, uint64_t *reqid)
 	rc = proto_encode_req(&c->req, q);
 	if (rc)
 		return rc;
-	/* After a transport error the socket was closed: reconnect first. */
+	/* After a transport error the socket was closed, and a server closes
+	 * one idle too long: reconnect first. */
+	if (c->io.fd >= 0 && c->inflight == 0 && conn_idle_dead(c))
+		drop(c);
 	if (c->io.fd < 0) {
 		rc = connect_io(c);
 		if (rc)
@@ -171,6 +176,7 @@ int conn_send(struct conn *c, const struct ofs_req *q, uint64_t *reqid)
 		return rc == -ETIMEDOUT || tls_is_refusal(rc) ? rc : -ECONNRESET;
 	}
 	*reqid = h.reqid;
+	c->inflight++;
 	c->ops[h.reqid % CONN_WINDOW] = q->op;
 	if (q->op < OFS_OP_MAX)
 		c->sent[q->op]++;
@@ -189,6 +195,8 @@ int conn_send_raw(struct conn *c, uint16_t op, const uint8_t *body, size_t len, 
 
 	if (len > OFS_MAX_BODY)
 		return -OFS_ETOOBIG;
+	if (c->io.fd >= 0 && c->inflight == 0 && conn_idle_dead(c))
+		drop(c);
 	if (c->io.fd < 0) {
 		rc = connect_io(c);
 		if (rc)
@@ -204,6 +212,7 @@ int conn_send_raw(struct conn *c, uint16_t op, const uint8_t *body, size_t len, 
 		return rc == -ETIMEDOUT || tls_is_refusal(rc) ? rc : -ECONNRESET;
 	}
 	*reqid = h.reqid;
+	c->inflight++;
 	c->ops[h.reqid % CONN_WINDOW] = op;
 	return 0;
 }
@@ -218,6 +227,8 @@ int conn_recv(struct conn *c, uint64_t reqid, uint8_t **body, size_t *blen)
 	c->rcap_len = 0;
 	if (c->io.fd < 0)
 		return -ECONNRESET;
+	if (c->inflight)
+		c->inflight--;       /* (this reply, or the connection is dropped) */
 	rc = net_recv_frame(&c->io, &rh, &payload, c->reply_ms, c->reply_ms);
 	if (rc)
 		goto broken;
@@ -267,6 +278,8 @@ int conn_recv_data(struct conn *c, uint64_t reqid, uint8_t *dst, size_t cap, siz
 
 	if (c->io.fd < 0)
 		return -ECONNRESET;
+	if (c->inflight)
+		c->inflight--;
 	rc = net_io_read_full(&c->io, hdr, sizeof(hdr), c->reply_ms);
 	if (!rc)
 		rc = frame_decode_hdr(hdr, &rh);

@@ -32,6 +32,7 @@ const char *ofs_strerror(int err)
 	case OFS_ENOIDENT: return "no identity";
 	case OFS_ECAPEXPIRED: return "capability expired";
 	case OFS_ECAPBAD: return "capability not valid";
+	case OFS_EBUSY: return "server busy: no room for another connection";
 	case EACCES: return "permission denied";
 	default: break;
 	}

@@ -37,6 +37,8 @@ enum {
 	OFS_ECAPEXPIRED,  /* a capability has expired: ask for a new one */
 	OFS_ECAPBAD,      /* a capability failed its check (forged, changed, or
 	                     under a key no longer held) */
+	OFS_EBUSY,        /* the server has no room for another connection (or
+	                     this identity has its share): try another */
 	OFS_ELAST
 };
 

@@ -16,6 +16,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include "lib/frame.h"
 #include "lib/net.h"
 #include "lib/ofs_error.h"
 #include "lib/tls.h"
@@ -40,6 +41,10 @@ struct tls_conf {
 #define BATCH_BYTES (256 * 1024)     /* records held for one send, at most */
 struct sock {
 	int fd;
+	uint8_t first[OFS_FRAME_HDR];  /* the first bytes read: an OFS frame in
+	                                  plaintext, when a server refused us
+	                                  before TLS (busy, TLS only) */
+	size_t nfirst;
 	bool batch;                  /* hold records (during a large write) */
 	uint8_t *buf;                /* BATCH_BYTES, made at the first one */
 	size_t off, len;             /* not yet sent: buf[off..len) */
@@ -474,6 +479,12 @@ static int sock_read(BIO *b, char *buf, size_t n, size_t *done)
 	}
 	if (r == 0)
 		return 0;             /* end of stream */
+	if (k->nfirst < sizeof(k->first)) {
+		size_t m = sizeof(k->first) - k->nfirst;
+		m = (size_t)r < m ? (size_t)r : m;
+		memcpy(((struct sock *)k)->first + k->nfirst, buf, m);
+		((struct sock *)k)->nfirst += m;
+	}
 	*done = (size_t)r;
 	return 1;
 }
@@ -577,6 +588,21 @@ static int ssl_code(struct tls_sess *t, int err)
 	}
 }
 
+/* What a server said in plaintext instead of a handshake: an OFS error
+ * frame (the server is busy, or speaks TLS only, ...) is its status, not
+ * "the peer does not speak TLS". Else rc. */
+static int plaintext_refusal(const struct sock *k, int rc)
+{
+	struct ofs_frame_hdr h;
+
+	if (!k || k->nfirst < sizeof(k->first) || frame_decode_hdr(k->first, &h) != 0 ||
+	    h.status >= 0 || h.reqid != 0)
+		return rc;
+	if (h.status == -EBUSY || h.status == -OFS_EBUSY)
+		return -OFS_EBUSY;
+	return h.status == -OFS_ETLSONLY ? -OFS_ETLSONLY : rc;
+}
+
 static int64_t mono_ms(void)
 {
 	struct timespec ts;
@@ -634,6 +660,8 @@ static int start(struct tls_conf *c, int fd, int (*fn)(SSL *), int timeout_ms,
 		goto fail;
 	}
 	rc = handshake(t, fn, timeout_ms);
+	if (rc == -OFS_ETLS)
+		rc = plaintext_refusal(t->sock, rc);
 	if (rc)
 		goto fail;
 	peer = SSL_get0_peer_certificate(t->ssl);

@@ -1,10 +1,14 @@
 /*
- * listener.c - connection threads and clean shutdown (see listener.h).
+ * listener.c - connection threads, their limits, and clean shutdown (see
+ * listener.h).
  *
- * Lock: listener.mu guards conns (the open connections), nconns and
- * stopping. A connection thread takes it only to unlink itself.
+ * Lock: listener.mu guards conns (the open connections), the counts and
+ * each connection's slot fields (shaking, evicted, admitted). A
+ * connection thread takes it when its handshake ends, to take a slot, and
+ * to unlink itself.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -13,6 +17,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/crl.h"
@@ -31,6 +36,13 @@
 
 struct conn {
 	struct net_io io;
+	uint32_t src;                /* the peer's IPv4 address (host order) */
+	uint64_t seq;                /* accept order: the oldest handshake goes first */
+	bool shaking;                /* in its handshake (mu) */
+	bool evicted;                /* its handshake was cut short for a newer one (mu) */
+	bool admitted;               /* holds a slot (mu) */
+	bool user;                   /* a user's: counted against per_user (mu) */
+	uint8_t fpr[IDENT_FPR_LEN];  /* its certificate's, once admitted (mu) */
 	uint64_t crl_gen;            /* the revocation list's, when last checked */
 	struct access_cache cache;   /* the capability last verified on it */
 	pthread_t thread;
@@ -50,7 +62,13 @@ struct listener {
 	                                so that a thread's own exit - OpenSSL
 	                                frees its per-thread state there - is
 	                                over before the server exits */
-	int nconns;                  /* guarded by mu */
+	int nconns;                  /* threads, guarded by mu */
+	int nshaking;                /* of them in a handshake (mu) */
+	int nadmitted;               /* of them holding a slot (mu) */
+	uint64_t seq;                /* accepts so far (mu) */
+	struct listener_limits lim;
+	_Atomic uint64_t busy;       /* connections answered busy, for the log */
+	_Atomic int64_t busy_logged; /* when that was last logged (Unix s) */
 };
 
 static void send_error(struct net_io *io, uint16_t op, uint64_t reqid, int status)
@@ -117,7 +135,7 @@ static int secure(struct conn *c)
 		return 0;
 	{
 		struct pollfd p = { .fd = c->io.fd, .events = POLLIN };
-		if (poll(&p, 1, TLS_HANDSHAKE_MS) <= 0 ||
+		if (poll(&p, 1, LISTENER_HANDSHAKE_MS) <= 0 ||
 		    recv(c->io.fd, &first, 1, MSG_PEEK | MSG_DONTWAIT) != 1)
 			return -ECONNRESET;
 	}
@@ -127,13 +145,14 @@ static int secure(struct conn *c)
 		log_info("refused a plaintext connection from %s: TLS only", who);
 		return -OFS_ETLSONLY;
 	}
-	rc = tls_accept(c->l->tls, c->io.fd, TLS_HANDSHAKE_MS, &c->io.tls);
+	rc = tls_accept(c->l->tls, c->io.fd, LISTENER_HANDSHAKE_MS, &c->io.tls);
 	if (rc && rc != -ECONNRESET && rc != -ETIMEDOUT)
 		log_info("refused a connection from %s: %s", who, ofs_strerror(rc));
 	return rc;
 }
 
-/* Wait for the next frame's first byte or for shutdown. 1: data; 0: stop. */
+/* Wait for the next frame's first byte, for shutdown, or until the
+ * connection has been idle too long. 1: data; 0: close it. */
 static int wait_next(struct conn *c)
 {
 	struct pollfd p[2] = {
@@ -144,10 +163,14 @@ static int wait_next(struct conn *c)
 	if (c->io.tls && tls_pending(c->io.tls))
 		return 1;       /* a frame already read and decrypted */
 	for (;;) {
-		int r = poll(p, 2, -1);
+		int r = poll(p, 2, c->l->lim.idle_s * 1000);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
+			return 0;
+		}
+		if (r == 0) {
+			log_debug("closed a connection idle for %d s", c->l->lim.idle_s);
 			return 0;
 		}
 		if (p[0].revents)
@@ -155,6 +178,47 @@ static int wait_next(struct conn *c)
 		if (p[1].revents)
 			return 0;
 	}
+}
+
+/* Count one connection answered busy; log how many, at most every 10 s
+ * (a flood must not flood the log too). */
+static void note_busy(struct listener *l, const char *why)
+{
+	uint64_t n = atomic_fetch_add(&l->busy, 1) + 1;
+	int64_t now = (int64_t)time(NULL), last = atomic_load(&l->busy_logged);
+
+	if (now - last >= 10 && atomic_compare_exchange_strong(&l->busy_logged, &last, now))
+		log_warn("answered a connection busy: %s (%llu so far)", why,
+			 (unsigned long long)n);
+}
+
+/* Its handshake is over: leave the handshakes, and take a slot if one is
+ * free (mu held). NULL, or why not. */
+static const char *admit(struct conn *c)
+{
+	struct listener *l = c->l;
+	const struct ident *who = c->io.tls ? tls_peer(c->io.tls) : NULL;
+	int mine = 0;
+
+	if (c->shaking) {
+		c->shaking = false;
+		l->nshaking--;
+	}
+	if (c->evicted)
+		return "its handshake was cut short";
+	if (l->nadmitted >= l->lim.max_conns)
+		return "every connection slot taken (--max-conns)";
+	c->user = who && who->role == IDENT_USER;
+	if (c->user) {
+		memcpy(c->fpr, who->fpr, sizeof(c->fpr));
+		for (struct conn *o = l->conns; o; o = o->next)
+			mine += o->admitted && o->user && !memcmp(o->fpr, c->fpr, sizeof(c->fpr));
+		if (mine >= l->lim.per_user)
+			return "this user holds its share of connections (--max-conns-per-user)";
+	}
+	c->admitted = true;
+	l->nadmitted++;
+	return NULL;
 }
 
 /* A peer whose certificate was revoked since its handshake is cut off:
@@ -241,13 +305,26 @@ static void *conn_main(void *arg)
 	struct listener *l = c->l;
 
 	if (secure(c) == 0) {
-		serve(c);
+		const char *busy;
+		pthread_mutex_lock(&l->mu);
+		busy = admit(c);
+		pthread_mutex_unlock(&l->mu);
+		if (busy) {
+			send_error(&c->io, 0, 0, -OFS_EBUSY);
+			note_busy(l, busy);
+		} else {
+			serve(c);
+		}
 		tls_free(c->io.tls);
 		close(c->io.fd);
 	} else {
 		linger_close(c->io.fd);
 	}
 	pthread_mutex_lock(&l->mu);
+	if (c->shaking)
+		l->nshaking--;
+	if (c->admitted)
+		l->nadmitted--;
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -279,18 +356,60 @@ static void reap(struct listener *l)
 	}
 }
 
-static int start_conn(struct listener *l, int fd, int max_conns)
+/* The peer's IPv4 address, host order (0: not IPv4). */
+static uint32_t source_of(int fd)
 {
+	struct sockaddr_in sa;
+	socklen_t n = sizeof(sa);
+
+	if (getpeername(fd, (struct sockaddr *)&sa, &n) == 0 && sa.sin_family == AF_INET)
+		return ntohl(sa.sin_addr.s_addr);
+	return 0;
+}
+
+/* Cut the oldest handshake short - of src's when src != 0 (mu held). */
+static void evict_oldest(struct listener *l, uint32_t src, bool of_src)
+{
+	struct conn *old = NULL;
+
+	for (struct conn *c = l->conns; c; c = c->next)
+		if (c->shaking && (!of_src || c->src == src) && (!old || c->seq < old->seq))
+			old = c;
+	if (!old)
+		return;
+	old->shaking = false;
+	old->evicted = true;
+	l->nshaking--;
+	shutdown(old->io.fd, SHUT_RDWR);     /* (its thread's reads end now) */
+}
+
+/* Room for one more handshake from src (mu held). */
+static void make_room(struct listener *l, uint32_t src)
+{
+	int from_src = 0;
+
+	for (struct conn *c = l->conns; c; c = c->next)
+		from_src += c->shaking && c->src == src;
+	if (from_src >= LISTENER_HANDSHAKES_PER_SOURCE)
+		evict_oldest(l, src, true);
+	else if (l->nshaking >= LISTENER_HANDSHAKES)
+		evict_oldest(l, 0, false);
+}
+
+static int start_conn(struct listener *l, int fd)
+{
+	uint32_t src = source_of(fd);
 	struct conn *c;
 	int rc;
 
 	pthread_mutex_lock(&l->mu);
-	if (l->nconns >= max_conns) {
+	if (l->nconns >= l->lim.max_conns + 2 * LISTENER_HANDSHAKES) {
+		/* (threads still ending: no room even for a handshake) */
 		pthread_mutex_unlock(&l->mu);
 		struct net_io io = { .fd = fd };
-		send_error(&io, 0, 0, -EBUSY);
+		send_error(&io, 0, 0, -OFS_EBUSY);
 		close(fd);
-		log_warn("refused a connection: %d open (--max-conns)", max_conns);
+		note_busy(l, "too many connections still closing");
 		return 0;
 	}
 	c = calloc(1, sizeof(*c));
@@ -299,6 +418,13 @@ static int start_conn(struct listener *l, int fd, int max_conns)
 		close(fd);
 		return -ENOMEM;
 	}
+	if (l->tls) {
+		make_room(l, src);
+		c->shaking = true;
+		l->nshaking++;
+	}
+	c->src = src;
+	c->seq = ++l->seq;
 	c->io.fd = fd;
 	c->l = l;
 	c->next = l->conns;
@@ -312,6 +438,8 @@ static int start_conn(struct listener *l, int fd, int max_conns)
 		if (c->next)
 			c->next->prev = NULL;
 		l->nconns--;
+		if (c->shaking)
+			l->nshaking--;
 		pthread_mutex_unlock(&l->mu);
 		close(fd);
 		free(c);
@@ -323,7 +451,7 @@ static int start_conn(struct listener *l, int fd, int max_conns)
 }
 
 int listener_run(struct service *sv, struct tls_conf *tls, int listen_fd, int stop_fd,
-		 int max_conns)
+		 const struct listener_limits *lim)
 {
 	struct listener l;
 	struct timespec deadline;
@@ -333,6 +461,7 @@ int listener_run(struct service *sv, struct tls_conf *tls, int listen_fd, int st
 	memset(&l, 0, sizeof(l));
 	l.sv = sv;
 	l.tls = tls;
+	l.lim = *lim;
 	l.wake_fd = eventfd(0, EFD_CLOEXEC);
 	if (l.wake_fd < 0)
 		return -errno;
@@ -370,7 +499,7 @@ int listener_run(struct service *sv, struct tls_conf *tls, int listen_fd, int st
 				break;
 			}
 			net_set_nodelay(fd);
-			start_conn(&l, fd, max_conns);
+			start_conn(&l, fd);
 		}
 	}
 

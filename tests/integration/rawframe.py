@@ -40,6 +40,18 @@
                                                mask; prints its status
     rawframe.py HOST:PORT getmany OID           GETATTR_MANY of OID alone;
                                                prints that object's status
+    rawframe.py HOST:PORT flood [--silent N] [--sources K] [--stalled N] [--idle N]
+                                               N silent TCP connections from each of
+                                               K addresses 127.0.0.2.. (reopened as
+                                               the server drops them), N handshakes
+                                               stalled after their first bytes (from
+                                               127.0.0.200), and up to --idle idle
+                                               connections as OFS_IDENTITY, each
+                                               PINGed once; prints "ready ADMITTED
+                                               REFUSED STATUS" (STATUS: the first
+                                               refusal's), then "idle-closed N" once
+                                               the server has closed N of the idle
+                                               ones; holds all until stdin closes
     rawframe.py HOST:PORT capuse read|write OID CAP
                                                a READ of 16 bytes at 0, or a
                                                WRITE of 16 bytes there, of OID,
@@ -774,17 +786,85 @@ def stall(addr, idle, seconds):
         s.close()
 
 
+def tcp_from(addr, src):
+    host, port = addr.rsplit(":", 1)
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind((src, 0))
+    s.settimeout(TIMEOUT)
+    s.connect((host, int(port)))
+    return s
+
+
+def flood(addr, silent, sources, stalled, idle):
+    srcs = ["127.0.0.%d" % (2 + i) for i in range(sources)]
+    quiet = {}                           # socket -> its source
+    for src in srcs:
+        for _ in range(silent):
+            quiet[tcp_from(addr, src)] = src
+    hello = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + os.urandom(16)
+    stall_socks = []
+    for _ in range(stalled):
+        t = tcp_from(addr, "127.0.0.200")
+        t.sendall(hello)                 # part of a ClientHello, then nothing
+        stall_socks.append(t)
+    admitted, refused, first = [], 0, None
+    for i in range(idle):
+        try:
+            t = connect(addr)
+            t.sendall(frame(PING, b"", 1))
+            kind, f, _ = read_reply(t)
+        except (ssl.SSLError, OSError) as e:
+            kind, f = "error", None
+            print("rawframe: idle connection %d: %s" % (i, e), file=sys.stderr)
+        if kind == "reply" and f["status"] == 0:
+            admitted.append(t)
+        else:
+            refused += 1
+            if first is None:
+                first = f["status"] if f else kind
+    print("ready %d %d %s" % (len(admitted), refused, first), flush=True)
+    closed = set()
+    while True:
+        socks = list(quiet) + admitted
+        r, _, _ = select.select(socks + [sys.stdin], [], [], 1.0)
+        if sys.stdin in r and not sys.stdin.buffer.read1(4096):
+            break
+        for t in r:
+            if t is sys.stdin:
+                continue
+            if t in quiet:               # dropped: open another in its place
+                src = quiet.pop(t)
+                t.close()
+                try:
+                    quiet[tcp_from(addr, src)] = src
+                except OSError:
+                    pass
+            elif t not in closed:
+                try:
+                    gone = t.recv(4096) == b""
+                except (ssl.SSLError, OSError):
+                    gone = True
+                if gone:
+                    closed.add(t)
+                    admitted.remove(t)
+                    print("idle-closed %d" % len(closed), flush=True)
+    for t in list(quiet) + stall_socks + admitted:
+        t.close()
+
+
 def main(argv):
     if len(argv) < 3:
         print(__doc__, file=sys.stderr)
         return 2
     addr, cmd, rest = argv[1], argv[2], argv[3:]
-    opts = {"file": b"f", "local": None, "idle": 8, "seconds": 120.0}
+    opts = {"file": b"f", "local": None, "idle": 8, "seconds": 120.0, "silent": 8,
+            "sources": 4, "stalled": 4}
     pos = []
     i = 0
     while i < len(rest):
         a = rest[i]
-        if a in ("--file", "--local", "--idle", "--seconds"):
+        if a in ("--file", "--local", "--idle", "--seconds", "--silent", "--sources",
+                 "--stalled"):
             opts[a[2:]] = rest[i + 1]
             i += 2
         else:
@@ -823,6 +903,9 @@ def main(argv):
             setattr_(addr, pos[0], 0, [])
         elif cmd == "getmany" and len(pos) == 1:
             getmany(addr, pos[0])
+        elif cmd == "flood":
+            flood(addr, int(opts["silent"]), int(opts["sources"]), int(opts["stalled"]),
+                  int(opts["idle"]))
         elif cmd == "pingpause":
             pingpause(addr)
         elif cmd == "stall":
