@@ -275,7 +275,7 @@ static int certify(const char *data, const char *cadir, struct ofs_sid sid, bool
 			}
 		}
 	}
-	rc = ca_issue(cadir, &id, CA_DAYS_MAX / 10, 0, dir, why);
+	rc = ca_issue(cadir, &id, CA_DAYS_MAX / 10, 0, dir, CA_ISSUE_BESIDE, why);
 	if (!rc)
 		rc = ca_copy_capkey(cadir, dir, why);
 	if (!rc)

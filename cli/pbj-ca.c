@@ -133,7 +133,7 @@ static int cmd_issue(const char *cadir, int argc, char **argv)
 	if (!ident_name_ok(id.name) || strlen(a.user ? a.user : a.admin) > IDENT_NAME_MAX)
 		return ca_usage("'%s': a name is 1 to 64 of A-Z a-z 0-9 . _ -, not starting "
 				"with . or -", a.user ? a.user : a.admin);
-	rc = ca_issue(cadir, &id, (int)a.days, test_valid_secs(), a.out, why);
+	rc = ca_issue(cadir, &id, (int)a.days, test_valid_secs(), a.out, 0, why);
 	if (rc) {
 		fprintf(stderr, "ofs-pbj: %s\n", why);
 		return EXIT_FAIL;

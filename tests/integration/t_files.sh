@@ -1,0 +1,58 @@
+#!/bin/bash
+# t_files: what OFS writes on the local disk is the writer's alone, and
+# never lands where it was not asked to go. A CA or an identity goes only
+# into a new or empty directory of the caller's own, each file new and
+# 0600, never written through a name planted in the way.
+. "$(dirname "$0")/lib.sh"
+
+pbj() { "$OFS_BIN/ofs-pbj" "$@"; }
+# names DIR : the names DIR holds, sorted, on one line.
+names() { (cd "$1" && LC_ALL=C ls -A | tr '\n' ' '); }
+
+keep_going
+
+# ---- ofs-pbj ca init and ca issue -------------------------------------------
+say "ca init and ca issue: a new or empty directory of one's own"
+echo "victim's bytes" >"$T/victim"
+# a directory that holds anything is refused and left as it was
+mkdir "$T/full" && echo notes >"$T/full/notes"
+err_is 3 'full: not empty' pbj ca init "$T/full"
+assert_eq "notes " "$(names "$T/full")" "a non-empty directory after ca init"
+assert_eq notes "$(cat "$T/full/notes")" "its file after ca init"
+err_is 3 'full: not empty' pbj ca issue "$CA" --out "$T/full" --admin x
+assert_eq "notes " "$(names "$T/full")" "a non-empty directory after ca issue"
+# a link where a file would go: refused, its target untouched
+mkdir "$T/linked" && ln -s "$T/victim" "$T/linked/ca.key"
+err_is 3 'linked: not empty' pbj ca init "$T/linked"
+# (where an earlier release wrote its temporary file, opened O_TRUNC)
+mkdir "$T/idl" && ln -s "$T/victim" "$T/idl/key.pem.tmp"
+err_is 3 'idl: not empty' pbj ca issue "$CA" --out "$T/idl" --admin x
+assert_eq "victim's bytes" "$(cat "$T/victim")" "the target of the planted links"
+assert_eq "key.pem.tmp " "$(names "$T/idl")" "the identity directory with a planted link"
+# a CADIR that is a dangling link: refused, nothing made where it points
+ln -s "$T/elsewhere" "$T/calink"
+assert_exit 3 pbj ca init "$T/calink"
+[ ! -e "$T/elsewhere" ] || fail "ca init through a dangling link made $T/elsewhere"
+# another's directory (root can make one to try)
+if [ "$(id -u)" = 0 ]; then
+	mkdir "$T/theirs" && chown 65534:65534 "$T/theirs"
+	err_is 3 'theirs: not yours' pbj ca init "$T/theirs"
+	err_is 3 'theirs: not yours' pbj ca issue "$CA" --out "$T/theirs" --admin x
+	assert_eq "" "$(names "$T/theirs")" "another's directory after ca init and issue"
+fi
+# an empty one of one's own is taken and made 0700; every file is 0600,
+# whatever the umask
+mkdir -m 0755 "$T/empty"
+(umask 000 && pbj ca init "$T/empty" >/dev/null) || fail "ca init into an empty directory"
+(umask 000 && pbj ca issue "$T/empty" --out "$T/made/id" --admin x >/dev/null) ||
+	fail "ca issue into a new directory"
+for d in "$T/empty" "$T/made" "$T/made/id"; do
+	assert_eq 700 "$(stat -c %a "$d")" "mode of $d"
+done
+for f in "$T"/empty/* "$T"/made/id/*; do
+	assert_eq 600 "$(stat -c %a "$f")" "mode of $f"
+done
+assert_eq "ca.crt ca.key cap.key " "$(names "$T/empty")" "a new CA's files"
+assert_eq "ca.pem cert.pem key.pem " "$(names "$T/made/id")" "a new identity's files"
+
+finish
