@@ -246,6 +246,23 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 	return 0;
 }
 
+/* store_open, its refusals said: 0, or the exit status. */
+static int open_data(const char *data, bool read_only, struct store **s)
+{
+	char why[2 * 4096 + 256];
+	int rc = store_open(data, read_only, s);
+
+	if (rc == -EPERM && store_check_modes(data, why, sizeof(why)) == -EPERM) {
+		fprintf(stderr, "ofs-server: %s\n", why);
+		return EXIT_USAGE;
+	}
+	if (rc == -EBUSY) {
+		fprintf(stderr, "ofs-server: %s: another server is running on this data dir\n", data);
+		return EXIT_FAIL;
+	}
+	return rc ? fail(data, rc) : 0;
+}
+
 /* Where a data dir keeps the server's identity (tls.h). */
 static void identity_dir(const char *data, char buf[4096])
 {
@@ -337,9 +354,9 @@ static int cmd_certify(int argc, char **argv)
 		usage_error("%s", a.operand ? "unexpected argument" : "certify needs --ca CADIR");
 		return EXIT_USAGE;
 	}
-	rc = store_open(a.data, true, &s);
+	rc = open_data(a.data, true, &s);
 	if (rc)
-		return fail(a.data, rc);
+		return rc;
 	sid = store_sid(s);
 	store_close(s);
 	return certify(a.data, a.ca, sid, true);
@@ -486,15 +503,10 @@ static int run_log_and_signals(struct running *r)
 static int run_store(struct running *r, const struct sockaddr_in *addr)
 {
 	struct sockaddr_in bound;
-	int rc = store_open(r->a.data, false, &r->s);
+	int rc = open_data(r->a.data, false, &r->s);
 
-	if (rc == -EBUSY) {
-		fprintf(stderr, "ofs-server: %s: another server is running on this data dir\n",
-			r->a.data);
-		return EXIT_FAIL;
-	}
 	if (rc)
-		return fail(r->a.data, rc);
+		return rc;
 	store_set_capacity(r->s, r->a.capacity);
 	(void)store_set_inline_max(r->s, (uint32_t)r->a.inline_max);   /* (checked above) */
 	rc = net_listen(addr, &r->lfd, &bound);
@@ -675,9 +687,9 @@ static int cmd_inspect(int argc, char **argv)
 		usage_error("'%s' is not an OID (32 hex digits)", a.operand);
 		return EXIT_USAGE;
 	}
-	rc = store_open(a.data, true, &s);
+	rc = open_data(a.data, true, &s);
 	if (rc)
-		return fail(a.data, rc);
+		return rc;
 	rc = inspect_object(s, oid, a.json, stdout);
 	store_close(s);
 	if (rc == -ENOENT) {

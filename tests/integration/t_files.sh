@@ -1,8 +1,11 @@
 #!/bin/bash
 # t_files: what OFS writes on the local disk is the writer's alone, and
-# never lands where it was not asked to go. A CA or an identity goes only
-# into a new or empty directory of the caller's own, each file new and
-# 0600, never written through a name planted in the way.
+# never lands where it was not asked to go. A data dir is 0700 with every
+# directory in it 0700 and every file 0600, whatever the umask, and one
+# that lets group or others in is refused by every command that opens it.
+# A CA or an identity goes only into a new or empty directory of the
+# caller's own, each file new and 0600, never written through a name
+# planted in the way.
 . "$(dirname "$0")/lib.sh"
 
 pbj() { "$OFS_BIN/ofs-pbj" "$@"; }
@@ -10,6 +13,39 @@ pbj() { "$OFS_BIN/ofs-pbj" "$@"; }
 names() { (cd "$1" && LC_ALL=C ls -A | tr '\n' ' '); }
 
 keep_going
+
+# ---- a data dir --------------------------------------------------------------
+say "a data dir made and used under umask 000 is its server's alone"
+umask 000
+start_server a
+mkrand "$T/f" 300000
+ok ofs put "$T/f" /f
+ok ofs mkdir /d
+stop_server a
+umask 022
+loose=$(find "$T/a" \( -type d ! -perm 0700 \) -o \( -type f ! -perm 0600 \) -printf '%m %p\n')
+assert_eq "" "$loose" "directories not 0700 and files not 0600 in a data dir"
+[ -n "$(find "$T/a/bstreams" -type f)" ] || fail "no byte stream in $T/a to look at"
+
+say "a data dir that lets group or others in is refused, naming the path and mode"
+chmod 0755 "$T/a"
+err_is 2 "$T/a: group or others may read, write or enter it \(mode 0755\).*chmod -R go-rwx $T/a" \
+	ofs_server run --data "$T/a" --listen 127.0.0.1:0
+[ ! -s "$T/last.out" ] || fail "a refused server printed: $(cat "$T/last.out")"
+err_is 2 "$T/a: .*mode 0755" ofs_server tool --data "$T/a" list
+err_is 2 "$T/a: .*mode 0755" ofs_server certify --data "$T/a" --ca "$CA"
+chmod 0700 "$T/a" && chmod 0750 "$T/a/identity"
+err_is 2 "$T/a/identity: .*mode 0750.*chmod -R go-rwx $T/a'" \
+	ofs_server run --data "$T/a" --listen 127.0.0.1:0
+# the upgrade: the command the message gives, and the server starts
+chmod -R go-rwx "$T/a"
+restart_server a
+ok ofs get /f "$T/f.back"
+assert_same_file "$T/f" "$T/f.back" "/f after the data dir's modes were mended"
+# init tightens an empty directory made by hand
+mkdir -m 0755 "$T/b"
+ok ofs_server init --data "$T/b"
+assert_eq 700 "$(stat -c %a "$T/b")" "mode of an empty data dir after init"
 
 # ---- ofs-pbj ca init and ca issue -------------------------------------------
 say "ca init and ca issue: a new or empty directory of one's own"
