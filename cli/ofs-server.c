@@ -14,6 +14,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "cli/common.h"
 #include "lib/ca.h"
 #include "lib/cap.h"
 #include "lib/conn.h"
@@ -54,6 +55,8 @@ static const char usage_text[] =
 	"       ofs-server tool --data DIR list|keys|get-key|set-key|rm-key|set-version|set-backref|set-part|\n"
 	"                                     mark-behind|flip-byte|lose-bytes|remove ...\n"
 	"       ofs-server --help | --version\n";
+
+static const struct cli_prog prog = { "ofs-server", usage_text };
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -128,14 +131,24 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 	a->inline_max = STORE_INLINE_DEFAULT;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", long_opts, &idx)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", long_opts, &idx)) != -1) {
+		char opt[32];
+		int st;
+
 		if (c == '?') {
 			usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
 			return EXIT_USAGE;
 		}
-		if (c == OPT_HELP) {
+		if (c == OPT_HELP || c == 'h') {
 			fputs(usage_text, stdout);
 			exit(0);
+		}
+		/* (no option of ofs-server takes a value that begins with '-') */
+		snprintf(opt, sizeof(opt), "--%s", long_opts[idx].name);
+		if (optarg && !cli_value_ok(&prog, opt, optarg, 0, &st)) {
+			if (st == 0)
+				exit(0);
+			return st;
 		}
 		if (c != OPT_DATA && !strchr(allowed, c + '0')) {
 			usage_error("option '--%s' does not apply to this command", long_opts[idx].name);
@@ -237,8 +250,15 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 		usage_error("%s needs --data DIR", cmd);
 		return EXIT_USAGE;
 	}
-	if (optind < argc)
+	if (optind < argc) {
+		int st;
+		if (!cli_value_ok(&prog, cmd, argv[optind], 0, &st)) {
+			if (st == 0)
+				exit(0);
+			return st;
+		}
 		a->operand = argv[optind++];
+	}
 	if (optind < argc) {
 		usage_error("unexpected argument '%s'", argv[optind]);
 		return EXIT_USAGE;
@@ -768,12 +788,24 @@ static int cmd_tool(int argc, char **argv)
 			data = argv[i] + 7;
 		else if (!strcmp(argv[i], "--json"))
 			json = true;
-		else if (!strcmp(argv[i], "--help")) {
+		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			free(rest);
 			tool_help();
 			return 0;
 		} else
 			rest[nrest++] = argv[i];
+	}
+	/* (the tool's words are OIDs, numbers, keys and names: none is an
+	 * option word, --json and --help aside) */
+	if (data && !cli_value_ok(&prog, "--data", data, 0, &rc)) {
+		free(rest);
+		return rc;
+	}
+	for (int i = 0; i < nrest; i++) {
+		if (!cli_value_ok(&prog, "tool", rest[i], 0, &rc)) {
+			free(rest);
+			return rc;
+		}
 	}
 	if (!data) {
 		free(rest);

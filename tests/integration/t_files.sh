@@ -5,7 +5,9 @@
 # that lets group or others in is refused by every command that opens it.
 # A CA or an identity goes only into a new or empty directory of the
 # caller's own, each file new and 0600, never written through a name
-# planted in the way.
+# planted in the way. A word that begins with '-' is never taken for a
+# path, a name or an option's value: --help or -h there prints the usage
+# (exit 0), any other is a usage error (exit 2), and nothing is made.
 . "$(dirname "$0")/lib.sh"
 
 pbj() { "$OFS_BIN/ofs-pbj" "$@"; }
@@ -90,5 +92,51 @@ for f in "$T"/empty/* "$T"/made/id/*; do
 done
 assert_eq "ca.crt ca.key cap.key " "$(names "$T/empty")" "a new CA's files"
 assert_eq "ca.pem cert.pem key.pem " "$(names "$T/made/id")" "a new identity's files"
+
+# ---- option words are never values --------------------------------------------
+say "a word that begins with '-' is never a path, a name or a value"
+mkdir "$T/cwd" && cd "$T/cwd" || fail "cd $T/cwd"
+# usage CODE CMD... : CMD exits CODE, prints its usage (0: on stdout, 2:
+# naming the word on stderr), and leaves the working directory empty.
+usage() {
+	local code=$1
+	shift
+	assert_exit "$code" "$@" || return 1
+	if [ "$code" = 0 ]; then
+		grep -q '^usage: ' "$T/last.out" || fail "'$*': no usage on stdout: $(head -c 300 "$T/last.out")"
+	else
+		grep -q -- "'$WORD': a word that begins with '-' is an option" "$T/last.err" ||
+			fail "'$*': stderr does not name '$WORD': $(head -c 300 "$T/last.err")"
+	fi
+	assert_eq "" "$(names "$T/cwd")" "what '$*' left in its working directory"
+}
+usage 0 pbj ca init --help
+usage 0 pbj ca issue "$CA" --out --help --admin x
+usage 0 ofs_server init --data --help
+usage 0 pbj --db --help list
+usage 0 pbj --db "$T/jobs.db" schedule add --help --cron "0 3 * * *" -- scrub
+usage 0 pbj ca rotate --help
+usage 0 pbj ca init -h
+usage 0 ofs_server tool --data --help list
+WORD=-x usage 2 pbj ca init -x
+WORD=-x usage 2 pbj ca issue "$CA" --out -x --admin x
+WORD=-x usage 2 pbj ca issue "$CA" --out "$T/idx" --admin -x
+WORD=-x usage 2 ofs_server init --data -x
+WORD=-x usage 2 ofs_server init --data=-x
+WORD=--x usage 2 ofs_server init --data "$T/c" --ca --x
+WORD=-x usage 2 pbj --db -x list
+WORD=-x usage 2 pbj --db "$T/jobs.db" schedule add -x --cron "0 3 * * *" -- scrub
+WORD=-x usage 2 pbj ca rotate -x
+WORD=-x usage 2 pbj ca revoke "$CA" -x
+WORD=-y usage 2 ofs get /f -- -y
+WORD=-y usage 2 ofs put -- -y /g
+[ ! -e "$T/c" ] || fail "init with --ca --x made $T/c"
+ok pbj --db "$T/jobs.db" schedule list --json
+assert_eq 0 "$(jq '.schedules | length' "$T/last.out")" "schedules after the refused adds"
+# rotate --help reads no CADIR named --help
+mkdir -p "$T/rot/--help" && cp "$CA/cap.key" "$T/rot/--help/cap.key" && cd "$T/rot" &&
+	ok pbj ca rotate --help && cmp -s "$CA/cap.key" "$T/rot/--help/cap.key" ||
+	fail "ca rotate --help touched --help/cap.key"
+cd "$T" || fail "cd $T"
 
 finish
