@@ -86,7 +86,7 @@ $(CORE_LIB): $(CORE_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BINDIR)/ofs-server: $(O)/cli/ofs-server.o $(CORE_LIB)
+$(BINDIR)/ofs-server: $(O)/cli/ofs-server.o $(O)/cli/common.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -99,6 +99,11 @@ $(BINDIR)/ofs-pbj: $(O)/cli/ofs-pbj.o $(O)/cli/common.o $(O)/cli/pbj-ca.o $(O)/c
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(O)/tests/%: $(O)/tests/unit/%.o $(O)/tests/unit/fake_server.o $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+
+# (the programs' common words live in cli/, outside the core library)
+$(O)/tests/test_cli_common: $(O)/tests/unit/test_cli_common.o $(O)/cli/common.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
 

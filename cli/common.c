@@ -11,6 +11,40 @@
 #include "lib/ofs_error.h"
 #include "lib/tls.h"
 
+static bool is_help(const char *w)
+{
+	return !strcmp(w, "--help") || !strcmp(w, "-h");
+}
+
+/* The one rule: a word that begins with '-' is an option, never a value
+ * ("-" alone is, with CLI_VALUE_DASH). */
+static bool is_option_word(const char *w, unsigned flags)
+{
+	return w[0] == '-' && !((flags & CLI_VALUE_DASH) && w[1] == '\0');
+}
+
+bool cli_value_ok(const struct cli_prog *p, const char *what, const char *w, unsigned flags,
+		  int *status)
+{
+	if (!is_option_word(w, flags))
+		return true;
+	if (is_help(w) && !(flags & CLI_VALUE_NO_HELP)) {
+		fputs(p->usage ? p->usage : "", stdout);
+		if (!p->usage)
+			printf("see %s --help\n", p->name);
+		*status = 0;
+		return false;
+	}
+	fprintf(stderr, "%s: %s '%s': a word that begins with '-' is an option, not a path, a "
+		"name or a value\n", p->name, what, w);
+	if (p->usage)
+		fputs(p->usage, stderr);
+	else
+		fprintf(stderr, "(see %s --help)\n", p->name);
+	*status = 2;
+	return false;
+}
+
 /* argv[*i] is `name VALUE` or `name=VALUE`: the value (and *i past it),
  * "" when it is missing, NULL when argv[*i] is another word. */
 static const char *value_of(int argc, char **argv, int *i, const char *name)
@@ -28,48 +62,75 @@ static const char *value_of(int argc, char **argv, int *i, const char *name)
 	return argv[++*i];
 }
 
+/* v, the value of option o (a what): 0 to take it; help for "--help" or
+ * "-h" there; -EINVAL, with *why, for none or another option word. */
+static int take_value(struct cli_line *l, const char *o, const char *what, const char *v,
+		      const char **why)
+{
+	if (is_help(v)) {
+		l->help = true;
+		return 0;
+	}
+	if (!*v)
+		snprintf(l->why, sizeof(l->why), "%s needs %s", o, what);
+	else if (is_option_word(v, 0))
+		snprintf(l->why, sizeof(l->why), "%s needs %s, not '%.80s': a word that begins "
+			 "with '-' is an option", o, what, v);
+	else
+		return 0;
+	*why = l->why;
+	return -EINVAL;
+}
+
 int cli_line_parse(int argc, char **argv, unsigned flags, struct cli_line *l, const char **why)
 {
+	bool options = true;             /* (until "--") */
+	int rc = 0;
+
 	memset(l, 0, sizeof(*l));
 	l->rest = calloc((size_t)argc + 1, sizeof(*l->rest));
 	if (!l->rest)
 		return -ENOMEM;
-	for (int i = 0; i < argc; i++) {
+	if (argc > 0)
+		l->rest[l->nrest++] = argv[0];
+	for (int i = 1; i < argc && !rc && !l->help; i++) {
 		const char *v;
-		if (i > 0 && (v = value_of(argc, argv, &i, "--cluster")) != NULL) {
-			*why = !*v ? "--cluster needs HOST:PORT"
-			       : l->ncluster == CLI_MAX_CLUSTER ? "at most 16 --cluster" : NULL;
-			if (*why)
-				return -EINVAL;
-			l->cluster[l->ncluster++] = v;
-		} else if (i > 0 && (v = value_of(argc, argv, &i, "--identity")) != NULL) {
-			*why = "--identity needs IDDIR";
-			if (!*v)
-				return -EINVAL;
-			l->identity = v;
-		} else if (i > 0 && !strcmp(argv[i], "--insecure")) {
+		options = options && strcmp(argv[i], "--") != 0;
+		if (options && is_help(argv[i])) {
+			l->help = true;
+		} else if ((v = value_of(argc, argv, &i, "--cluster")) != NULL) {
+			rc = take_value(l, "--cluster", "HOST:PORT", v, why);
+			if (!rc && !l->help && l->ncluster == CLI_MAX_CLUSTER) {
+				*why = "at most 16 --cluster";
+				rc = -EINVAL;
+			} else if (!rc && !l->help) {
+				l->cluster[l->ncluster++] = v;
+			}
+		} else if ((v = value_of(argc, argv, &i, "--identity")) != NULL) {
+			rc = take_value(l, "--identity", "IDDIR", v, why);
+			l->identity = rc || l->help ? NULL : v;
+		} else if (!strcmp(argv[i], "--insecure")) {
 			l->insecure = true;
-		} else if (i > 0 && (flags & CLI_LINE_PBJ) && !strcmp(argv[i], "--json")) {
+		} else if ((flags & CLI_LINE_PBJ) && !strcmp(argv[i], "--json")) {
 			l->json = true;
-		} else if (i > 0 && (flags & CLI_LINE_PBJ) &&
-			   (v = value_of(argc, argv, &i, "--db")) != NULL) {
-			*why = "--db needs FILE";
-			if (!*v)
-				return -EINVAL;
-			l->db = v;
+		} else if ((flags & CLI_LINE_PBJ) && (v = value_of(argc, argv, &i, "--db")) != NULL) {
+			rc = take_value(l, "--db", "FILE", v, why);
+			l->db = rc || l->help ? NULL : v;
 		} else {
 			l->rest[l->nrest++] = argv[i];
 		}
 	}
+	if (rc || l->help)
+		return rc;
 	*why = "missing command";
 	return l->nrest < 2 ? -EINVAL : 0;
 }
 
 bool cli_line_help(const struct cli_line *l, const char *prog, const char *usage_text)
 {
-	const char *c = l->rest[1];
+	const char *c = l->nrest > 1 ? l->rest[1] : "";
 
-	if (!strcmp(c, "--help") || !strcmp(c, "-h") || !strcmp(c, "help")) {
+	if (l->help || !strcmp(c, "help")) {
 		fputs(usage_text, stdout);
 		return true;
 	}

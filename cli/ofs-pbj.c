@@ -66,6 +66,8 @@ static const char usage_text[] =
 	"database is --db or OFS_PBJ_DB (default ./pbj.db). Exit status: 0 success\n"
 	"(a job finished clean), 1 findings left, 2 bad usage, 3 failure.\n";
 
+static const struct cli_prog prog = { "ofs-pbj", usage_text };
+
 static int usage(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "ofs-pbj: ");
@@ -212,11 +214,16 @@ static int cmd_server_set(const char *const *cluster, size_t ncluster, int argc,
 	size_t n = 0;
 	uint8_t *b = NULL;
 	size_t bn = 0;
-	int c, rc;
+	int c, rc, idx = 0;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "", opts, &idx)) != -1) {
+		char opt[16];
+		/* (--attr's KEY is a name; --state and --weight never begin with '-') */
+		snprintf(opt, sizeof(opt), "--%s", opts[idx].name);
+		if (c != '?' && optarg && !cli_value_ok(&prog, opt, optarg, 0, &rc))
+			return rc;
 		switch (c) {
 		case 's':
 			if (ofs_server_state_parse(optarg, &q.set.state))

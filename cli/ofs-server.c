@@ -14,6 +14,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "cli/common.h"
 #include "lib/ca.h"
 #include "lib/cap.h"
 #include "lib/conn.h"
@@ -55,6 +56,8 @@ static const char usage_text[] =
 	"       ofs-server tool --data DIR list|keys|get-key|set-key|rm-key|set-version|set-backref|set-part|\n"
 	"                                     mark-behind|flip-byte|lose-bytes|remove ...\n"
 	"       ofs-server --help | --version\n";
+
+static const struct cli_prog prog = { "ofs-server", usage_text };
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -134,14 +137,24 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 	a->inline_max = STORE_INLINE_DEFAULT;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", long_opts, &idx)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", long_opts, &idx)) != -1) {
+		char opt[32];
+		int st;
+
 		if (c == '?') {
 			usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
 			return EXIT_USAGE;
 		}
-		if (c == OPT_HELP) {
+		if (c == OPT_HELP || c == 'h') {
 			fputs(usage_text, stdout);
 			exit(0);
+		}
+		/* (no option of ofs-server takes a value that begins with '-') */
+		snprintf(opt, sizeof(opt), "--%s", long_opts[idx].name);
+		if (optarg && !cli_value_ok(&prog, opt, optarg, 0, &st)) {
+			if (st == 0)
+				exit(0);
+			return st;
 		}
 		if (c != OPT_DATA && !strchr(allowed, c + '0')) {
 			usage_error("option '--%s' does not apply to this command", long_opts[idx].name);
@@ -255,13 +268,37 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 		usage_error("%s needs --data DIR", cmd);
 		return EXIT_USAGE;
 	}
-	if (optind < argc)
+	if (optind < argc) {
+		int st;
+		if (!cli_value_ok(&prog, cmd, argv[optind], 0, &st)) {
+			if (st == 0)
+				exit(0);
+			return st;
+		}
 		a->operand = argv[optind++];
+	}
 	if (optind < argc) {
 		usage_error("unexpected argument '%s'", argv[optind]);
 		return EXIT_USAGE;
 	}
 	return 0;
+}
+
+/* store_open, its refusals said: 0, or the exit status. */
+static int open_data(const char *data, bool read_only, struct store **s)
+{
+	char why[2 * 4096 + 256];
+	int rc = store_open(data, read_only, s);
+
+	if (rc == -EPERM && store_check_modes(data, why, sizeof(why)) == -EPERM) {
+		fprintf(stderr, "ofs-server: %s\n", why);
+		return EXIT_USAGE;
+	}
+	if (rc == -EBUSY) {
+		fprintf(stderr, "ofs-server: %s: another server is running on this data dir\n", data);
+		return EXIT_FAIL;
+	}
+	return rc ? fail(data, rc) : 0;
 }
 
 /* Where a data dir keeps the server's identity (tls.h). */
@@ -293,7 +330,7 @@ static int certify(const char *data, const char *cadir, struct ofs_sid sid, bool
 			}
 		}
 	}
-	rc = ca_issue(cadir, &id, CA_DAYS_MAX / 10, 0, dir, why);
+	rc = ca_issue(cadir, &id, CA_DAYS_MAX / 10, 0, dir, CA_ISSUE_BESIDE, why);
 	if (!rc)
 		rc = ca_copy_capkey(cadir, dir, why);
 	if (!rc)
@@ -355,9 +392,9 @@ static int cmd_certify(int argc, char **argv)
 		usage_error("%s", a.operand ? "unexpected argument" : "certify needs --ca CADIR");
 		return EXIT_USAGE;
 	}
-	rc = store_open(a.data, true, &s);
+	rc = open_data(a.data, true, &s);
 	if (rc)
-		return fail(a.data, rc);
+		return rc;
 	sid = store_sid(s);
 	store_close(s);
 	return certify(a.data, a.ca, sid, true);
@@ -504,15 +541,10 @@ static int run_log_and_signals(struct running *r)
 static int run_store(struct running *r, const struct sockaddr_in *addr)
 {
 	struct sockaddr_in bound;
-	int rc = store_open(r->a.data, false, &r->s);
+	int rc = open_data(r->a.data, false, &r->s);
 
-	if (rc == -EBUSY) {
-		fprintf(stderr, "ofs-server: %s: another server is running on this data dir\n",
-			r->a.data);
-		return EXIT_FAIL;
-	}
 	if (rc)
-		return fail(r->a.data, rc);
+		return rc;
 	store_set_capacity(r->s, r->a.capacity);
 	(void)store_set_inline_max(r->s, (uint32_t)r->a.inline_max);   /* (checked above) */
 	rc = net_listen(addr, &r->lfd, &bound);
@@ -697,9 +729,9 @@ static int cmd_inspect(int argc, char **argv)
 		usage_error("'%s' is not an OID (32 hex digits)", a.operand);
 		return EXIT_USAGE;
 	}
-	rc = store_open(a.data, true, &s);
+	rc = open_data(a.data, true, &s);
 	if (rc)
-		return fail(a.data, rc);
+		return rc;
 	rc = inspect_object(s, oid, a.json, stdout);
 	store_close(s);
 	if (rc == -ENOENT) {
@@ -778,12 +810,24 @@ static int cmd_tool(int argc, char **argv)
 			data = argv[i] + 7;
 		else if (!strcmp(argv[i], "--json"))
 			json = true;
-		else if (!strcmp(argv[i], "--help")) {
+		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			free(rest);
 			tool_help();
 			return 0;
 		} else
 			rest[nrest++] = argv[i];
+	}
+	/* (the tool's words are OIDs, numbers, keys and names: none is an
+	 * option word, --json and --help aside) */
+	if (data && !cli_value_ok(&prog, "--data", data, 0, &rc)) {
+		free(rest);
+		return rc;
+	}
+	for (int i = 0; i < nrest; i++) {
+		if (!cli_value_ok(&prog, "tool", rest[i], 0, &rc)) {
+			free(rest);
+			return rc;
+		}
 	}
 	if (!data) {
 		free(rest);

@@ -44,6 +44,8 @@ static const char usage_text[] =
 	"run --insecure (loopback only). A request the cluster refuses exits 3 with the\n"
 	"reason (permission denied, certificate not trusted, ...).\n";
 
+static const struct cli_prog prog = { "ofs", usage_text };
+
 static int usage(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "ofs: ");
@@ -103,13 +105,20 @@ static int parse_cmd(int argc, char **argv, const char *allowed, int nargs, stru
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "l", long_opts, &idx)) != -1) {
 		const char *name = c == 'l' ? "l" : long_opts[idx].name;
-		char key[4];
+		char key[4], opt[32];
+		int st;
 
 		if (c == '?')
 			return usage("unknown or incomplete option '%s'", argv[optind - 1]);
 		if (c == OPT_HELP) {
 			fputs(usage_text, stdout);
 			exit(0);
+		}
+		snprintf(opt, sizeof(opt), "--%s", name);
+		if (optarg && !cli_value_ok(&prog, opt, optarg, 0, &st)) {
+			if (st == 0)
+				exit(0);
+			return st;
 		}
 		snprintf(key, sizeof(key), "%c", c == 'l' ? 'l' : 'a' + (c - OPT_JSON));
 		if (!strchr(allowed, key[0]))
@@ -147,8 +156,16 @@ static int parse_cmd(int argc, char **argv, const char *allowed, int nargs, stru
 		return usage(argc - optind < nargs ? "missing arguments (this command takes %s)" :
 			     "too many arguments (this command takes %s)", what);
 	}
-	for (int i = 0; i < nargs; i++)
+	for (int i = 0; i < nargs; i++) {
+		int st;
+		/* ("-": standard input or output, where a LOCAL file goes) */
+		if (!cli_value_ok(&prog, argv[0], argv[optind + i], CLI_VALUE_DASH, &st)) {
+			if (st == 0)
+				exit(0);
+			return st;
+		}
 		o->args[i] = argv[optind + i];
+	}
 	o->nargs = nargs;
 	if (o->put.confidence && o->put.confidence > (o->put.replicas ? o->put.replicas : 1))
 		return usage("--confidence %s: cannot exceed --replicas", "K");

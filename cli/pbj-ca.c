@@ -7,6 +7,7 @@
 
 #include <openssl/crypto.h>
 
+#include "cli/common.h"
 #include "cli/pbj-ca.h"
 #include "lib/ca.h"
 #include "lib/cap.h"
@@ -20,15 +21,20 @@
 #define EXIT_USAGE 2
 #define EXIT_FAIL 3
 
+static const char ca_usage_text[] =
+	"usage: ofs-pbj ca init CADIR\n"
+	"       ofs-pbj ca issue CADIR --out IDDIR (--user NAME --uid N [--gid N[,N]...] | "
+	"--admin NAME) [--days D]\n"
+	"       ofs-pbj ca revoke CADIR CERT.pem\n"
+	"       ofs-pbj ca rotate CADIR [--resend]\n";
+
+static const struct cli_prog ca_prog = { "ofs-pbj ca", ca_usage_text };
+
 static int ca_usage(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "ofs-pbj ca: ");
 	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nusage: ofs-pbj ca init CADIR\n"
-			"       ofs-pbj ca issue CADIR --out IDDIR (--user NAME --uid N "
-			"[--gid N[,N]...] | --admin NAME) [--days D]\n"
-			"       ofs-pbj ca revoke CADIR CERT.pem\n"
-			"       ofs-pbj ca rotate CADIR [--resend]\n");
+	fprintf(stderr, "\n%s", ca_usage_text);
 	return EXIT_USAGE;
 }
 
@@ -57,6 +63,7 @@ struct issue_args {
 	const char *out, *user, *admin, *gids;
 	uint64_t uid, days;
 	bool have_uid;
+	bool helped;            /* --help in place of a value: usage printed */
 };
 
 static int issue_parse(int argc, char **argv, struct issue_args *a)
@@ -64,8 +71,13 @@ static int issue_parse(int argc, char **argv, struct issue_args *a)
 	a->days = CA_DAYS_DEFAULT;
 	for (int i = 0; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		int st;
 		if (!v)
 			return ca_usage("%s needs a value", o);
+		if (!cli_value_ok(&ca_prog, o, v, 0, &st)) {
+			a->helped = st == 0;
+			return st;
+		}
 		if (!strcmp(o, "--out"))
 			a->out = v;
 		else if (!strcmp(o, "--user"))
@@ -115,7 +127,7 @@ static int cmd_issue(const char *cadir, int argc, char **argv)
 	char why[TLS_WHY_MAX], desc[160];
 	int rc = issue_parse(argc, argv, &a);
 
-	if (rc)
+	if (rc || a.helped)
 		return rc;
 	if (a.admin) {
 		id.role = IDENT_ADMIN;
@@ -133,7 +145,7 @@ static int cmd_issue(const char *cadir, int argc, char **argv)
 	if (!ident_name_ok(id.name) || strlen(a.user ? a.user : a.admin) > IDENT_NAME_MAX)
 		return ca_usage("'%s': a name is 1 to 64 of A-Z a-z 0-9 . _ -, not starting "
 				"with . or -", a.user ? a.user : a.admin);
-	rc = ca_issue(cadir, &id, (int)a.days, test_valid_secs(), a.out, why);
+	rc = ca_issue(cadir, &id, (int)a.days, test_valid_secs(), a.out, 0, why);
 	if (rc) {
 		fprintf(stderr, "ofs-pbj: %s\n", why);
 		return EXIT_FAIL;
@@ -284,6 +296,8 @@ static int cmd_revoke(const char *cadir, int argc, char **argv, const char *cons
 
 	if (argc != 1)
 		return ca_usage("revoke takes CADIR and one CERT.pem%s", "");
+	if (!cli_value_ok(&ca_prog, "CERT.pem", argv[0], 0, &rc))
+		return rc;
 	if (!ncluster)
 		return ca_usage("revoke sends to the cluster: give --cluster HOST:PORT or set "
 				"OFS_CLUSTER%s", "");
@@ -325,6 +339,8 @@ int pbj_ca_main(int argc, char **argv, const char *const *cluster, size_t nclust
 
 	if (argc < 3)
 		return ca_usage("%s", argc < 2 ? "missing command" : "missing CADIR");
+	if (!cli_value_ok(&ca_prog, "CADIR", argv[2], 0, &rc))
+		return rc;
 	if (!strcmp(argv[1], "init")) {
 		if (argc != 3)
 			return ca_usage("init takes CADIR only%s", "");

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/common.h"
 #include "cli/pbj-jobs.h"
 #include "cli/pbj-jobs-impl.h"
 #include "cli/pbj-servers.h"
@@ -678,6 +679,8 @@ static int submit_args(struct pbj_db *db, struct pbj_job *j, json_t *args, json_
  * --repair and --max-repairs. 0, or the exit status of a usage error
  * (printed).
  */
+static const struct cli_prog submit_prog = { "ofs-pbj", NULL };
+
 int jobs_parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job *j, bool *wait)
 {
 	json_t *args = json_object(), *servers = json_array(), *paths = json_array();
@@ -734,6 +737,10 @@ int jobs_parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job *
 				rc = jobs_usage_err("submit drain: one --server at a time%s", "");
 				goto out;
 			}
+			/* (a SID or a prefix of one, looked up at submit: an
+			 * option word is refused here; the others are parsed) */
+			if (!cli_value_ok(&submit_prog, "--server", v, CLI_VALUE_NO_HELP, &rc))
+				goto out;
 			json_array_append_new(servers, json_string(v));   /* (resolved at submit) */
 			i++;
 		} else if (!strcmp(a, "--server") && v) {

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/common.h"
 #include "cli/pbj-jobs-impl.h"
 #include "cli/pbj-servers.h"
 #include "lib/ofs_error.h"
@@ -130,8 +131,16 @@ static int print_schedule(const struct pbj_schedule *sc, void *arg)
 	return 0;
 }
 
+static const struct cli_prog sched_prog = { "ofs-pbj", NULL };
+
 int jobs_cmd_schedule(struct pbj_db *db, int argc, char **argv, bool json)
 {
+	int st;
+
+	/* (add and rm: argv[1] is the schedule's NAME) */
+	if (argc >= 2 && (!strcmp(argv[0], "add") || !strcmp(argv[0], "rm")) &&
+	    !cli_value_ok(&sched_prog, "schedule NAME", argv[1], 0, &st))
+		return st;
 	if (argc >= 1 && !strcmp(argv[0], "list")) {
 		struct sched_print p = { .json = json };
 		int rc;
@@ -182,6 +191,11 @@ int jobs_cmd_schedule(struct pbj_db *db, int argc, char **argv, bool json)
 		for (int i = 2; i < argc; i++) {
 			if (!strcmp(argv[i], "--cron") && i + 1 < argc && !cron) {
 				cron = argv[++i];
+				if (cli_value_ok(&sched_prog, "--cron", cron, 0, &st))
+					continue;
+				free(j);
+				json_decref(a);
+				return st;
 			} else if (!strcmp(argv[i], "--")) {
 				sep = i;
 				break;

@@ -29,8 +29,8 @@ static int fail(char *why, int rc, const char *what, const char *reason)
 	return rc;
 }
 
-/* A PEM object (key or certificate) as a file. */
-static int write_pem(const char *path, EVP_PKEY *k, X509 *x, mode_t mode)
+/* A PEM object (key or certificate) as a new file, 0600. */
+static int write_pem(const char *path, EVP_PKEY *k, X509 *x)
 {
 	BIO *b = BIO_new(BIO_s_mem());
 	char *data;
@@ -42,7 +42,7 @@ static int write_pem(const char *path, EVP_PKEY *k, X509 *x, mode_t mode)
 	if ((k && PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL) == 1) ||
 	    (x && PEM_write_bio_X509(b, x) == 1)) {
 		n = BIO_get_mem_data(b, &data);
-		rc = n > 0 ? fdio_write_file(path, data, (size_t)n, mode) : -EIO;
+		rc = n > 0 ? fdio_write_new(path, data, (size_t)n, 0600) : -EIO;
 	}
 	BIO_free(b);
 	return rc;
@@ -61,10 +61,16 @@ static void make_parents(const char *dir)
 	}
 }
 
-static int make_dir(const char *dir, bool must_be_empty)
+/*
+ * A directory of the caller's own to write a CA or an identity into:
+ * made 0700, or one that exists and is the caller's (-EPERM: another's)
+ * and, with empty, empty (-EEXIST); then made 0700 if it was looser.
+ */
+static int own_dir(const char *dir, bool empty)
 {
-	DIR *d;
+	struct stat st;
 	struct dirent *e;
+	DIR *d;
 	int n = 0;
 
 	make_parents(dir);
@@ -72,16 +78,40 @@ static int make_dir(const char *dir, bool must_be_empty)
 		return 0;
 	if (errno != EEXIST)
 		return -errno;
-	if (!must_be_empty)
-		return 0;
-	d = opendir(dir);
-	if (!d)
+	if (stat(dir, &st) < 0)
 		return -errno;
-	while ((e = readdir(d)) != NULL)
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (st.st_uid != geteuid())
+		return -EPERM;
+	d = empty ? opendir(dir) : NULL;
+	if (empty && !d)
+		return -errno;
+	while (d && (e = readdir(d)) != NULL)
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
 			n++;
-	closedir(d);
-	return n ? -EEXIST : 0;
+	if (d)
+		closedir(d);
+	if (n)
+		return -EEXIST;
+	if ((st.st_mode & 077) && chmod(dir, 0700) < 0)
+		return -errno;
+	return 0;
+}
+
+/* own_dir's refusal, in why. */
+static int dir_refused(char *why, int rc, const char *dir, const char *full)
+{
+	char reason[160];
+
+	if (rc == -EEXIST)
+		return fail(why, rc, dir, full);
+	if (rc == -EPERM) {
+		snprintf(reason, sizeof(reason), "not yours (you are uid %u): it is written only "
+			 "into a directory of your own", (unsigned)geteuid());
+		return fail(why, rc, dir, reason);
+	}
+	return fail(why, rc, dir, NULL);
 }
 
 static int add_ext(X509 *x, X509 *issuer, int nid, const char *value)
@@ -139,11 +169,10 @@ int ca_init(const char *cadir, char *why)
 	X509 *x = NULL;
 	int rc;
 
-	rc = make_dir(cadir, true);
-	if (rc == -EEXIST)
-		return fail(why, rc, cadir, "not empty: a CA directory is made only once");
+	rc = own_dir(cadir, true);
 	if (rc)
-		return fail(why, rc, cadir, NULL);
+		return dir_refused(why, rc, cadir, "not empty: a CA directory is made only once, "
+				   "into a new or empty directory");
 	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
 		return fail(why, -EIO, cadir, "no randomness");
 	snprintf(cn, sizeof(cn), "OFS cluster CA %02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3]);
@@ -162,10 +191,10 @@ int ca_init(const char *cadir, char *why)
 		rc = -EINVAL;
 	snprintf(path, sizeof(path), "%s/ca.key", cadir);
 	if (!rc)
-		rc = write_pem(path, k, NULL, 0600);
+		rc = write_pem(path, k, NULL);
 	snprintf(path, sizeof(path), "%s/ca.crt", cadir);
 	if (!rc)
-		rc = write_pem(path, NULL, x, 0644);
+		rc = write_pem(path, NULL, x);
 	if (!rc) {
 		size_t n = (size_t)snprintf(line, sizeof(line), "1 ");
 		if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
@@ -175,7 +204,7 @@ int ca_init(const char *cadir, char *why)
 		snprintf(line + n, sizeof(line) - n, "\n");
 		snprintf(path, sizeof(path), "%s/cap.key", cadir);
 		if (!rc)
-			rc = fdio_write_file(path, line, n + 1, 0600);
+			rc = fdio_write_new(path, line, n + 1, 0600);
 		OPENSSL_cleanse(line, sizeof(line));
 		OPENSSL_cleanse(rnd, sizeof(rnd));
 	}
@@ -280,12 +309,16 @@ static X509 *issue_cert(EVP_PKEY *cak, X509 *cax, EVP_PKEY *k, const struct iden
 	return x;
 }
 
+/* The files of an identity. */
+static const char *const id_files[] = { "key.pem", "cert.pem", "ca.pem" };
+
 int ca_issue(const char *cadir, const struct ident *id, int days, long valid_secs,
-	     const char *outdir, char *why)
+	     const char *outdir, unsigned flags, char *why)
 {
 	char path[4200], uri[IDENT_URI_MAX];
 	EVP_PKEY *cak = NULL, *k = NULL;
 	X509 *cax = NULL, *x = NULL;
+	struct stat st;
 	int rc;
 
 	if (ident_encode(id, uri))
@@ -295,36 +328,39 @@ int ca_issue(const char *cadir, const struct ident *id, int days, long valid_sec
 	rc = load_ca(cadir, &cak, &cax, why);
 	if (rc)
 		return rc;
-	rc = make_dir(outdir, false);
-	snprintf(path, sizeof(path), "%s/key.pem", outdir);
-	if (!rc && access(path, F_OK) == 0)
-		rc = -EEXIST;
-	if (!rc) {
-		k = EVP_PKEY_Q_keygen(NULL, NULL, "ED25519");
-		x = k ? issue_cert(cak, cax, k, id, valid_secs ? valid_secs : (long)days * 86400)
-		      : NULL;
-		rc = x ? 0 : -ENOMEM;
+	rc = own_dir(outdir, !(flags & CA_ISSUE_BESIDE));
+	for (size_t i = 0; !rc && i < sizeof(id_files) / sizeof(id_files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", outdir, id_files[i]);
+		rc = lstat(path, &st) == 0 ? -EEXIST : 0;
 	}
-	/* (the key last: a directory with key.pem is a whole identity, and
-	 * one a crash cut short is issued again) */
+	snprintf(path, sizeof(path), "%s/key.pem", outdir);
+	if (rc) {
+		rc = dir_refused(why, rc, outdir, lstat(path, &st) == 0
+			? "holds an identity already (key.pem)"
+			: "not empty: an identity is issued into a new or empty directory");
+		goto out;
+	}
+	k = EVP_PKEY_Q_keygen(NULL, NULL, "ED25519");
+	x = k ? issue_cert(cak, cax, k, id, valid_secs ? valid_secs : (long)days * 86400) : NULL;
+	rc = x ? 0 : -ENOMEM;
+	/* (the key last: a directory with key.pem is a whole identity) */
 	snprintf(path, sizeof(path), "%s/cert.pem", outdir);
 	if (!rc)
-		rc = write_pem(path, NULL, x, 0644);
+		rc = write_pem(path, NULL, x);
 	snprintf(path, sizeof(path), "%s/ca.pem", outdir);
 	if (!rc)
-		rc = write_pem(path, NULL, cax, 0644);
+		rc = write_pem(path, NULL, cax);
 	snprintf(path, sizeof(path), "%s/key.pem", outdir);
 	if (!rc)
-		rc = write_pem(path, k, NULL, 0600);
+		rc = write_pem(path, k, NULL);
+	if (rc)
+		fail(why, rc, outdir, NULL);
+out:
 	EVP_PKEY_free(cak);
 	EVP_PKEY_free(k);
 	X509_free(cax);
 	X509_free(x);
-	if (rc == -EEXIST)
-		return fail(why, rc, outdir, "holds an identity already (key.pem)");
-	if (rc)
-		return fail(why, rc, outdir, NULL);
-	return 0;
+	return rc;
 }
 
 int ca_copy_capkey(const char *cadir, const char *dir, char *why)
@@ -343,7 +379,7 @@ int ca_copy_capkey(const char *cadir, const char *dir, char *why)
 	if (rc)
 		return fail(why, rc, path, NULL);
 	snprintf(path, sizeof(path), "%s/cap.key", dir);
-	rc = fdio_write_file(path, buf, got, 0600);
+	rc = fdio_write_new(path, buf, got, 0600);
 	OPENSSL_cleanse(buf, sizeof(buf));
 	if (rc)
 		return fail(why, rc, path, NULL);

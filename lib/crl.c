@@ -159,7 +159,7 @@ static int save(struct crl *c)
 		len += strlen(text + len);
 		text[len++] = '\n';
 	}
-	rc = fdio_write_file(c->path, text, len, 0644);
+	rc = fdio_write_file(c->path, text, len, 0600);
 	free(text);
 	return rc;
 }

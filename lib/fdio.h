@@ -26,8 +26,20 @@ int fdio_write_all(int fd, const void *buf, size_t n);
  * -EFBIG when it holds more than cap; -errno (-ENOENT: no such file). */
 int fdio_read_file(const char *path, void *buf, size_t cap, size_t *got);
 
-/* path holds exactly n bytes of buf (mode), whole or not at all: written
- * to "path.tmp", synced, renamed over path, and its directory synced. */
+/*
+ * path holds exactly n bytes of buf, with exactly mode (the umask does not
+ * apply), whole or not at all: written to a temporary name beside it
+ * ("path.tmp-" and 8 random hex digits, made by open(O_CREAT | O_EXCL |
+ * O_NOFOLLOW): a file or symbolic link planted under that name is never
+ * written through), synced, renamed over path (a symbolic link at path is
+ * replaced, not followed), and its directory synced. -errno; on an error
+ * the temporary file is gone and path is as it was.
+ */
 int fdio_write_file(const char *path, const void *buf, size_t n, unsigned mode);
+/* The same for a file that must be new: -EEXIST, and nothing written,
+ * when path exists - a file, a directory or a symbolic link (dangling or
+ * not). Placed by renameat2(RENAME_NOREPLACE), or by link(2) where the
+ * file system lacks it. */
+int fdio_write_new(const char *path, const void *buf, size_t n, unsigned mode);
 
 #endif

@@ -49,13 +49,13 @@ static int sync_dir(const char *path)
 	return rc;
 }
 
-/* mkdir that tolerates an existing folder; a new one is made durable by
- * syncing its parent. */
+/* mkdir (0700, the data dir's alone) that tolerates an existing folder;
+ * a new one is made durable by syncing its parent. */
 static int ensure_dir(const char *path, const char *parent)
 {
 	int rc;
 
-	if (mkdir(path, 0755) < 0)
+	if (mkdir(path, 0700) < 0)
 		return errno == EEXIST ? 0 : -errno;
 	rc = sync_dir(parent);
 	if (rc)
@@ -79,7 +79,7 @@ int bstream_create(const char *datadir, struct ofs_oid oid)
 		return rc;
 	if ((rc = ensure_dir(d1, top)) || (rc = ensure_dir(d2, d1)))
 		return rc;
-	fd = open(p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	fd = open(p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	if (bstream_ops.fsync(fd) < 0)
@@ -194,7 +194,7 @@ int bstream_incoming_create(const char *datadir, struct ofs_oid oid, int *fd)
 	rc = bstream_incoming_path(datadir, oid, p, sizeof(p));
 	if (rc || (rc = ensure_dir(dir, datadir)))
 		return rc;
-	f = open(p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	f = open(p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (f < 0)
 		return errno == EEXIST ? -EBUSY : -errno;   /* a fetch of it is running */
 	*fd = f;

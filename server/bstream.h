@@ -2,6 +2,7 @@
  * bstream.h - byte streams: the file-data part of a dfile, one plain file
  * per object under DATA/bstreams/XX/YY/OIDHEX (XX, YY the OID's first two
  * bytes in hex), so no folder ever holds more than a few files per 65 536.
+ * Every file made here is 0600 and every folder 0700 (store.h).
  *
  * Storage I/O goes through an ops table (pread, pwrite, fdatasync, fsync)
  * that a test can replace to inject failures, as SQLite's VFS does.

@@ -264,7 +264,7 @@ int kv_open(const char *path, bool create, bool read_only, struct kv **out)
 	if (stat(path, &st) < 0) {
 		if (errno != ENOENT || !create || read_only)
 			return -errno;
-		if (mkdir(path, 0755) < 0)
+		if (mkdir(path, 0700) < 0)
 			return -errno;
 	}
 	kv = calloc(1, sizeof(*kv));
@@ -282,7 +282,7 @@ int kv_open(const char *path, bool create, bool read_only, struct kv **out)
 	    (rc = mdb_to_ofs(mdb_env_set_mapsize(kv->env, KV_MAPSIZE))) ||
 	    (rc = mdb_to_ofs(mdb_env_set_maxreaders(kv->env, KV_MAXREADERS))))
 		goto fail;
-	rc = mdb_env_open(kv->env, path, flags, 0644);
+	rc = mdb_env_open(kv->env, path, flags, 0600);   /* (data.mdb, lock.mdb) */
 	if (rc) {
 		rc = rc == ENOENT ? -ENOENT : mdb_to_ofs(rc);
 		goto fail;

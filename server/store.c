@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/fdio.h"
 #include "lib/ofs_error.h"
 #include "server/bstream.h"
 #include "server/kv.h"
@@ -73,23 +74,6 @@ static int put_meta(struct kv_txn *t, const char *key, const void *v, size_t vn)
 }
 
 /* ---- init and open --------------------------------------------------- */
-
-static int write_file_durably(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	size_t n = strlen(text);
-	int rc = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, n) != (ssize_t)n)
-		rc = errno ? -errno : -EIO;
-	if (!rc && fsync(fd) < 0)
-		rc = -errno;
-	if (close(fd) < 0 && !rc)
-		rc = -errno;
-	return rc;
-}
 
 static int dir_is_empty(const char *path)
 {
@@ -169,7 +153,7 @@ int store_init(const char *datadir, uint32_t chunk_size, const char *const *attr
 	for (size_t i = 0; i < nattrs; i++)
 		if (!attr_valid(attrs[i]))
 			return -EINVAL;
-	if (mkdir(datadir, 0755) < 0) {
+	if (mkdir(datadir, 0700) < 0) {
 		if (errno != EEXIST)
 			return -errno;
 		rc = dir_is_empty(datadir);
@@ -177,6 +161,8 @@ int store_init(const char *datadir, uint32_t chunk_size, const char *const *attr
 			return rc;
 		if (rc == 0)
 			return -EEXIST;
+		if (chmod(datadir, 0700) < 0)     /* (an empty one made by hand) */
+			return -errno;
 	}
 	memset(&ia, 0, sizeof(ia));
 	ia.chunk_size = chunk_size;
@@ -186,7 +172,7 @@ int store_init(const char *datadir, uint32_t chunk_size, const char *const *attr
 		return rc;
 	if (snprintf(path, sizeof(path), "%s/bstreams", datadir) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
 		return -errno;
 	if (snprintf(path, sizeof(path), "%s/kv", datadir) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
@@ -200,11 +186,52 @@ int store_init(const char *datadir, uint32_t chunk_size, const char *const *attr
 	/* The format file is written last: its presence means "complete". */
 	if (snprintf(path, sizeof(path), "%s/format", datadir) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	rc = write_file_durably(path, STORE_FORMAT);
+	rc = fdio_write_new(path, STORE_FORMAT, strlen(STORE_FORMAT), 0600);
 	if (rc)
 		return rc;
 	*sid = ia.sid;
 	return 0;
+}
+
+/* The directory path, when it grants group or others anything: -EPERM,
+ * with why. */
+static int mode_ok(const char *path, const char *datadir, char *why, size_t whylen)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!(st.st_mode & 077))
+		return 0;
+	snprintf(why, whylen, "%s: group or others may read, write or enter it (mode %04o), and "
+		 "a data directory is its server's alone: run 'chmod -R go-rwx %s'", path,
+		 (unsigned)(st.st_mode & 07777), datadir);
+	return -EPERM;
+}
+
+int store_check_modes(const char *datadir, char *why, size_t whylen)
+{
+	char path[BSTREAM_PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+	int rc = mode_ok(datadir, datadir, why, whylen);
+
+	if (rc)
+		return rc;
+	d = opendir(datadir);
+	if (!d)
+		return -errno;
+	while (!rc && (e = readdir(d)) != NULL) {
+		struct stat st;
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", datadir, e->d_name) >= (int)sizeof(path))
+			rc = -ENAMETOOLONG;
+		else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			rc = mode_ok(path, datadir, why, whylen);
+	}
+	closedir(d);
+	return rc;
 }
 
 static int load_meta(struct kv_txn *t, void *arg)
@@ -276,6 +303,9 @@ int store_open(const char *datadir, bool read_only, struct store **out)
 	ssize_t n;
 	int fd, rc;
 
+	rc = store_check_modes(datadir, path, sizeof(path));
+	if (rc)
+		return rc;
 	if (snprintf(path, sizeof(path), "%s/format", datadir) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -314,7 +344,7 @@ int store_open(const char *datadir, bool read_only, struct store **out)
 	}
 	if (!read_only) {
 		snprintf(path, sizeof(path), "%s/lock", datadir);
-		s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		s->lock_fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (s->lock_fd < 0) {
 			rc = -errno;
 			goto fail;

@@ -7,6 +7,9 @@
  *   DATA/kv/         the LMDB environment (kv.h): object records, chunk
  *                    digests, key-value parts, server records
  *   DATA/bstreams/   dfile byte streams (bstream.h)
+ * and it is its server's alone: every directory OFS makes in it is 0700
+ * and every file 0600 (a umask only takes bits away), and a data dir
+ * that lets group or others in is not opened (store_check_modes).
  *
  * Guarantees. Every function that changes something returns only once the
  * change is durable (byte streams fdatasync'd before the records that
@@ -40,7 +43,8 @@
 struct store;
 
 /*
- * Create a data dir at datadir (which must not exist, or be empty): a new
+ * Create a data dir at datadir (which must not exist, or be empty; it is
+ * made 0700, an empty one too): a new
  * SID, the given chunk size (a power of two in [STORE_MIN_CHUNK,
  * STORE_MAX_CHUNK]) and site attributes ("key=value"). The namespace root
  * comes later, from the cluster's first client (store_adopt_root). Returns 0 and the SID, or -EEXIST (not empty),
@@ -53,9 +57,20 @@ int store_init(const char *datadir, uint32_t chunk_size, const char *const *attr
  * Open a data dir. A writable open takes DATA/lock and fails with -EBUSY
  * while another server holds it; read_only opens beside a running server
  * (for inspect) and may not change anything. -ENOENT: not a data dir;
- * -OFS_EVERSION: a format this program does not know.
+ * -OFS_EVERSION: a format this program does not know; -EPERM: the data
+ * dir lets group or others in (store_check_modes says where).
  */
 int store_open(const char *datadir, bool read_only, struct store **out);
+/*
+ * Refuse a data dir others may use: 0 when datadir and every directory
+ * directly in it (identity/, kv/, bstreams/, incoming/, quarantine/, and
+ * any other) grant group and others no permission at all (mode & 077 is
+ * 0); -EPERM when one does, with why (whylen bytes) naming it, its mode
+ * and the chmod command that mends the data dir; -errno when datadir
+ * cannot be read. Deeper directories and the files are not looked at:
+ * behind a 0700 directory no one else reaches them.
+ */
+int store_check_modes(const char *datadir, char *why, size_t whylen);
 /* Waits for queued updates, then closes. store_close(NULL) is a no-op. */
 void store_close(struct store *s);
 

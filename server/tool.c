@@ -398,6 +398,7 @@ int tool_main(const char *data, int argc, char **argv, bool json)
 {
 	const struct tool_cmd *c = NULL;
 	struct tool_call t = { .argc = argc, .argv = argv, .json = json };
+	char why[2 * 4096 + 256];
 	int rc, ret;
 
 	if (argc == 0)
@@ -413,6 +414,10 @@ int tool_main(const char *data, int argc, char **argv, bool json)
 	if (!c)
 		return tusage("unknown command '%s'", argv[0]);
 	rc = store_open(data, c->ro, &t.s);
+	if (rc == -EPERM && store_check_modes(data, why, sizeof(why)) == -EPERM) {
+		fprintf(stderr, "ofs-server: tool: %s\n", why);
+		return EXIT_USAGE;
+	}
 	if (rc)
 		return tfail(data, rc);
 	ret = c->fn(&t);

@@ -333,9 +333,12 @@ static void test_init_accepts_existing_empty_dir(void **state)
 {
 	struct fixture *fx = *state;
 	struct ofs_sid sid;
+	struct stat st;
 
 	assert_int_equal(mkdir(fx->data, 0755), 0);
 	assert_int_equal(store_init(fx->data, CS, NULL, 0, &sid), 0);
+	assert_int_equal(stat(fx->data, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);        /* made the server's alone */
 	assert_int_equal(store_open(fx->data, false, &fx->s), 0);
 }
 
@@ -2480,6 +2483,90 @@ static void test_incoming_copy_replaces_a_bad_one_and_keeps_it_aside(void **stat
 	free(im.b);
 }
 
+/* nftw: a directory that is not 0700 or a file that is not 0600. */
+static int loose_modes;
+
+static int note_mode(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	unsigned want = S_ISDIR(st->st_mode) ? 0700 : 0600;
+
+	(void)flag;
+	(void)ftw;
+	if ((st->st_mode & 07777) != want) {
+		print_message("%s: mode %04o, not %04o\n", path, (unsigned)(st->st_mode & 07777), want);
+		loose_modes++;
+	}
+	return 0;
+}
+
+static void test_a_data_dir_is_its_servers_alone_whatever_the_umask(void **state)
+{
+	struct fixture *fx = *state;
+	mode_t old = umask(0);
+	struct store *s = open_new(fx), *src;
+	struct ofs_oid oid = create_dfile(s);
+	struct store_incoming *in = NULL;
+	struct image im = { 0 };
+	char data2[600], q[600];
+
+	/* a stream, an incoming copy and the one it replaced, quarantined */
+	write_both(s, oid, &im, 0, 2 * CS + 77, 5);
+	snprintf(data2, sizeof(data2), "%s/data2", fx->dir);
+	assert_int_equal(store_init(data2, CS, NULL, 0, &fx->sid), 0);
+	assert_int_equal(store_open(data2, false, &src), 0);
+	{
+		struct ofs_attr *a = calloc(1, sizeof(*a));
+		uint64_t v, sz;
+		getattr(s, oid, a);
+		assert_int_equal(store_create_oid(src, a, oid, &oid), 0);
+		assert_int_equal(store_write(src, oid, 0, im.b, im.size, &v, &sz), 0);
+		free(a);
+	}
+	flip_byte(fx, oid, 3);
+	incoming_from(src, s, oid, &in);
+	assert_int_equal(store_incoming_commit(in, "test"), 0);
+	store_incoming_free(in);
+	store_close(src);
+	free(im.b);
+	umask(old);
+	snprintf(q, sizeof(q), "%s/quarantine", fx->data);
+	assert_int_equal(count_dir(q), 1);
+	loose_modes = 0;
+	assert_int_equal(nftw(fx->data, note_mode, 16, FTW_PHYS), 0);
+	assert_int_equal(loose_modes, 0);
+}
+
+static void test_a_data_dir_others_may_enter_is_not_opened(void **state)
+{
+	struct fixture *fx = *state;
+	struct ofs_sid sid;
+	char why[8400], p[600];
+	struct store *s = NULL;
+
+	assert_int_equal(store_init(fx->data, CS, NULL, 0, &sid), 0);
+	assert_int_equal(store_check_modes(fx->data, why, sizeof(why)), 0);
+	/* the data dir itself, as an earlier release made it */
+	assert_int_equal(chmod(fx->data, 0755), 0);
+	assert_int_equal(store_open(fx->data, false, &s), -EPERM);
+	assert_int_equal(store_open(fx->data, true, &s), -EPERM);
+	assert_null(s);
+	assert_int_equal(store_check_modes(fx->data, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, fx->data));
+	assert_non_null(strstr(why, "mode 0755"));
+	assert_non_null(strstr(why, "chmod -R go-rwx"));
+	/* a directory in it: its path is named */
+	assert_int_equal(chmod(fx->data, 0700), 0);
+	snprintf(p, sizeof(p), "%s/identity", fx->data);
+	assert_int_equal(mkdir(p, 0700), 0);
+	assert_int_equal(chmod(p, 0710), 0);
+	assert_int_equal(store_open(fx->data, false, &s), -EPERM);
+	assert_int_equal(store_check_modes(fx->data, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, p));
+	assert_non_null(strstr(why, "mode 0710"));
+	assert_int_equal(chmod(p, 0700), 0);
+	assert_int_equal(store_open(fx->data, false, &fx->s), 0);
+}
+
 static void test_incoming_copy_refuses_a_copy_changed_meanwhile(void **state)
 {
 	struct fixture *fx = *state;
@@ -2650,6 +2737,8 @@ int main(void)
 		T(test_behind_mark_is_durable_keeps_first_reason_and_needs_no_object),
 		T(test_stale_for_lists_only_that_server_in_pages),
 		T(test_init_accepts_existing_empty_dir),
+		T(test_a_data_dir_is_its_servers_alone_whatever_the_umask),
+		T(test_a_data_dir_others_may_enter_is_not_opened),
 		T(test_init_refuses_non_empty_dir),
 		T(test_init_refuses_bad_chunk_sizes),
 		T(test_init_refuses_bad_attributes),

@@ -1,5 +1,6 @@
 /* test_tls.c - the cluster CA (lib/ca.c) and TLS sessions (lib/tls.c),
  * with real OpenSSL over a socket pair. */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -36,7 +37,7 @@ static char *path(struct fx *f, const char *rel)
 
 static void issue(struct fx *f, const char *ca, const char *out, const struct ident *id, long secs)
 {
-	if (ca_issue(path(f, ca), id, 30, secs, path(f, out), f->why))
+	if (ca_issue(path(f, ca), id, 30, secs, path(f, out), 0, f->why))
 		fail_msg("issue %s: %s", out, f->why);
 }
 
@@ -275,11 +276,11 @@ static void test_bad_identities_are_refused_when_loaded(void **state)
 	{
 		struct ident x = { .role = IDENT_ADMIN };
 		strcpy(x.name, "x");
-		assert_int_equal(ca_issue(path(f, "ca"), &x, 1, 0, path(f, "alice"), f->why),
+		assert_int_equal(ca_issue(path(f, "ca"), &x, 1, 0, path(f, "alice"), 0, f->why),
 				 -EEXIST);
-		assert_int_equal(ca_issue(path(f, "ca"), &x, 0, 0, path(f, "x"), f->why), -EINVAL);
+		assert_int_equal(ca_issue(path(f, "ca"), &x, 0, 0, path(f, "x"), 0, f->why), -EINVAL);
 		strcpy(x.name, "-x");
-		assert_int_equal(ca_issue(path(f, "ca"), &x, 1, 0, path(f, "x"), f->why), -EINVAL);
+		assert_int_equal(ca_issue(path(f, "ca"), &x, 1, 0, path(f, "x"), 0, f->why), -EINVAL);
 	}
 	{
 		struct stat st;
@@ -290,6 +291,73 @@ static void test_bad_identities_are_refused_when_loaded(void **state)
 		assert_int_equal(stat(path(f, "srv/key.pem"), &st), 0);
 		assert_int_equal(st.st_mode & 0777, 0600);
 	}
+}
+
+/* How many names dir holds (-1: it cannot be read). */
+static int count_names(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+static void test_a_ca_or_identity_goes_only_into_a_new_or_empty_directory_of_ones_own(void **state)
+{
+	struct fx *f = *state;
+	struct ident x = { .role = IDENT_ADMIN };
+	struct stat st;
+	mode_t old;
+
+	strcpy(x.name, "x");
+	/* a directory that holds anything is refused, and left as it was */
+	assert_int_equal(mkdir(path(f, "full"), 0700), 0);
+	assert_int_equal(symlink(path(f, "victim"), path(f, "full/cert.pem")), 0);
+	assert_int_equal(ca_issue(path(f, "ca"), &x, 1, 0, path(f, "full"), 0, f->why), -EEXIST);
+	assert_non_null(strstr(f->why, "not empty"));
+	assert_int_equal(ca_init(path(f, "full"), f->why), -EEXIST);
+	assert_int_equal(count_names(path(f, "full")), 1);
+	assert_int_equal(lstat(path(f, "victim"), &st), -1);
+	/* beside other files (a server's identity/): only an identity's own
+	 * files must be absent */
+	assert_int_equal(unlink(path(f, "full/cert.pem")), 0);
+	assert_int_equal(mkdir(path(f, "full/other"), 0700), 0);
+	assert_int_equal(ca_issue(path(f, "ca"), &x, 1, 0, path(f, "full"), CA_ISSUE_BESIDE, f->why),
+			 0);
+	assert_int_equal(ca_issue(path(f, "ca"), &x, 1, 0, path(f, "full"), CA_ISSUE_BESIDE, f->why),
+			 -EEXIST);
+	/* an empty directory of one's own is taken, and made 0700; its files
+	 * are 0600 whatever the umask */
+	assert_int_equal(mkdir(path(f, "open"), 0755), 0);
+	assert_int_equal(chmod(path(f, "open"), 0755), 0);
+	old = umask(0);
+	assert_int_equal(ca_init(path(f, "open"), f->why), 0);
+	assert_int_equal(ca_issue(path(f, "open"), &x, 1, 0, path(f, "new/id"), 0, f->why), 0);
+	umask(old);
+	assert_int_equal(stat(path(f, "open"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	assert_int_equal(stat(path(f, "open/ca.crt"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(stat(path(f, "new"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	assert_int_equal(stat(path(f, "new/id/cert.pem"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(count_names(path(f, "new/id")), 3);
+	/* another's directory is refused (root can make one to try) */
+	if (geteuid() != 0)
+		return;
+	assert_int_equal(mkdir(path(f, "theirs"), 0700), 0);
+	assert_int_equal(chown(path(f, "theirs"), 65534, 65534), 0);
+	assert_int_equal(ca_init(path(f, "theirs"), f->why), -EPERM);
+	assert_non_null(strstr(f->why, "not yours"));
+	assert_int_equal(ca_issue(path(f, "ca"), &x, 1, 0, path(f, "theirs"), 0, f->why), -EPERM);
+	assert_int_equal(count_names(path(f, "theirs")), 0);
 }
 
 int main(void)
@@ -304,6 +372,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_plaintext_is_not_tls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_identities_are_refused_when_loaded, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_ca_or_identity_goes_only_into_a_new_or_empty_directory_of_ones_own,
+			setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
