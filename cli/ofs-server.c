@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/common.h"
@@ -28,6 +29,7 @@
 #include "rebalancer/drain.h"
 #include "rebalancer/kinds.h"
 #include "scrubber/scrub.h"
+#include "server/kv.h"
 #include "server/recover.h"
 #include "server/taskhost.h"
 #include "server/behind.h"
@@ -582,16 +584,37 @@ static int run_cluster(struct running *r)
 	return rc ? fail("gossip", rc) : 0;
 }
 
+#ifndef OFS_NO_TEST_HOOKS
+static char stall_path[4096];           /* "stall-syncs:PATH" */
+
+/* While PATH exists, every commit waits (a disk whose syncs hang). */
+static void stall_syncs(void)
+{
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = 20 * 1000000L };
+
+	while (access(stall_path, F_OK) == 0)
+		nanosleep(&ts, NULL);
+}
+#endif
+
 /* A test's fault, from OFS_SERVER_FAULT: "exit-after:OP" (an operation's
  * name as ofs_op_name spells it) - the server exits after applying and
- * forwarding a client's OP, before it answers. Left out of release builds
- * (make RELEASE=1). */
+ * forwarding a client's OP, before it answers; "stall-syncs:PATH" - while
+ * the file PATH exists, every commit of the store waits, as on a disk
+ * whose syncs hang. Left out of release builds (make RELEASE=1). */
 static void test_fault(struct service *sv)
 {
 #ifndef OFS_NO_TEST_HOOKS
 	const char *e = getenv("OFS_SERVER_FAULT");
-	const char *pre = "exit-after:";
+	const char *pre = "exit-after:", *stall = "stall-syncs:";
 
+	if (e && strncmp(e, stall, strlen(stall)) == 0 &&
+	    strlen(e + strlen(stall)) < sizeof(stall_path)) {
+		snprintf(stall_path, sizeof(stall_path), "%s", e + strlen(stall));
+		kv_set_commit_hook(stall_syncs);
+		log_warn("test fault set: %s", e);
+		return;
+	}
 	if (!e || strncmp(e, pre, strlen(pre)) != 0)
 		return;
 	for (uint16_t op = 1; op < OFS_OP_MAX; op++)

@@ -41,6 +41,11 @@ int cl_map_transport(int rc)
 	return rc;
 }
 
+int cl_answer_ms(uint16_t op)
+{
+	return op == OFS_OP_COMMIT ? CONN_REPLY_MS : CL_ANSWER_MS;
+}
+
 /* A server the answering server has not heard from for this long is
  * taken as down until it answers this client (tried last). */
 #define PEER_QUIET_NS (5 * 1000000000LL)
@@ -225,6 +230,7 @@ static int call_ex(struct ofs_client *c, const struct ofs_handle *h, const struc
 			why[nskipped++] = "unreachable";
 			continue;
 		}
+		conn_set_timeout(cn, cl_answer_ms(q->op));
 		rc = conn_call(cn, q, body, blen);
 		if (qc && CL_CAP_RENEW(rc) && !renewed) {
 			/* Expired, or under a key rotated away: a new one, then again. */
@@ -444,6 +450,8 @@ static int send_create(struct ofs_client *c, struct ofs_req *q, struct ofs_handl
 
 	for (int attempt = 0; attempt < t->nsids; attempt++) {
 		struct conn *cn = cl_conn_of(c, t->sids[attempt]);
+		if (cn)
+			conn_set_timeout(cn, cl_answer_ms(q->op));
 		rc = cn ? conn_call(cn, q, b, n) : -ECONNREFUSED;
 		if (q->cap_len && CL_CAP_RENEW(rc) && cl_caps_renew(c, cover) == 0) {
 			q->cap_len = (uint16_t)cl_caps_for(c, cover, capbuf);

@@ -27,6 +27,13 @@
 #define OFS_IO_PIECE OFS_MAX_IO           /* bytes per READ/WRITE */
 #define GET_RETRIES 3                     /* restarts when a file is replaced */
 #define MOVE_WAIT_MS 60000                /* waits for an object held still by a move */
+/* How long a server has to answer op: a server that does not within it
+ * is taken as down and the next copy asked (a hung server is a down
+ * server). Long enough for a primary that waits out a hung copy of its
+ * own (REPLICA_ANSWER_MS, 4 s) and then answers; a COMMIT, which may
+ * sync a large file, keeps CONN_REPLY_MS. */
+#define CL_ANSWER_MS 6000
+int cl_answer_ms(uint16_t op);
 
 /* A server as this client knows it. */
 struct peer {

@@ -58,8 +58,11 @@ static int connect_io(struct conn *c)
 	rc = net_connect(c->addr, c->connect_ms, &c->io.fd);
 	if (rc || !sec_conf)
 		return rc;
+	/* (a peer that accepted and then says nothing - a server stopped, whose
+	 * kernel still completes the TCP connect - is given the handshake's
+	 * bound, not TLS_HANDSHAKE_MS: a hung server is a down server) */
 	rc = tls_connect(sec_conf, c->io.fd,
-			 c->connect_ms < TLS_HANDSHAKE_MS ? TLS_HANDSHAKE_MS : c->connect_ms,
+			 c->connect_ms < CONN_HANDSHAKE_MIN_MS ? CONN_HANDSHAKE_MIN_MS : c->connect_ms,
 			 &c->io.tls);
 	if (rc) {
 		close(c->io.fd);

@@ -19,6 +19,8 @@
 #include "lib/proto.h"
 
 #define CONN_CONNECT_MS 5000     /* to connect */
+#define CONN_HANDSHAKE_MIN_MS 3000  /* a TLS handshake, at least (else the
+                                     connect's own bound) */
 #define CONN_REPLY_MS 60000      /* a reply may wait behind a large fsync, and
                                     a primary's wait for a copy (at most 30 s,
                                     REPLICA_TIMEOUT_MS) fits in it twice */

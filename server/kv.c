@@ -31,6 +31,13 @@ struct kv_req {
 	struct kv_req *next;   /* queue link */
 };
 
+static void (*commit_hook)(void);   /* kv_set_commit_hook: tests only */
+
+void kv_set_commit_hook(void (*fn)(void))
+{
+	commit_hook = fn;
+}
+
 struct kv {
 	MDB_env *env;
 	MDB_dbi dbi[KV_NDB];
@@ -183,6 +190,8 @@ static void run_batch(struct kv *kv, struct kv_req *batch)
 		else
 			undo_all(&t, false);
 	}
+	if (!rc && commit_hook)
+		commit_hook();
 	if (!rc)
 		rc = mdb_to_ofs(mdb_txn_commit(txn));
 	else if (txn)

@@ -58,6 +58,10 @@ typedef int (*kv_fn)(struct kv_txn *t, void *arg);
  * 0 to keep its changes or a negative code to drop them (that code is
  * returned). -EROFS on a read-only store; -ENOSPC when the map is full. */
 int kv_update(struct kv *kv, kv_fn fn, void *arg);
+/* A test's fault: fn runs before every commit of kv_update's batches
+ * (and may block there, as a stalled disk's sync would). Set once, before
+ * the server serves; NULL: none. */
+void kv_set_commit_hook(void (*fn)(void));
 /* Run fn in a read-only transaction; returns fn's result or -errno. */
 int kv_view(struct kv *kv, kv_fn fn, void *arg);
 

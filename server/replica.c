@@ -28,10 +28,15 @@ struct idle {
 	struct conn *c;
 };
 
-/* A peer that stopped answering, and since when. */
+/* A peer that stopped answering, since when, and for how long at least
+ * it is skipped (doubled each time it fails again soon after: a server
+ * whose disk stalls still answers gossip, and would otherwise cost a
+ * change a timeout every second). */
 struct gone {
 	struct ofs_sid sid;
 	int64_t since_ns;
+	int64_t hold_ns;             /* skipped at least until since + hold */
+	bool struck;                 /* marked, and not cleared by an answer */
 };
 
 struct replicator {
@@ -60,45 +65,65 @@ static int64_t now_ns(void)
  */
 static void mark_gone(struct replicator *r, struct ofs_sid sid)
 {
+	int64_t now = now_ns();
 	size_t i;
 
 	pthread_mutex_lock(&r->mu);
 	for (i = 0; i < r->ngone && !sid_eq(r->gone[i].sid, sid); i++)
 		;
-	if (i == r->ngone && r->ngone < GONE_MAX)
+	if (i == r->ngone && r->ngone < GONE_MAX) {
+		memset(&r->gone[i], 0, sizeof(r->gone[i]));
 		r->gone[r->ngone++].sid = sid;
+	}
 	if (i < r->ngone) {
+		struct gone *g = &r->gone[i];
 		char hex[OFS_OID_HEX];
-		r->gone[i].since_ns = now_ns();
+		bool again = g->struck && now - g->since_ns < REPLICA_HOLD_MAX_NS * 2;
+		g->hold_ns = !again ? REPLICA_HOLD_MIN_NS :
+			     g->hold_ns * 2 > REPLICA_HOLD_MAX_NS ? REPLICA_HOLD_MAX_NS :
+			     g->hold_ns * 2;
+		g->since_ns = now;
+		g->struck = true;
 		sid_to_hex(sid, hex);
-		log_info("peer %s does not answer: changes skip it until it is heard from", hex);
+		log_info("peer %s does not answer: changes skip it for %lld s at least, until it "
+			 "is heard from", hex, (long long)(g->hold_ns / 1000000000));
 	}
 	pthread_mutex_unlock(&r->mu);
 }
 
+/* sid answered: it is not struck any more (its next failure starts the
+ * hold-off afresh). */
+static void answered(struct replicator *r, struct ofs_sid sid)
+{
+	pthread_mutex_lock(&r->mu);
+	for (size_t i = 0; i < r->ngone; i++)
+		if (sid_eq(r->gone[i].sid, sid))
+			r->gone[i] = r->gone[--r->ngone];
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* Is sid skipped now: marked gone, and either within its hold-off or
+ * not heard from (gossip) since? Past both, it is tried again (still
+ * struck: a failure soon doubles its hold-off). */
 static bool is_gone(struct replicator *r, struct ofs_sid sid)
 {
 	struct ofs_server e;
-	int64_t since = 0;
+	int64_t since = 0, hold = 0;
 	size_t i;
 
 	pthread_mutex_lock(&r->mu);
 	for (i = 0; i < r->ngone; i++)
-		if (sid_eq(r->gone[i].sid, sid))
+		if (sid_eq(r->gone[i].sid, sid) && r->gone[i].since_ns) {
 			since = r->gone[i].since_ns;
+			hold = r->gone[i].hold_ns;
+		}
 	pthread_mutex_unlock(&r->mu);
 	if (since == 0)
 		return false;
+	if (now_ns() < since + hold)
+		return true;
 	if (sidtab_get(r->t, sid, &e) == 0 && e.last_seen_ns <= since)
 		return true;
-	pthread_mutex_lock(&r->mu);
-	for (i = 0; i < r->ngone; i++) {
-		if (sid_eq(r->gone[i].sid, sid) && r->gone[i].since_ns == since) {
-			r->gone[i] = r->gone[--r->ngone];
-			break;
-		}
-	}
-	pthread_mutex_unlock(&r->mu);
 	return false;
 }
 
@@ -223,6 +248,18 @@ static void give_back(struct replicator *r, struct ofs_sid sid, struct conn *c)
 	conn_close(c);
 }
 
+/* How long a peer has to answer wire_op: a forwarded change is answered
+ * within seconds by a server that works (its disk's commit and ours run
+ * at once) - one that does not is taken as down, its copy recorded
+ * stale; a COMMIT may sync a large file, and anything else (repair,
+ * questions) keeps the long bound. */
+static int answer_ms(uint16_t wire_op)
+{
+	if ((wire_op & OFS_OP_FORWARDED) && (wire_op & ~OFS_OP_FORWARDED) != OFS_OP_COMMIT)
+		return REPLICA_ANSWER_MS;
+	return REPLICA_TIMEOUT_MS;
+}
+
 static void send_wire(struct replicator *r, uint16_t wire_op, const uint8_t *body, size_t len,
 		      const struct ofs_sid *sids, size_t n, struct replica_sent *sent,
 		      struct replica_result *res)
@@ -237,8 +274,10 @@ static void send_wire(struct replicator *r, uint16_t wire_op, const uint8_t *bod
 			continue;
 		}
 		res[i].rc = take(r, sids[i], &sent->c[i]);
-		if (!res[i].rc)
+		if (!res[i].rc) {
+			conn_set_timeout(sent->c[i], answer_ms(wire_op));
 			res[i].rc = conn_send_raw(sent->c[i], wire_op, body, len, &sent->id[i]);
+		}
 		if (says_gone(res[i].rc))
 			mark_gone(r, sids[i]);
 		if (res[i].rc && sent->c[i]) {
@@ -264,6 +303,8 @@ void replica_collect(struct replicator *r, struct replica_sent *sent, struct rep
 		res[i].rc = conn_recv(c, sent->id[i], &res[i].body, &res[i].len);
 		if (says_gone(res[i].rc))
 			mark_gone(r, sent->sids[i]);
+		else if (!conn_is_transport_error(res[i].rc))
+			answered(r, sent->sids[i]);
 		if (conn_is_transport_error(res[i].rc))
 			conn_close(c);
 		else

@@ -4,17 +4,22 @@
  *
  * The primary applies a change locally, then sends the same request,
  * marked OFS_OP_FORWARDED, to every other copy at once and waits for all
- * of them (each within REPLICA_TIMEOUT_MS). The caller counts the copies
+ * of them (each within its deadline, below). The caller counts the copies
  * that succeeded against the object's write confidence and records the
  * others as stale. Connections to peers are pooled per server; a peer's
  * address comes from the server table.
  *
  * A peer that does not connect (within REPLICA_CONNECT_MS), take a request
- * or answer in time is remembered as unreachable: nothing is sent to it
- * (its result is -OFS_EUNREACHABLE at once) until the server table says
- * it was heard from since (gossip, about every second). So a server cut
- * off costs the first change sent to it a timeout, and the next ones
- * nothing but their stale records.
+ * or answer in time - a forwarded change within REPLICA_ANSWER_MS, an
+ * application's deadline, not TCP's: a server hung (stopped, or its disk
+ * stalled) still has its kernel acknowledge every byte - is remembered as
+ * unreachable: nothing is sent to it (its result is -OFS_EUNREACHABLE at
+ * once) for a hold-off (REPLICA_HOLD_MIN_NS, doubled each time it fails
+ * again soon after, up to REPLICA_HOLD_MAX_NS) and until the server table
+ * says it was heard from since (gossip, about every second). So a server
+ * cut off or hung costs the changes in flight to it one deadline, and the
+ * next ones nothing but their stale records; it catches them up when it
+ * answers again, as after a crash.
  */
 #ifndef OFS_REPLICA_H
 #define OFS_REPLICA_H
@@ -26,7 +31,10 @@
 #include "server/sidtab.h"
 
 #define REPLICA_TIMEOUT_MS 30000
+#define REPLICA_ANSWER_MS 4000       /* a forwarded change other than COMMIT */
 #define REPLICA_CONNECT_MS 2000
+#define REPLICA_HOLD_MIN_NS (2 * 1000000000LL)   /* a peer that failed is skipped */
+#define REPLICA_HOLD_MAX_NS (32 * 1000000000LL)  /* doubling, up to this */
 
 struct replicator;
 
