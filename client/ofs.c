@@ -43,7 +43,13 @@ int cl_map_transport(int rc)
 
 int cl_answer_ms(uint16_t op)
 {
-	return op == OFS_OP_COMMIT ? CONN_REPLY_MS : CL_ANSWER_MS;
+	switch (op) {
+	case OFS_OP_GETATTR: case OFS_OP_GETATTR_MANY: case OFS_OP_GET_SMALL: case OFS_OP_READ:
+	case OFS_OP_KV_GET: case OFS_OP_KV_LIST: case OFS_OP_DIRENT_LOOKUP: case OFS_OP_DIRENT_LIST:
+		return CL_ANSWER_MS;
+	default:
+		return CONN_REPLY_MS;
+	}
 }
 
 /* A server the answering server has not heard from for this long is

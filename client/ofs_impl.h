@@ -27,12 +27,15 @@
 #define OFS_IO_PIECE OFS_MAX_IO           /* bytes per READ/WRITE */
 #define GET_RETRIES 3                     /* restarts when a file is replaced */
 #define MOVE_WAIT_MS 60000                /* waits for an object held still by a move */
-/* How long a server has to answer op: a server that does not within it
- * is taken as down and the next copy asked (a hung server is a down
- * server). Long enough for a primary that waits out a hung copy of its
- * own (REPLICA_ANSWER_MS, 4 s) and then answers; a COMMIT, which may
- * sync a large file, keeps CONN_REPLY_MS. */
-#define CL_ANSWER_MS 6000
+/* How long a server has to answer op. A question (a read, a lookup, a
+ * listing) gets CL_ANSWER_MS: a server that does not answer within it is
+ * taken as down and the next copy asked (a hung server is a down
+ * server). A change keeps CONN_REPLY_MS: a primary that is slow but alive
+ * would apply it late, after the next copy had applied it as primary -
+ * seen, with a replacing put, to leave an entry naming a file no server
+ * held. A hung primary is avoided instead once the cluster sees it quiet
+ * (PEER_QUIET_NS: tried last), and its copies skip it (replica.h). */
+#define CL_ANSWER_MS 5000
 int cl_answer_ms(uint16_t op);
 
 /* A server as this client knows it. */

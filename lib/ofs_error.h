@@ -39,6 +39,8 @@ enum {
 	                     under a key no longer held) */
 	OFS_EBUSY,        /* the server has no room for another connection (or
 	                     this identity has its share): try another */
+	OFS_ESTALLED,     /* the server's disk does not complete its writes: it
+	                     is taken as down until it does */
 	OFS_ELAST
 };
 

@@ -85,7 +85,11 @@ static int do_servers(struct service *sv, const struct ofs_req *q, struct wbuf *
 	struct ofs_server *in = NULL, *all = NULL;
 	struct ofs_sid self = sidtab_self(sv->tab);
 	size_t nin = 0, nall = 0;
-	int rc = proto_decode_servers(q->data, q->data_len, false, NULL, &in, &nin);
+	int rc;
+
+	if (store_stalled(sv->store))
+		return -OFS_ESTALLED;      /* (not well: taken as down meanwhile) */
+	rc = proto_decode_servers(q->data, q->data_len, false, NULL, &in, &nin);
 
 	if (!rc && nin)
 		rc = speaks_as(q, in[0].sid);
@@ -430,9 +434,12 @@ static int op_root_move(struct service *sv, struct ofs_req *q, struct wbuf *repl
 static int op_stats(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 {
 	struct ofs_stats st;
-	int rc = store_stats(sv->store, &st);
+	int rc;
 
 	(void)q;
+	if (store_stalled(sv->store))
+		return -OFS_ESTALLED;      /* (shown down: store.h) */
+	rc = store_stats(sv->store, &st);
 	if (!rc && sv->hooks.stats)
 		sv->hooks.stats(sv->hooks.arg, &st);
 	if (!rc)

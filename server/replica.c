@@ -131,7 +131,7 @@ static bool is_gone(struct replicator *r, struct ofs_sid sid)
 static bool says_gone(int rc)
 {
 	return rc == -ETIMEDOUT || rc == -ECONNREFUSED || rc == -EHOSTUNREACH ||
-	       rc == -ENETUNREACH || rc == -OFS_EUNREACHABLE;
+	       rc == -ENETUNREACH || rc == -OFS_EUNREACHABLE || rc == -OFS_ESTALLED;
 }
 
 int replica_open(struct sidtab *t, struct replicator **out)

@@ -31,7 +31,7 @@
 #include "server/sidtab.h"
 
 #define REPLICA_TIMEOUT_MS 30000
-#define REPLICA_ANSWER_MS 4000       /* a forwarded change other than COMMIT */
+#define REPLICA_ANSWER_MS 3000       /* a forwarded change other than COMMIT */
 #define REPLICA_CONNECT_MS 2000
 #define REPLICA_HOLD_MIN_NS (2 * 1000000000LL)   /* a peer that failed is skipped */
 #define REPLICA_HOLD_MAX_NS (32 * 1000000000LL)  /* doubling, up to this */
