@@ -32,6 +32,7 @@ const char *ofs_strerror(int err)
 	case OFS_ENOIDENT: return "no identity";
 	case OFS_ECAPEXPIRED: return "capability expired";
 	case OFS_ECAPBAD: return "capability not valid";
+	case OFS_ENOTCA: return "not signed by the cluster's CA";
 	case EACCES: return "permission denied";
 	default: break;
 	}

@@ -37,6 +37,8 @@ enum {
 	OFS_ECAPEXPIRED,  /* a capability has expired: ask for a new one */
 	OFS_ECAPBAD,      /* a capability failed its check (forged, changed, or
 	                     under a key no longer held) */
+	OFS_ENOTCA,       /* a revocation list or key set the cluster CA did not
+	                     sign: only the CA speaks for the cluster */
 	OFS_ELAST
 };
 
