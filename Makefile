@@ -161,11 +161,16 @@ check-fuzz:
 		{ build/fuzz/fuzz_cap -max_total_time=5 -rss_limit_mb=1024 \
 			build/fuzz/work_cap tests/fuzz/corpus_cap >build/fuzz/log_cap 2>&1 || \
 			{ tail -40 build/fuzz/log_cap; echo "fuzz_cap found a failure"; exit 1; }; } && \
-		tail -1 build/fuzz/log_cap; \
+		tail -1 build/fuzz/log_cap && \
+		mkdir -p build/fuzz/work_casigned && \
+		{ build/fuzz/fuzz_casigned -max_total_time=5 -rss_limit_mb=1024 \
+			build/fuzz/work_casigned tests/fuzz/corpus_casigned >build/fuzz/log_casigned 2>&1 || \
+			{ tail -40 build/fuzz/log_casigned; echo "fuzz_casigned found a failure"; exit 1; }; } && \
+		tail -1 build/fuzz/log_casigned; \
 	else echo "clang not found: fuzzing skipped"; fi
 
 FUZZ_SRCS := $(LIB_SRCS)
-fuzz: build/fuzz/fuzz_frame build/fuzz/fuzz_ident build/fuzz/fuzz_cap
+fuzz: build/fuzz/fuzz_frame build/fuzz/fuzz_ident build/fuzz/fuzz_cap build/fuzz/fuzz_casigned
 
 build/fuzz/fuzz_cap: tests/fuzz/fuzz_cap.c lib/cap.c lib/wire.c lib/oid.c lib/fdio.c lib/parse.c
 	@mkdir -p $(dir $@)
@@ -174,6 +179,11 @@ build/fuzz/fuzz_cap: tests/fuzz/fuzz_cap.c lib/cap.c lib/wire.c lib/oid.c lib/fd
 build/fuzz/fuzz_ident: tests/fuzz/fuzz_ident.c lib/ident.c lib/oid.c
 	@mkdir -p $(dir $@)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -I. -fsanitize=fuzzer,address,undefined -o $@ $^
+
+build/fuzz/fuzz_casigned: tests/fuzz/fuzz_casigned.c $(FUZZ_SRCS)
+	@mkdir -p $(dir $@)
+	clang -std=c11 -D_GNU_SOURCE -DOFS_VERSION='"$(VERSION)"' -g -O1 -I. \
+		-fsanitize=fuzzer,address,undefined -o $@ $^ -lssl -lcrypto -lxxhash -ljansson
 
 build/fuzz/fuzz_frame: tests/fuzz/fuzz_frame.c $(FUZZ_SRCS)
 	@mkdir -p $(dir $@)

@@ -269,7 +269,7 @@ static int setup(struct bench *b, const char **what)
 	if (rc)
 		return rc;
 	*what = "cap_ring_open";
-	rc = cap_ring_open(path, &b->ring);
+	rc = cap_ring_open(path, NULL, &b->ring);
 	if (rc)
 		return rc;
 	b->nkeys = cap_ring_get(b->ring, b->keys);

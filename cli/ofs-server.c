@@ -470,7 +470,7 @@ static int run_args(struct running *r, struct sockaddr_in *addr)
  * connections; --insecure: none, plaintext. */
 static int run_identity(struct running *r)
 {
-	char dir[4096], why[TLS_WHY_MAX];
+	char dir[4096], capath[4200], why[TLS_WHY_MAX];
 	int rc;
 
 	if (r->a.insecure) {
@@ -496,8 +496,11 @@ static int run_identity(struct running *r)
 			r->a.data);
 		return EXIT_USAGE;
 	}
+	/* (what the CA signs - the revocation list, the capability keys - is
+	 * believed when the CA certificate this server trusts verifies it) */
+	snprintf(capath, sizeof(capath), "%s/ca.pem", dir);
 	snprintf(dir + strlen(dir), 4096 - strlen(dir), "/revoked");
-	rc = crl_open(dir, &r->crl);
+	rc = crl_open(dir, capath, &r->crl);
 	if (rc) {
 		fprintf(stderr, "ofs-server: %s: %s\n", dir, ofs_strerror(rc));
 		return EXIT_FAIL;
@@ -507,7 +510,7 @@ static int run_identity(struct running *r)
 	snprintf(dir + strlen(dir), 4096 - strlen(dir), "/cap.key");
 	rc = tls_key_mode_ok(dir, why);
 	if (!rc)
-		rc = cap_ring_open(dir, &r->capkeys);
+		rc = cap_ring_open(dir, capath, &r->capkeys);
 	if (rc) {
 		fprintf(stderr, "ofs-server: capability keys %s: %s\n", dir,
 			rc == -EPERM ? why : ofs_strerror(rc));

@@ -1,4 +1,4 @@
-/* pbj-ca.c - ofs-pbj ca init | issue (see pbj-ca.h). */
+/* pbj-ca.c - ofs-pbj ca init | issue | revoke | rotate (see pbj-ca.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,27 +191,13 @@ static int send_all(uint16_t op, struct wbuf *w, const char *const *cluster, siz
 	return rc;
 }
 
-/* The CA's whole revocation list to every server in service. */
-static int send_list(struct crl *crl, const char *const *cluster, size_t ncluster, size_t *sent,
-		     size_t *asked)
-{
-	struct wbuf w;
-	int rc;
-
-	wbuf_init(&w);
-	crl_encode(crl, &w);
-	rc = send_all(OFS_OP_REVOKED, &w, cluster, ncluster, sent, asked, NULL, 0);
-	wbuf_free(&w);
-	return rc;
-}
-
 /* CADIR/cap.key's keys (0600 required). */
 static int read_keys(const char *path, struct cap_key keys[CAP_MAX_KEYS], size_t *n, char *why)
 {
 	struct cap_ring *r = NULL;
 	int rc = tls_key_mode_ok(path, why);
 
-	if (!rc && (rc = cap_ring_open(path, &r)) != 0)
+	if (!rc && (rc = cap_ring_open(path, NULL, &r)) != 0)
 		snprintf(why, TLS_WHY_MAX, "%s: %s", path,
 			 rc == -EINVAL ? "not a capability key file" : ofs_strerror(rc));
 	if (!rc)
@@ -220,20 +206,43 @@ static int read_keys(const char *path, struct cap_key keys[CAP_MAX_KEYS], size_t
 	return rc;
 }
 
+/* A new current key, the current one kept as the previous, written to
+ * path (0600, whole) before anything is sent. */
+static int rotate_file(const char *path, struct cap_key keys[CAP_MAX_KEYS], size_t *n)
+{
+	char text[CAP_KEYS_TEXT_MAX];
+	int rc;
+
+	keys[1] = keys[0];
+	keys[0].id = keys[1].id + 1;
+	*n = 2;
+	if (keys[0].id == 0 || getrandom(keys[0].key, CAP_KEY_LEN, 0) != CAP_KEY_LEN) {
+		fprintf(stderr, "ofs-pbj: %s: cannot make a new key\n", path);
+		return -EIO;
+	}
+	rc = fdio_write_file(path, text, cap_keys_format(keys, *n, text), 0600);
+	OPENSSL_cleanse(text, sizeof(text));
+	if (rc)
+		fprintf(stderr, "ofs-pbj: %s: %s\n", path, ofs_strerror(rc));
+	return rc;
+}
+
 /*
  * rotate CADIR [--resend]: a new capability key becomes the current one,
  * the current one the previous (older ones are dropped), and both go to
- * every server in service - which accept capabilities under either, so a
- * client mid-file is not broken. --resend sends the keys as they are
+ * every server in service, signed by the CA's key (servers believe the
+ * signature, not the sender) - they accept capabilities under either, so
+ * a client mid-file is not broken. --resend sends the keys as they are
  * (for servers that were down at the rotation).
  */
 static int cmd_rotate(const char *cadir, int argc, char **argv, const char *const *cluster,
 		      size_t ncluster)
 {
-	char path[4200], why[TLS_WHY_MAX], text[CAP_KEYS_TEXT_MAX], missed[1024];
+	char path[4200], why[TLS_WHY_MAX], missed[1024];
 	struct cap_key keys[CAP_MAX_KEYS];
 	size_t n = 0, sent = 0, asked = 0;
 	bool resend = argc == 1 && !strcmp(argv[0], "--resend");
+	struct ca *ca = NULL;
 	struct wbuf w;
 	int rc;
 
@@ -244,28 +253,25 @@ static int cmd_rotate(const char *cadir, int argc, char **argv, const char *cons
 				"OFS_CLUSTER%s", "");
 	snprintf(path, sizeof(path), "%s/cap.key", cadir);
 	rc = read_keys(path, keys, &n, why);
+	if (!rc)
+		rc = ca_open(cadir, &ca, why);
 	if (rc) {
 		fprintf(stderr, "ofs-pbj: %s\n", why);
+		OPENSSL_cleanse(keys, sizeof(keys));
 		return EXIT_FAIL;
 	}
-	if (!resend) {
-		keys[1] = keys[0];
-		keys[0].id = keys[1].id + 1;
-		n = 2;
-		if (keys[0].id == 0 || getrandom(keys[0].key, CAP_KEY_LEN, 0) != CAP_KEY_LEN) {
-			fprintf(stderr, "ofs-pbj: %s: cannot make a new key\n", path);
-			return EXIT_FAIL;
-		}
-		rc = fdio_write_file(path, text, cap_keys_format(keys, n, text), 0600);
-		OPENSSL_cleanse(text, sizeof(text));
-		if (rc) {
-			fprintf(stderr, "ofs-pbj: %s: %s\n", path, ofs_strerror(rc));
-			OPENSSL_cleanse(keys, sizeof(keys));
-			return EXIT_FAIL;
-		}
-	}
 	wbuf_init(&w);
-	cap_keys_encode(&w, keys, n);
+	if (!resend)
+		rc = rotate_file(path, keys, &n);
+	if (!rc && (rc = ca_sign_keys(ca, keys, n, &w)) != 0)
+		fprintf(stderr, "ofs-pbj: %s: cannot sign the capability keys: %s\n", cadir,
+			ofs_strerror(rc));
+	ca_close(ca);
+	if (rc) {
+		wbuf_free(&w);
+		OPENSSL_cleanse(keys, sizeof(keys));
+		return EXIT_FAIL;
+	}
 	rc = send_all(OFS_OP_CAPKEYS, &w, cluster, ncluster, &sent, &asked, missed, sizeof(missed));
 	OPENSSL_cleanse(w.data, w.len);
 	wbuf_free(&w);
@@ -285,13 +291,189 @@ static int cmd_rotate(const char *cadir, int argc, char **argv, const char *cons
 	return 0;
 }
 
+/* ---- revoke ------------------------------------------------------------------ */
+
+/* What a revoke works with. */
+struct revoke {
+	char path[4200];             /* CADIR/revoked: the CA's list */
+	char capath[4200];           /* CADIR/ca.crt: what verifies a CRL */
+	struct ca *ca;
+	struct crl *mine;            /* the CA's list */
+	struct crl *theirs;          /* the newest CRL the servers hold */
+	struct crl *sent;            /* the CRL this revoke sends */
+	struct ofs_server *e;        /* the servers in service */
+	size_t ne;
+};
+
+static void revoke_free(struct revoke *v)
+{
+	ca_close(v->ca);
+	crl_close(v->mine);
+	crl_close(v->theirs);
+	crl_close(v->sent);
+	free(v->e);
+}
+
+/* The servers in service: not out, with an address. */
+static int in_service(const char *const *cluster, size_t ncluster, struct revoke *v)
+{
+	size_t k = 0;
+	int rc = conn_fetch_table(cluster, ncluster, REVOKE_MS, &v->e, &v->ne, NULL);
+
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < v->ne; i++)
+		if (v->e[i].state != OFS_SERVER_OUT && v->e[i].address[0])
+			v->e[k++] = v->e[i];
+	v->ne = k;
+	return 0;
+}
+
+/* One REVOKED request (w: a pull or a CRL) to addr: the number its
+ * answer names, and the CRL it carries offered to into (NULL: none
+ * wanted; one the CA did not sign is refused). */
+static int revoked_call(const char *addr, const struct wbuf *w, struct crl *into, uint64_t *number)
+{
+	struct ofs_req q = { .op = OFS_OP_REVOKED, .data = w->data, .data_len = w->len };
+	const uint8_t *der = NULL;
+	uint8_t *b = NULL;
+	size_t bn = 0, derlen = 0;
+	int rc = wbuf_error(w) ? wbuf_error(w) : conn_call_once(addr, &q, REVOKE_MS, &b, &bn);
+
+	if (!rc)
+		rc = crl_answer_decode(b, bn, number, &der, &derlen);
+	if (!rc && der && into)
+		rc = crl_offer(into, der, derlen, NULL);
+	free(b);
+	return rc < 0 ? rc : 0;
+}
+
+/*
+ * The newest CRL the servers in service hold, into v->theirs (pulls
+ * naming the CA's number: those holding a newer one send it); *newest
+ * is its number (0: none holds one). When they hold an older one than
+ * the CA's (the servers that took the CA's are gone), it is fetched
+ * whole, to say what is new to them. 0 once one answered; else the
+ * first refusal, or -OFS_EUNREACHABLE.
+ */
+static int pull_theirs(struct revoke *v, uint64_t *newest)
+{
+	uint64_t mine = crl_number(v->mine);
+	size_t answered = 0, at = 0;
+	struct wbuf w;
+	int rc = 0, refused = 0;
+
+	*newest = 0;
+	wbuf_init(&w);
+	crl_pull_encode(&w, mine);
+	for (size_t i = 0; i < v->ne; i++) {
+		uint64_t num = 0;
+		int one = revoked_call(v->e[i].address, &w, v->theirs, &num);
+		if (one) {
+			refused = refused || conn_is_transport_error(one) ? refused : one;
+			continue;
+		}
+		answered++;
+		if (num > *newest) {
+			*newest = num;
+			at = i;
+		}
+	}
+	wbuf_free(&w);
+	if (!answered)
+		return refused ? refused : -OFS_EUNREACHABLE;
+	if (*newest && *newest < mine) {
+		uint64_t num = 0;
+		wbuf_init(&w);
+		crl_pull_encode(&w, 0);
+		rc = revoked_call(v->e[at].address, &w, v->theirs, &num);
+		wbuf_free(&w);
+	}
+	return rc;
+}
+
+/* The CRL der (numbered number) to every server in service: *took how
+ * many hold it now; missed lists the others' addresses. The first
+ * refusal, or 0. */
+static int push(struct revoke *v, const struct wbuf *der, uint64_t number, size_t *took,
+		char *missed, size_t mlen)
+{
+	int rc = 0;
+
+	*took = 0;
+	missed[0] = '\0';
+	for (size_t i = 0; i < v->ne; i++) {
+		uint64_t held = 0;
+		int one = revoked_call(v->e[i].address, der, NULL, &held);
+		if (!one && held == number) {
+			(*took)++;
+			continue;
+		}
+		if (one && !rc && !conn_is_transport_error(one))
+			rc = one;
+		snprintf(missed + strlen(missed), mlen - strlen(missed), " %s", v->e[i].address);
+	}
+	return rc;
+}
+
+/* Every serial of the CRL sent that base (the list the servers had)
+ * does not hold, a line each. */
+static void print_new(struct revoke *v, struct crl *base, uint64_t number)
+{
+	struct crl_entry *e = NULL;
+	char hex[2 * CRL_SERIAL_MAX + 1];
+	size_t n = 0;
+
+	if (crl_entries(v->sent, &e, &n)) {
+		fprintf(stderr, "ofs-pbj: %s\n", ofs_strerror(-ENOMEM));
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (crl_has(base, &e[i].serial))
+			continue;
+		crl_serial_hex(&e[i].serial, hex);
+		printf("new in CRL %llu: %s\n", (unsigned long long)number, hex);
+	}
+	free(e);
+}
+
+/* The CA's key, its list, and the servers in service. */
+static int revoke_open(const char *cadir, const char *const *cluster, size_t ncluster,
+		       struct revoke *v, char *why)
+{
+	int rc;
+
+	snprintf(v->path, sizeof(v->path), "%s/revoked", cadir);
+	snprintf(v->capath, sizeof(v->capath), "%s/ca.crt", cadir);
+	rc = ca_open(cadir, &v->ca, why);
+	if (!rc && (rc = crl_open(v->path, v->capath, &v->mine)) != 0)
+		snprintf(why, TLS_WHY_MAX, "%s: %s", v->path,
+			 rc == -EINVAL ? "not a revocation list" : ofs_strerror(rc));
+	if (!rc && ((rc = crl_open(NULL, v->capath, &v->theirs)) != 0 ||
+		    (rc = crl_open(NULL, v->capath, &v->sent)) != 0))
+		snprintf(why, TLS_WHY_MAX, "%s: %s", v->capath, ofs_strerror(rc));
+	if (!rc && (rc = in_service(cluster, ncluster, v)) != 0)
+		snprintf(why, TLS_WHY_MAX, "%s", ofs_strerror(rc));
+	return rc;
+}
+
+/*
+ * revoke CADIR CERT.pem: the CA signs a CRL numbered above every list it
+ * and the servers hold, revoking what both revoke and this certificate;
+ * it goes to every server in service, and CADIR/revoked records it only
+ * once one of them holds it - a revoke that reached no server (refused,
+ * or none up) records nothing. It prints every serial of the CRL that the
+ * list the servers had did not hold.
+ */
 static int cmd_revoke(const char *cadir, int argc, char **argv, const char *const *cluster,
 		      size_t ncluster)
 {
-	char path[4200], hex[2 * CRL_SERIAL_MAX + 1];
+	char path[4200], hex[2 * CRL_SERIAL_MAX + 1], why[TLS_WHY_MAX], missed[1024];
+	struct revoke v = { 0 };
 	struct crl_serial s;
-	struct crl *crl = NULL;
-	size_t sent = 0, asked = 0;
+	uint64_t newest = 0, number = 0;
+	size_t took = 0;
+	struct wbuf der;
 	int rc;
 
 	if (argc != 1)
@@ -311,25 +493,41 @@ static int cmd_revoke(const char *cadir, int argc, char **argv, const char *cons
 		return EXIT_FAIL;
 	}
 	crl_serial_hex(&s, hex);
-	snprintf(path, sizeof(path), "%s/revoked", cadir);
-	rc = crl_open(path, &crl);
-	if (!rc)
-		rc = crl_merge(crl, &s, 1);
-	if (rc < 0) {
-		fprintf(stderr, "ofs-pbj: %s: %s\n", path, ofs_strerror(rc));
-		crl_close(crl);
-		return EXIT_FAIL;
+	wbuf_init(&der);
+	rc = revoke_open(cadir, cluster, ncluster, &v, why);
+	if (!rc && (rc = pull_theirs(&v, &newest)) != 0)
+		snprintf(why, sizeof(why), "%s", ofs_strerror(rc));
+	if (!rc && (rc = ca_next_crl(v.ca, v.mine, v.theirs, &s, 1, &der, &number)) != 0)
+		snprintf(why, sizeof(why), "cannot sign the revocation list: %s", ofs_strerror(rc));
+	if (!rc && (rc = crl_offer(v.sent, der.data, der.len, NULL)) < 0)
+		snprintf(why, sizeof(why), "the CRL made does not verify: %s", ofs_strerror(rc));
+	if (rc >= 0)
+		rc = push(&v, &der, number, &took, missed, sizeof(missed));
+	if (rc >= 0 && !took)
+		snprintf(why, sizeof(why), "no server took CRL %llu%s%s%s",
+			 (unsigned long long)number, rc ? " (" : "", rc ? ofs_strerror(rc) : "",
+			 rc ? ")" : "");
+	if (!took) {
+		fprintf(stderr, "ofs-pbj: revoke of %s: %s: nothing recorded in %s/revoked\n", hex,
+			why, cadir);
+		goto out;
 	}
-	rc = send_list(crl, cluster, ncluster, &sent, &asked);
-	crl_close(crl);
-	if (rc || sent == 0) {
-		fprintf(stderr, "ofs-pbj: revoked %s in %s, but %s: run it again to send it\n", hex,
-			path, rc ? ofs_strerror(rc) : "no server took it");
-		return EXIT_FAIL;
-	}
-	printf("revoked %s: %zu of %zu servers in service have it (the others learn it by "
-	       "gossip)\n", hex, sent, asked);
-	return 0;
+	printf("revoked %s: %zu of %zu servers in service have CRL %llu, %zu serial(s) (the "
+	       "others learn it by gossip)\n", hex, took, v.ne, (unsigned long long)number,
+	       crl_count(v.sent));
+	print_new(&v, newest && newest == crl_number(v.mine) ? v.mine : v.theirs, number);
+	if (took < v.ne)
+		fprintf(stderr, "ofs-pbj: CRL %llu did not reach%s%s%s\n", (unsigned long long)number,
+			missed, rc < 0 ? ": " : "", rc < 0 ? ofs_strerror(rc) : "");
+	rc = crl_offer(v.mine, der.data, der.len, NULL);
+	if (rc < 0)
+		fprintf(stderr, "ofs-pbj: %s: %s: the servers have CRL %llu, but it is not recorded "
+			"there (the next revoke learns it from them)\n", v.path, ofs_strerror(rc),
+			(unsigned long long)number);
+out:
+	wbuf_free(&der);
+	revoke_free(&v);
+	return took && rc >= 0 ? 0 : EXIT_FAIL;
 }
 
 int pbj_ca_main(int argc, char **argv, const char *const *cluster, size_t ncluster)

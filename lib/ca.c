@@ -1,4 +1,5 @@
-/* ca.c - the cluster CA: keys, certificates, the capability key (see ca.h). */
+/* ca.c - the cluster CA: keys, certificates, the capability keys and the
+ * revocation list it signs (see ca.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -6,6 +7,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <dirent.h>
@@ -17,6 +19,7 @@
 #include "lib/ca.h"
 #include "lib/crl.h"
 #include "lib/fdio.h"
+#include "lib/ofs_error.h"
 
 #define CA_DAYS 3650
 
@@ -24,7 +27,7 @@
 static int fail(char *why, int rc, const char *what, const char *reason)
 {
 	snprintf(why, TLS_WHY_MAX, "%s: %s", what,
-		 reason ? reason : rc < 0 && rc > -4096 ? strerror(-rc) : "failed");
+		 reason ? reason : rc < 0 ? ofs_strerror(rc) : "failed");
 	ERR_clear_error();
 	return rc;
 }
@@ -363,10 +366,183 @@ out:
 	return rc;
 }
 
+struct ca {
+	EVP_PKEY *key;               /* ca.key */
+	X509 *cert;                  /* ca.crt */
+};
+
+int ca_open(const char *cadir, struct ca **out, char *why)
+{
+	struct ca *ca = calloc(1, sizeof(*ca));
+	int rc;
+
+	if (!ca)
+		return fail(why, -ENOMEM, cadir, NULL);
+	rc = load_ca(cadir, &ca->key, &ca->cert, why);
+	if (rc) {
+		free(ca);
+		return rc;
+	}
+	*out = ca;
+	return 0;
+}
+
+void ca_close(struct ca *ca)
+{
+	if (!ca)
+		return;
+	EVP_PKEY_free(ca->key);
+	X509_free(ca->cert);
+	free(ca);
+}
+
+/* One revoked certificate, as the CRL lists it. */
+static X509_REVOKED *revoked_of(const struct crl_entry *e)
+{
+	X509_REVOKED *r = X509_REVOKED_new();
+	BIGNUM *bn = BN_bin2bn(e->serial.b, e->serial.len, NULL);
+	ASN1_INTEGER *ai = bn ? BN_to_ASN1_INTEGER(bn, NULL) : NULL;
+	ASN1_TIME *t = ASN1_TIME_set(NULL, (time_t)e->when);
+	bool ok = r && ai && t && X509_REVOKED_set_serialNumber(r, ai) == 1 &&
+		  X509_REVOKED_set_revocationDate(r, t) == 1;
+
+	BN_free(bn);
+	ASN1_INTEGER_free(ai);
+	ASN1_TIME_free(t);
+	if (!ok) {
+		X509_REVOKED_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* The CRL's fields before its entries: v2, issuer, this update, number. */
+static int crl_head(struct ca *ca, X509_CRL *x, uint64_t number)
+{
+	ASN1_TIME *now = ASN1_TIME_set(NULL, time(NULL));
+	ASN1_INTEGER *num = ASN1_INTEGER_new();
+	int rc = -ENOMEM;
+
+	if (now && num && ASN1_INTEGER_set_uint64(num, number) == 1 &&
+	    X509_CRL_set_version(x, X509_CRL_VERSION_2) == 1 &&
+	    X509_CRL_set_issuer_name(x, X509_get_subject_name(ca->cert)) == 1 &&
+	    X509_CRL_set1_lastUpdate(x, now) == 1 &&
+	    X509_CRL_add1_ext_i2d(x, NID_crl_number, num, 0, X509V3_ADD_DEFAULT) == 1)
+		rc = 0;
+	ASN1_TIME_free(now);
+	ASN1_INTEGER_free(num);
+	return rc;
+}
+
+int ca_sign_crl(struct ca *ca, const struct crl_entry *e, size_t n, uint64_t number,
+		struct wbuf *w)
+{
+	X509_CRL *x = X509_CRL_new();
+	unsigned char *p;
+	int rc = x ? crl_head(ca, x, number) : -ENOMEM, len;
+
+	if (number == 0)
+		rc = -EINVAL;
+	for (size_t i = 0; i < n && !rc; i++) {
+		X509_REVOKED *r;
+		if (e[i].serial.len == 0 || e[i].serial.len > CRL_SERIAL_MAX)
+			rc = -EINVAL;
+		else if (!(r = revoked_of(&e[i])))
+			rc = -ENOMEM;
+		else if (X509_CRL_add0_revoked(x, r) != 1) {
+			X509_REVOKED_free(r);
+			rc = -ENOMEM;
+		}
+	}
+	if (!rc && (X509_CRL_sort(x) != 1 || X509_CRL_sign(x, ca->key, NULL) <= 0))
+		rc = -ENOMEM;
+	len = rc ? -1 : i2d_X509_CRL(x, NULL);
+	if (!rc && (len <= 0 || (size_t)len > CRL_MAX_DER))
+		rc = len <= 0 ? -ENOMEM : -OFS_ETOOBIG;
+	if (!rc && (p = wbuf_reserve(w, (size_t)len)) != NULL)
+		(void)i2d_X509_CRL(x, &p);
+	X509_CRL_free(x);
+	ERR_clear_error();
+	return rc ? rc : wbuf_error(w);
+}
+
+/* By serial, then the earliest first. */
+static int entry_date_cmp(const void *a, const void *b)
+{
+	const struct crl_entry *x = a, *y = b;
+	int d = crl_serial_cmp(&x->serial, &y->serial);
+
+	if (d)
+		return d;
+	return x->when < y->when ? -1 : x->when > y->when;
+}
+
+int ca_next_crl(struct ca *ca, struct crl *mine, struct crl *theirs, const struct crl_serial *s,
+		size_t ns, struct wbuf *w, uint64_t *number)
+{
+	struct crl_entry *a = NULL, *b = NULL, *all = NULL;
+	size_t na = 0, nb = 0, n = 0, k = 0;
+	uint64_t num = crl_number(mine) > crl_number(theirs) ? crl_number(mine) : crl_number(theirs);
+	int rc = crl_entries(mine, &a, &na);
+
+	if (!rc)
+		rc = crl_entries(theirs, &b, &nb);
+	if (!rc && !(all = malloc((na + nb + ns + 1) * sizeof(*all))))
+		rc = -ENOMEM;
+	if (!rc) {
+		memcpy(all, a, na * sizeof(*a));
+		memcpy(all + na, b, nb * sizeof(*b));
+		n = na + nb;
+		for (size_t i = 0; i < ns; i++)
+			all[n++] = (struct crl_entry){ .serial = s[i], .when = (int64_t)time(NULL) };
+		qsort(all, n, sizeof(*all), entry_date_cmp);
+		for (size_t i = 0; i < n; i++)
+			if (k == 0 || crl_serial_cmp(&all[k - 1].serial, &all[i].serial) != 0)
+				all[k++] = all[i];
+		rc = ca_sign_crl(ca, all, k, num + 1, w);
+	}
+	if (!rc)
+		*number = num + 1;
+	free(a);
+	free(b);
+	free(all);
+	return rc;
+}
+
+int ca_sign_keys(struct ca *ca, const struct cap_key *keys, size_t n, struct wbuf *w)
+{
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	uint8_t sig[CAP_SIG_LEN];
+	size_t siglen = sizeof(sig);
+	struct wbuf m;
+	int rc = -ENOMEM;
+
+	if (n == 0 || n > CAP_MAX_KEYS) {
+		EVP_MD_CTX_free(ctx);
+		return -EINVAL;
+	}
+	wbuf_init(&m);
+	cap_keys_to_sign(&m, keys, n);
+	if (ctx && !wbuf_error(&m) && EVP_DigestSignInit(ctx, NULL, NULL, NULL, ca->key) == 1 &&
+	    EVP_DigestSign(ctx, sig, &siglen, m.data, m.len) == 1 && siglen == CAP_SIG_LEN) {
+		cap_keys_signed_encode(w, keys, n, sig);
+		rc = wbuf_error(w);
+	}
+	OPENSSL_cleanse(m.data, m.len);
+	wbuf_free(&m);
+	EVP_MD_CTX_free(ctx);
+	ERR_clear_error();
+	return rc;
+}
+
 int ca_copy_capkey(const char *cadir, const char *dir, char *why)
 {
-	char path[4200], buf[256];
-	size_t got = 0;
+	char path[4200], capath[4200], buf[256];
+	struct cap_key keys[CAP_MAX_KEYS];
+	struct cap_ring *r = NULL;
+	struct ca *ca = NULL;
+	struct wbuf w;
+	size_t got = 0, n = 0;
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/cap.key", cadir);
@@ -374,42 +550,55 @@ int ca_copy_capkey(const char *cadir, const char *dir, char *why)
 	if (rc)
 		return rc;
 	rc = fdio_read_file(path, buf, sizeof(buf), &got);
-	if (rc == -EFBIG || (!rc && got == 0))
-		return fail(why, -EINVAL, path, "not a capability key file");
-	if (rc)
-		return fail(why, rc, path, NULL);
-	snprintf(path, sizeof(path), "%s/cap.key", dir);
-	rc = fdio_write_new(path, buf, got, 0600);
+	if (rc == -EFBIG || (!rc && cap_keys_parse(buf, got, keys, &n)))
+		rc = fail(why, -EINVAL, path, "not a capability key file");
+	else if (rc)
+		rc = fail(why, rc, path, NULL);
 	OPENSSL_cleanse(buf, sizeof(buf));
-	if (rc)
-		return fail(why, rc, path, NULL);
-	return 0;
+	if (!rc)
+		rc = ca_open(cadir, &ca, why);
+	/* (the keys as they are, then the set signed in their place: the
+	 * ring writes the signed file as a server keeps it) */
+	snprintf(path, sizeof(path), "%s/cap.key", dir);
+	snprintf(capath, sizeof(capath), "%s/ca.crt", cadir);
+	wbuf_init(&w);
+	if (!rc && (rc = fdio_write_file(path, buf, cap_keys_format(keys, n, buf), 0600)) != 0)
+		rc = fail(why, rc, path, NULL);
+	if (!rc && (rc = cap_ring_open(path, capath, &r)) != 0)
+		rc = fail(why, rc, path, NULL);
+	if (!rc && (rc = ca_sign_keys(ca, keys, n, &w)) != 0)
+		rc = fail(why, rc, cadir, "cannot sign the capability keys");
+	if (!rc && (rc = cap_ring_offer(r, w.data, w.len)) < 0)
+		rc = fail(why, rc, path, NULL);
+	OPENSSL_cleanse(buf, sizeof(buf));
+	OPENSSL_cleanse(keys, sizeof(keys));
+	if (w.data)
+		OPENSSL_cleanse(w.data, w.len);
+	wbuf_free(&w);
+	cap_ring_close(r);
+	ca_close(ca);
+	return rc < 0 ? rc : 0;
 }
 
 int ca_copy_revoked(const char *cadir, const char *dir, char *why)
 {
-	char from[4200], to[4200];
+	char from[4200], to[4200], capath[4200];
 	struct crl *src = NULL, *dst = NULL;
-	struct wbuf w;
-	struct crl_serial *s = NULL;
-	size_t n = 0;
 	int rc;
 
 	snprintf(from, sizeof(from), "%s/revoked", cadir);
 	snprintf(to, sizeof(to), "%s/revoked", dir);
-	rc = crl_open(from, &src);
+	snprintf(capath, sizeof(capath), "%s/ca.crt", cadir);
+	rc = crl_open(from, capath, &src);
 	if (rc)
 		return fail(why, rc, from, NULL);
-	wbuf_init(&w);
-	crl_encode(src, &w);
-	rc = wbuf_error(&w);
-	if (!rc)
-		rc = crl_decode(w.data, w.len, &s, &n);
-	if (!rc && n && !(rc = crl_open(to, &dst)))
-		rc = crl_merge(dst, s, n);
+	rc = crl_open(to, capath, &dst);
+	if (rc) {
+		crl_close(src);
+		return fail(why, rc, to, NULL);
+	}
+	rc = crl_take(dst, src);
 	crl_close(src);
 	crl_close(dst);
-	wbuf_free(&w);
-	free(s);
 	return rc < 0 ? fail(why, rc, to, NULL) : 0;
 }

@@ -1,9 +1,11 @@
 /*
  * ca.h - the cluster's certificate authority (DESIGN.md section 7): its
- * key and certificate, the identities it issues, and the capability key.
+ * key and certificate, the identities it issues, the capability keys and
+ * the revocation list it signs.
  *
  * A CA directory holds ca.key (Ed25519), ca.crt (self-signed, ten
- * years) and cap.key (the first capability key: "ID HEX"). An identity
+ * years), cap.key (the capability keys: "ID HEX" lines) and, once a
+ * revocation reached the cluster, revoked (its CRL, crl.h). An identity
  * directory holds key.pem (Ed25519), cert.pem (signed by the CA; its one
  * subjectAltName URI is the identity, ident.h) and ca.pem (the CA's
  * certificate) - what tls_conf_load reads. Both are directories of the
@@ -17,8 +19,11 @@
 #ifndef OFS_CA_H
 #define OFS_CA_H
 
+#include "lib/cap.h"
+#include "lib/crl.h"
 #include "lib/ident.h"
 #include "lib/tls.h"
+#include "lib/wire.h"
 
 #define CA_DAYS_DEFAULT 365        /* an identity's certificate */
 #define CA_DAYS_MAX 36500
@@ -44,12 +49,45 @@ int ca_init(const char *cadir, char *why);
 int ca_issue(const char *cadir, const struct ident *id, int days, long valid_secs,
 	     const char *outdir, unsigned flags, char *why);
 
-/* Merge the CA's revocation list (CADIR/revoked, crl.h; none: nothing)
- * into dir/revoked. */
+/*
+ * The CA directory opened to sign: its key (ca.key, which must be 0600)
+ * and certificate. What it signs speaks for the cluster: servers believe
+ * a revocation list or a capability key set because the CA's key signed
+ * it (crl.h, cap.h), whoever delivers it. 0 or a negative code with a
+ * message in why.
+ */
+struct ca;
+int ca_open(const char *cadir, struct ca **out, char *why);
+void ca_close(struct ca *ca);
+
+/*
+ * The CA's CRL (crl.h) numbered number, revoking e[0..n) (any order; a
+ * serial listed twice is revoked once, at its earliest date): its DER
+ * appended to w. 0, -OFS_ETOOBIG (over CRL_MAX_DER: about 100000
+ * serials), -EINVAL (a malformed serial, or number 0), -ENOMEM.
+ */
+int ca_sign_crl(struct ca *ca, const struct crl_entry *e, size_t n, uint64_t number,
+		struct wbuf *w);
+
+/*
+ * The CRL that follows what the CA and the cluster hold: numbered one
+ * above the higher of mine's and theirs' numbers, revoking every serial
+ * either holds and s[0..ns) (revoked now when new). Its DER is appended
+ * to w and its number put in *number. ca_sign_crl's errors.
+ */
+int ca_next_crl(struct ca *ca, struct crl *mine, struct crl *theirs, const struct crl_serial *s,
+		size_t ns, struct wbuf *w, uint64_t *number);
+
+/* The signed key set (cap.h) of keys[0..n), appended to w: 0, -EINVAL,
+ * -ENOMEM. */
+int ca_sign_keys(struct ca *ca, const struct cap_key *keys, size_t n, struct wbuf *w);
+
+/* dir/revoked takes the CA's revocation list (CADIR/revoked; none:
+ * nothing) when it is newer (crl_take). */
 int ca_copy_revoked(const char *cadir, const char *dir, char *why);
 
-/* Copy the CA's current capability key file into dir as cap.key (0600;
- * -EEXIST when dir holds one already). */
+/* dir/cap.key: the CA's current capability keys, signed by the CA
+ * (0600). */
 int ca_copy_capkey(const char *cadir, const char *dir, char *why);
 
 #endif

@@ -1,4 +1,5 @@
-/* cap.c - capabilities: canonical encoding, HMAC-SHA256, checks (see cap.h). */
+/* cap.c - capabilities: canonical encoding, HMAC-SHA256, checks; the
+ * capability keys and the CA's signature on them (see cap.h). */
 #include <errno.h>
 #include <stdatomic.h>
 #include <pthread.h>
@@ -7,9 +8,12 @@
 #include <string.h>
 
 #include <openssl/crypto.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/pem.h>
 #include <openssl/sha.h>
+#include <openssl/x509.h>
 
 #include "lib/cap.h"
 #include "lib/fdio.h"
@@ -278,9 +282,12 @@ size_t cap_keys_format(const struct cap_key *keys, size_t n, char *buf)
 struct cap_ring {
 	pthread_mutex_t mu;
 	char *path;
+	EVP_PKEY *ca;                        /* verifies signed sets (NULL: none) */
 	struct cap_key keys[CAP_MAX_KEYS];   /* guarded by mu */
-	size_t n;
-	_Atomic uint64_t gen;                /* bumped by every cap_ring_set */
+	size_t n;                            /* guarded by mu */
+	bool is_signed;                      /* sig holds the CA's; mu */
+	uint8_t sig[CAP_SIG_LEN];            /* guarded by mu */
+	_Atomic uint64_t gen;                /* bumped by every set taken */
 };
 
 uint64_t cap_ring_generation(struct cap_ring *r)
@@ -288,21 +295,80 @@ uint64_t cap_ring_generation(struct cap_ring *r)
 	return atomic_load(&r->gen);
 }
 
-int cap_ring_open(const char *path, struct cap_ring **out)
+/* Did the CA (ca) sign keys[0..n) with sig? */
+static bool signed_by(EVP_PKEY *ca, const struct cap_key *keys, size_t n,
+		      const uint8_t sig[CAP_SIG_LEN])
+{
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	struct wbuf m;
+	bool ok;
+
+	wbuf_init(&m);
+	cap_keys_to_sign(&m, keys, n);
+	ok = ca && ctx && !wbuf_error(&m) && EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, ca) == 1 &&
+	     EVP_DigestVerify(ctx, sig, CAP_SIG_LEN, m.data, m.len) == 1;
+	OPENSSL_cleanse(m.data, m.len);
+	wbuf_free(&m);
+	EVP_MD_CTX_free(ctx);
+	ERR_clear_error();
+	return ok;
+}
+
+static EVP_PKEY *load_ca_key(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	X509 *x = f ? PEM_read_X509(f, NULL, NULL, NULL) : NULL;
+	EVP_PKEY *k = x ? X509_get_pubkey(x) : NULL;
+
+	if (f)
+		fclose(f);
+	X509_free(x);
+	ERR_clear_error();
+	return k;
+}
+
+/* The file's text: the key lines, then "sig HEX" when signed. */
+static int ring_parse(struct cap_ring *r, char *text, size_t len)
+{
+	static const char tag[] = "sig ";
+	size_t end = len, at;
+	int rc;
+
+	while (end > 0 && text[end - 1] == '\n')
+		end--;
+	at = end;
+	while (at > 0 && text[at - 1] != '\n')
+		at--;
+	if (end - at == sizeof(tag) - 1 + 2 * CAP_SIG_LEN && !memcmp(text + at, tag, sizeof(tag) - 1)) {
+		if (parse_hex_lower(text + at + sizeof(tag) - 1, CAP_SIG_LEN, r->sig))
+			return -EINVAL;
+		r->is_signed = r->ca != NULL;
+		len = at;
+	}
+	rc = cap_keys_parse(text, len, r->keys, &r->n);
+	if (!rc && r->is_signed && !signed_by(r->ca, r->keys, r->n, r->sig))
+		rc = -OFS_ENOTCA;
+	return rc;
+}
+
+int cap_ring_open(const char *path, const char *ca_path, struct cap_ring **out)
 {
 	struct cap_ring *r = calloc(1, sizeof(*r));
-	char text[CAP_KEYS_TEXT_MAX + 64];
+	char text[CAP_KEYS_TEXT_MAX + 4 + 2 * CAP_SIG_LEN + 64];
 	size_t got = 0;
-	int rc;
+	int rc = 0;
 
 	if (!r || !(r->path = strdup(path))) {
 		free(r);
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&r->mu, NULL);
-	rc = fdio_read_file(path, text, sizeof(text), &got);
+	if (ca_path && !(r->ca = load_ca_key(ca_path)))
+		rc = -EINVAL;
 	if (!rc)
-		rc = cap_keys_parse(text, got, r->keys, &r->n);
+		rc = fdio_read_file(path, text, sizeof(text), &got);
+	if (!rc)
+		rc = ring_parse(r, text, got);
 	else if (rc == -EFBIG)
 		rc = -EINVAL;
 	OPENSSL_cleanse(text, sizeof(text));
@@ -319,6 +385,7 @@ void cap_ring_close(struct cap_ring *r)
 	if (!r)
 		return;
 	OPENSSL_cleanse(r->keys, sizeof(r->keys));
+	EVP_PKEY_free(r->ca);
 	pthread_mutex_destroy(&r->mu);
 	free(r->path);
 	free(r);
@@ -335,30 +402,100 @@ size_t cap_ring_get(struct cap_ring *r, struct cap_key keys[CAP_MAX_KEYS])
 	return n;
 }
 
-int cap_ring_set(struct cap_ring *r, const struct cap_key *keys, size_t n)
+uint32_t cap_ring_signed_id(struct cap_ring *r)
 {
-	char text[CAP_KEYS_TEXT_MAX];
-	size_t len;
+	uint32_t id;
+
+	pthread_mutex_lock(&r->mu);
+	id = r->is_signed && r->n ? r->keys[0].id : 0;
+	pthread_mutex_unlock(&r->mu);
+	return id;
+}
+
+/* The file of a signed set (mu held). */
+static int ring_write(struct cap_ring *r, const struct cap_key *keys, size_t n,
+		      const uint8_t sig[CAP_SIG_LEN])
+{
+	char text[CAP_KEYS_TEXT_MAX + 4 + 2 * CAP_SIG_LEN + 2];
+	size_t len = cap_keys_format(keys, n, text);
 	int rc;
 
-	if (n == 0 || n > CAP_MAX_KEYS || keys[0].id == 0 || (n == 2 && keys[1].id == keys[0].id) ||
-	    (n == 2 && keys[1].id == 0))
-		return -EINVAL;
-	pthread_mutex_lock(&r->mu);
-	if (r->n && keys[0].id < r->keys[0].id) {
-		pthread_mutex_unlock(&r->mu);
-		return -ESTALE;
-	}
-	len = cap_keys_format(keys, n, text);
+	len += (size_t)snprintf(text + len, sizeof(text) - len, "sig ");
+	for (size_t i = 0; i < CAP_SIG_LEN; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "%02x", sig[i]);
+	len += (size_t)snprintf(text + len, sizeof(text) - len, "\n");
 	rc = fdio_write_file(r->path, text, len, 0600);
 	OPENSSL_cleanse(text, sizeof(text));
-	if (!rc) {
+	return rc;
+}
+
+int cap_ring_offer(struct cap_ring *r, const uint8_t *p, size_t len)
+{
+	struct cap_key keys[CAP_MAX_KEYS];
+	uint8_t sig[CAP_SIG_LEN];
+	size_t n = 0;
+	int rc = cap_keys_signed_decode(p, len, keys, &n, sig);
+
+	if (!rc && !signed_by(r->ca, keys, n, sig))
+		rc = -OFS_ENOTCA;
+	if (rc)
+		goto out;
+	pthread_mutex_lock(&r->mu);
+	if (r->is_signed && keys[0].id == r->keys[0].id)
+		rc = 0;                  /* (the set held: nothing changes) */
+	else if (r->is_signed && keys[0].id < r->keys[0].id)
+		rc = -ESTALE;
+	else if ((rc = ring_write(r, keys, n, sig)) == 0) {
 		memcpy(r->keys, keys, n * sizeof(keys[0]));
 		r->n = n;
+		memcpy(r->sig, sig, CAP_SIG_LEN);
+		r->is_signed = true;
 		atomic_fetch_add(&r->gen, 1);
+		rc = 1;
+	}
+	pthread_mutex_unlock(&r->mu);
+out:
+	OPENSSL_cleanse(keys, sizeof(keys));
+	return rc;
+}
+
+int cap_ring_answer(struct cap_ring *r, uint32_t newer_than, struct wbuf *w)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&r->mu);
+	if (r->is_signed && r->n && r->keys[0].id > newer_than) {
+		cap_keys_signed_encode(w, r->keys, r->n, r->sig);
+		rc = 1;
 	}
 	pthread_mutex_unlock(&r->mu);
 	return rc;
+}
+
+void cap_keys_to_sign(struct wbuf *w, const struct cap_key *keys, size_t n)
+{
+	wbuf_bytes(w, CAP_KEYS_CONTEXT, sizeof(CAP_KEYS_CONTEXT));   /* (its NUL too) */
+	wbuf_u8(w, CAP_KEYS_SIGNED);
+	cap_keys_encode(w, keys, n);
+}
+
+void cap_keys_signed_encode(struct wbuf *w, const struct cap_key *keys, size_t n,
+			    const uint8_t sig[CAP_SIG_LEN])
+{
+	wbuf_u8(w, CAP_KEYS_SIGNED);
+	cap_keys_encode(w, keys, n);
+	wbuf_bytes(w, sig, CAP_SIG_LEN);
+}
+
+int cap_keys_signed_decode(const uint8_t *p, size_t len, struct cap_key keys[CAP_MAX_KEYS],
+			   size_t *n, uint8_t sig[CAP_SIG_LEN])
+{
+	if (len < 1 + CAP_SIG_LEN || p[0] != CAP_KEYS_SIGNED)
+		return -OFS_ECORRUPT;
+	if (cap_keys_decode(p + 1, len - 1 - CAP_SIG_LEN, keys, n))
+		return -OFS_ECORRUPT;
+	memcpy(sig, p + len - CAP_SIG_LEN, CAP_SIG_LEN);
+	return 0;
 }
 
 void cap_keys_encode(struct wbuf *w, const struct cap_key *keys, size_t n)

@@ -126,39 +126,88 @@ bool cap_oid_made_by(struct ofs_oid oid, uint32_t uid);
  * -EINVAL (a malformed line; never names the key bytes).
  */
 int cap_keys_parse(const char *text, size_t len, struct cap_key keys[CAP_MAX_KEYS], size_t *n);
-/* The wire form of a key set (CAPKEYS, inside TLS only): u8 n (1..2),
- * then n times u32 id + the key bytes. Decode: 0 or -OFS_ECORRUPT (ids
- * 0 or equal). */
-void cap_keys_encode(struct wbuf *w, const struct cap_key *keys, size_t n);
-int cap_keys_decode(const uint8_t *p, size_t len, struct cap_key keys[CAP_MAX_KEYS], size_t *n);
-
-/* The pull (a server asking a peer for a newer key set): u8 0, then the
- * u32 id of the current key it holds (0: none) - never read as a key
- * set, which starts with its count, 1 or 2. cap_keys_pull_decode: true,
- * and *held, when p is one. */
-void cap_keys_pull_encode(struct wbuf *w, uint32_t held);
-bool cap_keys_pull_decode(const uint8_t *p, size_t len, uint32_t *held);
-
 /* The key file of keys[0..n) into buf (CAP_KEYS_TEXT_MAX bytes). */
 #define CAP_KEYS_TEXT_MAX (CAP_MAX_KEYS * (11 + 2 * CAP_KEY_LEN + 1) + 1)
 size_t cap_keys_format(const struct cap_key *keys, size_t n, char *buf);
 
+/* A key set's bytes: u8 n (1..2), then n times u32 id + the key bytes.
+ * Decode: 0 or -OFS_ECORRUPT (ids 0 or equal). Unsigned, this was the
+ * previous release's CAPKEYS body: recognised only to be refused. */
+void cap_keys_encode(struct wbuf *w, const struct cap_key *keys, size_t n);
+int cap_keys_decode(const uint8_t *p, size_t len, struct cap_key keys[CAP_MAX_KEYS], size_t *n);
+
+/*
+ * Only the cluster CA speaks for the cluster: a key set is believed only
+ * when the CA's key signed it, whoever delivers it (an admin's rotation,
+ * or any server relaying it). The signed set, CAPKEYS's body (inside TLS
+ * only: the keys are secret):
+ *
+ *   u8 CAP_KEYS_SIGNED | the key set (cap_keys_encode) |
+ *   Ed25519 signature (CAP_SIG_LEN bytes)
+ *
+ * signed (EVP_DigestSign, Ed25519: no digest of its own) over
+ * CAP_KEYS_CONTEXT, its NUL included, then every byte before the
+ * signature - a message that no certificate or CRL the same key signs
+ * can be (those are DER, starting 0x30). Its version is the id of its
+ * current key, which every rotation raises by one: a holder takes a set
+ * whose current id is higher than the one it holds, and never goes back.
+ * The first byte is one the previous release refuses (it reads 1 or 2:
+ * a count).
+ */
+#define CAP_KEYS_SIGNED 0x80
+#define CAP_SIG_LEN 64
+#define CAP_KEYS_CONTEXT "ofs capability keys 1"
+/* The message the CA signs for keys[0..n) (ca_sign_keys). */
+void cap_keys_to_sign(struct wbuf *w, const struct cap_key *keys, size_t n);
+void cap_keys_signed_encode(struct wbuf *w, const struct cap_key *keys, size_t n,
+			    const uint8_t sig[CAP_SIG_LEN]);
+/* The structure alone (the signature is checked by the ring that takes
+ * it): 0 or -OFS_ECORRUPT. */
+int cap_keys_signed_decode(const uint8_t *p, size_t len, struct cap_key keys[CAP_MAX_KEYS],
+			   size_t *n, uint8_t sig[CAP_SIG_LEN]);
+
+/* The pull (a server asking a peer for a newer key set): u8 0, then the
+ * u32 id of the current key of the signed set it holds (0: none, or an
+ * unsigned one) - never read as a key set. The answer: the peer's signed
+ * set when its id is higher, else nothing. cap_keys_pull_decode: true,
+ * and *held, when p is one. */
+void cap_keys_pull_encode(struct wbuf *w, uint32_t held);
+bool cap_keys_pull_decode(const uint8_t *p, size_t len, uint32_t *held);
+
 /*
  * A server's capability keys (its identity/cap.key): read at start,
- * replaced by an admin's rotation (cap_ring_set), read by every check.
+ * replaced by a newer signed set (cap_ring_offer), read by every check.
+ * The file: the key lines (cap_keys_parse) and, for a signed set, a last
+ * line "sig HEX" (the signature, 128 digits), written whole, 0600. The
+ * previous release's file, and the CA's own cap.key, have no signature:
+ * such a set signs and checks capabilities as any other, but is never
+ * sent to a peer, and the first signed set replaces it whatever its ids.
  * Thread-safe. The key bytes are never logged.
  */
 struct cap_ring;
-int cap_ring_open(const char *path, struct cap_ring **out);
+/* The keys in path, a signature verified with the CA certificate in
+ * ca_path (NULL: none; no signed set is opened or taken then). 0,
+ * -EINVAL (malformed, or ca_path not a certificate), -OFS_ENOTCA (a
+ * signature the CA did not make), -ENOMEM, -errno. */
+int cap_ring_open(const char *path, const char *ca_path, struct cap_ring **out);
 void cap_ring_close(struct cap_ring *r);
 /* Copy the keys held now (current first) into keys; returns how many. */
 size_t cap_ring_get(struct cap_ring *r, struct cap_key keys[CAP_MAX_KEYS]);
-/* Changes with every cap_ring_set: a capability verified under the
+/* Changes with every set taken: a capability verified under the
  * generation before must be verified again. */
 uint64_t cap_ring_generation(struct cap_ring *r);
-/* Hold keys[0..n) (current first) from now on, and write the file
- * (0600, whole, synced). -ESTALE when keys[0] is older than the key
- * held now (a rotation never goes back), -EINVAL, -errno. */
-int cap_ring_set(struct cap_ring *r, const struct cap_key *keys, size_t n);
+/* The current key's id when the set held is signed; 0 when not. */
+uint32_t cap_ring_signed_id(struct cap_ring *r);
+/*
+ * Take the signed set in p[0..len) (cap_keys_signed_encode): 1 when
+ * taken (the file written first, whole, synced), 0 when it is the set
+ * held (its current id is the held one's: nothing changes), -ESTALE
+ * (older than the signed set held), -OFS_ENOTCA (the CA did not sign
+ * it), -OFS_ECORRUPT, -errno (the file: nothing changes).
+ */
+int cap_ring_offer(struct cap_ring *r, const uint8_t *p, size_t len);
+/* Append the signed set held to w when its id is above newer_than:
+ * 1 when appended, 0 when not (none held, or not newer). */
+int cap_ring_answer(struct cap_ring *r, uint32_t newer_than, struct wbuf *w);
 
 #endif

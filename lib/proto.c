@@ -281,7 +281,7 @@ static int encode_peer_req(struct wbuf *w, const struct ofs_req *q)
 		break;
 	case OFS_OP_REVOKED:
 	case OFS_OP_CAPKEYS:
-		wbuf_bytes(w, q->data, q->data_len);   /* (crl_encode's, cap_keys_encode's) */
+		wbuf_bytes(w, q->data, q->data_len);   /* (crl.h's, cap.h's forms) */
 		break;
 	case OFS_OP_SERVER_SET:
 		proto_encode_server_set(w, &q->set);
@@ -693,23 +693,28 @@ int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_re
 	/* the operations whose body has a decoder of its own */
 	switch (op) {
 	case OFS_OP_REVOKED: {
-		struct crl_serial *sv = NULL;
-		size_t n = 0;
-		int src = crl_decode(body, len, &sv, &n);
-		free(sv);
-		if (src)
-			return src;
+		/* a pull, a CRL (checked whole, signature first, by the
+		 * receiver's list: crl_offer), or the previous release's
+		 * unsigned list (kept to be refused as such) */
+		uint64_t held;
+		if (!crl_pull_decode(body, len, &held) && !crl_is_der(body, len) &&
+		    !crl_is_unsigned(body, len))
+			return -OFS_ECORRUPT;
 		q->data = body;
 		q->data_len = len;
 		return 0;
 	}
 	case OFS_OP_CAPKEYS: {
-		/* a key set, or the pull (cap.h) */
+		/* a pull, a signed key set, or the previous release's unsigned
+		 * one (kept to be refused as such); cap.h */
 		struct cap_key k[CAP_MAX_KEYS];
+		uint8_t sig[CAP_SIG_LEN];
 		size_t n = 0;
 		uint32_t held;
 		int src = cap_keys_pull_decode(body, len, &held) ? 0 :
-			  cap_keys_decode(body, len, k, &n);
+			  len && body[0] == CAP_KEYS_SIGNED ?
+				 cap_keys_signed_decode(body, len, k, &n, sig) :
+				 cap_keys_decode(body, len, k, &n);
 		OPENSSL_cleanse(k, sizeof(k));
 		if (src)
 			return src;

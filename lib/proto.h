@@ -93,13 +93,16 @@ enum ofs_op {
 	                           that version, and the version and content
 	                           digest they lead to (changelog.h); ERANGE
 	                           when the copy's log no longer holds them */
-	OFS_OP_REVOKED,         /* serials (crl.h) -> the receiver's revocation
-	                           list after merging them (their union) */
-	OFS_OP_CAPKEYS,         /* capability keys (cap.h), current first ->
-	                           the receiver holds them from now on; or,
-	                           from a server, u8 0 and the u32 id of its
-	                           current key -> the receiver's keys when
-	                           newer, else nothing (gossip's pull) */
+	OFS_OP_REVOKED,         /* a CRL the cluster CA signed, or a pull
+	                           (crl.h) -> the receiver's CRL number after
+	                           taking it when newer, and its CRL when
+	                           newer than the one named */
+	OFS_OP_CAPKEYS,         /* a key set the cluster CA signed (cap.h) ->
+	                           the receiver holds it from now on when
+	                           newer; or, from a server, u8 0 and the u32
+	                           id of its current key -> the receiver's
+	                           signed set when newer, else nothing
+	                           (gossip's pull) */
 	OFS_OP_CREATE_SMALL,    /* metafile oid, attr (its one dfile named in
 	                           parts[0], on the metafile's servers), bytes
 	                           (at most OFS_SMALL_MAX) -> metafile oid: the

@@ -55,73 +55,74 @@ static uint32_t rnd(void)
 	return r;
 }
 
-/* One exchange with addr, waiting at most timeout_ms for the answer;
- * contact (may be NULL) hears of the peer. 0 when it answered. */
-/* After the table, on the same connection: the revocation list, when
- * there is one here to give (a peer with one gives it in its own round)
- * or always (a start: learn what was revoked while away, before
- * serving); the answer is the peer's, merged. */
-static void exchange_crl(struct conn *c, struct crl *crl, bool always, const char *addr)
+/* After the table, on the same connection: the revocation list, pulled
+ * (crl.h: the number held here; a peer holding a newer CRL answers with
+ * it, which is taken when the CA signed it - whichever server relays
+ * it). A server that holds the newer one gives it in its peers' rounds. */
+static void exchange_crl(struct conn *c, struct crl *crl, const char *addr)
 {
 	struct ofs_req q = { .op = OFS_OP_REVOKED };
-	struct crl_serial *s = NULL;
+	const uint8_t *der = NULL;
+	uint64_t theirs = 0, number = 0;
 	struct wbuf w;
 	uint8_t *b = NULL;
-	size_t bn = 0, n = 0;
+	size_t bn = 0, derlen = 0;
 	int rc;
 
-	if (!crl || (!always && crl_count(crl) == 0))
+	if (!crl)
 		return;
 	wbuf_init(&w);
-	crl_encode(crl, &w);
+	crl_pull_encode(&w, crl_number(crl));
 	q.data = w.data;
 	q.data_len = w.len;
 	rc = wbuf_error(&w) ? wbuf_error(&w) : conn_call(c, &q, &b, &bn);
 	if (!rc)
-		rc = crl_decode(b, bn, &s, &n);
-	if (!rc)
-		rc = crl_merge(crl, s, n);
-	if (rc > 0)
-		log_warn("gossip: %d certificate(s) revoked, learned from %s (%zu in all)", rc, addr,
-			 crl_count(crl));
+		rc = crl_answer_decode(b, bn, &theirs, &der, &derlen);
+	if (!rc && der)
+		rc = crl_offer(crl, der, derlen, &number);
+	if (rc == 1)
+		log_warn("gossip: revocation list CRL %llu learned from %s, %zu certificate(s) revoked",
+			 (unsigned long long)number, addr, crl_count(crl));
+	else if (rc == -OFS_ENOTCA)
+		log_warn("gossip: revocation list from %s refused: %s", addr, ofs_strerror(rc));
 	else if (rc < 0)
 		log_debug("gossip: revocation list with %s: %s", addr, ofs_strerror(rc));
-	free(s);
 	free(b);
 	wbuf_free(&w);
 }
 
-/* Then the capability keys: a pull (CAPKEYS naming the current key held
- * here, cap.h; a peer holding a newer set answers with it), so a server that
- * was down or cut off at a rotation holds the keys the others sign with
- * from its start or its next round on - never an older set. */
+/* Then the capability keys: a pull (CAPKEYS naming the current key of
+ * the signed set held here, cap.h; a peer holding a newer one answers
+ * with it, taken when the CA signed it), so a server that was down or
+ * cut off at a rotation holds the keys the others sign with from its
+ * start or its next round on - never an older set. */
 static void exchange_keys(struct conn *c, struct cap_ring *keys, const char *addr)
 {
 	struct ofs_req q = { .op = OFS_OP_CAPKEYS };
 	struct cap_key k[CAP_MAX_KEYS];
 	struct wbuf w;
 	uint8_t *b = NULL;
-	size_t bn = 0, n;
+	size_t bn = 0;
 	int rc;
 
 	if (!keys)
 		return;
-	n = cap_ring_get(keys, k);
 	wbuf_init(&w);
-	cap_keys_pull_encode(&w, n ? k[0].id : 0);
+	cap_keys_pull_encode(&w, cap_ring_signed_id(keys));
 	q.data = w.data;
 	q.data_len = w.len;
 	rc = wbuf_error(&w) ? wbuf_error(&w) : conn_call(c, &q, &b, &bn);
 	wbuf_free(&w);
 	if (!rc && bn) {
-		rc = cap_keys_decode(b, bn, k, &n);
-		if (!rc)
-			rc = cap_ring_set(keys, k, n);
-		if (!rc)
+		rc = cap_ring_offer(keys, b, bn);
+		if (rc == 1 && cap_ring_get(keys, k))
 			log_warn("gossip: capability keys from %s: current key %u", addr,
 				 (unsigned)k[0].id);
+		else if (rc == -OFS_ENOTCA)
+			log_warn("gossip: capability keys from %s refused: %s", addr,
+				 ofs_strerror(rc));
 	}
-	if (rc && rc != -ESTALE)
+	if (rc < 0 && rc != -ESTALE && rc != -OFS_ENOTCA)
 		log_debug("gossip: capability keys with %s: %s", addr, ofs_strerror(rc));
 	OPENSSL_cleanse(k, sizeof(k));
 	if (b)
@@ -131,7 +132,7 @@ static void exchange_keys(struct conn *c, struct cap_ring *keys, const char *add
 
 /* One exchange on c (open, to addr), waiting at most timeout_ms for the
  * answer; contact (may be NULL) hears of the peer. 0 when it answered. */
-static int exchange_on(struct sidtab *t, const struct gossip_trust *tr, bool pull, struct conn *c,
+static int exchange_on(struct sidtab *t, const struct gossip_trust *tr, struct conn *c,
 		       const char *addr, int timeout_ms, gossip_contact_fn contact,
 		       void *contact_arg)
 {
@@ -157,7 +158,7 @@ static int exchange_on(struct sidtab *t, const struct gossip_trust *tr, bool pul
 			log_info("gossip: learned %d server table change(s) from %s", rc, addr);
 		rc = rc < 0 ? rc : 0;
 		sidtab_seen(t, who);
-		exchange_crl(c, tr->crl, pull, addr);
+		exchange_crl(c, tr->crl, addr);
 		exchange_keys(c, tr->keys, addr);
 		if (contact)
 			contact(who, contact_arg);
@@ -169,14 +170,14 @@ static int exchange_on(struct sidtab *t, const struct gossip_trust *tr, bool pul
 }
 
 /* One exchange with addr on a connection of its own. */
-static int exchange_with(struct sidtab *t, const struct gossip_trust *tr, bool pull, const char *addr,
+static int exchange_with(struct sidtab *t, const struct gossip_trust *tr, const char *addr,
 			 int timeout_ms, gossip_contact_fn contact, void *contact_arg)
 {
 	struct conn *c = NULL;
 	int rc = conn_open(addr, &c);
 
 	if (!rc)
-		rc = exchange_on(t, tr, pull, c, addr, timeout_ms, contact, contact_arg);
+		rc = exchange_on(t, tr, c, addr, timeout_ms, contact, contact_arg);
 	conn_close(c);
 	return rc;
 }
@@ -221,7 +222,7 @@ static int exchange(struct gossip *g, const char *addr)
 		return -EINVAL;
 	if (!k->c)
 		return -ECONNREFUSED;
-	rc = exchange_on(g->t, &g->tr, false, k->c, addr, GOSSIP_TIMEOUT_MS, g->contact,
+	rc = exchange_on(g->t, &g->tr, k->c, addr, GOSSIP_TIMEOUT_MS, g->contact,
 			 g->contact_arg);
 	if (rc) {
 		conn_close(k->c);       /* (a fresh one next round) */
@@ -414,7 +415,7 @@ static void *pull_worker(void *arg)
 		pthread_mutex_unlock(&p->mu);
 		if (i == p->n)
 			break;
-		rc = exchange_with(p->t, &p->tr, true, p->addrs[i], (int)left, NULL, NULL);
+		rc = exchange_with(p->t, &p->tr, p->addrs[i], (int)left, NULL, NULL);
 		if (rc) {
 			log_debug("gossip: pull from %s: %s", p->addrs[i], ofs_strerror(rc));
 			continue;

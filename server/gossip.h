@@ -3,10 +3,12 @@
  *
  * A background thread, once a second, exchanges the whole table with a
  * few peers chosen at random (push-pull in one SERVERS round trip) and
- * merges what comes back - and, on the same connection, the revocation
- * list (crl.h, a REVOKED round trip) when this server has one - so a
- * change made on any server, a revocation, or a server joining through
- * any one peer reaches every server in a few rounds.
+ * merges what comes back - and, on the same connection, pulls the
+ * revocation list and the capability keys (a REVOKED and a CAPKEYS round
+ * trip, each answered with the peer's when newer, believed when the
+ * cluster CA signed it: crl.h, cap.h) - so a change made on any server,
+ * a revocation, a rotation, or a server joining through any one peer
+ * reaches every server in a few rounds.
  * Seeds (--peer) are contacted every round until one has answered.
  */
 #ifndef OFS_GOSSIP_H
@@ -29,8 +31,8 @@ struct gossip;
 typedef void (*gossip_contact_fn)(struct ofs_sid peer, void *arg);
 
 /* What gossip carries besides the table (either may be NULL: --insecure):
- * the revocation list (merged both ways) and the capability keys (pulled
- * from a peer holding a newer set). */
+ * the revocation list and the capability keys, each pulled from a peer
+ * holding a newer one the CA signed. */
 struct crl;
 struct cap_ring;
 struct gossip_trust {

@@ -564,81 +564,106 @@ static int op_changes(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 	return changes_of(sv->store, q->oid, q->version, reply);
 }
 
-/* REVOKED: merge the serials sent (an admin's revoke, a peer's gossip);
- * answer with the list as it is here, for the sender to merge. */
+/* Who sent q, for the log. */
+static void sender(const struct ofs_req *q, char *by, size_t n)
+{
+	snprintf(by, n, "an --insecure peer");
+	if (q->who)
+		ident_describe(q->who, by, n);
+}
+
+/* The previous release's unsigned list or key set: refused, since only
+ * the CA speaks for the cluster; quietly from a server (a peer not yet
+ * upgraded gossips it every round), aloud from anyone else. */
+static int refuse_unsigned(const struct ofs_req *q, const char *what)
+{
+	char by[128];
+
+	sender(q, by, sizeof(by));
+	if (q->who && q->who->role == IDENT_SERVER)
+		log_debug("%s from %s refused: unsigned (the previous release's form)", what, by);
+	else
+		log_warn("%s from %s refused: unsigned (the previous release's form): %s", what, by,
+			 ofs_strerror(-OFS_ENOTCA));
+	return -OFS_ENOTCA;
+}
+
+/*
+ * REVOKED: a CRL, taken when the CA signed it and its number is higher
+ * than the one held (crl_offer: whoever sends it, the signature is what
+ * is believed), or a pull; the answer is the number held now and, when
+ * higher than the one the request named, the CRL.
+ */
 static int op_revoked(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 {
-	struct crl_serial *s = NULL;
-	size_t n = 0;
+	uint64_t asked = 0, before;
+	char by[128];
 	int rc;
 
 	if (!sv->crl)
 		return -OFS_EUNKNOWNOP;
-	rc = crl_decode(q->data, q->data_len, &s, &n);
-	if (!rc)
-		rc = crl_merge(sv->crl, s, n);
-	if (rc > 0) {
-		char by[128] = "an --insecure peer";
-		if (q->who)
-			ident_describe(q->who, by, sizeof(by));
-		log_warn("revocation list: %d certificate(s) revoked, from %s (%zu in all)", rc, by,
-			 crl_count(sv->crl));
-	}
-	free(s);
-	if (rc < 0)
-		return rc;
-	crl_encode(sv->crl, reply);
-	return 0;
+	if (crl_pull_decode(q->data, q->data_len, &asked))
+		return crl_answer(sv->crl, asked, reply);
+	if (!crl_is_der(q->data, q->data_len))
+		return refuse_unsigned(q, "revocation list");
+	sender(q, by, sizeof(by));
+	before = crl_number(sv->crl);
+	rc = crl_offer(sv->crl, q->data, q->data_len, &asked);
+	if (rc == 1)
+		log_warn("revocation list: CRL %llu from %s, %zu certificate(s) revoked "
+			 "(in place of CRL %llu)", (unsigned long long)asked, by,
+			 crl_count(sv->crl), (unsigned long long)before);
+	else if (rc < 0)
+		log_warn("revocation list from %s refused: %s", by, ofs_strerror(rc));
+	return rc < 0 ? rc : crl_answer(sv->crl, asked, reply);
 }
 
-/* CAPKEYS: an admin's rotation - hold these keys from now on. */
 /*
  * CAPKEYS, the pull (gossip; cap.h): the asking server names the current
- * key it holds; the answer is this server's key
- * set when it is newer, else empty. Asked by servers only: the keys go
- * to no one else over the wire.
+ * key of the signed set it holds; the answer is this server's signed set
+ * when newer, else empty. Asked by servers only: the keys go to no one
+ * else over the wire.
  */
 static int capkeys_pull(struct service *sv, const struct ofs_req *q, uint32_t held,
 			struct wbuf *reply)
 {
-	struct cap_key k[CAP_MAX_KEYS];
-	size_t n;
-
 	if (q->who && q->who->role != IDENT_SERVER)
 		return -EACCES;
-	n = cap_ring_get(sv->capkeys, k);
-	if (n && k[0].id > held)
-		cap_keys_encode(reply, k, n);
-	OPENSSL_cleanse(k, sizeof(k));
-	return 0;
+	(void)cap_ring_answer(sv->capkeys, held, reply);
+	return wbuf_error(reply);
 }
 
+/* CAPKEYS: a key set the CA signed (a rotation, or a server relaying it):
+ * held from now on when newer than the set held (cap_ring_offer). */
 static int op_capkeys(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 {
 	struct cap_key k[CAP_MAX_KEYS];
-	size_t n = 0;
+	size_t n;
 	uint32_t held;
-	char by[128] = "an --insecure peer";
+	char by[128];
 	int rc;
 
 	if (!sv->capkeys)
 		return -OFS_EUNKNOWNOP;
 	if (cap_keys_pull_decode(q->data, q->data_len, &held))
 		return capkeys_pull(sv, q, held, reply);
-	rc = cap_keys_decode(q->data, q->data_len, k, &n);
-	if (!rc)
-		rc = cap_ring_set(sv->capkeys, k, n);
-	if (q->who)
-		ident_describe(q->who, by, sizeof(by));
-	if (!rc && n > 1)
+	if (!q->data_len || q->data[0] != CAP_KEYS_SIGNED)
+		return refuse_unsigned(q, "capability keys");
+	sender(q, by, sizeof(by));
+	rc = cap_ring_offer(sv->capkeys, q->data, q->data_len);
+	n = cap_ring_get(sv->capkeys, k);
+	if (rc == 1 && n > 1)
 		log_warn("capability keys from %s: current key %u, previous key %u", by,
 			 (unsigned)k[0].id, (unsigned)k[1].id);
-	else if (!rc)
+	else if (rc == 1)
 		log_warn("capability keys from %s: current key %u", by, (unsigned)k[0].id);
+	else if (rc == 0)
+		log_info("capability keys from %s: current key %u, held already", by,
+			 (unsigned)k[0].id);
 	else
 		log_warn("capability keys from %s refused: %s", by, ofs_strerror(rc));
 	OPENSSL_cleanse(k, sizeof(k));
-	return rc;
+	return rc < 0 ? rc : 0;
 }
 
 static int op_freeze(struct service *sv, struct ofs_req *q, struct wbuf *reply)

@@ -57,6 +57,18 @@
                                                WRITE of 16 bytes there, of OID,
                                                carrying CAP (hex; "-": none);
                                                prints its status
+    rawframe.py HOST:PORT send OP FILE          one request of op OP (a number)
+                                               whose body is FILE's bytes ("-":
+                                               stdin); prints "STATUS HEAD", HEAD
+                                               the reply body's first 8 bytes in
+                                               hex ("-": an empty body)
+    rawframe.py HOST:PORT oldrevoked SERIAL...  REVOKED with the previous
+                                               release's unsigned list of these
+                                               serials (hex); prints its status
+    rawframe.py HOST:PORT oldkeys ID            CAPKEYS with the previous
+                                               release's unsigned key set: one
+                                               key of id ID, random bytes;
+                                               prints its status
 
 Exit status 0 when the server behaved as expected, 1 otherwise (the reason
 on stderr). Connections are TLS 1.3 as the identity in OFS_IDENTITY
@@ -88,6 +100,7 @@ MAX_CRED = 4096
 (PING, GET_ROOT, CREATE, REMOVE, GETATTR, SETATTR, READ, WRITE, KV_GET, KV_PUT,
  KV_DEL, KV_LIST, DIRENT_CREATE, DIRENT_REMOVE, DIRENT_LOOKUP, DIRENT_LIST,
  COMMIT) = range(1, 18)
+REVOKED, CAPKEYS = 38, 39        # (lib/proto.h)
 CREATE_SMALL = 40                # (lib/proto.h: the op after CAPKEYS)
 GETATTR_MANY = 42
 ATTR_LAYOUT = 1 << 7             # (lib/proto.h: OFS_ATTR_LAYOUT)
@@ -693,6 +706,41 @@ def freeze(addr, oid, ms, holder):
     print(st)
 
 
+def send(addr, op, path):
+    body = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
+    s = connect(addr)
+    try:
+        st, b = call(s, op, body)
+    finally:
+        s.close()
+    print(st, b[:8].hex() if b else "-")
+
+
+def oldrevoked(addr, serials):
+    """The previous release's REVOKED body: u16 n, n times u8 len + bytes."""
+    body = struct.pack(">H", len(serials))
+    for h in serials:
+        b = bytes.fromhex(h)
+        body += struct.pack(">B", len(b)) + b
+    s = connect(addr)
+    try:
+        st, _ = call(s, REVOKED, body)
+    finally:
+        s.close()
+    print(st)
+
+
+def oldkeys(addr, key_id):
+    """The previous release's CAPKEYS body: u8 n, n times u32 id + 32 bytes."""
+    body = struct.pack(">BI", 1, key_id) + os.urandom(32)
+    s = connect(addr)
+    try:
+        st, _ = call(s, CAPKEYS, body)
+    finally:
+        s.close()
+    print(st)
+
+
 def ping(addr):
     s = connect(addr)
     st, b = call(s, PING, reqid=0x123456789)
@@ -906,6 +954,12 @@ def main(argv):
         elif cmd == "flood":
             flood(addr, int(opts["silent"]), int(opts["sources"]), int(opts["stalled"]),
                   int(opts["idle"]))
+        elif cmd == "send" and len(pos) == 2:
+            send(addr, int(pos[0]), pos[1])
+        elif cmd == "oldrevoked" and len(pos) >= 1:
+            oldrevoked(addr, pos)
+        elif cmd == "oldkeys" and len(pos) == 1:
+            oldkeys(addr, int(pos[0]))
         elif cmd == "pingpause":
             pingpause(addr)
         elif cmd == "stall":

@@ -205,12 +205,12 @@ assert_eq "ok
 error -10017" "$(cat "$T/hold.out")" "bob's connection opened before the revoke, at its next request"
 grep -q 'closed a connection of user bob (uid 1001): its certificate was revoked' "$T/a.log" ||
 	fail "a's log does not name the connection it closed"
-assert_match '^revoked [0-9a-f]+: 2 of 3 servers in service have it' "$(cat "$T/last.out")" \
+assert_match '^revoked [0-9a-f]+: 2 of 3 servers in service have CRL 1, 1 serial' "$(head -1 "$T/last.out")" \
 	"revoke with c stopped"
 for n in a b; do
 	err_is 3 'certificate revoked' ofs --identity "$T/id/bob" --cluster "$(srv_addr $n)" ls /d
 done
-grep -q 'revocation list: 1 certificate(s) revoked, from admin itest' "$T/a.log" ||
+grep -q 'revocation list: CRL 1 from admin itest, 1 certificate(s) revoked' "$T/a.log" ||
 	fail "a's log does not name the revocation"
 hello_is '^tls: .*CERTIFICATE_REVOKED' OFS_IDENTITY="$T/id/bob"
 start_server c --peer "$(srv_addr a)"
@@ -228,7 +228,7 @@ cmp -s "$CA/revoked" "$T/late/identity/revoked" || fail "init --ca did not copy 
 
 # ---- capability key rotation: current and previous, on every server ----------------------
 say "capability key rotation"
-keyid() { cut -d' ' -f1 "$1" | tr '\n' ' '; }
+keyid() { grep -v '^sig ' "$1" | cut -d' ' -f1 | tr '\n' ' '; }
 assert_eq "1 " "$(keyid "$(srv_data a)/identity/cap.key")" "a's keys at init"
 ok ofs-pbj ca rotate "$CA"
 assert_match '^capability key 2 is current \(previous: 1\): all 3 servers' "$(cat "$T/last.out")" "rotate"
@@ -236,7 +236,8 @@ ok ofs-pbj ca rotate "$CA"
 for n in a b c; do
 	assert_eq "3 2 " "$(keyid "$(srv_data $n)/identity/cap.key")" "$n's keys after two rotations"
 	[ "$(stat -c %a "$(srv_data $n)/identity/cap.key")" = 600 ] || fail "$n's cap.key is not 0600"
-	cmp -s "$CA/cap.key" "$(srv_data $n)/identity/cap.key" || fail "$n's keys differ from the CA's"
+	cmp -s "$CA/cap.key" <(grep -v '^sig ' "$(srv_data $n)/identity/cap.key") ||
+		fail "$n's keys differ from the CA's"
 done
 # a server down at a rotation: told so, and --resend brings it the keys
 stop_server b

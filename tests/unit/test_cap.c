@@ -1,4 +1,5 @@
-/* test_cap.c - capabilities: encoding, MAC, checks, key files (lib/cap.c). */
+/* test_cap.c - capabilities: encoding, MAC, checks, key files and the
+ * CA's signature on key sets (lib/cap.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "lib/ca.h"
 #include "lib/cap.h"
 #include "lib/ofs_error.h"
 
@@ -222,64 +224,255 @@ static void test_key_files(void **state)
 			fail_msg("accepted key file %zu", i);
 }
 
-static void test_a_ring_rotates_forward_only_and_keeps_its_file(void **state)
+/* A directory with two CAs: the cluster's (ca) and another (other). */
+struct cas {
+	char dir[256], path[300], capath[320];
+	struct ca *ca, *other;
+};
+
+static void cas_make(struct cas *t)
 {
-	char dir[256], path[300], cmd[400];
-	struct cap_key k1 = key(1, 0x01), k2 = key(2, 0x02), k3 = key(3, 0x03), got[CAP_MAX_KEYS];
-	struct cap_key two[2] = { k2, k1 }, back[2] = { k1, k2 }, dec[CAP_MAX_KEYS];
-	struct cap_ring *r = NULL, *r2 = NULL;
+	char d[300], why[TLS_WHY_MAX];
+
+	snprintf(t->dir, sizeof(t->dir), "%s/test_cap.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	assert_non_null(mkdtemp(t->dir));
+	snprintf(t->path, sizeof(t->path), "%s/cap.key", t->dir);
+	snprintf(d, sizeof(d), "%s/ca", t->dir);
+	assert_int_equal(ca_init(d, why), 0);
+	assert_int_equal(ca_open(d, &t->ca, why), 0);
+	snprintf(t->capath, sizeof(t->capath), "%s/ca.crt", d);
+	snprintf(d, sizeof(d), "%s/other", t->dir);
+	assert_int_equal(ca_init(d, why), 0);
+	assert_int_equal(ca_open(d, &t->other, why), 0);
+}
+
+static void cas_free(struct cas *t)
+{
+	char cmd[400];
+
+	ca_close(t->ca);
+	ca_close(t->other);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* path holds keys[0..n), unsigned (the previous release's file). */
+static void write_unsigned(const char *path, const struct cap_key *keys, size_t n)
+{
 	char text[CAP_KEYS_TEXT_MAX];
-	struct wbuf w;
-	size_t n;
-	FILE *f;
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, cap_keys_format(keys, n, text), f) > 0, 1);
+	fclose(f);
+}
+
+/* by's signed set of keys[0..n) into w (fresh). */
+static void sign_set(struct ca *by, const struct cap_key *keys, size_t n, struct wbuf *w)
+{
+	wbuf_init(w);
+	assert_int_equal(ca_sign_keys(by, keys, n, w), 0);
+}
+
+static void test_a_ring_takes_newer_signed_sets_only_and_keeps_its_file(void **state)
+{
+	struct cap_key k1 = key(1, 0x01), k2 = key(2, 0x02), k3 = key(3, 0x03), got[CAP_MAX_KEYS];
+	struct cap_key two[2] = { k2, k1 }, three[2] = { k3, k2 }, back[1] = { k1 };
+	struct cap_ring *r = NULL, *r2 = NULL;
+	struct wbuf w2, w3, wb, a;
+	struct cas t;
+	struct stat st;
 
 	(void)state;
-	snprintf(dir, sizeof(dir), "%s/test_cap.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/cap.key", dir);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fwrite(text, 1, cap_keys_format(&k1, 1, text), f);
-	fclose(f);
-	assert_int_equal(cap_ring_open(path, &r), 0);
+	cas_make(&t);
+	write_unsigned(t.path, &k1, 1);
+	assert_int_equal(cap_ring_open(t.path, t.capath, &r), 0);
 	assert_int_equal(cap_ring_get(r, got), 1);
 	assert_int_equal(got[0].id, 1);
-	/* a rotation: 2 current, 1 previous; written whole, 0600 */
-	assert_int_equal(cap_ring_set(r, two, 2), 0);
+	assert_int_equal(cap_ring_signed_id(r), 0);
+	/* a rotation: 2 current, 1 previous; written whole, 0600, signed */
+	sign_set(t.ca, two, 2, &w2);
+	assert_int_equal(cap_ring_offer(r, w2.data, w2.len), 1);
 	assert_int_equal(cap_ring_get(r, got), 2);
 	assert_int_equal(got[0].id, 2);
 	assert_memory_equal(got[1].key, k1.key, CAP_KEY_LEN);
-	assert_int_equal(cap_ring_open(path, &r2), 0);
+	assert_int_equal(cap_ring_signed_id(r), 2);
+	assert_int_equal(cap_ring_open(t.path, t.capath, &r2), 0);
 	assert_int_equal(cap_ring_get(r2, got), 2);
-	assert_int_equal(got[0].id, 2);
+	assert_int_equal(cap_ring_signed_id(r2), 2);
 	cap_ring_close(r2);
-	{
-		struct stat st;
-		assert_int_equal(stat(path, &st), 0);
-		assert_int_equal(st.st_mode & 0777, 0600);
-	}
+	assert_int_equal(stat(t.path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	/* the same set again (a resend): nothing changes */
+	assert_int_equal(cap_ring_offer(r, w2.data, w2.len), 0);
+	assert_int_equal(cap_ring_generation(r), 1);
 	/* never back */
-	assert_int_equal(cap_ring_set(r, back, 2), -ESTALE);
-	assert_int_equal(cap_ring_get(r, got), 2);
-	assert_int_equal(got[0].id, 2);
+	sign_set(t.ca, back, 1, &wb);
+	assert_int_equal(cap_ring_offer(r, wb.data, wb.len), -ESTALE);
+	assert_int_equal(cap_ring_signed_id(r), 2);
 	/* again: 3 current, 2 previous (1 dropped) */
-	two[0] = k3;
-	two[1] = k2;
-	assert_int_equal(cap_ring_set(r, two, 2), 0);
-	/* the wire form, and its refusals */
+	sign_set(t.ca, three, 2, &w3);
+	assert_int_equal(cap_ring_offer(r, w3.data, w3.len), 1);
+	assert_int_equal(cap_ring_get(r, got), 2);
+	assert_int_equal(got[1].id, 2);
+	/* the signed set is what a peer gets, when newer than its own */
+	wbuf_init(&a);
+	assert_int_equal(cap_ring_answer(r, 3, &a), 0);
+	assert_int_equal(a.len, 0);
+	assert_int_equal(cap_ring_answer(r, 2, &a), 1);
+	assert_int_equal(a.len, w3.len);
+	assert_memory_equal(a.data, w3.data, w3.len);
+	wbuf_free(&a);
+	wbuf_free(&w2);
+	wbuf_free(&w3);
+	wbuf_free(&wb);
+	cap_ring_close(r);
+	cas_free(&t);
+}
+
+/* Only the CA speaks for the cluster: a set it did not sign - unsigned
+ * (as the previous release sent them, and as any server certificate could
+ * push one with id 0xFFFFFFFF), another CA's, or changed after signing -
+ * changes nothing, and later rotations still go through. */
+static void test_a_set_the_ca_did_not_sign_is_refused(void **state)
+{
+	struct cap_key k1 = key(1, 0x01), k2 = key(2, 0x02), got[CAP_MAX_KEYS];
+	struct cap_key evil[1] = { key(0xFFFFFFFFu, 0x66) }, two[2] = { k2, k1 };
+	struct cap_ring *r = NULL;
+	struct wbuf w, u;
+	struct cas t;
+
+	(void)state;
+	cas_make(&t);
+	write_unsigned(t.path, &k1, 1);
+	assert_int_equal(cap_ring_open(t.path, t.capath, &r), 0);
+	wbuf_init(&u);
+	cap_keys_encode(&u, evil, 1);
+	assert_int_equal(cap_ring_offer(r, u.data, u.len), -OFS_ECORRUPT);
+	sign_set(t.other, evil, 1, &w);
+	assert_int_equal(cap_ring_offer(r, w.data, w.len), -OFS_ENOTCA);
+	wbuf_free(&w);
+	sign_set(t.ca, evil, 1, &w);
+	w.data[w.len - 1] ^= 1;                                  /* the signature */
+	assert_int_equal(cap_ring_offer(r, w.data, w.len), -OFS_ENOTCA);
+	w.data[w.len - 1] ^= 1;
+	w.data[10] ^= 1;                                         /* a key byte */
+	assert_int_equal(cap_ring_offer(r, w.data, w.len), -OFS_ENOTCA);
+	assert_int_equal(cap_ring_offer(r, w.data, w.len - 1), -OFS_ECORRUPT);
+	assert_int_equal(cap_ring_get(r, got), 1);
+	assert_int_equal(got[0].id, 1);
+	assert_int_equal(cap_ring_generation(r), 0);
+	wbuf_free(&w);
+	/* a rotation the CA signed still goes through */
+	sign_set(t.ca, two, 2, &w);
+	assert_int_equal(cap_ring_offer(r, w.data, w.len), 1);
+	assert_int_equal(cap_ring_signed_id(r), 2);
+	wbuf_free(&w);
+	wbuf_free(&u);
+	cap_ring_close(r);
+	/* a ring that trusts no CA takes nothing */
+	assert_int_equal(cap_ring_open(t.path, NULL, &r), 0);
+	assert_int_equal(cap_ring_signed_id(r), 0);
+	sign_set(t.ca, two, 2, &w);
+	assert_int_equal(cap_ring_offer(r, w.data, w.len), -OFS_ENOTCA);
+	wbuf_free(&w);
+	cap_ring_close(r);
+	cas_free(&t);
+}
+
+/* The previous release's file opens, unsigned, and is never given to a
+ * peer; the first signed set replaces it whatever its ids - even the
+ * 0xFFFFFFFF a server could push before. */
+static void test_an_unsigned_set_gives_way_to_the_first_signed_one(void **state)
+{
+	struct cap_key planted = key(0xFFFFFFFFu, 0x66), k1 = key(1, 0x01), got[CAP_MAX_KEYS];
+	struct cap_ring *r = NULL;
+	struct wbuf w, a;
+	struct cas t;
+
+	(void)state;
+	cas_make(&t);
+	write_unsigned(t.path, &planted, 1);
+	assert_int_equal(cap_ring_open(t.path, t.capath, &r), 0);
+	wbuf_init(&a);
+	assert_int_equal(cap_ring_answer(r, 0, &a), 0);
+	assert_int_equal(a.len, 0);
+	wbuf_free(&a);
+	sign_set(t.ca, &k1, 1, &w);
+	assert_int_equal(cap_ring_offer(r, w.data, w.len), 1);
+	assert_int_equal(cap_ring_get(r, got), 1);
+	assert_int_equal(got[0].id, 1);
+	wbuf_free(&w);
+	cap_ring_close(r);
+	cas_free(&t);
+}
+
+/* A key file whose signature does not verify does not open. */
+static void test_a_key_file_the_ca_did_not_sign_does_not_open(void **state)
+{
+	struct cap_key k2 = key(2, 0x02), k1 = key(1, 0x01), two[2] = { k2, k1 };
+	struct cap_ring *r = NULL;
+	char text[400];
+	size_t got = 0;
+	struct wbuf w;
+	struct cas t;
+	FILE *f;
+
+	(void)state;
+	cas_make(&t);
+	write_unsigned(t.path, &k1, 1);
+	assert_int_equal(cap_ring_open(t.path, t.capath, &r), 0);
+	sign_set(t.ca, two, 2, &w);
+	assert_int_equal(cap_ring_offer(r, w.data, w.len), 1);
+	cap_ring_close(r);
+	r = NULL;
+	f = fopen(t.path, "r");
+	assert_non_null(f);
+	got = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[got] = '\0';
+	assert_non_null(strstr(text, "\nsig "));
+	text[2] = text[2] == '0' ? '1' : '0';                  /* a digit of key 2 */
+	f = fopen(t.path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	assert_int_equal(cap_ring_open(t.path, t.capath, &r), -OFS_ENOTCA);
+	assert_null(r);
+	wbuf_free(&w);
+	cas_free(&t);
+}
+
+/* The key set's bytes, and their refusals. */
+static void test_key_set_wire_form(void **state)
+{
+	struct cap_key two[2] = { key(3, 0x03), key(2, 0x02) }, dec[CAP_MAX_KEYS];
+	uint8_t sig[CAP_SIG_LEN];
+	struct wbuf w;
+	size_t n;
+
+	(void)state;
 	wbuf_init(&w);
 	cap_keys_encode(&w, two, 2);
 	assert_int_equal(cap_keys_decode(w.data, w.len, dec, &n), 0);
 	assert_int_equal(n, 2);
 	assert_int_equal(dec[0].id, 3);
-	assert_memory_equal(dec[1].key, k2.key, CAP_KEY_LEN);
+	assert_memory_equal(dec[1].key, two[1].key, CAP_KEY_LEN);
 	assert_int_equal(cap_keys_decode(w.data, w.len - 1, dec, &n), -OFS_ECORRUPT);
+	assert_int_equal(cap_keys_signed_decode(w.data, w.len, dec, &n, sig), -OFS_ECORRUPT);
 	w.data[0] = 3;
 	assert_int_equal(cap_keys_decode(w.data, w.len, dec, &n), -OFS_ECORRUPT);
 	wbuf_free(&w);
-	cap_ring_close(r);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	memset(sig, 0x44, sizeof(sig));
+	wbuf_init(&w);
+	cap_keys_signed_encode(&w, two, 2, sig);
+	assert_int_equal(w.data[0], CAP_KEYS_SIGNED);
+	memset(sig, 0, sizeof(sig));
+	assert_int_equal(cap_keys_signed_decode(w.data, w.len, dec, &n, sig), 0);
+	assert_int_equal(sig[63], 0x44);
+	assert_int_equal(cap_keys_decode(w.data, w.len, dec, &n), -OFS_ECORRUPT);
+	wbuf_free(&w);
 }
 
 /* cap_allows: the checks after the MAC (for a connection's cache). */
@@ -338,7 +531,11 @@ int main(void)
 		cmocka_unit_test(test_key_files),
 		cmocka_unit_test(test_allows_after_a_verified_mac),
 		cmocka_unit_test(test_a_pull_is_never_a_key_set),
-		cmocka_unit_test(test_a_ring_rotates_forward_only_and_keeps_its_file),
+		cmocka_unit_test(test_a_ring_takes_newer_signed_sets_only_and_keeps_its_file),
+		cmocka_unit_test(test_a_set_the_ca_did_not_sign_is_refused),
+		cmocka_unit_test(test_an_unsigned_set_gives_way_to_the_first_signed_one),
+		cmocka_unit_test(test_a_key_file_the_ca_did_not_sign_does_not_open),
+		cmocka_unit_test(test_key_set_wire_form),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
