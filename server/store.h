@@ -165,7 +165,11 @@ int store_kv_put(struct store *s, struct ofs_oid oid, const void *k, size_t kn,
 		 const void *v, size_t vn);
 int store_kv_del(struct store *s, struct ofs_oid oid, const void *k, size_t kn);
 /* Up to max pairs with key > after (an = 0: from the first), in key
- * order; *more says whether any follow. fn returns 0 to go on. */
+ * order, and no more than STORE_LIST_BYTES_MAX bytes of keys and values
+ * (at least one pair: a reply stays within a frame whatever a user
+ * stored - 1 000 values of 1 MiB would be a gigabyte); *more says
+ * whether any follow. fn returns 0 to go on. */
+#define STORE_LIST_BYTES_MAX (4u << 20)
 typedef int (*store_kv_fn)(const void *k, size_t kn, const void *v, size_t vn, void *arg);
 int store_kv_list(struct store *s, struct ofs_oid oid, const void *after, size_t an,
 		  uint32_t max, store_kv_fn fn, void *arg, bool *more);

@@ -174,6 +174,7 @@ struct list_args {
 	const void *after;
 	size_t an;
 	uint32_t max, count;
+	size_t bytes;                 /* of the keys and values listed so far */
 	bool more;
 	bool dirents;
 	store_kv_fn kfn;
@@ -187,11 +188,13 @@ static int list_scan(const void *k, size_t kn, const void *v, size_t vn, void *a
 	const uint8_t *key = (const uint8_t *)k + OFS_OID_LEN;
 	size_t keyn = kn - OFS_OID_LEN;
 
-	if (la->count == la->max) {
-		la->more = true;
+	if (la->count == la->max ||
+	    (la->count > 0 && la->bytes + kn + vn > STORE_LIST_BYTES_MAX)) {
+		la->more = true;        /* (the next page starts here) */
 		return 1;
 	}
 	la->count++;
+	la->bytes += kn + vn;
 	if (la->dirents) {
 		char name[OFS_NAME_MAX + 1];
 		struct ofs_dirent d;

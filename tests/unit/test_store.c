@@ -1713,6 +1713,53 @@ static void test_kv_list_pages_in_key_order(void **state)
 	assert_int_equal(store_kv_list(s, oid, NULL, 0, 0, list_kv, &l, &more), -EINVAL);
 }
 
+static int count_bytes(const void *k, size_t kn, const void *v, size_t vn, void *arg)
+{
+	size_t *sum = arg;
+
+	(void)k;
+	(void)v;
+	sum[0] += kn + vn;
+	sum[1]++;
+	return 0;
+}
+
+/* A user may store 1 000 values of 1 MiB: a listing of them is paged by
+ * bytes too, so its reply stays within a frame. */
+static void test_kv_list_is_bounded_in_bytes(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *s = open_new(fx);
+	struct ofs_oid oid = create_type(s, OFS_OBJ_METAFILE);
+	char *big = malloc(OFS_MAX_VALUE);
+	size_t sum[2] = { 0, 0 }, total = 0;
+	char after[8] = "";
+	bool more = true;
+	int pages = 0;
+
+	assert_non_null(big);
+	memset(big, 'v', OFS_MAX_VALUE);
+	for (int i = 0; i < 10; i++) {
+		char k[8];
+		snprintf(k, sizeof(k), "k%02d", i);
+		assert_int_equal(store_kv_put(s, oid, k, 3, big, OFS_MAX_VALUE), 0);
+	}
+	while (more) {
+		sum[0] = sum[1] = 0;
+		assert_int_equal(store_kv_list(s, oid, pages ? after : NULL, pages ? 3 : 0, OFS_MAX_LIST,
+					       count_bytes, sum, &more), 0);
+		assert_true(sum[0] <= STORE_LIST_BYTES_MAX);
+		assert_true(sum[1] >= 1);
+		total += sum[1];
+		snprintf(after, sizeof(after), "k%02zu", total - 1);
+		pages++;
+		assert_true(pages <= 10);
+	}
+	assert_int_equal(total, 10);
+	assert_true(pages >= 3);
+	free(big);
+}
+
 /* ---- durability ---------------------------------------------------------------------------- */
 
 static void test_data_survives_close_and_reopen(void **state)
@@ -2781,6 +2828,7 @@ int main(void)
 		T(test_dirent_invalid_names_are_ename),
 		T(test_kv_put_get_del),
 		T(test_kv_list_pages_in_key_order),
+		T(test_kv_list_is_bounded_in_bytes),
 		T(test_data_survives_close_and_reopen),
 		T(test_concurrent_writers_and_creators_keep_digests_exact),
 		T(test_failed_fdatasync_fails_write_and_changes_no_record),
