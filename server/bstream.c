@@ -344,7 +344,9 @@ int bstream_quarantine_purge(const char *datadir, long long max_age_s, unsigned 
 			continue;
 		errno = 0;
 		t = strtoll(dot + 1, &end, 10);
-		if (errno || end == dot + 1 || *end != '.' || now - t < max_age_s)
+		/* (t in [0, now] first: now - t may not overflow) */
+		if (errno || end == dot + 1 || *end != '.' || t < 0 || t > now ||
+		    now - t < max_age_s)
 			continue;
 		if (snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) >= (int)sizeof(p))
 			continue;

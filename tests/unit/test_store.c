@@ -2480,6 +2480,35 @@ static void test_incoming_copy_replaces_a_bad_one_and_keeps_it_aside(void **stat
 	free(im.b);
 }
 
+/* A quarantine name's time is read back from the folder (untrusted): one
+ * as far back as a long long goes is skipped, not subtracted from now
+ * (which overflowed). */
+static void test_quarantine_purge_skips_a_time_before_the_epoch(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *s = open_new(fx);
+	static const char *const names[] = {
+		"0102030405060708090a0b0c0d0e0f10.-9223372036854775808.v1.test",
+		"0102030405060708090a0b0c0d0e0f10.-1.v1.test",
+	};
+	unsigned purged = 9;
+	char p[600];
+
+	snprintf(p, sizeof(p), "%s/quarantine", fx->data);
+	assert_int_equal(mkdir(p, 0755), 0);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		int fd;
+		snprintf(p, sizeof(p), "%s/quarantine/%s", fx->data, names[i]);
+		fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		assert_true(fd >= 0);
+		close(fd);
+	}
+	assert_int_equal(store_quarantine_purge(s, 3600, &purged), 0);
+	assert_int_equal(purged, 0);
+	snprintf(p, sizeof(p), "%s/quarantine", fx->data);
+	assert_int_equal(count_dir(p), 2);
+}
+
 static void test_incoming_copy_refuses_a_copy_changed_meanwhile(void **state)
 {
 	struct fixture *fx = *state;
@@ -2641,6 +2670,7 @@ int main(void)
 		T(test_content_many_agrees_with_summary), \
 		T(test_points_many_agrees_with_points_check), \
 		T(test_incoming_copy_replaces_a_bad_one_and_keeps_it_aside), \
+		T(test_quarantine_purge_skips_a_time_before_the_epoch), \
 		T(test_incoming_copy_refuses_a_copy_changed_meanwhile), \
 		T(test_incoming_copy_not_installed_after_its_removal), \
 		T(test_incoming_copy_left_by_a_crash_is_dropped_at_open),
