@@ -50,24 +50,25 @@ int crl_serial_from_hex(const char *hex, size_t n, struct crl_serial *s)
 	return serial_ok(s) ? 0 : -EINVAL;
 }
 
-/* Parse the file's text into c (empty c). */
-static int parse(struct crl *c, const char *text, size_t len)
+int crl_text_decode(const char *text, size_t len, struct crl_serial **out, size_t *n)
 {
-	size_t pos = 0;
+	struct crl_serial *s = calloc(len / 3 + 1, sizeof(*s));   /* ("01\n" at least) */
+	size_t pos = 0, cnt = 0;
 
+	if (!s)
+		return -ENOMEM;
 	while (pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
 		size_t ll = nl ? (size_t)(nl - text - pos) : len - pos;
-		struct crl_serial s;
-		int rc;
 
-		if (ll) {
-			rc = crl_serial_from_hex(text + pos, ll, &s);
-			if (rc || (rc = crl_merge(c, &s, 1)) < 0)
-				return rc ? rc : -EINVAL;
+		if (ll && crl_serial_from_hex(text + pos, ll, &s[cnt++])) {
+			free(s);
+			return -EINVAL;
 		}
 		pos += ll + 1;
 	}
+	*out = s;
+	*n = cnt;
 	return 0;
 }
 
@@ -90,11 +91,16 @@ int crl_open(const char *path, struct crl **out)
 	} else if (rc == -EFBIG) {
 		rc = -EINVAL;
 	} else if (!rc) {
-		/* (loaded without writing: the path is set once parsed) */
+		/* (loaded without writing: the path is set once merged) */
+		struct crl_serial *s = NULL;
+		size_t n = 0;
 		char *p = c->path;
 		c->path = NULL;
-		rc = parse(c, text, got);
+		rc = crl_text_decode(text, got, &s, &n);
+		if (!rc && (rc = crl_merge(c, s, n)) > 0)
+			rc = 0;
 		c->path = p;
+		free(s);
 	}
 	free(text);
 	if (rc) {

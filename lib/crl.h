@@ -49,6 +49,15 @@ void crl_encode(struct crl *c, struct wbuf *w);
  * 0, -OFS_ECORRUPT, -ENOMEM. */
 int crl_decode(const uint8_t *p, size_t len, struct crl_serial **out, size_t *n);
 
+/*
+ * The file's text: one serial per line in lowercase hex (crl_serial_hex),
+ * each line ended by a newline when written; read back, empty lines and
+ * a last line without its newline are taken too. Decode len bytes into a
+ * malloc'd array (*out, *n, in the file's order, duplicates kept; free
+ * it): 0, -EINVAL (a line that is not a serial), -ENOMEM.
+ */
+int crl_text_decode(const char *text, size_t len, struct crl_serial **out, size_t *n);
+
 /* Hex (2 * len digits and a NUL) and back; from_hex: 0 or -EINVAL. */
 void crl_serial_hex(const struct crl_serial *s, char buf[2 * CRL_SERIAL_MAX + 1]);
 int crl_serial_from_hex(const char *hex, size_t n, struct crl_serial *s);

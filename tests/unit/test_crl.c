@@ -106,6 +106,27 @@ static void test_malformed_serials_and_files_are_refused(void **state)
 	assert_null(c);
 }
 
+static void test_text_decodes_in_file_order_skipping_empty_lines(void **state)
+{
+	static const char text[] = "0a\n\nff01\n0a\n7f";
+	struct crl_serial *s = NULL;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(crl_text_decode(text, strlen(text), &s, &n), 0);
+	assert_int_equal(n, 4);
+	assert_int_equal(s[0].len, 1);
+	assert_int_equal(s[0].b[0], 0x0a);
+	assert_int_equal(s[1].len, 2);
+	assert_int_equal(s[2].b[0], 0x0a);
+	assert_int_equal(s[3].b[0], 0x7f);
+	free(s);
+	assert_int_equal(crl_text_decode("", 0, &s, &n), 0);
+	assert_int_equal(n, 0);
+	free(s);
+	assert_int_equal(crl_text_decode("0a\n0A\n", 6, &s, &n), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -113,6 +134,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_serials_and_files_are_refused, setup,
 						teardown),
+		cmocka_unit_test(test_text_decodes_in_file_order_skipping_empty_lines),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
