@@ -214,14 +214,19 @@ int crl_merge(struct crl *c, const struct crl_serial *s, size_t n)
 	return rc ? rc : (int)added;
 }
 
+void crl_encode_serials(struct wbuf *w, const struct crl_serial *s, size_t n)
+{
+	wbuf_u16(w, (uint16_t)n);
+	for (size_t i = 0; i < n; i++) {
+		wbuf_u8(w, s[i].len);
+		wbuf_bytes(w, s[i].b, s[i].len);
+	}
+}
+
 void crl_encode(struct crl *c, struct wbuf *w)
 {
 	pthread_mutex_lock(&c->mu);
-	wbuf_u16(w, (uint16_t)c->n);
-	for (size_t i = 0; i < c->n; i++) {
-		wbuf_u8(w, c->s[i].len);
-		wbuf_bytes(w, c->s[i].b, c->s[i].len);
-	}
+	crl_encode_serials(w, c->s, c->n);
 	pthread_mutex_unlock(&c->mu);
 }
 

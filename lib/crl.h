@@ -43,8 +43,10 @@ size_t crl_count(struct crl *c);
  * CRL_MAX), -errno. */
 int crl_merge(struct crl *c, const struct crl_serial *s, size_t n);
 
-/* The wire form: u16 n, then n times u8 len + len bytes. */
+/* The wire form: u16 n, then n times u8 len + len bytes; of the whole
+ * list, or of s[0..n) (n at most CRL_MAX). */
 void crl_encode(struct crl *c, struct wbuf *w);
+void crl_encode_serials(struct wbuf *w, const struct crl_serial *s, size_t n);
 /* Decode exactly len bytes into a malloc'd array (*out, *n; free it).
  * 0, -OFS_ECORRUPT, -ENOMEM. */
 int crl_decode(const uint8_t *p, size_t len, struct crl_serial **out, size_t *n);
