@@ -1,6 +1,5 @@
 /* records.c - LMDB record layout (see records.h). */
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "lib/ofs_error.h"
@@ -196,12 +195,20 @@ void rec_decode_stale(const void *v, size_t n, char reason[REC_REASON_LEN])
 uint64_t rec_missed_version(const char *reason)
 {
 	const char *p = strstr(reason, "missed version ");
-	unsigned long long v = 0;
-	char colon = 0;
+	uint64_t v = 0;
 
-	if (p && sscanf(p, "missed version %llu%c", &v, &colon) == 2 && colon == ':')
-		return (uint64_t)v;
-	return 0;
+	if (!p)
+		return 0;
+	p += strlen("missed version ");
+	if (*p < '1' || *p > '9')
+		return 0;                          /* (no sign, space or leading zero) */
+	for (; *p >= '0' && *p <= '9'; p++) {
+		unsigned d = (unsigned)(*p - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return 0;                  /* (more than a version holds) */
+		v = v * 10 + d;
+	}
+	return *p == ':' ? v : 0;
 }
 
 int rec_decode_move(const void *v, size_t n, struct ofs_sid *target)

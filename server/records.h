@@ -83,8 +83,10 @@ void rec_decode_stale(const void *v, size_t n, char reason[REC_REASON_LEN]);
  * known equal to it at the version before). The reason travels as text
  * (BEHIND, STALE_FOR) and the copy's own mark quotes it, so the version
  * is read back from its first "missed version " anywhere in it:
- * rec_missed_version returns it, or 0 when the reason does not say (a
- * create or removal missed, a change only the copy itself applied).
+ * rec_missed_version returns it - decimal digits without a sign, space
+ * or leading zero, at most UINT64_MAX, then ':', as REC_MISSED_FMT
+ * spells it - or 0 when the reason does not say (a create or removal
+ * missed, a change only the copy itself applied).
  */
 #define REC_MISSED_FMT "missed version %llu: "
 uint64_t rec_missed_version(const char *reason);

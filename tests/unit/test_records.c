@@ -542,6 +542,26 @@ static void test_note_round_trips_and_rejects_invalid(void **state)
 	wbuf_free(&w);
 }
 
+/* The missed version is read back only as REC_MISSED_FMT writes it:
+ * sscanf's %llu also took leading spaces, a sign (a "-1" read as
+ * 2^64 - 1), leading zeros, and saturated on overflow. */
+static void test_missed_version_is_read_only_as_written(void **state)
+{
+	static const char *const bad[] = {
+		"missed version  43: x", "missed version -1: x", "missed version +5: x",
+		"missed version 05: x", "missed version 0: x", "missed version 18446744073709551616: x",
+		"missed version 99999999999999999999999: x", "missed version 7 : x",
+	};
+	char r[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(rec_missed_version(bad[i]), 0);
+	snprintf(r, sizeof(r), REC_MISSED_FMT "x", 18446744073709551615ULL);
+	assert_true(rec_missed_version(r) == UINT64_MAX);
+	assert_int_equal(rec_missed_version("behind per 0a0b: missed version 42: x"), 42);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -565,6 +585,7 @@ int main(void)
 		cmocka_unit_test(test_stale_record_key_and_reason),
 		cmocka_unit_test(test_move_record_is_a_sid),
 		cmocka_unit_test(test_note_round_trips_and_rejects_invalid),
+		cmocka_unit_test(test_missed_version_is_read_only_as_written),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
