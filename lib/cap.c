@@ -175,12 +175,15 @@ int cap_allows(const struct ofs_cap *c, struct ofs_oid oid, uint32_t op, uint64_
 	return 0;
 }
 
-/* One "ID HEX" line of n bytes (no newline). */
+/* One "ID HEX" line of n bytes (no newline), ID in decimal without a
+ * leading zero: one spelling per key, as cap_keys_format writes it. */
 static int parse_line(const char *s, size_t n, struct cap_key *k)
 {
 	uint64_t id = 0;
 	size_t i = 0;
 
+	if (n && s[0] == '0')
+		return -EINVAL;
 	while (i < n && s[i] >= '0' && s[i] <= '9' && i < 10)
 		id = id * 10 + (uint64_t)(s[i++] - '0');
 	if (i == 0 || id == 0 || id > UINT32_MAX || i >= n || s[i] != ' ' ||

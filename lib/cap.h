@@ -102,8 +102,9 @@ int cap_allows(const struct ofs_cap *c, struct ofs_oid oid, uint32_t op, uint64_
 bool cap_covers(const struct ofs_cap *c, struct ofs_oid oid);
 
 /*
- * A capability key file: one key per line, "ID HEX" (HEX: 64 digits),
- * the current key first, then the previous one. 0 and *n keys, or
+ * A capability key file: one key per line, "ID HEX" (ID: decimal
+ * without a leading zero; HEX: 64 lowercase digits), the current key
+ * first, then the previous one. 0 and *n keys, or
  * -EINVAL (a malformed line; never names the key bytes).
  */
 int cap_keys_parse(const char *text, size_t len, struct cap_key keys[CAP_MAX_KEYS], size_t *n);
