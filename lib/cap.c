@@ -197,31 +197,34 @@ static int parse_line(const char *s, size_t n, struct cap_key *k)
 
 int cap_keys_parse(const char *text, size_t len, struct cap_key keys[CAP_MAX_KEYS], size_t *n)
 {
-	size_t pos = 0;
+	struct cap_key t[CAP_MAX_KEYS];
+	size_t pos = 0, cnt = 0;
+	int rc = 0;
 
-	*n = 0;
-	while (pos < len) {
+	while (!rc && pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
 		size_t ll = nl ? (size_t)(nl - (text + pos)) : len - pos;
-		int rc;
 
 		if (ll == 0 && !nl)
 			break;
-		if (*n == CAP_MAX_KEYS)
-			return -EINVAL;
-		rc = parse_line(text + pos, ll, &keys[*n]);
-		if (rc) {
-			OPENSSL_cleanse(keys, sizeof(keys[0]) * CAP_MAX_KEYS);
-			*n = 0;
-			return rc;
+		if (cnt == CAP_MAX_KEYS || (rc = parse_line(text + pos, ll, &t[cnt])) != 0) {
+			rc = -EINVAL;
+			break;
 		}
-		for (size_t i = 0; i < *n; i++)
-			if (keys[i].id == keys[*n].id)
-				return -EINVAL;
-		(*n)++;
+		for (size_t i = 0; i < cnt; i++)
+			if (t[i].id == t[cnt].id)
+				rc = -EINVAL;
+		cnt++;
 		pos += ll + (nl ? 1 : 0);
 	}
-	return *n ? 0 : -EINVAL;
+	if (!rc && cnt == 0)
+		rc = -EINVAL;
+	if (!rc) {
+		memcpy(keys, t, cnt * sizeof(t[0]));
+		*n = cnt;
+	}
+	OPENSSL_cleanse(t, sizeof(t));
+	return rc;
 }
 
 size_t cap_keys_format(const struct cap_key *keys, size_t n, char *buf)

@@ -105,7 +105,8 @@ bool cap_covers(const struct ofs_cap *c, struct ofs_oid oid);
  * A capability key file: one key per line, "ID HEX" (ID: decimal
  * without a leading zero; HEX: 64 lowercase digits), the current key
  * first, then the previous one. 0 and *n keys, or
- * -EINVAL (a malformed line; never names the key bytes).
+ * -EINVAL (a malformed line; never names the key bytes): keys and *n are
+ * written only on success, and no key of a refused file is left behind.
  */
 int cap_keys_parse(const char *text, size_t len, struct cap_key keys[CAP_MAX_KEYS], size_t *n);
 /* The wire form of a key set (CAPKEYS, inside TLS only): u8 n (1..2),
