@@ -360,7 +360,7 @@ int bstream_quarantine_purge(const char *datadir, long long max_age_s, unsigned 
 
 int bstream_incoming_name_decode(const char *name, struct ofs_oid *oid)
 {
-	struct ofs_oid o;
+	struct ofs_oid o = { .b = { 0 } };
 
 	if (strlen(name) != 2 * OFS_OID_LEN || parse_hex_lower(name, OFS_OID_LEN, o.b))
 		return -EINVAL;
@@ -392,7 +392,7 @@ static int name_number(const char **p, uint64_t max, uint64_t *out)
 
 int bstream_quarantine_name_decode(const char *name, struct bstream_qname *q)
 {
-	struct bstream_qname t;
+	struct bstream_qname t = { .rest = NULL };
 	const char *p = name + 2 * OFS_OID_LEN + 1;
 	uint64_t secs;
 
