@@ -4,6 +4,8 @@
 #   make check           install deps, build with ASan+UBSan, the folder
 #                        order (depcheck), unit + integration tests, man
 #                        page lint, bounded fuzzing, cppcheck
+#   make fuzz-long       every fuzz target FUZZ_SECONDS (600) each, one at a time
+#   make fuzz-seeds      rewrite the on-disk decoders' seed corpora
 #   make bench           benchmarks (figures as ratios to same-run baselines)
 #   make demo            a local cluster under ./demo/ showing what OFS does
 #   make install PREFIX=/usr/local
@@ -144,51 +146,63 @@ depcheck:
 check-man:
 	@set -e; for m in $(MANS); do mandoc -Tlint -Wwarning $$m; done; echo "man pages: lint clean"
 
+# Each fuzz target runs a few seconds from its seed corpus (tests/fuzz/
+# corpus_NAME; fuzz_frame's: corpus) into a scratch corpus under
+# build/fuzz; a failure prints the end of its log. fuzz-long runs every
+# target FUZZ_SECONDS each, one after another, into build/fuzz-long.
+FUZZ_NEW := records changelog names capkeys jobargs casigned
+FUZZ_ALL := frame ident cap $(FUZZ_NEW)
+FUZZ_SECONDS ?= 600
+
 check-fuzz:
 	@if command -v clang >/dev/null 2>&1; then \
 		$(MAKE) --no-print-directory fuzz && \
-		mkdir -p build/fuzz/work && \
-		{ build/fuzz/fuzz_frame -max_total_time=10 -rss_limit_mb=1024 \
-			build/fuzz/work tests/fuzz/corpus >build/fuzz/log 2>&1 || \
-			{ tail -40 build/fuzz/log; echo "fuzz_frame found a failure"; exit 1; }; } && \
-		tail -1 build/fuzz/log && \
-		mkdir -p build/fuzz/work_ident && \
-		{ build/fuzz/fuzz_ident -max_total_time=5 -rss_limit_mb=1024 \
-			build/fuzz/work_ident tests/fuzz/corpus_ident >build/fuzz/log_ident 2>&1 || \
-			{ tail -40 build/fuzz/log_ident; echo "fuzz_ident found a failure"; exit 1; }; } && \
-		tail -1 build/fuzz/log_ident && \
-		mkdir -p build/fuzz/work_cap && \
-		{ build/fuzz/fuzz_cap -max_total_time=5 -rss_limit_mb=1024 \
-			build/fuzz/work_cap tests/fuzz/corpus_cap >build/fuzz/log_cap 2>&1 || \
-			{ tail -40 build/fuzz/log_cap; echo "fuzz_cap found a failure"; exit 1; }; } && \
-		tail -1 build/fuzz/log_cap && \
-		mkdir -p build/fuzz/work_casigned && \
-		{ build/fuzz/fuzz_casigned -max_total_time=5 -rss_limit_mb=1024 \
-			build/fuzz/work_casigned tests/fuzz/corpus_casigned >build/fuzz/log_casigned 2>&1 || \
-			{ tail -40 build/fuzz/log_casigned; echo "fuzz_casigned found a failure"; exit 1; }; } && \
-		tail -1 build/fuzz/log_casigned; \
+		run() { mkdir -p build/fuzz/work_$$1 && \
+			{ build/fuzz/fuzz_$$1 -max_total_time=$$2 -rss_limit_mb=1024 \
+				-artifact_prefix=build/fuzz/$$1- build/fuzz/work_$$1 $$3 \
+				>build/fuzz/log_$$1 2>&1 || \
+			{ tail -40 build/fuzz/log_$$1; echo "fuzz_$$1 found a failure"; return 1; }; } && \
+			tail -1 build/fuzz/log_$$1; } && \
+		run frame 10 tests/fuzz/corpus && \
+		run ident 5 tests/fuzz/corpus_ident && \
+		run cap 5 tests/fuzz/corpus_cap && \
+		for t in $(FUZZ_NEW); do run $$t 5 tests/fuzz/corpus_$$t || exit 1; done; \
 	else echo "clang not found: fuzzing skipped"; fi
 
-FUZZ_SRCS := $(LIB_SRCS)
-fuzz: build/fuzz/fuzz_frame build/fuzz/fuzz_ident build/fuzz/fuzz_cap build/fuzz/fuzz_casigned
+fuzz-long: fuzz
+	tests/fuzz/run-long $(FUZZ_SECONDS) build/fuzz-long $(FUZZ_ALL)
 
-build/fuzz/fuzz_cap: tests/fuzz/fuzz_cap.c lib/cap.c lib/wire.c lib/oid.c lib/fdio.c lib/parse.c
-	@mkdir -p $(dir $@)
-	clang -std=c11 -D_GNU_SOURCE -g -O1 -I. -fsanitize=fuzzer,address,undefined -o $@ $^ -lcrypto
+# The fuzz targets link the sources they test, compiled once with
+# coverage for libFuzzer, from one archive (so each takes only what it
+# calls); make-seeds, with the same sanitizers and no libFuzzer, writes
+# the seed corpora of the on-disk decoders from their encoders.
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -DOFS_VERSION='"$(VERSION)"' -g -O1 -I. \
+	-Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
+FUZZ_SRCS := $(LIB_SRCS) server/records.c server/changelog.c server/kv.c server/bstream.c \
+	pbj/jobargs.c
+FUZZ_OBJS := $(FUZZ_SRCS:%.c=build/fuzz/obj/%.o)
+FUZZ_LIBS := -lssl -lcrypto -lxxhash -ljansson -llmdb -lpthread
+FUZZ_BINS := $(FUZZ_ALL:%=build/fuzz/fuzz_%)
 
-build/fuzz/fuzz_ident: tests/fuzz/fuzz_ident.c lib/ident.c lib/oid.c
-	@mkdir -p $(dir $@)
-	clang -std=c11 -D_GNU_SOURCE -g -O1 -I. -fsanitize=fuzzer,address,undefined -o $@ $^
+fuzz: $(FUZZ_BINS) build/fuzz/make-seeds
+.SECONDARY: $(FUZZ_ALL:%=build/fuzz/obj/tests/fuzz/fuzz_%.o)
 
-build/fuzz/fuzz_casigned: tests/fuzz/fuzz_casigned.c $(FUZZ_SRCS)
-	@mkdir -p $(dir $@)
-	clang -std=c11 -D_GNU_SOURCE -DOFS_VERSION='"$(VERSION)"' -g -O1 -I. \
-		-fsanitize=fuzzer,address,undefined -o $@ $^ -lssl -lcrypto -lxxhash -ljansson
+fuzz-seeds: build/fuzz/make-seeds
+	build/fuzz/make-seeds tests/fuzz
 
-build/fuzz/fuzz_frame: tests/fuzz/fuzz_frame.c $(FUZZ_SRCS)
+build/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	clang -std=c11 -D_GNU_SOURCE -DOFS_VERSION='"$(VERSION)"' -g -O1 -I. \
-		-fsanitize=fuzzer,address,undefined -o $@ $^ -lssl -lcrypto -lxxhash -ljansson
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -MMD -MP -c -o $@ $<
+
+build/fuzz/libfuzzcore.a: $(FUZZ_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+build/fuzz/fuzz_%: build/fuzz/obj/tests/fuzz/fuzz_%.o build/fuzz/libfuzzcore.a
+	clang -fsanitize=fuzzer,address,undefined -o $@ $^ $(FUZZ_LIBS)
+
+build/fuzz/make-seeds: build/fuzz/obj/tests/fuzz/make-seeds.o build/fuzz/libfuzzcore.a
+	clang -fsanitize=address,undefined -o $@ $^ $(FUZZ_LIBS)
 
 cppcheck:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
@@ -213,8 +227,9 @@ clean:
 	rm -rf build bin demo
 
 .PHONY: all unit deps check check-build check-run check-unit check-integration \
-	check-man check-fuzz fuzz cppcheck depcheck bench demo install clean
+	check-man check-fuzz fuzz fuzz-long fuzz-seeds cppcheck depcheck bench demo install clean
 
 -include $(CORE_OBJS:.o=.d) $(patsubst %.c,$(O)/%.d,$(wildcard cli/*.c)) \
 	$(UNIT_SRCS:tests/unit/%.c=$(O)/tests/unit/%.d) $(O)/tests/unit/fake_server.d \
-	$(BENCH_SRCS:%.c=$(O)/%.d) $(ITEST_SRCS:%.c=$(O)/%.d)
+	$(BENCH_SRCS:%.c=$(O)/%.d) $(ITEST_SRCS:%.c=$(O)/%.d) \
+	$(wildcard build/fuzz/obj/*/*.d build/fuzz/obj/*/*/*.d)

@@ -22,6 +22,7 @@
 #include "lib/proto.h"
 #include "lib/timefmt.h"
 #include "pbj/cron.h"
+#include "pbj/jobargs.h"
 #include "pbj/jobstore.h"
 #include "pbj/runner.h"
 
@@ -627,16 +628,15 @@ static int64_t setting_int(struct pbj_db *db, const char *name, int64_t dflt)
 
 /* submit's checks across options, and the job's args as JSON text:
  * 0 or the exit status of a usage error. */
-static int submit_args(struct pbj_db *db, struct pbj_job *j, json_t *args, json_t *servers,
-		       json_t *paths, int repair, int64_t max_repairs, int64_t from_job)
+static int submit_args(struct pbj_db *db, struct pbj_job *j, struct pbj_job_args *args,
+		       int repair, int64_t max_repairs)
 {
-	char *text;
-	int rc = 0;
+	int rc;
 
-	if (j->type == PBJ_TYPE_DRAIN && json_array_size(servers) != 1) {
+	if (j->type == PBJ_TYPE_DRAIN && args->nservers != 1) {
 		return jobs_usage_err("submit drain needs --server SID%s", "");
 	}
-	if (j->type == PBJ_TYPE_REBALANCE && json_array_size(servers)) {
+	if (j->type == PBJ_TYPE_REBALANCE && args->nservers) {
 		return jobs_usage_err("submit rebalance: every server takes part; no --server%s", "");
 	}
 	if (j->type == PBJ_TYPE_DRAIN || j->type == PBJ_TYPE_REBALANCE)
@@ -650,27 +650,19 @@ static int submit_args(struct pbj_db *db, struct pbj_job *j, json_t *args, json_
 		if (max_repairs < 0)
 			max_repairs = setting_int(db, "repair.max_objects", DEFAULT_MAX_REPAIRS);
 		if (max_repairs > 0)
-			json_object_set_new(args, "max_repairs", json_integer(max_repairs));
+			args->max_repairs = max_repairs;
 	} else if (max_repairs >= 0) {
 		return jobs_usage_err("--max-repairs%s: only with --repair (or submit repair)", "");
 	}
-	if (from_job) {
-		if (json_array_size(paths)) {
-			return jobs_usage_err("--job%s: the job's findings name the objects; no --path", "");
-		}
-		json_object_set_new(args, "from_job", json_integer(from_job));
+	if (args->from_job && args->npaths) {
+		return jobs_usage_err("--job%s: the job's findings name the objects; no --path", "");
 	}
-	if (json_array_size(servers))
-		json_object_set(args, "servers", servers);
-	if (json_array_size(paths))
-		json_object_set(args, "paths", paths);
-	text = json_dumps(args, JSON_COMPACT | JSON_SORT_KEYS);
-	if (text && strlen(text) >= sizeof(j->args))
-		rc = jobs_usage_err("too many --server or --path arguments (%s)", "1 KiB at most");
-	else
-		snprintf(j->args, sizeof(j->args), "%s", text && strcmp(text, "{}") ? text : "");
-	free(text);
-	return rc;
+	rc = pbj_job_args_encode(args, j->args);
+	if (rc == -OFS_ETOOBIG)
+		return jobs_usage_err("too many --server or --path arguments (%s)", "1 KiB at most");
+	if (rc == -EINVAL)
+		return jobs_usage_err("--server or --path: an empty or not UTF-8 argument%s", "");
+	return rc ? jobs_store_err(db, "submit", rc) : 0;
 }
 
 /*
@@ -683,13 +675,17 @@ static const struct cli_prog submit_prog = { "ofs-pbj", NULL };
 
 int jobs_parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job *j, bool *wait)
 {
-	json_t *args = json_object(), *servers = json_array(), *paths = json_array();
-	int64_t from_job = 0, max_repairs = -1;
+	struct pbj_job_args *args = calloc(1, sizeof(*args));
+	int64_t max_repairs = -1;
 	int repair = -1;                  /* --repair / --no-repair; -1: the setting */
 	int rc = 0;
 
 	memset(j, 0, sizeof(*j));
 	*wait = false;
+	if (!args) {
+		fprintf(stderr, "ofs-pbj: submit: %s\n", ofs_strerror(-ENOMEM));
+		return EXIT_FAIL;
+	}
 	if (argc < 1) {
 		rc = jobs_usage_err("submit needs a job type%s", "");
 		goto out;
@@ -730,10 +726,10 @@ int jobs_parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job *
 				rc = jobs_usage_err("--threshold %s: points from the mean, 1 to 100", v);
 				goto out;
 			}
-			json_object_set_new(args, "threshold", json_integer(t));
+			args->threshold = t;
 			i++;
 		} else if (!strcmp(a, "--server") && v && j->type == PBJ_TYPE_DRAIN) {
-			if (json_array_size(servers)) {
+			if (args->nservers) {
 				rc = jobs_usage_err("submit drain: one --server at a time%s", "");
 				goto out;
 			}
@@ -741,14 +737,18 @@ int jobs_parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job *
 			 * option word is refused here; the others are parsed) */
 			if (!cli_value_ok(&submit_prog, "--server", v, CLI_VALUE_NO_HELP, &rc))
 				goto out;
-			json_array_append_new(servers, json_string(v));   /* (resolved at submit) */
+			args->servers[args->nservers++] = v;   /* (resolved at submit) */
 			i++;
 		} else if (!strcmp(a, "--server") && v) {
 			if (sid_from_hex(v, &sid)) {
 				rc = jobs_usage_err("--server %s: not a SID (32 hex digits)", v);
 				goto out;
 			}
-			json_array_append_new(servers, json_string(v));
+			if (args->nservers == PBJ_ARGS_MAX) {
+				rc = jobs_usage_err("too many --server arguments (%s)", "1 KiB at most");
+				goto out;
+			}
+			args->servers[args->nservers++] = v;
 			i++;
 		} else if (!strcmp(a, "--path") && v && j->type != PBJ_TYPE_DRAIN &&
 			   j->type != PBJ_TYPE_REBALANCE) {
@@ -756,7 +756,11 @@ int jobs_parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job *
 				rc = jobs_usage_err("--path %s: an absolute path in the cluster", v);
 				goto out;
 			}
-			json_array_append_new(paths, json_string(v));
+			if (args->npaths == PBJ_ARGS_MAX) {
+				rc = jobs_usage_err("too many --path arguments (%s)", "1 KiB at most");
+				goto out;
+			}
+			args->paths[args->npaths++] = v;
 			i++;
 		} else if (!strcmp(a, "--repair") && j->type == PBJ_TYPE_SCRUB) {
 			repair = 1;
@@ -764,9 +768,9 @@ int jobs_parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job *
 			repair = 0;
 		} else if (!strcmp(a, "--metadata-only") &&
 			   (j->type == PBJ_TYPE_SCRUB || j->type == PBJ_TYPE_REPAIR)) {
-			json_object_set_new(args, "metadata_only", json_integer(1));
+			args->metadata_only = true;
 		} else if (!strcmp(a, "--job") && v && j->type == PBJ_TYPE_REPAIR) {
-			if (parse_job_id(v, &from_job)) {
+			if (parse_job_id(v, &args->from_job)) {
 				rc = jobs_usage_err("--job %s: not a job id", v);
 				goto out;
 			}
@@ -789,82 +793,80 @@ int jobs_parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job *
 			goto out;
 		}
 	}
-	rc = submit_args(db, j, args, servers, paths, repair, max_repairs, from_job);
+	rc = submit_args(db, j, args, repair, max_repairs);
 out:
-	json_decref(paths);
-	json_decref(servers);
-	json_decref(args);
+	free(args);
 	return rc;
+}
+
+/* submit --job N: job N must exist and have ended. 0 or an exit status. */
+static int check_from_job(struct pbj_db *db, int64_t from)
+{
+	struct pbj_job *src = malloc(sizeof(*src));
+	int rc = src ? pbj_job_get(db, from, src) : -ENOMEM;
+
+	if (rc == -ENOENT) {
+		fprintf(stderr, "ofs-pbj: --job %lld: no such job\n", (long long)from);
+		rc = EXIT_USAGE;
+	} else if (rc) {
+		rc = jobs_store_err(db, "submit", rc);
+	} else if (!pbj_state_final(src->state)) {
+		fprintf(stderr, "ofs-pbj: --job %lld: the job is %s; repair what it found "
+			"once it has ended\n", (long long)from, pbj_state_name(src->state));
+		rc = EXIT_USAGE;
+	}
+	free(src);
+	return rc;
+}
+
+/* submit drain: the server must exist, answer, and fit elsewhere; then it
+ * is marked draining and the job names it by its full SID. */
+static int prepare_drain(struct pbj_db *db, struct pbj_job *j, struct pbj_job_args *a,
+			 const char *const *cluster, size_t ncluster)
+{
+	char hex[OFS_OID_HEX];
+	int rc;
+
+	if (a->nservers != 1)
+		return EXIT_FAIL;
+	if (ncluster == 0) {
+		fprintf(stderr, "ofs-pbj: submit drain needs the cluster: --cluster HOST:PORT "
+			"or OFS_CLUSTER\n");
+		return EXIT_USAGE;
+	}
+	rc = pbj_drain_prepare(cluster, ncluster, a->servers[0], (j->flags & PBJ_DRY_RUN) != 0, hex);
+	if (rc)
+		return rc;
+	a->servers[0] = hex;
+	rc = pbj_job_args_encode(a, j->args);
+	return rc ? jobs_store_err(db, "submit", rc) : 0;
 }
 
 static int cmd_submit(struct pbj_db *db, int argc, char **argv, const char *const *cluster,
 		      size_t ncluster, bool json)
 {
 	struct pbj_job *j = calloc(1, sizeof(*j));
+	struct pbj_job_args *a = malloc(sizeof(*a));
 	bool wait = false;
 	int64_t id;
 	int rc;
 
-	if (!j)
+	if (!j || !a) {
+		free(j);
+		free(a);
 		return EXIT_FAIL;
+	}
 	rc = jobs_parse_submit(db, argc, argv, j, &wait);
+	if (!rc && pbj_job_args_decode(j->args, a) != 0)
+		rc = EXIT_FAIL;              /* (just encoded: cannot be) */
+	if (!rc && a->from_job)
+		rc = check_from_job(db, a->from_job);
+	if (!rc && j->type == PBJ_TYPE_DRAIN)
+		rc = prepare_drain(db, j, a, cluster, ncluster);
 	if (rc)
 		goto out;
-	{
-		int64_t from = 0;
-		json_t *a = j->args[0] ? json_loads(j->args, 0, NULL) : NULL;
-		if (a && json_is_integer(json_object_get(a, "from_job")))
-			from = json_integer_value(json_object_get(a, "from_job"));
-		json_decref(a);
-		if (from) {
-			struct pbj_job *src = malloc(sizeof(*src));
-			rc = src ? pbj_job_get(db, from, src) : -ENOMEM;
-			if (rc == -ENOENT) {
-				fprintf(stderr, "ofs-pbj: --job %lld: no such job\n", (long long)from);
-				rc = EXIT_USAGE;
-			} else if (rc) {
-				rc = jobs_store_err(db, "submit", rc);
-			} else if (!pbj_state_final(src->state)) {
-				fprintf(stderr, "ofs-pbj: --job %lld: the job is %s; repair what it found "
-					"once it has ended\n", (long long)from, pbj_state_name(src->state));
-				rc = EXIT_USAGE;
-			}
-			free(src);
-			if (rc)
-				goto out;
-		}
-	}
-	if (j->type == PBJ_TYPE_DRAIN) {
-		/* The server must exist, answer, and fit elsewhere; then it is
-		 * marked draining and the job names it by its full SID. */
-		json_t *a = json_loads(j->args, 0, NULL);
-		const char *arg = a ? json_string_value(json_array_get(json_object_get(a, "servers"), 0))
-				    : NULL;
-		char hex[OFS_OID_HEX], *text;
-		rc = arg ? 0 : EXIT_FAIL;
-		if (!rc && ncluster == 0) {
-			fprintf(stderr, "ofs-pbj: submit drain needs the cluster: --cluster HOST:PORT "
-				"or OFS_CLUSTER\n");
-			rc = EXIT_USAGE;
-		}
-		if (!rc)
-			rc = pbj_drain_prepare(cluster, ncluster, arg, (j->flags & PBJ_DRY_RUN) != 0, hex);
-		if (!rc) {
-			json_array_set_new(json_object_get(a, "servers"), 0, json_string(hex));
-			text = json_dumps(a, JSON_COMPACT | JSON_SORT_KEYS);
-			if (text)
-				snprintf(j->args, sizeof(j->args), "%s", text);
-			free(text);
-		}
-		json_decref(a);
-		if (rc)
-			goto out;
-	}
 	if (j->type == PBJ_TYPE_REBALANCE) {
-		json_t *a = j->args[0] ? json_loads(j->args, 0, NULL) : NULL;
-		json_t *t = a ? json_object_get(a, "threshold") : NULL;
-		int pct = json_is_integer(t) ? (int)json_integer_value(t) : PBJ_DEFAULT_THRESHOLD;
-		json_decref(a);
+		int pct = a->threshold ? (int)a->threshold : PBJ_DEFAULT_THRESHOLD;
 		if (ncluster == 0) {
 			fprintf(stderr, "ofs-pbj: submit rebalance needs the cluster: --cluster HOST:PORT "
 				"or OFS_CLUSTER\n");
@@ -893,6 +895,7 @@ static int cmd_submit(struct pbj_db *db, int argc, char **argv, const char *cons
 		rc = 0;
 	}
 out:
+	free(a);
 	free(j);
 	return rc;
 }

@@ -21,6 +21,7 @@
 #include "lib/timefmt.h"
 #include "pbj/catchup.h"
 #include "pbj/cron.h"
+#include "pbj/jobargs.h"
 #include "pbj/jobstore.h"
 #include "pbj/runner.h"
 #include "pbj/serve.h"
@@ -43,26 +44,19 @@ struct sched_ctx {
 static int fire_one(const struct pbj_schedule *sc, void *arg)
 {
 	struct sched_ctx *c = arg;
-	struct pbj_job *j;
-	json_t *a = json_loads(sc->args, 0, NULL);
-	char *argv[64];
-	int argc = 0;
+	struct pbj_sched_args *a = malloc(sizeof(*a));
+	struct pbj_job *j = NULL;
 	bool wait;
 	int64_t id = 0;
-	size_t i;
-	json_t *v;
 	int rc;
 
-	if (!a)
-		return 0;
-	if (!pbj_cron_due(sc->cron, sc->last_fired_ns / 1000000000, c->now_ns / 1000000000,
+	/* (arguments that do not decode: the schedule is not run) */
+	if (!a || pbj_sched_args_decode(sc->args, a) != 0 ||
+	    !pbj_cron_due(sc->cron, sc->last_fired_ns / 1000000000, c->now_ns / 1000000000,
 			  cron_unit_s())) {
-		json_decref(a);
+		free(a);
 		return 0;
 	}
-	json_array_foreach(a, i, v)
-		if (argc < 63 && json_is_string(v))
-			argv[argc++] = (char *)json_string_value(v);
 	j = malloc(sizeof(*j));
 	if (j && sc->last_job) {
 		/* Not again while the last one from this schedule has not ended. */
@@ -71,11 +65,11 @@ static int fire_one(const struct pbj_schedule *sc, void *arg)
 			fprintf(stderr, "ofs-pbj: schedule %s: job %lld still runs; not submitting again\n",
 				sc->name, (long long)sc->last_job);
 			free(j);
-			json_decref(a);
+			free(a);
 			return 0;
 		}
 	}
-	if (j && jobs_parse_submit(c->db, argc, argv, j, &wait) == 0) {
+	if (j && jobs_parse_submit(c->db, a->argc, (char **)a->argv, j, &wait) == 0) {
 		snprintf(j->schedule, sizeof(j->schedule), "%s", sc->name);
 		rc = pbj_submit(c->db, j, &id);
 		if (!rc)
@@ -83,7 +77,7 @@ static int fire_one(const struct pbj_schedule *sc, void *arg)
 	}
 	pbj_schedule_fired(c->db, sc->name, c->now_ns, id ? id : sc->last_job);
 	free(j);
-	json_decref(a);
+	free(a);
 	return 0;
 }
 
@@ -106,28 +100,34 @@ struct sched_print {
 static int print_schedule(const struct pbj_schedule *sc, void *arg)
 {
 	struct sched_print *p = arg;
+	struct pbj_sched_args *a = malloc(sizeof(*a));
 	char t[OFS_TIME_LEN];
-	json_t *a = json_loads(sc->args, 0, NULL), *v;
-	size_t i;
 
+	if (!a)
+		return -ENOMEM;
+	if (pbj_sched_args_decode(sc->args, a) != 0)
+		a->argc = 0;                 /* (shown without its arguments) */
 	time_format(sc->last_fired_ns, t);
 	if (p->json) {
-		json_t *o = json_object();
+		json_t *o = json_object(), *arr = json_array();
+		for (int i = 0; i < a->argc; i++)
+			json_array_append_new(arr, json_string(a->argv[i]));
 		json_object_set_new(o, "name", json_string(sc->name));
 		json_object_set_new(o, "cron", json_string(sc->cron));
-		json_object_set_new(o, "args", a ? a : json_array());
+		json_object_set_new(o, "args", arr);
 		json_object_set_new(o, "last_checked", json_string(t));
 		json_object_set_new(o, "last_job", sc->last_job ? json_integer(sc->last_job) : json_null());
 		json_array_append_new(p->arr, o);
+		free(a);
 		return 0;
 	}
 	printf("%-16s %-20s", sc->name, sc->cron);
-	json_array_foreach(a, i, v)
-		printf(" %s", json_string_value(v));
+	for (int i = 0; i < a->argc; i++)
+		printf(" %s", a->argv[i]);
 	if (sc->last_job)
 		printf("   (last job %lld)", (long long)sc->last_job);
 	printf("\n");
-	json_decref(a);
+	free(a);
 	return 0;
 }
 
@@ -176,32 +176,25 @@ int jobs_cmd_schedule(struct pbj_db *db, int argc, char **argv, bool json)
 		struct pbj_schedule sc;
 		struct pbj_job *j = malloc(sizeof(*j));
 		const char *cron = NULL;
-		json_t *a = json_array();
 		struct tm tm;
 		time_t now = time(NULL);
 		bool wait;
 		int sep = -1, rc;
-		char *text;
 
-		if (!j || !a) {
-			free(j);
-			json_decref(a);
+		if (!j)
 			return EXIT_FAIL;
-		}
 		for (int i = 2; i < argc; i++) {
 			if (!strcmp(argv[i], "--cron") && i + 1 < argc && !cron) {
 				cron = argv[++i];
 				if (cli_value_ok(&sched_prog, "--cron", cron, 0, &st))
 					continue;
 				free(j);
-				json_decref(a);
 				return st;
 			} else if (!strcmp(argv[i], "--")) {
 				sep = i;
 				break;
 			} else {
 				free(j);
-				json_decref(a);
 				return jobs_usage_err("schedule add: unexpected '%s' (NAME --cron \"...\" -- "
 						 "scrub ...)", argv[i]);
 			}
@@ -219,18 +212,16 @@ int jobs_cmd_schedule(struct pbj_db *db, int argc, char **argv, bool json)
 			if (wait)
 				rc = jobs_usage_err("a schedule's job cannot --wait%s", "");
 		}
-		for (int i = sep + 1; !rc && i < argc; i++)
-			json_array_append_new(a, json_string(argv[i]));
 		if (!rc) {
 			struct timespec ts;
 			memset(&sc, 0, sizeof(sc));
 			snprintf(sc.name, sizeof(sc.name), "%s", argv[1]);
 			snprintf(sc.cron, sizeof(sc.cron), "%s", cron);
-			text = json_dumps(a, JSON_COMPACT);
-			if (!text || strlen(text) >= sizeof(sc.args)) {
-				rc = jobs_usage_err("the job's arguments are too long%s", "");
+			rc = pbj_sched_args_encode(argc - sep - 1, (const char *const *)argv + sep + 1,
+						   sc.args);
+			if (rc) {
+				rc = jobs_usage_err("the job's arguments are too long or not UTF-8%s", "");
 			} else {
-				snprintf(sc.args, sizeof(sc.args), "%s", text);
 				rc = pbj_schedule_add(db, &sc);
 				clock_gettime(CLOCK_REALTIME, &ts);
 				if (!rc)        /* due times count from now */
@@ -243,10 +234,8 @@ int jobs_cmd_schedule(struct pbj_db *db, int argc, char **argv, bool json)
 					rc = jobs_store_err(db, "schedule add", rc);
 				}
 			}
-			free(text);
 		}
 		free(j);
-		json_decref(a);
 		return rc;
 	}
 	return jobs_usage_err("schedule add|list|rm%s", "");

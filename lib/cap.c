@@ -218,12 +218,15 @@ bool cap_oid_made_by(struct ofs_oid oid, uint32_t uid)
 	return CRYPTO_memcmp(proof, oid.b + 8, 8) == 0;
 }
 
-/* One "ID HEX" line of n bytes (no newline). */
+/* One "ID HEX" line of n bytes (no newline), ID in decimal without a
+ * leading zero: one spelling per key, as cap_keys_format writes it. */
 static int parse_line(const char *s, size_t n, struct cap_key *k)
 {
 	uint64_t id = 0;
 	size_t i = 0;
 
+	if (n && s[0] == '0')
+		return -EINVAL;
 	while (i < n && s[i] >= '0' && s[i] <= '9' && i < 10)
 		id = id * 10 + (uint64_t)(s[i++] - '0');
 	if (i == 0 || id == 0 || id > UINT32_MAX || i >= n || s[i] != ' ' ||
@@ -237,31 +240,34 @@ static int parse_line(const char *s, size_t n, struct cap_key *k)
 
 int cap_keys_parse(const char *text, size_t len, struct cap_key keys[CAP_MAX_KEYS], size_t *n)
 {
-	size_t pos = 0;
+	struct cap_key t[CAP_MAX_KEYS];
+	size_t pos = 0, cnt = 0;
+	int rc = 0;
 
-	*n = 0;
-	while (pos < len) {
+	while (!rc && pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
 		size_t ll = nl ? (size_t)(nl - (text + pos)) : len - pos;
-		int rc;
 
 		if (ll == 0 && !nl)
 			break;
-		if (*n == CAP_MAX_KEYS)
-			return -EINVAL;
-		rc = parse_line(text + pos, ll, &keys[*n]);
-		if (rc) {
-			OPENSSL_cleanse(keys, sizeof(keys[0]) * CAP_MAX_KEYS);
-			*n = 0;
-			return rc;
+		if (cnt == CAP_MAX_KEYS || (rc = parse_line(text + pos, ll, &t[cnt])) != 0) {
+			rc = -EINVAL;
+			break;
 		}
-		for (size_t i = 0; i < *n; i++)
-			if (keys[i].id == keys[*n].id)
-				return -EINVAL;
-		(*n)++;
+		for (size_t i = 0; i < cnt; i++)
+			if (t[i].id == t[cnt].id)
+				rc = -EINVAL;
+		cnt++;
 		pos += ll + (nl ? 1 : 0);
 	}
-	return *n ? 0 : -EINVAL;
+	if (!rc && cnt == 0)
+		rc = -EINVAL;
+	if (!rc) {
+		memcpy(keys, t, cnt * sizeof(t[0]));
+		*n = cnt;
+	}
+	OPENSSL_cleanse(t, sizeof(t));
+	return rc;
 }
 
 size_t cap_keys_format(const struct cap_key *keys, size_t n, char *buf)

@@ -121,9 +121,11 @@ int cap_oid_generate(uint32_t uid, struct ofs_oid *out);
 bool cap_oid_made_by(struct ofs_oid oid, uint32_t uid);
 
 /*
- * A capability key file: one key per line, "ID HEX" (HEX: 64 digits),
- * the current key first, then the previous one. 0 and *n keys, or
- * -EINVAL (a malformed line; never names the key bytes).
+ * A capability key file: one key per line, "ID HEX" (ID: decimal
+ * without a leading zero; HEX: 64 lowercase digits), the current key
+ * first, then the previous one. 0 and *n keys, or
+ * -EINVAL (a malformed line; never names the key bytes): keys and *n are
+ * written only on success, and no key of a refused file is left behind.
  */
 int cap_keys_parse(const char *text, size_t len, struct cap_key keys[CAP_MAX_KEYS], size_t *n);
 /* The key file of keys[0..n) into buf (CAP_KEYS_TEXT_MAX bytes). */

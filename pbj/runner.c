@@ -1,6 +1,5 @@
 /* runner.c - running one job to its end (see runner.h). */
 #include <errno.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include "lib/ofs_error.h"
 #include "lib/tls.h"
 #include "lib/proto.h"
+#include "pbj/jobargs.h"
 #include "pbj/plan.h"
 #include "pbj/runner.h"
 
@@ -82,42 +82,44 @@ static int fetch_table(const struct pbj_runner_opts *o, struct ofs_server **e, s
 	return conn_fetch_table(o->cluster, o->ncluster, CALL_MS, e, n, NULL);
 }
 
+/* The job's numeric arguments; 0 when they do not decode (the job then
+ * runs without them, as it always did). */
+struct job_ints {
+	int64_t from_job, max_repairs, threshold;
+	bool metadata_only;
+};
+
+static struct job_ints job_ints(const struct pbj_job *j)
+{
+	struct pbj_job_args *a = malloc(sizeof(*a));
+	struct job_ints v = { 0 };
+
+	if (a && pbj_job_args_decode(j->args, a) == 0) {
+		v.from_job = a->from_job;
+		v.max_repairs = a->max_repairs;
+		v.threshold = a->threshold;
+		v.metadata_only = a->metadata_only;
+	}
+	free(a);
+	return v;
+}
+
 /* The SIDs a job is limited to (its args' "servers"), or n = 0: all. */
 static int job_servers(const struct pbj_job *j, struct ofs_sid *out, size_t max, size_t *n)
 {
-	json_t *root, *arr, *v;
-	size_t i;
+	struct pbj_job_args *a = malloc(sizeof(*a));
+	int rc;
 
 	*n = 0;
-	if (!j->args[0])
-		return 0;
-	root = json_loads(j->args, 0, NULL);
-	if (!root)
-		return -OFS_ECORRUPT;
-	arr = json_object_get(root, "servers");
-	json_array_foreach(arr, i, v) {
-		if (*n < max && json_is_string(v) && sid_from_hex(json_string_value(v), &out[*n]) == 0)
+	if (!a)
+		return -ENOMEM;
+	rc = pbj_job_args_decode(j->args, a);
+	for (size_t i = 0; !rc && i < a->nservers; i++) {
+		if (*n < max && sid_from_hex(a->servers[i], &out[*n]) == 0)
 			(*n)++;
 	}
-	json_decref(root);
-	return 0;
-}
-
-/* An integer of the job's args, or 0. */
-static int64_t job_arg_int(const struct pbj_job *j, const char *key)
-{
-	json_t *root;
-	int64_t v = 0;
-
-	if (!j->args[0])
-		return 0;
-	root = json_loads(j->args, 0, NULL);
-	if (!root)
-		return 0;
-	if (json_is_integer(json_object_get(root, key)))
-		v = json_integer_value(json_object_get(root, key));
-	json_decref(root);
-	return v;
+	free(a);
+	return rc;
 }
 
 /* ---- --path: the objects of some files and directories ---------------------- */
@@ -208,31 +210,24 @@ static int collect(struct ofs_client *c, const char *path, struct objset *os, in
 static int apply_paths(struct pbj_db *db, const struct pbj_job *j,
 		       const struct pbj_runner_opts *o, struct live *l, size_t *n)
 {
-	json_t *root, *paths, *v;
+	struct pbj_job_args *a = malloc(sizeof(*a));
 	struct ofs_client *c = NULL;
 	struct objset os = { .l = l, .n = *n };
 	size_t i, kept = 0;
-	int rc = 0;
+	int rc;
 
-	if (!j->args[0])
-		return 0;
-	root = json_loads(j->args, 0, NULL);
-	if (!root)
-		return -OFS_ECORRUPT;
-	paths = json_object_get(root, "paths");
-	if (!json_array_size(paths)) {
-		json_decref(root);
-		return 0;
+	if (!a)
+		return -ENOMEM;
+	rc = pbj_job_args_decode(j->args, a);
+	if (rc || a->npaths == 0) {
+		free(a);
+		return rc;
 	}
 	rc = ofs_client_open(o->cluster, o->ncluster, &c);
-	json_array_foreach(paths, i, v) {
-		if (rc)
-			break;
-		if (json_is_string(v))
-			rc = collect(c, json_string_value(v), &os, 0);
-	}
+	for (i = 0; i < a->npaths && !rc; i++)
+		rc = collect(c, a->paths[i], &os, 0);
 	ofs_client_close(c);
-	json_decref(root);
+	free(a);
 	if (rc)
 		return rc;
 	/* A server that holds none of the objects has nothing to do: its
@@ -322,7 +317,7 @@ static int cmp_oid_p(const void *a, const void *b)
 
 static int apply_from_job(struct pbj_db *db, const struct pbj_job *j, struct live *l, size_t n)
 {
-	int64_t from = job_arg_int(j, "from_job");
+	int64_t from = job_ints(j).from_job;
 	struct from_ctx fc = { 0 };
 	int rc;
 
@@ -592,7 +587,7 @@ int pbj_plan_now(const struct pbj_runner_opts *o, double pct, struct plan *p,
 /* The rebalance plan of job j from every server's usage now. */
 static int make_plan(const struct pbj_runner_opts *o, const struct pbj_job *j, struct plan *p)
 {
-	int64_t pct = job_arg_int(j, "threshold");
+	int64_t pct = job_ints(j).threshold;
 
 	return pbj_plan_now(o, pct > 0 && pct <= 100 ? (double)pct : PBJ_DEFAULT_THRESHOLD, p,
 			    NULL, NULL);
@@ -619,7 +614,7 @@ static void start_req(const struct pbj_job *j, const struct live *l, struct ofs_
 	} else if (q->task.kind != OFS_TASK_SCRUB && (j->flags & PBJ_DRY_RUN)) {
 		q->task.flags = OFS_TASK_F_DRYRUN;
 	}
-	if (q->task.kind == OFS_TASK_SCRUB && job_arg_int(j, "metadata_only"))
+	if (q->task.kind == OFS_TASK_SCRUB && job_ints(j).metadata_only)
 		q->task.flags |= OFS_TASK_F_NODATA;
 	q->task.budget = l->unlimited ? UINT64_MAX : 0;
 	if (q->task.kind == OFS_TASK_DRAIN) {
@@ -924,7 +919,7 @@ static void forget(struct live *l, int64_t job, uint8_t action)
  * cap's worth. */
 static int cap_setup(struct pbj_db *db, int64_t id, const struct pbj_job *j, struct cap *cp)
 {
-	int64_t c = job_arg_int(j, "max_repairs");
+	int64_t c = job_ints(j).max_repairs;
 	struct pbj_sum s0;
 	int rc;
 
@@ -1006,8 +1001,8 @@ static int finish_job(struct pbj_db *db, int64_t id, const struct pbj_job *j, st
 		forget(&l[i], id, OFS_TASK_FORGET);
 	}
 	if (!any_failed && (j->flags & PBJ_REPAIR) && !(j->flags & PBJ_DRY_RUN) &&
-	    job_arg_int(j, "from_job") > 0)
-		rc = mark_source(db, job_arg_int(j, "from_job"), id);
+	    job_ints(j).from_job > 0)
+		rc = mark_source(db, job_ints(j).from_job, id);
 	if (!any_failed && !rc && j->type == PBJ_TYPE_DRAIN && !(j->flags & PBJ_DRY_RUN)) {
 		/* Emptied: out of service. (A drain whose task could not move
 		 * everything failed above; the server stays draining.) */

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "lib/fdio.h"
+#include "lib/parse.h"
 #include "server/bstream.h"
 
 static int sys_fdatasync(int fd) { return fdatasync(fd); }
@@ -261,7 +263,7 @@ int bstream_incoming_list(const char *datadir, int (*fn)(struct ofs_oid oid, voi
 		return errno == ENOENT ? 0 : -errno;
 	while (!rc && (e = readdir(d)) != NULL) {
 		struct ofs_oid oid;
-		if (oid_from_hex(e->d_name, &oid) == 0)
+		if (bstream_incoming_name_decode(e->d_name, &oid) == 0)
 			rc = fn(oid, arg);
 	}
 	closedir(d);
@@ -273,22 +275,26 @@ int bstream_incoming_list(const char *datadir, int (*fn)(struct ofs_oid oid, voi
 static int quarantine(const char *datadir, struct ofs_oid oid, uint64_t version,
 		      const char *tag, const void *b, size_t n)
 {
-	char p[BSTREAM_PATH_MAX], q[BSTREAM_PATH_MAX], dir[BSTREAM_PATH_MAX], hex[OFS_OID_HEX];
+	char p[BSTREAM_PATH_MAX], q[BSTREAM_PATH_MAX], dir[BSTREAM_PATH_MAX], rest[NAME_MAX + 1];
 	long long now = (long long)time(NULL);
 	int rc, fd = -1;
 
-	oid_to_hex(oid, hex);
 	if (snprintf(dir, sizeof(dir), "%s/quarantine", datadir) >= (int)sizeof(dir))
 		return -ENAMETOOLONG;
 	rc = bstream_path(datadir, oid, p, sizeof(p));
 	if (rc || (rc = ensure_dir(dir, datadir)))
 		return rc;
 	for (int i = 0;; i++) {
-		int r = i ? snprintf(q, sizeof(q), "%s/%s.%lld.v%llu.%s.%d", dir, hex, now,
-				     (unsigned long long)version, tag, i)
-			  : snprintf(q, sizeof(q), "%s/%s.%lld.v%llu.%s", dir, hex, now,
-				     (unsigned long long)version, tag);
-		if (r < 0 || (size_t)r >= sizeof(q))
+		struct bstream_qname qn = { .oid = oid, .seconds = now, .version = version,
+					    .rest = rest };
+		char name[NAME_MAX + 1];
+		int r = i ? snprintf(rest, sizeof(rest), "%s.%d", tag, i)
+			  : snprintf(rest, sizeof(rest), "%s", tag);
+		if (r < 0 || (size_t)r >= sizeof(rest))
+			return -ENAMETOOLONG;
+		if ((rc = bstream_quarantine_name(&qn, name, sizeof(name))) != 0)
+			return rc;
+		if (snprintf(q, sizeof(q), "%s/%s", dir, name) >= (int)sizeof(q))
 			return -ENAMETOOLONG;
 		if (b ? (fd = open(q, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) >= 0
 		      : link(p, q) == 0)
@@ -336,15 +342,10 @@ int bstream_quarantine_purge(const char *datadir, long long max_age_s, unsigned 
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
 	while ((e = readdir(d)) != NULL) {
-		/* OIDHEX.SECONDS.vVERSION.TAG[.N]: the time it was put aside */
-		const char *dot = strchr(e->d_name, '.');
-		char *end;
-		long long t;
-		if (!dot || dot - e->d_name != OFS_OID_HEX - 1)
-			continue;
-		errno = 0;
-		t = strtoll(dot + 1, &end, 10);
-		if (errno || end == dot + 1 || *end != '.' || now - t < max_age_s)
+		struct bstream_qname qn;
+		/* (seconds in [0, now] first: now - seconds may not overflow) */
+		if (bstream_quarantine_name_decode(e->d_name, &qn) || qn.seconds > now ||
+		    now - qn.seconds < max_age_s)
 			continue;
 		if (snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) >= (int)sizeof(p))
 			continue;
@@ -353,4 +354,69 @@ int bstream_quarantine_purge(const char *datadir, long long max_age_s, unsigned 
 	}
 	closedir(d);
 	return 0;
+}
+
+/* ---- the names in incoming/ and quarantine/ ------------------------------ */
+
+int bstream_incoming_name_decode(const char *name, struct ofs_oid *oid)
+{
+	struct ofs_oid o = { .b = { 0 } };
+
+	if (strlen(name) != 2 * OFS_OID_LEN || parse_hex_lower(name, OFS_OID_LEN, o.b))
+		return -EINVAL;
+	*oid = o;
+	return 0;
+}
+
+/* Decimal digits at *p up to a '.', without sign or leading zero, at most
+ * max; *p moves past the '.'. */
+static int name_number(const char **p, uint64_t max, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+
+	if (*s < '0' || *s > '9' || (s[0] == '0' && s[1] != '.'))
+		return -EINVAL;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		unsigned d = (unsigned)(*s - '0');
+		if (v > (max - d) / 10)
+			return -EINVAL;
+		v = v * 10 + d;
+	}
+	if (*s != '.')
+		return -EINVAL;
+	*p = s + 1;
+	*out = v;
+	return 0;
+}
+
+int bstream_quarantine_name_decode(const char *name, struct bstream_qname *q)
+{
+	struct bstream_qname t = { .rest = NULL };
+	const char *p = name + 2 * OFS_OID_LEN + 1;
+	uint64_t secs;
+
+	if (strnlen(name, 2 * OFS_OID_LEN + 1) != 2 * OFS_OID_LEN + 1 ||
+	    name[2 * OFS_OID_LEN] != '.' || parse_hex_lower(name, OFS_OID_LEN, t.oid.b))
+		return -EINVAL;
+	if (name_number(&p, LLONG_MAX, &secs) || *p++ != 'v' ||
+	    name_number(&p, UINT64_MAX, &t.version) || !*p || strchr(p, '/'))
+		return -EINVAL;
+	t.seconds = (long long)secs;
+	t.rest = p;
+	*q = t;
+	return 0;
+}
+
+int bstream_quarantine_name(const struct bstream_qname *q, char *buf, size_t len)
+{
+	char hex[OFS_OID_HEX];
+	int r;
+
+	if (q->seconds < 0 || !q->rest[0] || strchr(q->rest, '/'))
+		return -EINVAL;
+	oid_to_hex(q->oid, hex);
+	r = snprintf(buf, len, "%s.%lld.v%llu.%s", hex, q->seconds,
+		     (unsigned long long)q->version, q->rest);
+	return r < 0 || (size_t)r >= len ? -ENAMETOOLONG : 0;
 }

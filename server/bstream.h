@@ -93,4 +93,26 @@ int bstream_quarantine_bytes(const char *datadir, struct ofs_oid oid, uint64_t v
 			     const char *tag, const void *b, size_t n);
 int bstream_quarantine_purge(const char *datadir, long long max_age_s, unsigned *purged);
 
+/*
+ * The names in DATA/incoming and DATA/quarantine, read back from the
+ * folders (untrusted: anyone with access to the data dir may have put a
+ * file there). An incoming name is the OID in lowercase hex, nothing
+ * else. A quarantine name is OIDHEX.SECONDS.vVERSION.REST: SECONDS and
+ * VERSION in decimal without a sign or a leading zero, SECONDS at most
+ * LLONG_MAX, VERSION at most UINT64_MAX, REST the tag (and ".N" when the
+ * name was taken), not empty and without '/'. Decode: 0 or -EINVAL, the
+ * out-parameters written only on success (q->rest points into name).
+ * Encode: name into buf (len bytes): 0, -EINVAL (REST empty or holding
+ * '/', seconds negative) or -ENAMETOOLONG.
+ */
+struct bstream_qname {
+	struct ofs_oid oid;
+	long long seconds;               /* when it was put aside (Unix time) */
+	uint64_t version;                /* the version of the copy put aside */
+	const char *rest;                /* TAG or TAG.N */
+};
+int bstream_incoming_name_decode(const char *name, struct ofs_oid *oid);
+int bstream_quarantine_name_decode(const char *name, struct bstream_qname *q);
+int bstream_quarantine_name(const struct bstream_qname *q, char *buf, size_t len);
+
 #endif

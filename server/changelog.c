@@ -9,8 +9,6 @@
 
 #define NOTE_KEY (OFS_OID_LEN + 8)         /* OID | u64 BE version */
 
-enum { KIND_SET = 1, KIND_REMOVED = 2 };
-
 static void note_key(struct ofs_oid oid, uint64_t version, uint8_t key[NOTE_KEY])
 {
 	memcpy(key, oid.b, OFS_OID_LEN);
@@ -18,49 +16,20 @@ static void note_key(struct ofs_oid oid, uint64_t version, uint8_t key[NOTE_KEY]
 		key[OFS_OID_LEN + i] = (uint8_t)(version >> (56 - 8 * i));
 }
 
-/* A note's value: kind, key (u16 length), value (u32 length). */
-static void encode_note(struct wbuf *w, bool removed, const void *k, size_t kn, const void *v,
-			size_t vn)
-{
-	wbuf_u8(w, removed ? KIND_REMOVED : KIND_SET);
-	wbuf_u16(w, (uint16_t)kn);
-	wbuf_bytes(w, k, kn);
-	wbuf_blob(w, removed || !vn ? "" : v, removed ? 0 : vn);
-}
-
-struct note {
-	uint8_t kind;
-	const uint8_t *k, *v;
-	size_t kn, vn;
-};
-
-static int decode_note(struct rbuf *r, struct note *n)
-{
-	n->kind = rbuf_u8(r);
-	n->kn = rbuf_u16(r);
-	n->k = rbuf_bytes(r, n->kn);
-	n->v = rbuf_blob(r, OFS_MAX_VALUE, &n->vn);
-	if (rbuf_error(r))
-		return -OFS_ECORRUPT;
-	if ((n->kind != KIND_SET && n->kind != KIND_REMOVED) || n->kn == 0 ||
-	    n->kn > OFS_MAX_KEY || (n->kind == KIND_REMOVED && n->vn))
-		return -OFS_ECORRUPT;
-	return 0;
-}
-
 int changelog_note(struct kv_txn *t, struct ofs_oid oid, uint64_t version, const void *k,
 		   size_t kn, const void *v, size_t vn, bool removed)
 {
+	struct rec_note n = { .kind = removed ? REC_NOTE_REMOVED : REC_NOTE_SET,
+			      .k = k, .kn = kn, .v = v, .vn = removed ? 0 : vn };
 	uint8_t key[NOTE_KEY];
 	struct wbuf w;
 	int rc;
 
-	if (kn == 0 || kn > OFS_MAX_KEY || vn > OFS_MAX_VALUE)
+	if (vn > OFS_MAX_VALUE)
 		return -EINVAL;
 	wbuf_init(&w);
-	encode_note(&w, removed, k, kn, v, vn);
+	rc = rec_encode_note(&w, &n);
 	note_key(oid, version, key);
-	rc = wbuf_error(&w);
 	if (!rc)
 		rc = kv_put(t, KV_CHANGES, key, sizeof(key), w.data, w.len);
 	wbuf_free(&w);
@@ -87,8 +56,7 @@ static int encode_scan(const void *k, size_t kn, const void *v, size_t vn, void 
 	struct encode_args *ea = arg;
 	const uint8_t *kb = k;
 	uint64_t version = 0;
-	struct note note;
-	struct rbuf r;
+	struct rec_note note;
 
 	if (kn != NOTE_KEY)
 		return -OFS_ECORRUPT;
@@ -98,8 +66,7 @@ static int encode_scan(const void *k, size_t kn, const void *v, size_t vn, void 
 		return 1;
 	if (version != ea->next)
 		return -ERANGE;                    /* a gap: the chain is broken */
-	rbuf_init(&r, v, vn);
-	if (decode_note(&r, &note) || rbuf_done(&r))
+	if (rec_decode_note(v, vn, &note))
 		return -OFS_ECORRUPT;
 	if (ea->w->len + 8 + vn > CHANGELOG_MAX_BYTES)
 		return -ERANGE;
@@ -135,28 +102,12 @@ int changelog_encode(struct kv_txn *t, struct ofs_oid oid, uint64_t since, uint6
 	return 0;
 }
 
-static int replay(struct kv_txn *t, struct ofs_oid oid, uint64_t version, const struct note *n)
-{
-	uint8_t key[REC_KV_KEY_MAX];
-	size_t kn = rec_kv_key(oid, n->k, n->kn, key);
-	int rc;
-
-	if (n->kind == KIND_SET)
-		rc = kv_put(t, KV_KEYVAL, key, kn, n->v, n->vn);
-	else if ((rc = kv_del(t, KV_KEYVAL, key, kn)) == -ENOENT)
-		rc = 0;                            /* removed here already */
-	if (!rc)
-		rc = changelog_note(t, oid, version, n->k, n->kn, n->v, n->vn,
-				    n->kind == KIND_REMOVED);
-	return rc;
-}
-
-int changelog_apply(struct kv_txn *t, struct ofs_oid oid, uint64_t since, uint64_t upto,
-		    const uint8_t *p, size_t len)
+int changelog_decode(const uint8_t *p, size_t len, uint64_t since, uint64_t upto,
+		     changelog_note_fn fn, void *arg)
 {
 	struct rbuf r;
 	uint32_t count;
-	int rc;
+	int rc = 0;
 
 	if (upto < since)
 		return -OFS_ECORRUPT;
@@ -164,14 +115,53 @@ int changelog_apply(struct kv_txn *t, struct ofs_oid oid, uint64_t since, uint64
 	count = rbuf_u32(&r);
 	if (rbuf_error(&r) || count != upto - since)
 		return -OFS_ECORRUPT;
-	rc = changelog_forget(t, oid);
 	for (uint64_t want = since + 1; !rc && want <= upto; want++) {
-		struct note n;
-		if (rbuf_u64(&r) != want || decode_note(&r, &n))
+		struct rec_note n;
+		if (rbuf_u64(&r) != want)
 			return -OFS_ECORRUPT;
-		rc = replay(t, oid, want, &n);
+		rec_read_note(&r, &n);
+		if (rbuf_error(&r))
+			return -OFS_ECORRUPT;
+		if (fn)
+			rc = fn(want, &n, arg);
 	}
 	if (!rc && rbuf_done(&r))
 		rc = -OFS_ECORRUPT;
+	return rc;
+}
+
+struct replay_args {
+	struct kv_txn *t;
+	struct ofs_oid oid;
+};
+
+static int replay(uint64_t version, const struct rec_note *n, void *arg)
+{
+	struct replay_args *ra = arg;
+	uint8_t key[REC_KV_KEY_MAX];
+	size_t kn = rec_kv_key(ra->oid, n->k, n->kn, key);
+	int rc;
+
+	if (n->kind == REC_NOTE_SET)
+		rc = kv_put(ra->t, KV_KEYVAL, key, kn, n->v, n->vn);
+	else if ((rc = kv_del(ra->t, KV_KEYVAL, key, kn)) == -ENOENT)
+		rc = 0;                            /* removed here already */
+	if (!rc)
+		rc = changelog_note(ra->t, ra->oid, version, n->k, n->kn, n->v, n->vn,
+				    n->kind == REC_NOTE_REMOVED);
+	return rc;
+}
+
+int changelog_apply(struct kv_txn *t, struct ofs_oid oid, uint64_t since, uint64_t upto,
+		    const uint8_t *p, size_t len)
+{
+	struct replay_args ra = { .t = t, .oid = oid };
+	int rc = changelog_decode(p, len, since, upto, NULL, NULL);
+
+	/* (checked whole first: a corrupt list changes nothing) */
+	if (!rc)
+		rc = changelog_forget(t, oid);
+	if (!rc)
+		rc = changelog_decode(p, len, since, upto, replay, &ra);
 	return rc;
 }

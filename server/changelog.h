@@ -32,6 +32,7 @@
 #include "lib/oid.h"
 #include "lib/wire.h"
 #include "server/kv.h"
+#include "server/records.h"
 
 #define CHANGELOG_KEEP 1024u               /* notes kept per object */
 #define CHANGELOG_MAX_BYTES (2u << 20)     /* in one CHANGES reply */
@@ -50,6 +51,17 @@ int changelog_forget(struct kv_txn *t, struct ofs_oid oid);
  */
 int changelog_encode(struct kv_txn *t, struct ofs_oid oid, uint64_t since, uint64_t upto,
 		     struct wbuf *w);
+
+/*
+ * Read notes encoded by changelog_encode (untrusted bytes): they must be
+ * exactly versions since+1..upto, in order, each a valid note
+ * (records.h), and nothing after them. fn (NULL: only check) gets each
+ * version and note, k and v pointing into p; a non-zero return stops the
+ * reading and is returned. 0, -OFS_ECORRUPT, or fn's code.
+ */
+typedef int (*changelog_note_fn)(uint64_t version, const struct rec_note *n, void *arg);
+int changelog_decode(const uint8_t *p, size_t n, uint64_t since, uint64_t upto,
+		     changelog_note_fn fn, void *arg);
 
 /*
  * Replay notes encoded by changelog_encode (untrusted bytes) onto oid's

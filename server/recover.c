@@ -9,6 +9,7 @@
 #include "lib/log.h"
 #include "lib/ofs_error.h"
 #include "lib/wire.h"
+#include "server/records.h"
 #include "server/recover.h"
 #include "server/taskhost.h"
 #include "server/repair.h"
@@ -130,7 +131,7 @@ static int by_changes(struct recover *rv, struct ofs_oid oid, const char *why,
 		      const struct ofs_summary *mine, struct ofs_sid src, uint64_t *since,
 		      uint64_t *version, uint64_t *bytes)
 {
-	uint64_t missed = store_missed_version(why);
+	uint64_t missed = rec_missed_version(why);
 	struct ofs_req q = { .op = OFS_OP_CHANGES, .oid = oid };
 	struct replica_result res = { 0 };
 	struct ofs_digest d;

@@ -12,6 +12,7 @@
 #include "lib/proto.h"
 #include "server/access.h"
 #include "server/ops.h"
+#include "server/records.h"
 #include "server/service.h"
 
 /* Apply q to this server alone, through its row of the table. */
@@ -168,7 +169,7 @@ static void record_missed(struct service *sv, const struct ofs_req *q,
 			 * copy was good up to the one before, on this lineage) */
 			now = malloc(sizeof(*now));
 			if (now && store_getattr(sv->store, oids[k], now) == 0)
-				snprintf(what, sizeof(what), STORE_MISSED_FMT "%.200s",
+				snprintf(what, sizeof(what), REC_MISSED_FMT "%.200s",
 					 (unsigned long long)now->version, whys[i]);
 			else
 				snprintf(what, sizeof(what), "%.200s", whys[i]);

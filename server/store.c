@@ -29,6 +29,9 @@
 
 #define STORE_FORMAT "ofs-data 1\n"
 
+_Static_assert(STORE_MAX_ATTRS == REC_MAX_ATTRS && STORE_ATTR_MAX == REC_ATTR_LEN,
+	       "the site attributes as stored (records.h) are the store's");
+
 int64_t st_now_ns(void)
 {
 	struct timespec ts;
@@ -93,18 +96,6 @@ static int dir_is_empty(const char *path)
 	return empty;
 }
 
-static bool attr_valid(const char *a)
-{
-	const char *eq = strchr(a, '=');
-
-	if (!eq || eq == a || strlen(a) >= STORE_ATTR_MAX)
-		return false;
-	for (const char *c = a; *c; c++)
-		if (*c < 0x21 || *c > 0x7e)
-			return false;
-	return true;
-}
-
 struct init_args {
 	struct ofs_sid sid;
 	uint32_t chunk_size;
@@ -127,10 +118,7 @@ static int init_txn(struct kv_txn *t, void *arg)
 	cs[1] = (uint8_t)(ia->chunk_size >> 16);
 	cs[2] = (uint8_t)(ia->chunk_size >> 8);
 	cs[3] = (uint8_t)ia->chunk_size;
-	wbuf_u16(&w, (uint16_t)ia->nattrs);
-	for (size_t i = 0; i < ia->nattrs; i++)
-		wbuf_str(&w, ia->attrs[i]);
-	rc = wbuf_error(&w);
+	rc = rec_encode_attrs(&w, ia->attrs, ia->nattrs);
 	if (!rc && !(rc = put_meta(t, "sid", ia->sid.b, sizeof(ia->sid.b))) &&
 	    !(rc = put_meta(t, "chunk_size", cs, sizeof(cs))))
 		rc = put_meta(t, "attrs", w.data, w.len);
@@ -151,7 +139,7 @@ int store_init(const char *datadir, uint32_t chunk_size, const char *const *attr
 	if (nattrs > STORE_MAX_ATTRS)
 		return -EINVAL;
 	for (size_t i = 0; i < nattrs; i++)
-		if (!attr_valid(attrs[i]))
+		if (!rec_attr_valid(attrs[i]))
 			return -EINVAL;
 	if (mkdir(datadir, 0700) < 0) {
 		if (errno != EEXIST)
@@ -236,11 +224,11 @@ int store_check_modes(const char *datadir, char *why, size_t whylen)
 
 static int load_meta(struct kv_txn *t, void *arg)
 {
+	char attrs[REC_MAX_ATTRS][REC_ATTR_LEN];
 	struct store *s = arg;
 	const void *v;
-	size_t vn;
+	size_t vn, n;
 	struct rbuf r;
-	uint16_t n;
 	int rc;
 
 	rc = kv_get(t, KV_META, "sid", 3, &v, &vn);
@@ -260,21 +248,15 @@ static int load_meta(struct kv_txn *t, void *arg)
 	rc = kv_get(t, KV_META, "attrs", 5, &v, &vn);
 	if (rc)
 		return rc == -ENOENT ? -OFS_ECORRUPT : rc;
-	rbuf_init(&r, v, vn);
-	n = rbuf_u16(&r);
-	if (n > STORE_MAX_ATTRS)
-		return -OFS_ECORRUPT;
-	for (uint16_t i = 0; i < n; i++) {
-		char a[STORE_ATTR_MAX];
-		rbuf_str(&r, a, sizeof(a));
-		if (rbuf_error(&r))
-			return -OFS_ECORRUPT;
-		s->attrs[i] = strdup(a);
+	if ((rc = rec_decode_attrs(v, vn, attrs, &n)) != 0)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		s->attrs[i] = strdup(attrs[i]);
 		if (!s->attrs[i])
 			return -ENOMEM;
-		s->nattrs = i + 1u;
+		s->nattrs = i + 1;
 	}
-	return rbuf_done(&r) ? -OFS_ECORRUPT : 0;
+	return 0;
 }
 
 static int any_behind_scan(const void *k, size_t kn, const void *v, size_t vn, void *arg)
@@ -558,8 +540,7 @@ static int server_put_txn(struct kv_txn *t, void *arg)
 
 	copy.last_seen_ns = 0;        /* an observation, not table state */
 	wbuf_init(&w);
-	proto_encode_server(&w, &copy);
-	rc = wbuf_error(&w);
+	rc = rec_encode_server(&w, &copy);
 	if (!rc)
 		rc = kv_put(t, KV_SERVERS, copy.sid.b, sizeof(copy.sid.b), w.data, w.len);
 	wbuf_free(&w);
@@ -584,26 +565,13 @@ static int servers_scan(const void *k, size_t kn, const void *v, size_t vn, void
 {
 	struct servers_args *sa = arg;
 	struct ofs_server *e = malloc(sizeof(*e));
-	struct rbuf r;
 	int rc;
 
 	(void)k;
 	(void)kn;
 	if (!e)
 		return -ENOMEM;
-	rbuf_init(&r, v, vn);
-	proto_decode_server(&r, e);
-	rc = rbuf_done(&r) ? -OFS_ECORRUPT : 0;
-	if (rc && vn <= 4096) {
-		/* A record from before the table's per-part versions: the same
-		 * encoding without the last two counters, read as zero. */
-		uint8_t old[4096 + 16];
-		memcpy(old, v, vn);
-		memset(old + vn, 0, 16);
-		rbuf_init(&r, old, vn + 16);
-		proto_decode_server(&r, e);
-		rc = rbuf_done(&r) ? -OFS_ECORRUPT : 0;
-	}
+	rc = rec_decode_server(v, vn, e);
 	if (!rc)
 		rc = sa->fn(e, sa->arg);
 	free(e);

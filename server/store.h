@@ -195,17 +195,8 @@ int store_dirent_list(struct store *s, struct ofs_oid dirdata, const char *after
  * kept under KV_STALE until the object is removed or repaired.
  */
 int store_stale_add(struct store *s, struct ofs_oid oid, struct ofs_sid sid, const char *reason);
-/*
- * A stale record's reason starts with the change the copy missed first,
- * as STORE_MISSED_FMT (the primary's version after that change: the copy
- * was known equal to it at the version before). The reason travels as
- * text (BEHIND, STALE_FOR) and the copy's own mark quotes it, so the
- * version is read back from anywhere in it: store_missed_version returns
- * it, or 0 when the reason does not say (a create or removal missed, a
- * change only the copy itself applied).
- */
-#define STORE_MISSED_FMT "missed version %llu: "
-uint64_t store_missed_version(const char *reason);
+/* A stale record's reason may say which change the copy missed first
+ * (REC_MISSED_FMT, rec_missed_version: records.h). */
 /* The same for a change that left no object to list sid in (a REMOVE
  * that did not reach sid's copy): only the record. */
 int store_stale_note(struct store *s, struct ofs_oid oid, struct ofs_sid sid, const char *reason);

@@ -12,6 +12,7 @@
 #include "server/bstream.h"
 #include "server/changelog.h"
 #include "server/kv.h"
+#include "server/records.h"
 #include "server/removed.h"
 #include "server/store.h"
 #include "server/store_impl.h"
@@ -254,10 +255,7 @@ static int move_get_txn(struct kv_txn *t, void *arg)
 
 	if (rc)
 		return rc;
-	if (vn != OFS_OID_LEN)
-		return -OFS_ECORRUPT;
-	memcpy(ma->sid.b, v, OFS_OID_LEN);
-	return 0;
+	return rec_decode_move(v, vn, &ma->sid);
 }
 
 int store_move_get(struct store *s, struct ofs_oid oid, struct ofs_sid *target)

@@ -11,6 +11,7 @@
 #include "lib/ofs_error.h"
 #include "server/bstream.h"
 #include "server/kv.h"
+#include "server/records.h"
 #include "server/store.h"
 #include "server/store_impl.h"
 
@@ -26,7 +27,7 @@ struct stale_args {
 static int stale_txn(struct kv_txn *t, void *arg)
 {
 	struct stale_args *sa = arg;
-	uint8_t key[OFS_OID_LEN * 2];
+	uint8_t key[REC_STALE_KEY];
 	bool listed = false;
 	const void *v;
 	size_t vn;
@@ -34,8 +35,7 @@ static int stale_txn(struct kv_txn *t, void *arg)
 
 	if (rc)
 		return rc;
-	memcpy(key, sa->oid.b, OFS_OID_LEN);
-	memcpy(key + OFS_OID_LEN, sa->sid.b, OFS_OID_LEN);
+	rec_stale_key(sa->oid, sa->sid, key);
 	if (kv_get(t, KV_STALE, key, sizeof(key), &v, &vn) == 0)
 		return 0;   /* the first reason is the one that explains it */
 	/* (the record, not the list, says whether it is known: a cleared
@@ -69,26 +69,14 @@ int store_stale_add(struct store *s, struct ofs_oid oid, struct ofs_sid sid, con
 static int stale_note_txn(struct kv_txn *t, void *arg)
 {
 	struct stale_args *sa = arg;
-	uint8_t key[OFS_OID_LEN * 2];
+	uint8_t key[REC_STALE_KEY];
 	const void *v;
 	size_t vn;
 
-	memcpy(key, sa->oid.b, OFS_OID_LEN);
-	memcpy(key + OFS_OID_LEN, sa->sid.b, OFS_OID_LEN);
+	rec_stale_key(sa->oid, sa->sid, key);
 	if (kv_get(t, KV_STALE, key, sizeof(key), &v, &vn) == 0)
 		return 0;   /* the first reason stays */
 	return kv_put(t, KV_STALE, key, sizeof(key), sa->reason, strlen(sa->reason));
-}
-
-uint64_t store_missed_version(const char *reason)
-{
-	const char *p = strstr(reason, "missed version ");
-	unsigned long long v = 0;
-	char colon = 0;
-
-	if (p && sscanf(p, "missed version %llu%c", &v, &colon) == 2 && colon == ':')
-		return (uint64_t)v;
-	return 0;
 }
 
 int store_stale_note(struct store *s, struct ofs_oid oid, struct ofs_sid sid, const char *reason)
@@ -129,13 +117,14 @@ struct stale_list_args {
 static int stale_scan(const void *k, size_t kn, const void *v, size_t vn, void *arg)
 {
 	struct stale_list_args *sl = arg;
+	char reason[REC_REASON_LEN];
+	struct ofs_oid oid;
 	struct ofs_sid sid;
-	char reason[256];
+	int rc = rec_decode_stale_key(k, kn, &oid, &sid);
 
-	if (kn != OFS_OID_LEN * 2)
-		return -OFS_ECORRUPT;
-	memcpy(sid.b, (const uint8_t *)k + OFS_OID_LEN, OFS_OID_LEN);
-	snprintf(reason, sizeof(reason), "%.*s", (int)(vn < 255 ? vn : 255), (const char *)v);
+	if (rc)
+		return rc;
+	rec_decode_stale(v, vn, reason);
 	return sl->fn(sid, reason, sl->arg);
 }
 
@@ -164,12 +153,11 @@ struct behind_args {
 static int behind_mark_txn(struct kv_txn *t, void *arg)
 {
 	struct behind_args *ba = arg;
-	uint8_t key[OFS_OID_LEN * 2];
+	uint8_t key[REC_STALE_KEY];
 	const void *v;
 	size_t vn;
 
-	memcpy(key, ba->oid.b, OFS_OID_LEN);
-	memcpy(key + OFS_OID_LEN, ba->self.b, OFS_OID_LEN);
+	rec_stale_key(ba->oid, ba->self, key);
 	if (kv_get(t, KV_STALE, key, sizeof(key), &v, &vn) == 0)
 		return 0;   /* already marked: the first reason stays */
 	return kv_put(t, KV_STALE, key, sizeof(key), ba->reason, strlen(ba->reason));
@@ -228,12 +216,11 @@ int store_behind_mark_many(struct store *s, const struct ofs_oid *oids,
 static int behind_get_txn(struct kv_txn *t, void *arg)
 {
 	struct behind_args *ba = arg;
-	uint8_t key[OFS_OID_LEN * 2];
+	uint8_t key[REC_STALE_KEY];
 	const void *v;
 	size_t vn;
 
-	memcpy(key, ba->oid.b, OFS_OID_LEN);
-	memcpy(key + OFS_OID_LEN, ba->self.b, OFS_OID_LEN);
+	rec_stale_key(ba->oid, ba->self, key);
 	return kv_get(t, KV_STALE, key, sizeof(key), &v, &vn);
 }
 
@@ -267,22 +254,22 @@ struct stale_for_args {
 static int stale_for_scan(const void *k, size_t kn, const void *v, size_t vn, void *arg)
 {
 	struct stale_for_args *sf = arg;
+	char reason[REC_REASON_LEN];
 	struct ofs_oid oid;
-	char reason[256];
-	int rc;
+	struct ofs_sid sid;
+	int rc = rec_decode_stale_key(k, kn, &oid, &sid);
 
-	if (kn != OFS_OID_LEN * 2)
-		return -OFS_ECORRUPT;
-	if (memcmp((const uint8_t *)k + OFS_OID_LEN, sf->sid.b, OFS_OID_LEN) != 0)
+	if (rc)
+		return rc;
+	if (!sid_eq(sid, sf->sid))
 		return 0;
-	memcpy(oid.b, k, OFS_OID_LEN);
 	if (sf->after && memcmp(oid.b, sf->after->b, OFS_OID_LEN) <= 0)
 		return 0;
 	if (sf->n == sf->max) {
 		sf->more = true;
 		return 1;
 	}
-	snprintf(reason, sizeof(reason), "%.*s", (int)(vn < 255 ? vn : 255), (const char *)v);
+	rec_decode_stale(v, vn, reason);
 	rc = sf->fn(oid, reason, sf->arg);
 	if (rc)
 		return rc;
@@ -329,7 +316,7 @@ struct stale_del_args {
 static int stale_del_txn(struct kv_txn *t, void *arg)
 {
 	struct stale_del_args *sd = arg;
-	uint8_t key[OFS_OID_LEN * 2];
+	uint8_t key[REC_STALE_KEY];
 	int rc = st_get_object(t, sd->oid, sd->a);
 
 	if (rc == 0 && sd->a->version > sd->version)
@@ -347,8 +334,7 @@ static int stale_del_txn(struct kv_txn *t, void *arg)
 				return rc;
 		}
 	}
-	memcpy(key, sd->oid.b, OFS_OID_LEN);
-	memcpy(key + OFS_OID_LEN, sd->sid.b, OFS_OID_LEN);
+	rec_stale_key(sd->oid, sd->sid, key);
 	rc = kv_del(t, KV_STALE, key, sizeof(key));
 	return rc == -ENOENT ? 0 : rc;
 }

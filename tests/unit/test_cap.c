@@ -218,10 +218,19 @@ static void test_key_files(void **state)
 		"2 0000000000000000000000000000000000000000000000000000000000000000\n"
 		"3 0000000000000000000000000000000000000000000000000000000000000000\n",
 		"99999999999 0000000000000000000000000000000000000000000000000000000000000000\n",
+		/* one spelling per id, as cap_keys_format writes it (found by fuzz_capkeys) */
+		"07 0000000000000000000000000000000000000000000000000000000000000000\n",
 	};
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(keys, 0x5a, sizeof(keys));
+		n = 9;
 		if (cap_keys_parse(bad[i], strlen(bad[i]), keys, &n) != -EINVAL)
 			fail_msg("accepted key file %zu", i);
+		/* nothing of a refused file reaches the caller */
+		assert_int_equal(n, 9);
+		assert_int_equal(keys[0].key[0], 0x5a);
+		assert_int_equal(keys[1].id, 0x5a5a5a5a);
+	}
 }
 
 /* A directory with two CAs: the cluster's (ca) and another (other). */

@@ -25,6 +25,7 @@
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
 #include "server/changelog.h"
+#include "server/records.h"
 #include "server/store.h"
 
 struct fixture {
@@ -357,13 +358,13 @@ static void test_missed_version_is_read_from_a_reason(void **state)
 	char r[128];
 
 	(void)state;
-	snprintf(r, sizeof(r), "behind per 0a0b: " STORE_MISSED_FMT "dirent_create not applied",
+	snprintf(r, sizeof(r), "behind per 0a0b: " REC_MISSED_FMT "dirent_create not applied",
 		 42ULL);
-	assert_int_equal(store_missed_version(r), 42);
-	assert_int_equal(store_missed_version("missed version 7: x"), 7);
-	assert_int_equal(store_missed_version("dirent_create not applied"), 0);
-	assert_int_equal(store_missed_version("missed version x: y"), 0);
-	assert_int_equal(store_missed_version("missed version 9"), 0);
+	assert_int_equal(rec_missed_version(r), 42);
+	assert_int_equal(rec_missed_version("missed version 7: x"), 7);
+	assert_int_equal(rec_missed_version("dirent_create not applied"), 0);
+	assert_int_equal(rec_missed_version("missed version x: y"), 0);
+	assert_int_equal(rec_missed_version("missed version 9"), 0);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)

@@ -2,13 +2,17 @@
  * test_records.c - the LMDB record layout: an object record round-trips
  * every field, every truncation and every bad format or type byte is
  * rejected (records read back from disk are untrusted), chunk keys sort
- * by index in memcmp order, and dirent values round-trip and reject a bad
- * type.
+ * by index in memcmp order, dirent values round-trip and reject a bad
+ * type, and the store's other records (site attributes, server-table
+ * entries old and new, stale records, moves, change notes) round-trip
+ * and reject what their writers never write.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -412,6 +416,152 @@ static void test_dirent_rejects_nsids_over_max(void **state)
 	wbuf_free(&w);
 }
 
+static void test_attrs_round_trip_and_reject_invalid(void **state)
+{
+	const char *attrs[] = { "rack=r1", "zone=z2" };
+	const char *bad[] = { "=r1", "rack", "ra ck=1" };
+	char out[REC_MAX_ATTRS][REC_ATTR_LEN];
+	size_t n = 99;
+	struct wbuf w;
+
+	(void)state;
+	wbuf_init(&w);
+	assert_int_equal(rec_encode_attrs(&w, attrs, 2), 0);
+	assert_int_equal(rec_decode_attrs(w.data, w.len, out, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(out[0], "rack=r1");
+	assert_string_equal(out[1], "zone=z2");
+	for (size_t i = 0; i < w.len; i++)
+		assert_int_equal(rec_decode_attrs(w.data, i, out, &n), -OFS_ECORRUPT);
+	wbuf_free(&w);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		wbuf_init(&w);
+		assert_int_equal(rec_encode_attrs(&w, &bad[i], 1), -EINVAL);
+		/* the same bytes written by hand do not decode either */
+		w.len = 0;
+		wbuf_u16(&w, 1);
+		wbuf_str(&w, bad[i]);
+		assert_int_equal(rec_decode_attrs(w.data, w.len, out, &n), -OFS_ECORRUPT);
+		wbuf_free(&w);
+	}
+}
+
+static void test_server_record_round_trips_and_reads_legacy(void **state)
+{
+	struct ofs_server e, out;
+	struct wbuf w;
+
+	(void)state;
+	memset(&e, 0, sizeof(e));
+	e.sid = mk_sid(0x71);
+	snprintf(e.address, sizeof(e.address), "127.0.0.1:7000");
+	e.weight_milli = 1000;
+	e.nattrs = 1;
+	snprintf(e.attrs[0], sizeof(e.attrs[0]), "rack=r1");
+	e.version = 3;
+	e.self_version = 4;
+	e.root_version = 5;
+	wbuf_init(&w);
+	assert_int_equal(rec_encode_server(&w, &e), 0);
+	assert_int_equal(rec_decode_server(w.data, w.len, &out), 0);
+	assert_int_equal(out.self_version, 4);
+	assert_int_equal(out.root_version, 5);
+	/* without the last two counters: read as zero */
+	assert_int_equal(rec_decode_server(w.data, w.len - 16, &out), 0);
+	assert_string_equal(out.address, "127.0.0.1:7000");
+	assert_int_equal(out.version, 3);
+	assert_int_equal(out.self_version, 0);
+	assert_int_equal(out.root_version, 0);
+	assert_int_equal(rec_decode_server(w.data, w.len - 8, &out), -OFS_ECORRUPT);
+	assert_int_equal(rec_decode_server(w.data, w.len - 17, &out), -OFS_ECORRUPT);
+	wbuf_free(&w);
+}
+
+static void test_stale_record_key_and_reason(void **state)
+{
+	uint8_t key[REC_STALE_KEY];
+	char reason[REC_REASON_LEN], longer[400];
+	struct ofs_oid oid;
+	struct ofs_sid sid;
+
+	(void)state;
+	rec_stale_key(mk_oid(1), mk_sid(2), key);
+	assert_int_equal(rec_decode_stale_key(key, sizeof(key), &oid, &sid), 0);
+	assert_memory_equal(oid.b, mk_oid(1).b, OFS_OID_LEN);
+	assert_memory_equal(sid.b, mk_sid(2).b, OFS_OID_LEN);
+	assert_int_equal(rec_decode_stale_key(key, sizeof(key) - 1, &oid, &sid), -OFS_ECORRUPT);
+	rec_decode_stale("why\0not", 7, reason);
+	assert_string_equal(reason, "why");
+	rec_decode_stale(NULL, 0, reason);
+	assert_string_equal(reason, "");
+	memset(longer, 'x', sizeof(longer));
+	rec_decode_stale(longer, sizeof(longer), reason);
+	assert_int_equal(strlen(reason), REC_REASON_LEN - 1);
+}
+
+static void test_move_record_is_a_sid(void **state)
+{
+	struct ofs_sid sid = mk_sid(9), out;
+
+	(void)state;
+	assert_int_equal(rec_decode_move(sid.b, OFS_OID_LEN, &out), 0);
+	assert_memory_equal(out.b, sid.b, OFS_OID_LEN);
+	assert_int_equal(rec_decode_move(sid.b, OFS_OID_LEN - 1, &out), -OFS_ECORRUPT);
+}
+
+static void test_note_round_trips_and_rejects_invalid(void **state)
+{
+	struct rec_note set = { .kind = REC_NOTE_SET, .k = (const uint8_t *)"key", .kn = 3,
+				.v = (const uint8_t *)"value", .vn = 5 };
+	struct rec_note del = { .kind = REC_NOTE_REMOVED, .k = (const uint8_t *)"key", .kn = 3 };
+	struct rec_note out;
+	struct wbuf w;
+
+	(void)state;
+	wbuf_init(&w);
+	assert_int_equal(rec_encode_note(&w, &set), 0);
+	assert_int_equal(rec_decode_note(w.data, w.len, &out), 0);
+	assert_int_equal(out.kind, REC_NOTE_SET);
+	assert_int_equal(out.kn, 3);
+	assert_memory_equal(out.k, "key", 3);
+	assert_int_equal(out.vn, 5);
+	assert_memory_equal(out.v, "value", 5);
+	for (size_t i = 0; i < w.len; i++)
+		assert_int_equal(rec_decode_note(w.data, i, &out), -OFS_ECORRUPT);
+	w.data[0] = 3;                       /* not a kind */
+	assert_int_equal(rec_decode_note(w.data, w.len, &out), -OFS_ECORRUPT);
+	w.data[0] = REC_NOTE_REMOVED;        /* a removal with a value */
+	assert_int_equal(rec_decode_note(w.data, w.len, &out), -OFS_ECORRUPT);
+	w.len = 0;
+	assert_int_equal(rec_encode_note(&w, &del), 0);
+	assert_int_equal(rec_decode_note(w.data, w.len, &out), 0);
+	assert_int_equal(out.kind, REC_NOTE_REMOVED);
+	assert_int_equal(out.vn, 0);
+	del.kn = 0;
+	assert_int_equal(rec_encode_note(&w, &del), -EINVAL);
+	wbuf_free(&w);
+}
+
+/* The missed version is read back only as REC_MISSED_FMT writes it:
+ * sscanf's %llu also took leading spaces, a sign (a "-1" read as
+ * 2^64 - 1), leading zeros, and saturated on overflow. */
+static void test_missed_version_is_read_only_as_written(void **state)
+{
+	static const char *const bad[] = {
+		"missed version  43: x", "missed version -1: x", "missed version +5: x",
+		"missed version 05: x", "missed version 0: x", "missed version 18446744073709551616: x",
+		"missed version 99999999999999999999999: x", "missed version 7 : x",
+	};
+	char r[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(rec_missed_version(bad[i]), 0);
+	snprintf(r, sizeof(r), REC_MISSED_FMT "x", 18446744073709551615ULL);
+	assert_true(rec_missed_version(r) == UINT64_MAX);
+	assert_int_equal(rec_missed_version("behind per 0a0b: missed version 42: x"), 42);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -430,6 +580,12 @@ int main(void)
 		cmocka_unit_test(test_dirent_round_trips),
 		cmocka_unit_test(test_dirent_rejects_bad_type),
 		cmocka_unit_test(test_dirent_rejects_nsids_over_max),
+		cmocka_unit_test(test_attrs_round_trip_and_reject_invalid),
+		cmocka_unit_test(test_server_record_round_trips_and_reads_legacy),
+		cmocka_unit_test(test_stale_record_key_and_reason),
+		cmocka_unit_test(test_move_record_is_a_sid),
+		cmocka_unit_test(test_note_round_trips_and_rejects_invalid),
+		cmocka_unit_test(test_missed_version_is_read_only_as_written),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

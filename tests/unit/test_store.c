@@ -2614,6 +2614,70 @@ static void test_a_data_dir_others_may_enter_is_not_opened(void **state)
 	assert_int_equal(store_open(fx->data, false, &fx->s), 0);
 }
 
+/* A quarantine name's time is read back from the folder (untrusted): one
+ * as far back as a long long goes is skipped, not subtracted from now
+ * (which overflowed). */
+static void test_quarantine_purge_skips_a_time_before_the_epoch(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *s = open_new(fx);
+	static const char *const names[] = {
+		"0102030405060708090a0b0c0d0e0f10.-9223372036854775808.v1.test",
+		"0102030405060708090a0b0c0d0e0f10.-1.v1.test",
+	};
+	unsigned purged = 9;
+	char p[600];
+
+	snprintf(p, sizeof(p), "%s/quarantine", fx->data);
+	assert_int_equal(mkdir(p, 0755), 0);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		int fd;
+		snprintf(p, sizeof(p), "%s/quarantine/%s", fx->data, names[i]);
+		fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		assert_true(fd >= 0);
+		close(fd);
+	}
+	assert_int_equal(store_quarantine_purge(s, 3600, &purged), 0);
+	assert_int_equal(purged, 0);
+	snprintf(p, sizeof(p), "%s/quarantine", fx->data);
+	assert_int_equal(count_dir(p), 2);
+}
+
+/* The names of incoming/ and quarantine/ as written decode back; what
+ * this server never writes does not. */
+static void test_incoming_and_quarantine_names_decode_back(void **state)
+{
+	struct bstream_qname q = { .seconds = 1700000000, .version = 42, .rest = "repair.1" }, out;
+	static const char *const bad[] = {
+		"0102030405060708090A0B0C0D0E0F10.1.v1.t", "0102030405060708090a0b0c0d0e0f10.01.v1.t",
+		"0102030405060708090a0b0c0d0e0f10.1.v1.", "0102030405060708090a0b0c0d0e0f10.+1.v1.t",
+		"0102030405060708090a0b0c0d0e0f10.9223372036854775808.v1.t",
+		"0102030405060708090a0b0c0d0e0f10.1.v18446744073709551616.t",
+		"0102030405060708090a0b0c0d0e0f10.1.1.t", "0102030405060708090a0b0c0d0e0f10",
+	};
+	struct ofs_oid oid;
+	char name[256];
+
+	(void)state;
+	for (int i = 0; i < OFS_OID_LEN; i++)
+		q.oid.b[i] = (uint8_t)(i + 1);
+	assert_int_equal(bstream_quarantine_name(&q, name, sizeof(name)), 0);
+	assert_string_equal(name, "0102030405060708090a0b0c0d0e0f10.1700000000.v42.repair.1");
+	assert_int_equal(bstream_quarantine_name_decode(name, &out), 0);
+	assert_memory_equal(out.oid.b, q.oid.b, OFS_OID_LEN);
+	assert_int_equal(out.seconds, q.seconds);
+	assert_int_equal(out.version, q.version);
+	assert_string_equal(out.rest, "repair.1");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(bstream_quarantine_name_decode(bad[i], &out), -EINVAL);
+	q.rest = "a/b";
+	assert_int_equal(bstream_quarantine_name(&q, name, sizeof(name)), -EINVAL);
+	assert_int_equal(bstream_incoming_name_decode("0102030405060708090a0b0c0d0e0f10", &oid), 0);
+	assert_memory_equal(oid.b, q.oid.b, OFS_OID_LEN);
+	assert_int_equal(bstream_incoming_name_decode("0102030405060708090A0B0C0D0E0F10", &oid), -EINVAL);
+	assert_int_equal(bstream_incoming_name_decode("0102030405060708090a0b0c0d0e0f1", &oid), -EINVAL);
+}
+
 static void test_incoming_copy_refuses_a_copy_changed_meanwhile(void **state)
 {
 	struct fixture *fx = *state;
@@ -2775,6 +2839,8 @@ int main(void)
 		T(test_content_many_agrees_with_summary), \
 		T(test_points_many_agrees_with_points_check), \
 		T(test_incoming_copy_replaces_a_bad_one_and_keeps_it_aside), \
+		T(test_quarantine_purge_skips_a_time_before_the_epoch), \
+		T(test_incoming_and_quarantine_names_decode_back), \
 		T(test_incoming_copy_refuses_a_copy_changed_meanwhile), \
 		T(test_incoming_copy_not_installed_after_its_removal), \
 		T(test_incoming_copy_left_by_a_crash_is_dropped_at_open),
