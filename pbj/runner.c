@@ -775,8 +775,10 @@ static void take_status(const struct pbj_job *j, struct live *l, const struct of
 		l->started = false;       /* try again from the cursor, after a
 		                             backoff... */
 		l->retry_at_ns = now_ns() + (int64_t)backoff_next(&l->bo) * 1000000;
-		if (l->t.retries >= l->max_retries)
-			l->t.state = PBJ_FAILED;   /* ...a bounded number of times */
+		if (l->t.retries >= l->max_retries || conn_is_refusal(st->error))
+			l->t.state = PBJ_FAILED;   /* ...a bounded number of times, and
+			                              not when its peers refused the
+			                              server (no run would be let in) */
 		break;
 	case OFS_TASK_CANCELLED:
 		if (j->state == PBJ_CANCELLED)

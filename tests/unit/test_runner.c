@@ -66,6 +66,7 @@ struct fake {
 	bool budgeted;               /* a repair per object, against the budget */
 	int refuse_servers;          /* SERVERS answered with this (0: the table) */
 	int refuse_start;            /* TASK_START answered with this (0: started) */
+	int fail_error;              /* the code a failed run says it failed with */
 	/* the task as the fake runs it */
 	bool have_task;
 	uint8_t state;
@@ -180,8 +181,11 @@ static int task_poll(struct fake *fk, const struct ofs_task_req *q, struct wbuf 
 	st.cursor = fk->cursor;
 	st.repairs = fk->repairs;
 	st.starved = fk->budgeted && fk->allow == 0 && fk->state == OFS_TASK_RUNNING;
-	if (fk->state == OFS_TASK_FAILED)
-		snprintf(st.reason, sizeof(st.reason), "scrub stopped at an object: Input/output error");
+	if (fk->state == OFS_TASK_FAILED) {
+		snprintf(st.reason, sizeof(st.reason), "scrub stopped at an object: %s",
+			 fk->fail_error ? "certificate revoked" : "Input/output error");
+		st.error = fk->fail_error ? fk->fail_error : -EIO;
+	}
 	proto_encode_task_status(reply, &st, fk->f, fk->nf);
 	return 0;
 }
@@ -406,6 +410,26 @@ static void test_a_task_that_keeps_failing_fails_the_job(void **state)
 	assert_non_null(strstr(j.reason, "Input/output error"));
 	assert_int_equal(fx->fk->nstarts, fx->o.max_retries);
 	assert_int_equal(task_of(fx, id).retries, fx->o.max_retries);
+}
+
+/* A run that failed because the server's peers refused it (its own
+ * certificate revoked, say) is not run again: no run would be let in. */
+static void test_a_task_its_peers_refused_is_not_run_again(void **state)
+{
+	struct fixture *fx = *state;
+	int64_t id;
+	struct pbj_job j;
+
+	fx->o.max_retries = 20;
+	fx->fk->fail_runs = 100;
+	fx->fk->fail_error = -OFS_ECERTREVOKED;
+	id = submit(fx, 0, NULL);
+	assert_int_equal(pbj_run(fx->db, id, &fx->o), 0);
+	j = job_of(fx, id);
+	assert_int_equal(j.state, PBJ_FAILED);
+	assert_string_equal(j.reason, "scrub stopped at an object: certificate revoked");
+	assert_int_equal(fx->fk->nstarts, 1);
+	assert_int_equal(task_of(fx, id).retries, 1);
 }
 
 static void test_a_restarted_server_gets_the_task_again_from_the_cursor(void **state)
@@ -702,6 +726,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_a_failed_task_runs_again_from_its_cursor, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_a_task_that_keeps_failing_fails_the_job, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_a_task_its_peers_refused_is_not_run_again, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_restarted_server_gets_the_task_again_from_the_cursor, setup, teardown),

@@ -545,6 +545,8 @@ static void test_the_kind_may_walk_again(void **state)
 	assert_int_equal(F.begins, 1);
 }
 
+/* An error fails the task, its reason naming the object, its status
+ * saying the code (the runner retries a failure, not a refusal). */
 static void test_an_error_fails_the_task_naming_the_object(void **state)
 {
 	struct fixture *fx = *state;
@@ -559,6 +561,7 @@ static void test_an_error_fails_the_task_naming_the_object(void **state)
 	assert_non_null(strstr(st.reason, "fake stopped at"));
 	assert_non_null(strstr(st.reason, hex));
 	assert_non_null(strstr(st.reason, ofs_strerror(-EIO)));
+	assert_int_equal(st.error, -EIO);
 }
 
 static int sys_poll(void *arg, uint64_t ack, struct wbuf *reply)
