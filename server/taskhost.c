@@ -251,6 +251,13 @@ int task_sleep(struct task *t, long ms)
 	return task_hold(t);
 }
 
+int task_backoff(struct task *t, struct backoff *bo, long budget_ms)
+{
+	if (bo->waited_ms >= budget_ms)
+		return -ETIMEDOUT;
+	return task_sleep(t, backoff_next(bo));
+}
+
 int task_enqueue(struct task *t, const struct ofs_task_finding *in)
 {
 	int rc = 0;
