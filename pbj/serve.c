@@ -78,14 +78,44 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The addresses a run reads the server table from: the cluster's given,
+ * then the servers of the catch-up's last table (servers that restart
+ * elsewhere leave the given ones behind). addrs holds room for both. */
+static size_t run_addresses(const struct serve_ctx *sc, const char **addrs)
+{
+	const struct pbj_runner_opts *run = &sc->o->run;
+	size_t n = 0;
+
+	for (size_t i = 0; i < run->ncluster; i++)
+		addrs[n++] = run->cluster[i];
+	for (size_t k = 0; k < sc->cu->nknown; k++) {
+		bool dup = false;
+		for (size_t i = 0; i < run->ncluster && !dup; i++)
+			dup = strcmp(run->cluster[i], sc->cu->known[k]) == 0;
+		if (!dup)
+			addrs[n++] = sc->cu->known[k];
+	}
+	return n;
+}
+
 /* Run job id. 0 to go on (its run ended, or failed and the queue holds
  * until *hold_until), or why the loop stops (-EINTR: stopped, as 0 to the
  * caller; -EBUSY: the lease lost). */
-static int run_one(struct serve_ctx *sc, const struct pbj_runner_opts *run, int64_t id,
+static int run_one(struct serve_ctx *sc, struct pbj_runner_opts *run, int64_t id,
 		   struct backoff *bo, int64_t *hold_until, struct pbj_job *j)
 {
 	const struct pbj_serve_opts *o = sc->o;
-	int rc = pbj_run(sc->db, id, run);
+	const char **addrs = malloc((o->run.ncluster + PBJ_CATCHUP_KNOWN) * sizeof(*addrs));
+	int rc;
+
+	if (!addrs)
+		return -ENOMEM;
+	run->cluster = addrs;
+	run->ncluster = run_addresses(sc, addrs);
+	rc = pbj_run(sc->db, id, run);
+	free(addrs);
+	run->cluster = o->run.cluster;
+	run->ncluster = o->run.ncluster;
 
 	if (rc == -EINTR || rc == -EBUSY)
 		return rc;

@@ -8,7 +8,10 @@
  * (runner.h): first a job a dead scheduler left running or paused - it
  * goes on from its tasks' cursors - then the queue, by priority and age.
  * While a job runs, the catch-up and the schedules are looked at after
- * each poll round, so a long job holds neither up.
+ * each poll round, so a long job holds neither up. A run reads the server
+ * table from the cluster addresses given and, after them, from the
+ * servers of the catch-up's last table: servers that restarted on other
+ * addresses are still found.
  *
  * Nothing here spins. A job that cannot start for good (the cluster
  * refuses this scheduler, its arguments are wrong) ends failed with the

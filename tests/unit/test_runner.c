@@ -717,6 +717,73 @@ static void test_serve_backs_off_while_the_cluster_cannot_be_reached(void **stat
 				 i + 2, (long long)(error_at_ms[i + 1] - error_at_ms[i]), retry_ms[i]);
 }
 
+/* A server that answers SERVERS with the table of another (the first
+ * fake): the address serve is given, for a cluster that then moves. */
+static int answer_table_of(void *arg, uint16_t op, bool forwarded, const struct ofs_req *q,
+			   struct wbuf *reply)
+{
+	struct fake *fk = arg;
+	struct ofs_server e;
+
+	(void)forwarded;
+	(void)q;
+	if (op != OFS_OP_SERVERS)
+		return -OFS_EUNKNOWNOP;
+	fake_server_entry(fk->srv, NULL, &e);
+	proto_encode_servers(reply, &fk->srv->sid, &e, 1);
+	return 0;
+}
+
+struct moved_watch {
+	struct fixture *fx;
+	struct fake_server *given;   /* stopped at the second round */
+	int64_t id;
+	int rounds;
+};
+
+static void watch_moved(struct pbj_db *db, void *arg)
+{
+	struct moved_watch *w = arg;
+	struct pbj_job j;
+
+	if (++w->rounds == 2) {
+		fake_server_stop(w->given);  /* the address given answers no more */
+		w->given = NULL;
+		w->id = submit(w->fx, 0, NULL);
+	}
+	if ((w->id && pbj_job_get(db, w->id, &j) == 0 && pbj_state_final(j.state)) ||
+	    w->rounds > 200)
+		serve_stop = 1;
+}
+
+/* The address serve was given stops answering (its servers restarted
+ * elsewhere): a job still runs, through the servers the catch-up's last
+ * table named - rather than waiting for an address that will not come
+ * back. */
+static void test_serve_finds_servers_that_moved_through_the_last_table(void **state)
+{
+	struct fixture *fx = *state;
+	struct moved_watch w = { .fx = fx };
+	struct pbj_serve_opts o = { .holder = "test", .between = watch_moved, .arg = &w };
+	char addr[OFS_ADDR_MAX];
+	const char *given[1] = { addr };
+	bool got = false;
+
+	w.given = fake_server_start(answer_table_of, fx->fk);
+	assert_non_null(w.given);
+	snprintf(addr, sizeof(addr), "%s", w.given->addr);
+	assert_int_equal(pbj_lease_take(fx->db, "test", 10000, &got, NULL), 0);
+	o.run = fx->o;
+	o.run.cluster = given;
+	o.run.stop = &serve_stop;
+	serve_stop = 0;
+	assert_int_equal(pbj_serve(fx->db, &o), 0);
+	fake_server_stop(w.given);
+	assert_true(w.id > 0);
+	assert_int_equal(job_of(fx, w.id).state, PBJ_SUCCEEDED);
+	assert_int_equal(fx->fk->nstarts, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -745,6 +812,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(
 			test_serve_backs_off_while_the_cluster_cannot_be_reached, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_serve_finds_servers_that_moved_through_the_last_table, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
