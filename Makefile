@@ -50,7 +50,7 @@ ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) -pthread
 
 LIB_SRCS := lib/error.c lib/ident.c lib/tls.c lib/ca.c lib/cap.c lib/crl.c lib/oid.c lib/wire.c lib/frame.c lib/proto.c \
 	lib/checksum.c lib/log.c lib/net.c lib/path.c lib/parse.c lib/timefmt.c \
-	lib/conn.c lib/placement.c lib/proto_reply.c lib/fdio.c lib/attr_json.c
+	lib/conn.c lib/backoff.c lib/placement.c lib/proto_reply.c lib/fdio.c lib/attr_json.c
 SERVER_SRCS := server/kv.c server/records.c server/bstream.c server/store.c \
 	server/store_object.c server/store_bytes.c server/store_kv.c server/store_stale.c \
 	server/store_walk.c server/store_tool.c server/store_incoming.c server/store_inline.c \

@@ -247,10 +247,29 @@ static void serve_fire(struct pbj_db *db, void *arg)
 	fire_schedules(db);
 }
 
-static void serve_job_error(int64_t id, int rc, void *arg)
+static void serve_job_error(int64_t id, int rc, int retry_ms, void *arg)
 {
 	(void)arg;
-	fprintf(stderr, "ofs-pbj: job %lld: %s\n", (long long)id, ofs_strerror(rc));
+	fprintf(stderr, "ofs-pbj: job %lld: %s; the queue waits %d.%d s\n", (long long)id,
+		ofs_strerror(rc), retry_ms / 1000, retry_ms % 1000 / 100);
+}
+
+static void serve_job_ended(const struct pbj_job *j, void *arg)
+{
+	(void)arg;
+	if (j->state == PBJ_FAILED)
+		fprintf(stderr, "ofs-pbj: job %lld failed: %s\n", (long long)j->id,
+			j->reason[0] ? j->reason : "(no reason given)");
+}
+
+/* Said each time: the polls back off (a minute at most), so these lines
+ * do too. */
+static void serve_catchup_refused(int rc, unsigned times, int retry_ms, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "ofs-pbj: catch-up: the cluster refused this scheduler: %s "
+		"(refused %u time%s in a row; next try in %d s)\n", ofs_strerror(rc), times,
+		times == 1 ? "" : "s", (retry_ms + 500) / 1000);
 }
 
 /* Take the scheduler lease: 0 and *got, or a store error. A holder whose
@@ -277,6 +296,7 @@ int jobs_cmd_serve(struct pbj_db *db, const char *const *cluster, size_t ncluste
 		.run = { .cluster = cluster, .ncluster = ncluster, .stop = &jobs_stop_flag,
 			 .max_retries = jobs_test_max_retries() },
 		.holder = holder, .between = serve_fire, .job_error = serve_job_error,
+		.job_ended = serve_job_ended, .catchup_refused = serve_catchup_refused,
 	};
 	bool got = false;
 	int rc;

@@ -152,6 +152,18 @@ struct conn *cl_conn_of(struct ofs_client *c, struct ofs_sid sid)
 	return p->conn;
 }
 
+bool cl_moving_wait(struct cl_moving *m)
+{
+	if (!m->started) {
+		backoff_init(&m->bo, MOVE_WAIT_FIRST_MS, MOVE_WAIT_CAP_MS);
+		m->started = true;
+	}
+	if (m->bo.waited_ms >= MOVE_WAIT_MS)
+		return false;
+	backoff_sleep(&m->bo);
+	return true;
+}
+
 void cl_mark_down(struct ofs_client *c, struct ofs_sid sid)
 {
 	struct peer *p = find_peer(c, sid);
@@ -212,7 +224,8 @@ static int call_ex(struct ofs_client *c, const struct ofs_handle *h, const struc
 	struct ofs_sid order[OFS_MAX_REPLICAS], skipped[OFS_MAX_REPLICAS];
 	const char *why[OFS_MAX_REPLICAS];
 	size_t n = cl_try_order(c, h, order), nskipped = 0;
-	int rc = -OFS_EUNREACHABLE, waited_ms = 0;
+	int rc = -OFS_EUNREACHABLE;
+	struct cl_moving moving = { .started = false };
 	struct ofs_req *qc = NULL;
 	bool renewed = false;
 
@@ -248,11 +261,8 @@ static int call_ex(struct ofs_client *c, const struct ofs_handle *h, const struc
 		}
 		if (!rc && c->caps)
 			cl_caps_take(c, h, cn);
-		if (rc == -OFS_EMOVING && waited_ms < MOVE_WAIT_MS) {
+		if (rc == -OFS_EMOVING && cl_moving_wait(&moving)) {
 			/* Held still while a copy moves: a moment, then again. */
-			struct timespec ts = { .tv_sec = 0, .tv_nsec = 50 * 1000000L };
-			nanosleep(&ts, NULL);
-			waited_ms += 50;
 			i--;
 			continue;
 		}

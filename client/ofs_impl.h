@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "client/ofs.h"
+#include "lib/backoff.h"
 #include "lib/conn.h"
 #include "lib/frame.h"
 #include "lib/net.h"
@@ -37,6 +38,8 @@
  * (PEER_QUIET_NS: tried last), and its copies skip it (replica.h). */
 #define CL_ANSWER_MS 5000
 int cl_answer_ms(uint16_t op);
+#define MOVE_WAIT_FIRST_MS 50             /* ... the first, then doubled ... */
+#define MOVE_WAIT_CAP_MS 1000             /* ... up to this, with jitter */
 
 /* A server as this client knows it. */
 struct peer {
@@ -143,6 +146,18 @@ int cl_dirent_call(struct ofs_client *c, uint16_t op, const struct ofs_handle *d
 int cl_file_destroy(struct ofs_client *c, const struct ofs_handle *mf);
 int cl_map_transport(int rc);
 void cl_mark_down(struct ofs_client *c, struct ofs_sid sid);
+
+/* Waiting out OFS_EMOVING (the object held still while a copy of it
+ * moves) before asking again: MOVE_WAIT_FIRST_MS, doubled up to
+ * MOVE_WAIT_CAP_MS with jitter - many clients held by one move do not
+ * all come back at once - and MOVE_WAIT_MS in all. Zero it first. */
+struct cl_moving {
+	struct backoff bo;
+	bool started;                /* bo initialised (at the first wait) */
+};
+/* Sleep the next wait: true, or false (no sleep) once MOVE_WAIT_MS have
+ * been waited. */
+bool cl_moving_wait(struct cl_moving *m);
 int cl_obj_create(struct ofs_client *c, const struct ofs_attr *a, unsigned copies,
 		      const struct ofs_sid *fixed, struct ofs_handle *h);
 /* A whole small file (at most OFS_SMALL_MAX bytes, one stripe) in one

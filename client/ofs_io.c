@@ -125,7 +125,7 @@ static int dfile_io(struct ofs_client *c, const struct ofs_handle *h, bool write
 	struct ofs_sid badsid[OFS_MAX_REPLICAS];
 	const char *badwhy[OFS_MAX_REPLICAS];
 
-	int waited_ms = 0;
+	struct cl_moving moving = { .started = false };
 	uint8_t cap[CAP_MAX_LEN];
 	size_t caplen = c->caps ? cl_caps_for(c, h->oid, cap) : 0;
 	bool renewed = false;
@@ -150,11 +150,8 @@ static int dfile_io(struct ofs_client *c, const struct ofs_handle *h, bool write
 			i--;
 			continue;
 		}
-		if (rc == -OFS_EMOVING && waited_ms < MOVE_WAIT_MS) {
+		if (rc == -OFS_EMOVING && cl_moving_wait(&moving)) {
 			/* Held still while a copy moves: a moment, then again. */
-			struct timespec ts = { .tv_sec = 0, .tv_nsec = 50 * 1000000L };
-			nanosleep(&ts, NULL);
-			waited_ms += 50;
 			i--;
 			continue;
 		}

@@ -140,6 +140,11 @@ int conn_is_transport_error(int rc)
 	       rc == -OFS_ESTALLED;
 }
 
+bool conn_is_refusal(int rc)
+{
+	return rc == -EACCES || tls_is_refusal(rc) || rc == -OFS_ENOIDENT;
+}
+
 static void drop(struct conn *c)
 {
 	tls_free(c->io.tls);
@@ -395,7 +400,7 @@ int conn_fetch_table(const char *const *addrs, size_t n, int reply_ms, struct of
 		struct conn *c = NULL;
 
 		rc = conn_open(addrs[i], &c);
-		if (rc == -EINVAL)
+		if (rc == -EINVAL || conn_is_refusal(rc))
 			return rc;
 		if (rc)
 			continue;
@@ -407,6 +412,8 @@ int conn_fetch_table(const char *const *addrs, size_t n, int reply_ms, struct of
 				*via = addrs[i];
 			return 0;
 		}
+		if (conn_is_refusal(rc))
+			return rc;       /* who we are: the next server says the same */
 	}
 	return conn_is_transport_error(rc) ? -OFS_EUNREACHABLE : rc;
 }

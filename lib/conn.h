@@ -101,8 +101,9 @@ int conn_recv_data(struct conn *c, uint64_t reqid, uint8_t *dst, size_t cap, siz
  * one per address), then the rest in the order given, each call bounded
  * by reply_ms; *via (may be NULL) receives the address that answered.
  * *e is malloc'd (the caller frees it). conn_fetch_table returns 0,
- * -EINVAL (a malformed address), -OFS_EUNREACHABLE (none answered) or a
- * server's error.
+ * -EINVAL (a malformed address), -OFS_EUNREACHABLE (none answered), a
+ * refusal (conn_is_refusal: the first one ends the fetch, since the next
+ * server would refuse the same identity) or a server's error.
  */
 int conn_table(struct conn *c, struct ofs_sid *who, struct ofs_server **e, size_t *ne);
 int conn_fetch_table(const char *const *addrs, size_t n, int reply_ms, struct ofs_server **e,
@@ -114,6 +115,12 @@ int conn_fetch_table(const char *const *addrs, size_t n, int reply_ms, struct of
  * (OFS_ESTALLED: its disk does not complete writes) counts as one: the
  * caller tries another server, as for one that does not answer. */
 int conn_is_transport_error(int rc);
+/* True when rc is a refusal of who we are: permission denied (-EACCES), a
+ * TLS refusal (tls_is_refusal: a certificate not trusted, expired or
+ * revoked, TLS required) or no identity to connect with. No retry and no
+ * other server would answer otherwise: a loop ends the attempt and
+ * reports it (backoff.h). */
+bool conn_is_refusal(int rc);
 /* An idle connection whose peer has gone (closed it, or restarted): its
  * socket reads as ready with nothing asked of it. Checked before reusing
  * a pooled connection, so that a change is never sent into a dead one. */

@@ -355,6 +355,8 @@ struct ofs_task_status {
 	char reason[256];              /* why it failed */
 	uint64_t repairs;              /* repairs done (counted against the budget) */
 	bool starved;                  /* waiting for more repair budget */
+	int32_t error;                 /* FAILED: the code it failed with, 0 or
+	                                  negative (a refusal is not retried) */
 };
 
 struct ofs_task_finding {

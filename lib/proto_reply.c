@@ -611,6 +611,7 @@ void proto_encode_task_status(struct wbuf *w, const struct ofs_task_status *st,
 	wbuf_str(w, st->reason);
 	wbuf_u64(w, st->repairs);
 	wbuf_u8(w, st->starved ? 1 : 0);
+	wbuf_u32(w, (uint32_t)st->error);
 	wbuf_u32(w, n);
 	for (uint32_t i = 0; i < n; i++) {
 		wbuf_u64(w, f[i].seq);
@@ -649,9 +650,11 @@ int proto_decode_task_status(const uint8_t *b, size_t len, struct ofs_task_statu
 		t.repairs = rbuf_u64(&r);
 		uint8_t starved = rbuf_u8(&r);
 		t.starved = starved != 0;
+		t.error = (int32_t)rbuf_u32(&r);
 		n = rbuf_u32(&r);
 		if (!rbuf_error(&r) && (t.state < OFS_TASK_RUNNING || t.state > OFS_TASK_CANCELLED ||
-					!proto_printable(t.reason) || starved > 1)) {
+					!proto_printable(t.reason) || starved > 1 || t.error > 0 ||
+					t.error <= -OFS_ELAST)) {
 			rc = -OFS_ECORRUPT;
 			break;
 		}

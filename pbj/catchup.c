@@ -11,6 +11,8 @@
 #define POLL_EVERY_NS 1000000000LL
 #define POLL_TIMEOUT_MS 2000
 #define CATCHUP_TABLE_MS 10000      /* reading the server table (from memory) */
+#define REFUSED_FIRST_MS 1000       /* after a refused poll, then doubled ... */
+#define REFUSED_CAP_MS 60000        /* ... up to a minute */
 
 static int64_t now_ns(void)
 {
@@ -134,28 +136,56 @@ static int ask(const struct ofs_server *e, struct pbj_catchup *cu, struct pbj_ta
 	return st.state == OFS_TASK_RUNNING || b->n > before;
 }
 
-void pbj_catchup_poll(struct pbj_db *db, const char *const *cluster, size_t ncluster,
-		      struct pbj_catchup *cu)
+void pbj_catchup_init(struct pbj_catchup *cu)
+{
+	memset(cu, 0, sizeof(*cu));
+	backoff_init(&cu->bo, REFUSED_FIRST_MS, REFUSED_CAP_MS);
+}
+
+/* A refused poll: the next waits out a backoff. Returns the refusal. */
+static int refused(struct pbj_catchup *cu, int rc)
+{
+	cu->retry_ms = backoff_next(&cu->bo);
+	cu->refused = cu->bo.tries;
+	cu->next_ns = now_ns() + (int64_t)cu->retry_ms * 1000000;
+	return rc;
+}
+
+/* The server table, from the cluster addresses or else from the servers
+ * of the last table read. */
+static int read_table(const char *const *cluster, size_t ncluster, struct pbj_catchup *cu,
+		      struct ofs_server **e, size_t *ne)
+{
+	const char *alt[PBJ_CATCHUP_KNOWN];
+	int rc = conn_fetch_table(cluster, ncluster, CATCHUP_TABLE_MS, e, ne, NULL);
+
+	if (rc == 0 || conn_is_refusal(rc) || !cu->nknown)
+		return rc;
+	for (size_t i = 0; i < cu->nknown; i++)
+		alt[i] = cu->known[i];
+	return conn_fetch_table(alt, cu->nknown, CATCHUP_TABLE_MS, e, ne, NULL);
+}
+
+int pbj_catchup_poll(struct pbj_db *db, const char *const *cluster, size_t ncluster,
+		     struct pbj_catchup *cu)
 {
 	struct ofs_server *e = NULL;
 	struct pbj_task *t = NULL;
 	uint64_t *seqs = NULL;
 	struct batch b = { 0 };
-	const char *via = NULL;
 	size_t ne = 0, nt = 0;
 	bool busy = false;
 	int64_t now = now_ns();
+	int rc;
 
-	if (cu->last_ns && now - cu->last_ns < POLL_EVERY_NS)
-		return;
+	if ((cu->last_ns && now - cu->last_ns < POLL_EVERY_NS) || now < cu->next_ns)
+		return 0;
 	cu->last_ns = now;
-	if (conn_fetch_table(cluster, ncluster, CATCHUP_TABLE_MS, &e, &ne, &via) != 0) {
-		const char *alt[PBJ_CATCHUP_KNOWN];
-		for (size_t i = 0; i < cu->nknown; i++)
-			alt[i] = cu->known[i];
-		if (!cu->nknown || conn_fetch_table(alt, cu->nknown, CATCHUP_TABLE_MS, &e, &ne, &via) != 0)
-			return;
-	}
+	rc = read_table(cluster, ncluster, cu, &e, &ne);
+	if (conn_is_refusal(rc))
+		return refused(cu, rc);
+	if (rc)
+		return 0;                /* unreachable: again in a second */
 	cu->nknown = 0;
 	for (size_t i = 0; i < ne && cu->nknown < PBJ_CATCHUP_KNOWN; i++)
 		if (e[i].address[0])
@@ -170,11 +200,17 @@ void pbj_catchup_poll(struct pbj_db *db, const char *const *cluster, size_t nclu
 			continue;
 		b.last_seq = 0;
 		r = ask(&e[i], cu, &t[nt], &b);
+		if (conn_is_refusal(r)) {
+			rc = refused(cu, r);
+			goto out;
+		}
 		if (r < 0)
 			continue;        /* down: it catches up once back */
 		busy |= r == 1;
 		seqs[nt++] = b.last_seq;
 	}
+	backoff_reset(&cu->bo);
+	cu->refused = 0;
 	if (!busy && !cu->job)
 		goto out;
 	if (open_job(db, cu) != 0)
@@ -200,4 +236,5 @@ out:
 	free(seqs);
 	free(t);
 	free(e);
+	return rc;
 }

@@ -11,6 +11,12 @@
  * server has anything left. It is never queued or run by the scheduler:
  * it only records. A catch-up job left running by a scheduler that died is
  * adopted by the next.
+ *
+ * A poll the cluster refuses (conn_is_refusal: this scheduler's
+ * certificate revoked or expired, ...) is not tried again a second later:
+ * the next one waits a backoff (1 s doubled up to a minute, with
+ * jitter), so that a refused scheduler does not knock on every server
+ * once a second. The first poll answered starts the steps over.
  */
 #ifndef OFS_PBJ_CATCHUP_H
 #define OFS_PBJ_CATCHUP_H
@@ -18,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/backoff.h"
 #include "lib/proto.h"
 #include "pbj/jobstore.h"
 
@@ -31,6 +38,10 @@ struct pbj_catchup {
 	char known[PBJ_CATCHUP_KNOWN][OFS_SERVER_ADDR_LEN];
 	size_t nknown;
 	int64_t last_ns;             /* when the servers were last asked */
+	int64_t next_ns;             /* not asked again before (a refusal's backoff) */
+	struct backoff bo;           /* the refusals' backoff */
+	unsigned refused;            /* polls refused in a row */
+	int retry_ms;                /* the wait after the last refusal */
 	size_t nacks;
 	struct {
 		struct ofs_sid sid;
@@ -38,8 +49,15 @@ struct pbj_catchup {
 	} acks[OFS_MAX_SERVERS];
 };
 
-/* Ask the servers (at most once a second) and record what they did. */
-void pbj_catchup_poll(struct pbj_db *db, const char *const *cluster, size_t ncluster,
-		      struct pbj_catchup *cu);
+/* A catch-up follower with nothing asked yet. */
+void pbj_catchup_init(struct pbj_catchup *cu);
+
+/* Ask the servers (at most once a second, or once the backoff after a
+ * refusal is over) and record what they did. Returns 0, or the refusal
+ * that ended this poll (cu->refused: polls refused in a row; cu->retry_ms:
+ * the wait before the next). A server that does not answer is not an
+ * error: it catches up once it is back. */
+int pbj_catchup_poll(struct pbj_db *db, const char *const *cluster, size_t ncluster,
+		     struct pbj_catchup *cu);
 
 #endif

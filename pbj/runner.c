@@ -6,9 +6,9 @@
 #include <time.h>
 
 #include "client/ofs.h"
+#include "lib/backoff.h"
 #include "lib/conn.h"
 #include "lib/ofs_error.h"
-#include "lib/tls.h"
 #include "lib/proto.h"
 #include "pbj/jobargs.h"
 #include "pbj/plan.h"
@@ -17,6 +17,9 @@
 #define STATS_MS 30000                   /* STATS walks a server's records */
 #define CALL_MS 10000                /* one request to a server */
 #define LEASE_TTL_MS 10000
+#define RETRY_FIRST_MS 200               /* a task's first retry, then doubled ... */
+#define RETRY_CAP_MS 4000                /* ... up to this (PBJ_MAX_RETRIES of them:
+                                            about a minute) */
 
 /* What the runner keeps per task between polls. */
 struct live {
@@ -26,6 +29,9 @@ struct live {
 	bool started;                    /* TASK_START accepted by this server run */
 	uint64_t acked;                  /* findings stored up to this seq */
 	int64_t retry_at_ns;             /* do not try before */
+	struct backoff bo;               /* how long after a failed attempt */
+	int refused;                     /* the refusal that failed the task (0:
+	                                    none): its server is not asked again */
 	uint8_t sent_ctl;                /* last pause/resume sent */
 	struct ofs_oid *only;            /* --path: the objects on this server */
 	uint32_t nonly;
@@ -365,9 +371,11 @@ static int load_task(const struct pbj_task *t, void *arg)
 	return 0;
 }
 
-/* The tasks of a job: those stored, else one per server in service. */
+/* The tasks of a job: those stored, else one per server in service. On
+ * an error of the cluster or of the job's arguments (not of the store),
+ * *what names the step. */
 static int make_tasks(struct pbj_db *db, const struct pbj_job *j, const struct pbj_runner_opts *o,
-		      struct live **out, size_t *nout)
+		      struct live **out, size_t *nout, const char **what)
 {
 	struct ofs_server *e = NULL;
 	struct ofs_sid only[OFS_MAX_SERVERS];
@@ -375,9 +383,16 @@ static int make_tasks(struct pbj_db *db, const struct pbj_job *j, const struct p
 	struct load_ctx lc = { 0 };
 	int rc = fetch_table(o, &e, &ne);
 
+	*what = "reading the server table";
 	if (rc)
 		return rc;
+	*what = "reading the job's arguments";
 	rc = job_servers(j, only, OFS_MAX_SERVERS, &nonly);
+	if (rc) {
+		free(e);
+		return rc;
+	}
+	*what = NULL;
 	lc.cap = ne ? ne : 1;
 	lc.l = calloc(lc.cap, sizeof(*lc.l));
 	if (!lc.l)
@@ -407,16 +422,22 @@ static int make_tasks(struct pbj_db *db, const struct pbj_job *j, const struct p
 			if (sid_eq(e[i].sid, lc.l[k].t.server))
 				snprintf(lc.l[k].address, sizeof(lc.l[k].address), "%s", e[i].address);
 	free(e);
-	if (!rc)
+	if (!rc) {
 		rc = apply_paths(db, j, o, lc.l, &lc.n);
-	if (!rc)
+		*what = rc ? "resolving the job's paths" : NULL;
+	}
+	if (!rc) {
 		rc = apply_from_job(db, j, lc.l, lc.n);
+		*what = rc ? "reading the findings of the job it repairs" : NULL;
+	}
 	if (rc) {
 		free(lc.l);
 		return rc;
 	}
-	for (size_t k = 0; k < lc.n; k++)
+	for (size_t k = 0; k < lc.n; k++) {
 		lc.l[k].max_retries = o->max_retries > 0 ? o->max_retries : PBJ_MAX_RETRIES;
+		backoff_init(&lc.l[k].bo, RETRY_FIRST_MS, RETRY_CAP_MS);
+	}
 	*out = lc.l;
 	*nout = lc.n;
 	return 0;
@@ -433,6 +454,8 @@ static int call(struct live *l, struct ofs_req *q, uint8_t **b, size_t *bn)
 {
 	int rc;
 
+	if (l->refused)
+		return l->refused;       /* (it would refuse again: not asked) */
 	if (!l->c) {
 		if (!l->address[0])
 			return -OFS_EUNREACHABLE;
@@ -447,8 +470,8 @@ static int call(struct live *l, struct ofs_req *q, uint8_t **b, size_t *bn)
 	return rc;
 }
 
-/* A failed attempt: try again later, or give up - at once when the
- * server refused who we are (no attempt will be let in). */
+/* A failed attempt: try again after a backoff, or give up - at once when
+ * the server refused who we are (no attempt will be let in). */
 static void attempt_failed(struct live *l, const char *what, int rc)
 {
 	char hex[OFS_OID_HEX];
@@ -456,10 +479,11 @@ static void attempt_failed(struct live *l, const char *what, int rc)
 	sid_to_hex(l->t.server, hex);
 	l->t.retries++;
 	snprintf(l->t.reason, sizeof(l->t.reason), "%s on %.32s: %s", what, hex, ofs_strerror(rc));
-	if (l->t.retries >= l->max_retries || rc == -EACCES || tls_is_refusal(rc) ||
-	    rc == -OFS_ENOIDENT)
+	if (conn_is_refusal(rc))
+		l->refused = rc;
+	if (l->t.retries >= l->max_retries || l->refused)
 		l->t.state = PBJ_FAILED;
-	l->retry_at_ns = now_ns() + (int64_t)(l->t.retries < 6 ? 1 << l->t.retries : 32) * 100000000;
+	l->retry_at_ns = now_ns() + (int64_t)backoff_next(&l->bo) * 1000000;
 	drop_conn(l);
 }
 
@@ -743,9 +767,13 @@ static void take_status(const struct pbj_job *j, struct live *l, const struct of
 	case OFS_TASK_FAILED:
 		snprintf(l->t.reason, sizeof(l->t.reason), "%s", st->reason);
 		l->t.retries++;
-		l->started = false;       /* try again from the cursor... */
-		if (l->t.retries >= l->max_retries)
-			l->t.state = PBJ_FAILED;   /* ...a bounded number of times */
+		l->started = false;       /* try again from the cursor, after a
+		                             backoff... */
+		l->retry_at_ns = now_ns() + (int64_t)backoff_next(&l->bo) * 1000000;
+		if (l->t.retries >= l->max_retries || conn_is_refusal(st->error))
+			l->t.state = PBJ_FAILED;   /* ...a bounded number of times, and
+			                              not when its peers refused the
+			                              server (no run would be let in) */
 		break;
 	case OFS_TASK_CANCELLED:
 		if (j->state == PBJ_CANCELLED)
@@ -816,6 +844,8 @@ static int poll_task(struct pbj_db *db, const struct pbj_job *j, struct live *l,
 		attempt_failed(l, "reading the task's status", rc);
 		return pbj_task_put(db, &l->t);
 	}
+	if (st.state != OFS_TASK_FAILED)
+		backoff_reset(&l->bo);   /* (it answers: failures in a row start over) */
 	take_status(j, l, &st);
 	rc = pbj_progress(db, &l->t, 1, pc.f, pc.n);
 	if (!rc && pc.max_seq > l->acked)
@@ -1100,8 +1130,53 @@ static int run_round(struct pbj_db *db, int64_t id, struct pbj_job *j, struct li
 	return 0;
 }
 
+/* An error no later attempt undoes: a refusal of who runs the job, or
+ * the job's own arguments (a path that is not there, too many objects,
+ * arguments that do not decode). */
+static bool final_error(int rc)
+{
+	return conn_is_refusal(rc) || rc == -ENOENT || rc == -ENOTDIR || rc == -ELOOP ||
+	       rc == -OFS_ETOOBIG || rc == -OFS_ECORRUPT;
+}
+
+static int fail_task_row(const struct pbj_task *t, void *arg)
+{
+	struct pbj_task *f = arg;
+
+	if (!pbj_state_final(t->state) && f->job == 0)
+		*f = *t;                 /* the first task not ended yet */
+	return 0;
+}
+
+/* The job could not start for a final reason: it fails, with what failed
+ * and why, and so do its tasks (no server was asked to run one). */
+static int fail_unstarted(struct pbj_db *db, int64_t id, const char *what, int err)
+{
+	char why[PBJ_REASON_LEN];
+	struct pbj_task t;
+	int rc = 0;
+
+	snprintf(why, sizeof(why), "%s: %s", what, ofs_strerror(err));
+	for (;;) {
+		memset(&t, 0, sizeof(t));
+		rc = pbj_task_list(db, id, fail_task_row, &t);
+		if (rc || t.job == 0)
+			break;
+		t.state = PBJ_FAILED;
+		snprintf(t.reason, sizeof(t.reason), "%s", why);
+		rc = pbj_task_put(db, &t);
+		if (rc)
+			break;
+	}
+	if (!rc)
+		rc = pbj_job_set_state(db, id, PBJ_FAILED,
+				       (1u << PBJ_QUEUED) | (1u << PBJ_RUNNING) | (1u << PBJ_PAUSED), why);
+	return rc == -EAGAIN ? 0 : rc;   /* (cancelled meanwhile: that stands) */
+}
+
 int pbj_run(struct pbj_db *db, int64_t id, const struct pbj_runner_opts *o)
 {
+	const char *what = NULL;
 	struct pbj_job *j = malloc(sizeof(*j));
 	struct pbj_finding *fbuf = calloc(OFS_MAX_TASK_FINDINGS, sizeof(*fbuf));
 	struct live *l = NULL;
@@ -1124,8 +1199,13 @@ int pbj_run(struct pbj_db *db, int64_t id, const struct pbj_runner_opts *o)
 		rc = -EINVAL;            /* recorded by ofs-pbj serve, never run */
 		goto out;
 	}
-	if (!rc)
-		rc = make_tasks(db, j, o, &l, &n);
+	if (!rc) {
+		rc = make_tasks(db, j, o, &l, &n, &what);
+		if (rc && what && final_error(rc)) {
+			rc = fail_unstarted(db, id, what, rc);
+			goto out;
+		}
+	}
 	if (!rc)
 		rc = cap_setup(db, id, j, &cp);
 	if (!rc && j->state == PBJ_QUEUED) {

@@ -11,9 +11,12 @@
  * of either side loses none and repeats at most the objects after the
  * last stored cursor. It follows the job's state in the store, so pause,
  * resume and cancel given by any ofs-pbj process reach every server
- * within a poll. A task whose server does not answer is started again
- * from its cursor when the server is back; after PBJ_MAX_RETRIES failed
- * attempts the task, and the job, end failed with the reason.
+ * within a poll. A task whose server does not answer, or that failed on
+ * its server, is started again from its cursor after a backoff (200 ms,
+ * doubled up to 4 s, with jitter); after PBJ_MAX_RETRIES failed attempts
+ * the task, and the job, end failed with the reason. A task refused
+ * (permission denied, a certificate not trusted, expired or revoked) ends
+ * failed at once: no attempt would be let in.
  */
 #ifndef OFS_PBJ_RUNNER_H
 #define OFS_PBJ_RUNNER_H
@@ -79,7 +82,12 @@ int pbj_plan_now(const struct pbj_runner_opts *o, double pct, struct plan *p,
 /*
  * Run job id until it ends (succeeded, failed, cancelled) or *stop is
  * set. Returns 0 (read the job for its outcome), -EINTR when stopped, or a
- * negative error of the store or of the cluster (unreachable at start).
+ * negative error of the store or of the cluster that a later run may get
+ * past (unreachable at start): the job is left as it was, and the caller
+ * tries again after a backoff. A job that cannot start for a reason no
+ * later run undoes - the cluster refuses who runs it (conn_is_refusal), a
+ * path it names is not there, its arguments do not decode - ends failed
+ * with the reason at once, and pbj_run returns 0.
  */
 int pbj_run(struct pbj_db *db, int64_t id, const struct pbj_runner_opts *o);
 

@@ -53,25 +53,27 @@ static int pace(uint64_t bytes, void *arg)
 	return task_throttle(arg, bytes);
 }
 
-/* 250-500 ms: two servers that wait for each other try again apart. */
-static int pause_jittered(struct task *t)
-{
-	return task_sleep(t, 250 + (long)(task_now(t) * 1000.0) % 250);
-}
+#define MOVE_RETRY_FIRST_MS 250
+#define MOVE_RETRY_CAP_MS 2000
+#define MOVE_RETRY_BUDGET_MS 10000
 
 /* Move this server's copy of w's object away (to `to`, NULL: where
  * placement says) and drop it here. A copy or server that does not
- * answer, or an object held still by another move, is waited for up to
- * about 10 s; -ECANCELED when the task is cancelled. */
+ * answer, or an object held still by another move, is tried again after
+ * a backoff (250 ms doubled up to 2 s, jittered: two servers waiting for
+ * each other try again apart) for about 10 s; a refusal is not retried.
+ * -ECANCELED when the task is cancelled. */
 static int move_away(struct mover *m, const struct task_obj *w, const struct ofs_sid *to,
 		     struct move_result *mr)
 {
 	struct task *t = m->t;
 	struct store *s = task_store(t);
 	unsigned flags = MOVE_F_DROP_SOURCE | (dry(m) ? MOVE_F_DRYRUN : 0);
-	int rc = 0;
+	struct backoff bo;
+	int rc = 0, wr;
 
-	for (int attempt = 0; attempt < 40; attempt++) {
+	backoff_init(&bo, MOVE_RETRY_FIRST_MS, MOVE_RETRY_CAP_MS);
+	for (;;) {
 		if (task_hold(t))
 			return -ECANCELED;
 		rc = move_copy(s, task_sidtab(t), task_replicator(t), w->oid, &w->a, store_sid(s), to,
@@ -80,8 +82,11 @@ static int move_away(struct mover *m, const struct task_obj *w, const struct ofs
 		    rc != -OFS_EQUORUM)
 			break;
 		/* (-EBUSY: another server moving its copy of it) */
-		if (pause_jittered(t))
-			return -ECANCELED;
+		wr = task_backoff(t, &bo, MOVE_RETRY_BUDGET_MS);
+		if (wr == -ECANCELED)
+			return wr;
+		if (wr)
+			break;           /* (spent: the last error stands) */
 	}
 	return rc;
 }

@@ -11,6 +11,14 @@
 
 #include "scrubber/scrub_impl.h"
 
+/* A fetch or a move that meets its object held (changed meanwhile,
+ * another fetch or move of it at work) tries again after a backoff, up to
+ * a budget; then the last error stands in the finding. */
+#define MEND_RETRY_FIRST_MS 250
+#define MEND_RETRY_CAP_MS 2000
+#define FETCH_RETRY_BUDGET_MS 5000
+#define MOVE_RETRY_BUDGET_MS 7500
+
 /* ---- repair mode -------------------------------------------------------- */
 
 static bool dry(const struct scrub_task *k)
@@ -81,21 +89,27 @@ int scrub_fix_copy(struct scrub_task *k, struct ofs_oid oid, const struct ofs_at
 	unsigned flags = (dry(k) ? OFS_FETCH_DRYRUN : 0) | (known_bad ? OFS_FETCH_LOCALBAD : 0);
 	struct scrubber *sc = k->sc;
 	char hex[OFS_OID_HEX], where[64];
+	struct backoff bo;
 	int rc;
 
 	sid_to_hex(target, hex);
 	snprintf(where, sizeof(where), "on %.32s", hex);
 	if ((rc = task_take_budget(k->t)) != 0)
 		return rc;
-	for (int attempt = 0; attempt < 20; attempt++) {
+	backoff_init(&bo, MEND_RETRY_FIRST_MS, MEND_RETRY_CAP_MS);
+	for (;;) {
 		rc = repair_fetch_at(sc->s, sc->t, sc->r, target, oid, have_attr ? a->sids : NULL,
 				     have_attr ? a->nsids : 0, flags, task_rate(k->t), "repair",
 				     scrub_throttle, k, fr);
 		if (rc != -EAGAIN && rc != -EBUSY)
 			break;
-		/* changed meanwhile, or another fetch of it runs there: again */
-		struct timespec ts = { .tv_sec = 0, .tv_nsec = 250000000 };
-		nanosleep(&ts, NULL);
+		/* changed meanwhile, or another fetch of it runs there: again,
+		 * after a backoff (the last error stands once it is spent) */
+		int w = task_backoff(k->t, &bo, FETCH_RETRY_BUDGET_MS);
+		if (w == -ECANCELED)
+			return w;
+		if (w)
+			break;
 	}
 	if (rc == -OFS_EUNREACHABLE || rc == -ETIMEDOUT || rc == -ECONNREFUSED ||
 	    rc == -ECONNRESET || rc == -ECANCELED)
@@ -362,6 +376,7 @@ static int mend_move(struct scrub_task *k, const struct task_obj *w, struct ofs_
 {
 	struct move_result mr;
 	struct ofs_server fe;
+	struct backoff bo;
 	int rc = 0;
 
 	if (sidtab_get(k->sc->t, m->from, &fe) == -ENOENT) {
@@ -381,15 +396,19 @@ static int mend_move(struct scrub_task *k, const struct task_obj *w, struct ofs_
 	}
 	if (!dry(k) && (rc = task_take_budget(k->t)) != 0)
 		return rc;
-	for (int attempt = 0; attempt < 20; attempt++) {
+	backoff_init(&bo, MEND_RETRY_FIRST_MS, MEND_RETRY_CAP_MS);
+	for (;;) {
 		rc = move_copy(k->sc->s, k->sc->t, k->sc->r, w->oid, &w->a, m->from, NULL,
 			       dry(k) ? MOVE_F_DRYRUN : 0, task_rate(k->t), scrub_throttle, k, &mr);
 		if (rc != -EAGAIN && rc != -EBUSY)
 			break;
-		/* (another move of it holds it: 250-500 ms, apart
-		 * from a server waiting for this one) */
-		if (task_sleep(k->t, 250 + (long)(scrub_now(k) * 1000.0) % 250))
-			return -ECANCELED;
+		/* (another move of it holds it: a backoff, jittered so that two
+		 * servers waiting for each other try again apart) */
+		int wr = task_backoff(k->t, &bo, MOVE_RETRY_BUDGET_MS);
+		if (wr == -ECANCELED)
+			return wr;
+		if (wr)
+			break;
 	}
 	if (rc == -OFS_EUNREACHABLE || rc == -ECANCELED)
 		return rc;

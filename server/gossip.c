@@ -16,6 +16,7 @@
 #include "lib/conn.h"
 #include <openssl/crypto.h>
 
+#include "lib/backoff.h"
 #include "lib/cap.h"
 #include "lib/crl.h"
 #include "lib/log.h"
@@ -42,6 +43,11 @@ struct gossip {
 	struct kept {
 		char addr[OFS_SERVER_ADDR_LEN];
 		struct conn *c;
+		/* A peer that refused this server (its certificate revoked
+		 * or expired, say) is not asked again every round: each
+		 * refusal in a row doubles the rounds it is left out. */
+		struct backoff bo;
+		int64_t retry_at_ms;     /* not asked before (0: any time) */
 	} kept[GOSSIP_KEPT];
 	size_t nkept, next_evict;
 };
@@ -183,17 +189,19 @@ static int exchange_with(struct sidtab *t, const struct gossip_trust *tr, const 
 }
 
 /* The kept connection to addr, opened (and kept, evicting the oldest
- * when full) if there is none or it has gone. */
-static struct kept *kept_for(struct gossip *g, const char *addr)
+ * when full) if there is none or it has gone: 0 and *out, -EINVAL, or why
+ * it could not be opened (*out is set then too, k->c NULL). */
+static int kept_for(struct gossip *g, const char *addr, struct kept **out)
 {
 	struct kept *k = NULL;
+	int rc = 0;
 
 	for (size_t i = 0; i < g->nkept && !k; i++)
 		if (strcmp(g->kept[i].addr, addr) == 0)
 			k = &g->kept[i];
 	if (!k) {
 		if (strlen(addr) >= sizeof(k->addr))
-			return NULL;
+			return -EINVAL;
 		if (g->nkept < GOSSIP_KEPT) {
 			k = &g->kept[g->nkept++];
 		} else {
@@ -203,30 +211,47 @@ static struct kept *kept_for(struct gossip *g, const char *addr)
 			k->c = NULL;
 		}
 		snprintf(k->addr, sizeof(k->addr), "%s", addr);
+		backoff_init(&k->bo, GOSSIP_PERIOD_MS, GOSSIP_REFUSED_CAP_MS);
+		k->retry_at_ms = 0;
 	}
+	*out = k;
+	if (k->retry_at_ms && log_now_ms() < k->retry_at_ms)
+		return 0;                /* (refused lately: not opened now) */
 	if (k->c && conn_idle_dead(k->c)) {
 		conn_close(k->c);
 		k->c = NULL;
 	}
-	if (!k->c && conn_open(addr, &k->c))
+	if (!k->c && (rc = conn_open(addr, &k->c)) != 0)
 		k->c = NULL;
-	return k;
+	return rc;
 }
 
+/* One exchange with addr on its kept connection. -EAGAIN: a peer that
+ * refused this server lately, left out of this round. */
 static int exchange(struct gossip *g, const char *addr)
 {
-	struct kept *k = kept_for(g, addr);
-	int rc;
+	struct kept *k = NULL;
+	int rc = kept_for(g, addr, &k);
 
-	if (!k)
-		return -EINVAL;
-	if (!k->c)
-		return -ECONNREFUSED;
-	rc = exchange_on(g->t, &g->tr, k->c, addr, GOSSIP_TIMEOUT_MS, g->contact,
-			 g->contact_arg);
-	if (rc) {
+	if (rc == -EINVAL)
+		return rc;
+	if (k->retry_at_ms && log_now_ms() < k->retry_at_ms)
+		return -EAGAIN;
+	if (!rc)
+		rc = exchange_on(g->t, &g->tr, k->c, addr, GOSSIP_TIMEOUT_MS, g->contact,
+				 g->contact_arg);
+	if (rc && k->c) {
 		conn_close(k->c);       /* (a fresh one next round) */
 		k->c = NULL;
+	}
+	if (conn_is_refusal(rc)) {
+		int wait = backoff_next(&k->bo);
+		k->retry_at_ms = log_now_ms() + wait;
+		log_limited(LOG_WARN, NULL, "gossip: %s refused this server: %s (asked again "
+			    "less and less often)", addr, ofs_strerror(rc));
+	} else if (!rc) {
+		backoff_reset(&k->bo);
+		k->retry_at_ms = 0;
 	}
 	return rc;
 }
@@ -281,7 +306,8 @@ static void round_once(struct gossip *g)
 			k--;
 			continue;
 		}
-		if (exchange(g, pick.address))
+		int rc = exchange(g, pick.address);
+		if (rc && rc != -EAGAIN && !conn_is_refusal(rc))
 			log_debug("gossip: %s did not answer", pick.address);
 	}
 	free(e);

@@ -10,6 +10,11 @@
  * a revocation, a rotation, or a server joining through any one peer
  * reaches every server in a few rounds.
  * Seeds (--peer) are contacted every round until one has answered.
+ * A peer that refuses this server (conn_is_refusal: its certificate
+ * revoked or expired, another cluster's CA) is left out of the rounds
+ * for a while that doubles with each refusal in a row, up to a minute
+ * (lib/backoff.h), and the refusal is logged once per 10 s at most; a
+ * peer that does not answer is simply tried when it is picked again.
  */
 #ifndef OFS_GOSSIP_H
 #define OFS_GOSSIP_H
@@ -23,6 +28,9 @@
 #define GOSSIP_FANOUT 3          /* peers per round */
 #define GOSSIP_TIMEOUT_MS 3000   /* a peer that does not answer is skipped */
 #define GOSSIP_KEPT 32           /* connections kept between rounds */
+#define GOSSIP_REFUSED_CAP_MS 60000  /* a peer that refuses this server is
+                                        asked every round, then ever less
+                                        often, down to once a minute */
 
 struct gossip;
 

@@ -119,6 +119,20 @@ static void linger_close(int fd)
 	close(fd);
 }
 
+/* A refused peer's line: once per LOG_REPEAT_MS per host and reason, with
+ * the count of those not written - a peer that retries a refusal in a
+ * loop does not flood the log (its port changes with every connection,
+ * so the key is its host). */
+static void log_refusal(const char *what, const char *who, int rc, const char *why)
+{
+	char key[OFS_ADDR_MAX + 64];
+	const char *colon = strrchr(who, ':');
+	int hostlen = colon ? (int)(colon - who) : (int)strlen(who);
+
+	snprintf(key, sizeof(key), "listener refused %.*s %d", hostlen, who, rc);
+	log_limited(LOG_INFO, key, "refused %s from %s: %s", what, who, why);
+}
+
 /*
  * TLS before any frame: a peer whose first byte is not a TLS handshake
  * record is told in plaintext that this server speaks TLS only; then the
@@ -142,12 +156,12 @@ static int secure(struct conn *c)
 	peer_name(c->io.fd, who);
 	if (first != 0x16) {            /* TLS record type: handshake */
 		send_error(&c->io, 0, 0, -OFS_ETLSONLY);
-		log_info("refused a plaintext connection from %s: TLS only", who);
+		log_refusal("a plaintext connection", who, -OFS_ETLSONLY, "TLS only");
 		return -OFS_ETLSONLY;
 	}
 	rc = tls_accept(c->l->tls, c->io.fd, LISTENER_HANDSHAKE_MS, &c->io.tls);
 	if (rc && rc != -ECONNRESET && rc != -ETIMEDOUT)
-		log_info("refused a connection from %s: %s", who, ofs_strerror(rc));
+		log_refusal("a connection", who, rc, ofs_strerror(rc));
 	return rc;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/backoff.h"
 #include "lib/log.h"
 #include "lib/ofs_error.h"
 #include "lib/wire.h"
@@ -15,7 +16,10 @@
 #include "server/repair.h"
 
 #define TICK_MS 200                  /* look for marks this often when idle */
-#define RETRY_MS 500                 /* ... and this often when some wait */
+#define RETRY_MS 500                 /* a pass that left copies waiting (a sibling
+                                        down or refusing) or failed: the next
+                                        after this, doubled each time in a row ... */
+#define RETRY_CAP_MS 4000            /* ... up to this, with jitter */
 #define PAGE 64                      /* marks read per store call */
 #define HOLD_MS 15000                /* a copy held still for a fetch, at most */
 #define MAX_ASK 64                   /* servers asked about one object */
@@ -561,7 +565,9 @@ static void *run(void *arg)
 {
 	struct recover *rv = arg;
 	struct timespec last = { 0 };
+	struct backoff bo;
 
+	backoff_init(&bo, RETRY_MS, RETRY_CAP_MS);
 	for (;;) {
 		struct recover_status st;
 		struct timespec ts;
@@ -569,14 +575,16 @@ static void *run(void *arg)
 		int rc;
 
 		pthread_mutex_lock(&rv->mu);
-		bool stop = rv->stop;
+		bool stop = rv->stop, kicked = rv->kicked;
 		rv->kicked = false;
 		pthread_mutex_unlock(&rv->mu);
 		if (stop)
 			break;
+		if (kicked)
+			backoff_reset(&bo);     /* a new mark: not held back by old failures */
 		rc = recover_pass(rv);
 		if (rc < 0)
-			log_warn("catch-up: %s; trying again", ofs_strerror(rc));
+			log_limited(LOG_WARN, NULL, "catch-up: %s; trying again", ofs_strerror(rc));
 		{
 			struct timespec t;
 			clock_gettime(CLOCK_MONOTONIC, &t);
@@ -587,9 +595,11 @@ static void *run(void *arg)
 			}
 		}
 		recover_status(rv, &st);
-		wait_ms = st.behind > st.stuck || rc < 0 ? RETRY_MS : TICK_MS;
+		if (rc > 0 || !(st.behind > st.stuck || rc < 0))
+			backoff_reset(&bo);     /* progress, or nothing waits */
 		if (rc > 0)
 			continue;               /* progress: look again at once */
+		wait_ms = st.behind > st.stuck || rc < 0 ? backoff_next(&bo) : TICK_MS;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += wait_ms * 1000000L;
 		ts.tv_sec += ts.tv_nsec / 1000000000L;

@@ -26,8 +26,11 @@
  *  - every other copy that answered lacks the object: it was removed
  *    while this server was away; the copy here is left for the scrub
  *    (an orphan) and is not counted as behind;
- *  - a sibling that does not answer, or a copy held still by a move: the
- *    object is tried again on the next pass;
+ *  - a sibling that does not answer or refuses this server, or a copy held
+ *    still by a move: the object is tried again on the next pass; passes
+ *    that leave copies waiting come 0.5 s apart, then twice that each
+ *    time in a row up to 4 s (with jitter), until one makes progress or
+ *    a new mark arrives;
  *  - no copy is current (every copy missed something): left marked for
  *    reconciliation by repair, counted as stuck.
  *

@@ -414,7 +414,8 @@ static int user_check(struct service *sv, const struct service_call *call,
 		if (rc == -OFS_ECAPEXPIRED)
 			log_debug("refused %s of %s from %s: %s", ofs_op_name(q->op), hex, by, why);
 		else
-			log_info("refused %s of %s from %s: %s", ofs_op_name(q->op), hex, by, why);
+			log_limited(LOG_INFO, NULL, "refused %s of %s from %s: %s", ofs_op_name(q->op),
+				    hex, by, why);
 	}
 	return rc;
 }
@@ -469,8 +470,8 @@ int service_handle(struct service *sv, const struct service_call *call, uint16_t
 	if (rc) {
 		char by[128];
 		ident_describe(who, by, sizeof(by));
-		log_info("refused %s%s from %s: permission denied", forwarded ? "forwarded " : "",
-			 ofs_op_name(op), by);
+		log_limited(LOG_INFO, NULL, "refused %s%s from %s: permission denied",
+			    forwarded ? "forwarded " : "", ofs_op_name(op), by);
 		free(q);
 		return rc;
 	}
@@ -483,8 +484,8 @@ int service_handle(struct service *sv, const struct service_call *call, uint16_t
 		if (rc == -EACCES) {
 			char by[128];
 			ident_describe(who, by, sizeof(by));
-			log_info("refused %s from %s: permission denied (not the owner)",
-				 ofs_op_name(op), by);
+			log_limited(LOG_INFO, NULL, "refused %s from %s: permission denied (not the owner)",
+				    ofs_op_name(op), by);
 		}
 	} else if (user && (rc = user_check(sv, call, q)) != 0) {
 		/* (logged there) */

@@ -251,6 +251,13 @@ int task_sleep(struct task *t, long ms)
 	return task_hold(t);
 }
 
+int task_backoff(struct task *t, struct backoff *bo, long budget_ms)
+{
+	if (bo->waited_ms >= budget_ms)
+		return -ETIMEDOUT;
+	return task_sleep(t, backoff_next(bo));
+}
+
 int task_enqueue(struct task *t, const struct ofs_task_finding *in)
 {
 	int rc = 0;
@@ -435,13 +442,14 @@ static int walk(struct task *k, struct ofs_oid *cursor, bool *started)
 	return rc;
 }
 
-static void finish(struct task *k, uint8_t state, const char *reason)
+static void finish(struct task *k, uint8_t state, const char *reason, int rc)
 {
 	struct taskhost *h = k->h;
 
 	pthread_mutex_lock(&h->mu);
 	k->state_now = state;
 	k->st.state = state;
+	k->st.error = rc;
 	if (reason)
 		snprintf(k->st.reason, sizeof(k->st.reason), "%s", reason);
 	pthread_cond_broadcast(&h->cv);
@@ -472,7 +480,7 @@ static void *task_main(void *arg)
 		rc = 0;
 	}
 	if (rc == -ECANCELED) {
-		finish(k, OFS_TASK_CANCELLED, "cancelled");
+		finish(k, OFS_TASK_CANCELLED, "cancelled", 0);
 	} else if (rc) {
 		char why[sizeof(k->reason)], hex[OFS_OID_HEX];
 		oid_to_hex(k->cur, hex);
@@ -482,13 +490,13 @@ static void *task_main(void *arg)
 			snprintf(why, sizeof(why), "%s stopped at %s: %s", k->kd->name, hex,
 				 ofs_strerror(rc));
 		log_error("job %llu: %s", (unsigned long long)k->job, why);
-		finish(k, OFS_TASK_FAILED, why);
+		finish(k, OFS_TASK_FAILED, why, rc);
 	} else {
 		log_info("job %llu: %s done, %llu objects, %llu bytes, in %.3f s",
 			 (unsigned long long)k->job, k->kd->name,
 			 (unsigned long long)k->st.objects_done, (unsigned long long)k->st.bytes_done,
 			 task_now(k) - t_begin);
-		finish(k, OFS_TASK_DONE, NULL);
+		finish(k, OFS_TASK_DONE, NULL, 0);
 	}
 	free(k->batch);              /* a finished task is kept for its last polls */
 	k->batch = NULL;

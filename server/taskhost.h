@@ -34,6 +34,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lib/backoff.h"
 #include "lib/proto.h"
 #include "lib/wire.h"
 #include "server/replica.h"
@@ -149,6 +150,11 @@ int task_hold(struct task *t);
 int task_throttle(struct task *t, uint64_t bytes);
 /* Sleep ms (looking at cancel every 100 ms); -ECANCELED. */
 int task_sleep(struct task *t, long ms);
+/* A kind's retry of a transient error (an object another move holds, a
+ * server away): task_sleep the next wait of bo (lib/backoff.h). 0, or
+ * -ECANCELED; -ETIMEDOUT without sleeping once bo has waited budget_ms in
+ * all (the caller gives up and reports the last error). */
+int task_backoff(struct task *t, struct backoff *bo, long budget_ms);
 double task_now(const struct task *t);
 /* Queue a finding (its seq is set); waits while the queue is full. */
 int task_enqueue(struct task *t, const struct ofs_task_finding *f);

@@ -108,7 +108,8 @@ REPLIES = {
     "rep-summary": (SUMMARY, u8(1) + u64(4) + u64(4096) + oid(32) + u8(3) + oid(36)
                     + u32(1) + string(b"")),
     "rep-task-status": (TASK_POLL, u8(1) + u64(3) + u64(9) + u64(1 << 20) + u64(5 << 20)
-                        + oid(33) + string(b"") + u64(1) + u8(0) + u32(1) + u64(1) + oid(34) + oid(35)
+                        + oid(33) + string(b"") + u64(1) + u8(0) + u32(0) + u32(1) + u64(1) + oid(34)
+                        + oid(35)
                         + string(b"checksum_mismatch") + string(b"chunk 3 does not match")
                         + u8(1) + oid(47) + string(b"fetched version 3") + oid(0)),
     "rep-stop-check": (STOP_CHECK, u64(10) + u64(2) + u32(2) + oid(53) + u8(0) + u8(1)

@@ -2156,6 +2156,7 @@ static void test_task_status_round_trips_and_checks_before_delivering(void **sta
 	assert_memory_equal(g.f[1].source.b, f[1].source.b, OFS_OID_LEN);
 	assert_string_equal(g.f[1].action, f[1].action);
 	assert_int_equal(back.repairs, 2);
+	assert_int_equal(back.error, 0);
 	for (size_t cut = 0; cut < w.len; cut++) {
 		g.n = 0;
 		assert_int_not_equal(proto_decode_task_status(w.data, cut, &back, tf_add, &g), 0);
@@ -2177,6 +2178,32 @@ static void test_task_status_round_trips_and_checks_before_delivering(void **sta
 	g.n = 0;
 	assert_int_equal(proto_decode_task_status(w.data, w.len, &back, tf_add, &g), -OFS_ECORRUPT);
 	assert_int_equal(g.n, 0);
+	wbuf_free(&w);
+}
+
+/* A failed task says the code it failed with, so that the runner can
+ * tell a refusal (not retried) from a failure that may pass; a code that
+ * is no error code is corrupt. */
+static void test_task_status_carries_the_code_it_failed_with(void **state)
+{
+	struct ofs_task_status st = { .state = OFS_TASK_FAILED, .error = -OFS_ECERTREVOKED }, back;
+	struct tf_got g = { .n = 0 };
+	struct wbuf w;
+	size_t at;
+
+	(void)state;
+	strcpy(st.reason, "drain stopped at 0011: certificate revoked");
+	wbuf_init(&w);
+	proto_encode_task_status(&w, &st, NULL, 0);
+	assert_int_equal(proto_decode_task_status(w.data, w.len, &back, tf_add, &g), 0);
+	assert_int_equal(back.error, -OFS_ECERTREVOKED);
+	assert_string_equal(back.reason, st.reason);
+	/* (the code: the 4 bytes before the findings' count) */
+	at = w.len - 8;
+	w.data[at] = 0;              /* a positive code */
+	assert_int_equal(proto_decode_task_status(w.data, w.len, &back, tf_add, &g), -OFS_ECORRUPT);
+	w.data[at] = 0x80;           /* far below every code */
+	assert_int_equal(proto_decode_task_status(w.data, w.len, &back, tf_add, &g), -OFS_ECORRUPT);
 	wbuf_free(&w);
 }
 
@@ -2637,6 +2664,7 @@ int main(void)
 		cmocka_unit_test(test_list_open_leaves_reader_untouched_on_failure),
 		cmocka_unit_test(test_behind_and_stale_for_requests_round_trip),
 		cmocka_unit_test(test_task_status_round_trips_and_checks_before_delivering),
+		cmocka_unit_test(test_task_status_carries_the_code_it_failed_with),
 		cmocka_unit_test(test_summary_round_trips_and_rejects_unknown_flags),
 		cmocka_unit_test(test_summary_many_round_trips_and_is_bounded),
 		cmocka_unit_test(test_join_round_trips_and_is_bounded),

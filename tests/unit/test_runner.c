@@ -14,7 +14,12 @@
  *   - a job cancelled in the store is forgotten on the server;
  *   - the scheduler's loop (pbj/serve.h) runs a job a dead scheduler left
  *     running first, then the queue by priority, never a catch-up job,
- *     and gives up when another scheduler holds the lease.
+ *     and gives up when another scheduler holds the lease;
+ *   - a refusal ends the attempt: a job the cluster refuses at its start,
+ *     and a task its server refuses, fail at once with the reason, and
+ *     the refusing server is not asked again; the scheduler goes on to
+ *     the next job, and waits longer and longer for a cluster it cannot
+ *     reach instead of taking the job again at once.
  * The job store is a real SQLite file.
  */
 #include <errno.h>
@@ -27,7 +32,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <cmocka.h>
 
@@ -55,6 +64,9 @@ struct fake {
 	int fail_runs;               /* the first runs fail at object 20 */
 	bool forget_once;            /* the first poll after 16 objects: ENOENT */
 	bool budgeted;               /* a repair per object, against the budget */
+	int refuse_servers;          /* SERVERS answered with this (0: the table) */
+	int refuse_start;            /* TASK_START answered with this (0: started) */
+	int fail_error;              /* the code a failed run says it failed with */
 	/* the task as the fake runs it */
 	bool have_task;
 	uint8_t state;
@@ -70,6 +82,8 @@ struct fake {
 	uint64_t acked;
 	uint8_t last_ctl;
 	int runs;
+	int nservers;                /* SERVERS asked */
+	int nrequests;               /* requests of any kind */
 };
 
 static struct ofs_oid obj(uint64_t i)
@@ -167,8 +181,11 @@ static int task_poll(struct fake *fk, const struct ofs_task_req *q, struct wbuf 
 	st.cursor = fk->cursor;
 	st.repairs = fk->repairs;
 	st.starved = fk->budgeted && fk->allow == 0 && fk->state == OFS_TASK_RUNNING;
-	if (fk->state == OFS_TASK_FAILED)
-		snprintf(st.reason, sizeof(st.reason), "scrub stopped at an object: Input/output error");
+	if (fk->state == OFS_TASK_FAILED) {
+		snprintf(st.reason, sizeof(st.reason), "scrub stopped at an object: %s",
+			 fk->fail_error ? "certificate revoked" : "Input/output error");
+		st.error = fk->fail_error ? fk->fail_error : -EIO;
+	}
 	proto_encode_task_status(reply, &st, fk->f, fk->nf);
 	return 0;
 }
@@ -179,14 +196,20 @@ static int answer(void *arg, uint16_t op, bool forwarded, const struct ofs_req *
 	struct fake *fk = arg;
 
 	(void)forwarded;
+	fk->nrequests++;
 	switch (op) {
 	case OFS_OP_SERVERS: {
 		struct ofs_server e;
+		fk->nservers++;
+		if (fk->refuse_servers)
+			return fk->refuse_servers;
 		fake_server_entry(fk->srv, NULL, &e);
 		proto_encode_servers(reply, &fk->srv->sid, &e, 1);
 		return 0;
 	}
 	case OFS_OP_TASK_START:
+		if (fk->refuse_start)
+			return fk->refuse_start;
 		task_start(fk, &q->task);
 		return 0;
 	case OFS_OP_TASK_POLL:
@@ -389,6 +412,26 @@ static void test_a_task_that_keeps_failing_fails_the_job(void **state)
 	assert_int_equal(task_of(fx, id).retries, fx->o.max_retries);
 }
 
+/* A run that failed because the server's peers refused it (its own
+ * certificate revoked, say) is not run again: no run would be let in. */
+static void test_a_task_its_peers_refused_is_not_run_again(void **state)
+{
+	struct fixture *fx = *state;
+	int64_t id;
+	struct pbj_job j;
+
+	fx->o.max_retries = 20;
+	fx->fk->fail_runs = 100;
+	fx->fk->fail_error = -OFS_ECERTREVOKED;
+	id = submit(fx, 0, NULL);
+	assert_int_equal(pbj_run(fx->db, id, &fx->o), 0);
+	j = job_of(fx, id);
+	assert_int_equal(j.state, PBJ_FAILED);
+	assert_string_equal(j.reason, "scrub stopped at an object: certificate revoked");
+	assert_int_equal(fx->fk->nstarts, 1);
+	assert_int_equal(task_of(fx, id).retries, 1);
+}
+
 static void test_a_restarted_server_gets_the_task_again_from_the_cursor(void **state)
 {
 	struct fixture *fx = *state;
@@ -511,6 +554,236 @@ static void test_serve_runs_the_left_job_then_the_queue_by_priority(void **state
 	assert_true(w.rounds <= 2);
 }
 
+/* The cluster refuses who runs the job (here: permission denied to its
+ * table): no later run would be let in, so the job ends failed at once,
+ * with what failed and why, and pbj_run says it ended (0). */
+static void test_a_job_refused_at_its_start_fails_at_once_with_the_reason(void **state)
+{
+	struct fixture *fx = *state;
+	int64_t id = submit(fx, 0, NULL);
+	struct pbj_job j;
+
+	fx->fk->refuse_servers = -EACCES;
+	assert_int_equal(pbj_run(fx->db, id, &fx->o), 0);
+	j = job_of(fx, id);
+	assert_int_equal(j.state, PBJ_FAILED);
+	assert_string_equal(j.reason, "reading the server table: permission denied");
+	assert_int_equal(fx->fk->nservers, 1);
+	assert_int_equal(fx->fk->nstarts, 0);
+}
+
+/* A server refuses the task: it fails at once (one attempt, whatever
+ * the retries allowed), so does the job, and that server is not asked
+ * anything again - not even to forget the task. */
+static void test_a_task_refused_by_its_server_fails_at_once_and_is_not_asked_again(void **state)
+{
+	struct fixture *fx = *state;
+	int64_t id = submit(fx, 0, NULL);
+	struct pbj_task t;
+
+	fx->o.max_retries = 20;
+	fx->fk->refuse_start = -OFS_ECERTREVOKED;
+	assert_int_equal(pbj_run(fx->db, id, &fx->o), 0);
+	t = task_of(fx, id);
+	assert_int_equal(t.state, PBJ_FAILED);
+	assert_int_equal(t.retries, 1);
+	assert_non_null(strstr(t.reason, "starting the task on "));
+	assert_non_null(strstr(t.reason, ": certificate revoked"));
+	assert_int_equal(job_of(fx, id).state, PBJ_FAILED);
+	/* SERVERS, then the one TASK_START: nothing after the refusal */
+	assert_int_equal(fx->fk->nrequests, 2);
+}
+
+static int watched;
+
+/* Stop serving once every job the test made has ended and three more
+ * rounds went by, or after 200 rounds (a loop that takes a refused job
+ * again and again never ends it). */
+static void watch_ended(struct pbj_db *db, void *arg)
+{
+	struct serve_watch *w = arg;
+	bool all = true;
+
+	for (int i = 0; i < 3; i++) {
+		struct pbj_job j;
+		if (w->ids[i] && pbj_job_get(db, w->ids[i], &j) == 0)
+			all &= pbj_state_final(j.state);
+	}
+	w->rounds = all ? w->rounds + 1 : 0;
+	if (w->rounds > 3 || ++watched > 200)
+		serve_stop = 1;
+}
+
+static int ended;
+
+static void count_ended(const struct pbj_job *j, void *arg)
+{
+	(void)arg;
+	if (j->state == PBJ_FAILED)
+		ended++;
+}
+
+/* The scheduler as a refused admin: each job fails at once with the
+ * reason, the next one runs, and the refusing server is asked about once
+ * per job - not taken again and again (which asked it ~400 times a second
+ * and never ended the job). */
+static void test_serve_fails_a_refused_job_and_goes_on(void **state)
+{
+	struct fixture *fx = *state;
+	struct serve_watch w = { .fx = fx };
+	struct pbj_serve_opts o = { .holder = "test", .between = watch_ended, .arg = &w,
+				    .job_ended = count_ended };
+	bool got = false;
+
+	w.ids[0] = submit(fx, 0, NULL);
+	w.ids[1] = submit(fx, 0, NULL);
+	fx->fk->refuse_servers = -OFS_ECERTREVOKED;
+	assert_int_equal(pbj_lease_take(fx->db, "test", 10000, &got, NULL), 0);
+	o.run = fx->o;
+	o.run.stop = &serve_stop;
+	serve_stop = 0;
+	ended = 0;
+	watched = 0;
+	assert_int_equal(pbj_serve(fx->db, &o), 0);
+	for (int i = 0; i < 2; i++) {
+		struct pbj_job j = job_of(fx, w.ids[i]);
+		assert_int_equal(j.state, PBJ_FAILED);
+		assert_string_equal(j.reason, "reading the server table: certificate revoked");
+	}
+	assert_int_equal(ended, 2);
+	/* one table read per job, and the catch-up polls' (refused: each
+	 * waits longer than the one before) */
+	assert_in_range(fx->fk->nservers, 2, 6);
+}
+
+static int nerrors;
+static int retry_ms[3];
+static int64_t error_at_ms[3];
+
+static void record_error(int64_t id, int rc, int wait_ms, void *arg)
+{
+	struct timespec ts;
+
+	(void)id;
+	(void)arg;
+	assert_int_equal(rc, -OFS_EUNREACHABLE);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (nerrors < 3) {
+		retry_ms[nerrors] = wait_ms;
+		error_at_ms[nerrors] = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	}
+	if (++nerrors == 3)
+		serve_stop = 1;
+}
+
+/* A cluster that cannot be reached may answer later: the job stays
+ * queued, and the queue waits - 500 ms, then twice that, each with
+ * jitter - before the job is taken again. */
+static void test_serve_backs_off_while_the_cluster_cannot_be_reached(void **state)
+{
+	struct fixture *fx = *state;
+	struct pbj_serve_opts o = { .holder = "test", .job_error = record_error };
+	const char *nowhere[1];
+	char addr[OFS_ADDR_MAX];
+	struct sockaddr_in sa;
+	socklen_t n = sizeof(sa);
+	bool got = false;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	int64_t id = submit(fx, 0, NULL);
+
+	/* a port nobody listens on: bound, its number read, closed */
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &n), 0);
+	close(fd);
+	net_format_addr(&sa, addr);
+	nowhere[0] = addr;
+	assert_int_equal(pbj_lease_take(fx->db, "test", 10000, &got, NULL), 0);
+	o.run = fx->o;
+	o.run.cluster = nowhere;
+	o.run.stop = &serve_stop;
+	serve_stop = 0;
+	nerrors = 0;
+	assert_int_equal(pbj_serve(fx->db, &o), 0);
+	assert_int_equal(nerrors, 3);
+	assert_int_equal(job_of(fx, id).state, PBJ_QUEUED);
+	for (int i = 0; i < 3; i++)
+		assert_in_range(retry_ms[i], 250 << i, 500 << i);
+	for (int i = 0; i < 2; i++)
+		if (error_at_ms[i + 1] - error_at_ms[i] < retry_ms[i])
+			fail_msg("run %d came %lld ms after the one before, not after its wait of %d ms",
+				 i + 2, (long long)(error_at_ms[i + 1] - error_at_ms[i]), retry_ms[i]);
+}
+
+/* A server that answers SERVERS with the table of another (the first
+ * fake): the address serve is given, for a cluster that then moves. */
+static int answer_table_of(void *arg, uint16_t op, bool forwarded, const struct ofs_req *q,
+			   struct wbuf *reply)
+{
+	struct fake *fk = arg;
+	struct ofs_server e;
+
+	(void)forwarded;
+	(void)q;
+	if (op != OFS_OP_SERVERS)
+		return -OFS_EUNKNOWNOP;
+	fake_server_entry(fk->srv, NULL, &e);
+	proto_encode_servers(reply, &fk->srv->sid, &e, 1);
+	return 0;
+}
+
+struct moved_watch {
+	struct fixture *fx;
+	struct fake_server *given;   /* stopped at the second round */
+	int64_t id;
+	int rounds;
+};
+
+static void watch_moved(struct pbj_db *db, void *arg)
+{
+	struct moved_watch *w = arg;
+	struct pbj_job j;
+
+	if (++w->rounds == 2) {
+		fake_server_stop(w->given);  /* the address given answers no more */
+		w->given = NULL;
+		w->id = submit(w->fx, 0, NULL);
+	}
+	if ((w->id && pbj_job_get(db, w->id, &j) == 0 && pbj_state_final(j.state)) ||
+	    w->rounds > 200)
+		serve_stop = 1;
+}
+
+/* The address serve was given stops answering (its servers restarted
+ * elsewhere): a job still runs, through the servers the catch-up's last
+ * table named - rather than waiting for an address that will not come
+ * back. */
+static void test_serve_finds_servers_that_moved_through_the_last_table(void **state)
+{
+	struct fixture *fx = *state;
+	struct moved_watch w = { .fx = fx };
+	struct pbj_serve_opts o = { .holder = "test", .between = watch_moved, .arg = &w };
+	char addr[OFS_ADDR_MAX];
+	const char *given[1] = { addr };
+	bool got = false;
+
+	w.given = fake_server_start(answer_table_of, fx->fk);
+	assert_non_null(w.given);
+	snprintf(addr, sizeof(addr), "%s", w.given->addr);
+	assert_int_equal(pbj_lease_take(fx->db, "test", 10000, &got, NULL), 0);
+	o.run = fx->o;
+	o.run.cluster = given;
+	o.run.stop = &serve_stop;
+	serve_stop = 0;
+	assert_int_equal(pbj_serve(fx->db, &o), 0);
+	fake_server_stop(w.given);
+	assert_true(w.id > 0);
+	assert_int_equal(job_of(fx, w.id).state, PBJ_SUCCEEDED);
+	assert_int_equal(fx->fk->nstarts, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -521,6 +794,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_a_task_that_keeps_failing_fails_the_job, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_a_task_its_peers_refused_is_not_run_again, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_restarted_server_gets_the_task_again_from_the_cursor, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_repair_job_pauses_at_its_cap, setup, teardown),
@@ -528,6 +803,17 @@ int main(void)
 			test_a_job_cancelled_in_the_store_is_forgotten_on_the_server, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_serve_runs_the_left_job_then_the_queue_by_priority,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_job_refused_at_its_start_fails_at_once_with_the_reason, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_task_refused_by_its_server_fails_at_once_and_is_not_asked_again, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(test_serve_fails_a_refused_job_and_goes_on, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_serve_backs_off_while_the_cluster_cannot_be_reached, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_serve_finds_servers_that_moved_through_the_last_table, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

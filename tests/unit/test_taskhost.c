@@ -51,6 +51,11 @@ struct fake {
 	long fail_at;                /* one() of this object fails (-1: none) */
 	int again;                   /* walks end asks for again */
 	int begins, ends, releases;
+	long backoff_at;             /* one() of this object retries with
+	                                task_backoff until it gives up (-1: none) */
+	int backoffs, backoff_rc;    /* ... how many waits, and how it ended */
+	double backoff_spent;        /* ... the clock's time they took */
+	int64_t backoff_waited;      /* ... what the backoff counted */
 };
 
 static struct fake F;
@@ -69,6 +74,8 @@ static void fake_reset(void)
 	F.budget_each = false;
 	F.again = 0;
 	F.begins = F.ends = F.releases = 0;
+	F.backoff_at = -1;
+	F.backoffs = F.backoff_rc = 0;
 	pthread_mutex_unlock(&F.mu);
 }
 
@@ -112,6 +119,17 @@ static int fake_one(struct task *t, void *state, const struct task_obj *w, size_
 	pthread_mutex_unlock(&F.mu);
 	if (me == F.fail_at)
 		return -EIO;
+	if (me == F.backoff_at) {
+		struct backoff bo;
+		double t0 = task_now(t);
+		int r;
+		backoff_init(&bo, 100, 400);
+		while ((r = task_backoff(t, &bo, 2000)) == 0)
+			F.backoffs++;
+		F.backoff_rc = r;
+		F.backoff_spent = task_now(t) - t0;
+		F.backoff_waited = bo.waited_ms;
+	}
 	for (int i = 0; i < F.findings_each && !rc; i++) {
 		struct ofs_task_finding f;
 		memset(&f, 0, sizeof(f));
@@ -482,6 +500,28 @@ static void test_pacing_keeps_the_rate_on_the_clock(void **state)
 	taskhost_set_clock(fx->h, NULL);
 }
 
+/* A kind's retries wait lib/backoff's growing steps on the task's clock,
+ * and give up once they have waited their budget. */
+static void test_a_kinds_retries_back_off_and_give_up_past_their_budget(void **state)
+{
+	struct fixture *fx = *state;
+	struct taskhost_clock c = { .now = fake_now, .sleep = fake_sleep };
+	struct ofs_task_status st;
+
+	taskhost_set_clock(fx->h, &c);
+	F.backoff_at = 3;
+	assert_int_equal(start(fx, 8), 0);
+	await_state(fx, 8, OFS_TASK_DONE, &st);
+	taskhost_set_clock(fx->h, NULL);
+	assert_int_equal(F.backoff_rc, -ETIMEDOUT);
+	assert_true(F.backoff_waited >= 2000 && F.backoff_waited < 2000 + 400);
+	/* slept what the backoff handed out (to the ms), in waits of 50 ms
+	 * up to 400 ms: more than 2000 / 400 of them, fewer than 2000 / 50 */
+	assert_true(F.backoff_spent * 1000 > (double)F.backoff_waited - 1);
+	assert_true(F.backoff_spent * 1000 < (double)F.backoff_waited + 1);
+	assert_in_range(F.backoffs, 6, 39);
+}
+
 static void test_without_budget_a_task_starves_until_granted(void **state)
 {
 	struct fixture *fx = *state;
@@ -545,6 +585,8 @@ static void test_the_kind_may_walk_again(void **state)
 	assert_int_equal(F.begins, 1);
 }
 
+/* An error fails the task, its reason naming the object, its status
+ * saying the code (the runner retries a failure, not a refusal). */
 static void test_an_error_fails_the_task_naming_the_object(void **state)
 {
 	struct fixture *fx = *state;
@@ -559,6 +601,7 @@ static void test_an_error_fails_the_task_naming_the_object(void **state)
 	assert_non_null(strstr(st.reason, "fake stopped at"));
 	assert_non_null(strstr(st.reason, hex));
 	assert_non_null(strstr(st.reason, ofs_strerror(-EIO)));
+	assert_int_equal(st.error, -EIO);
 }
 
 static int sys_poll(void *arg, uint64_t ack, struct wbuf *reply)
@@ -599,6 +642,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pacing_keeps_the_rate_on_the_clock, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_kinds_retries_back_off_and_give_up_past_their_budget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_without_budget_a_task_starves_until_granted,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_at_most_max_running_and_known_kinds_only, setup,
