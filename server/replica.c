@@ -28,15 +28,10 @@ struct idle {
 	struct conn *c;
 };
 
-/* A peer that stopped answering, since when, and for how long at least
- * it is skipped (doubled each time it fails again soon after: a server
- * whose disk stalls still answers gossip, and would otherwise cost a
- * change a timeout every second). */
+/* A peer that stopped answering, and since when. */
 struct gone {
 	struct ofs_sid sid;
 	int64_t since_ns;
-	int64_t hold_ns;             /* skipped at least until since + hold */
-	bool struck;                 /* marked, and not cleared by an answer */
 };
 
 struct replicator {
@@ -65,34 +60,23 @@ static int64_t now_ns(void)
  */
 static void mark_gone(struct replicator *r, struct ofs_sid sid)
 {
-	int64_t now = now_ns();
 	size_t i;
 
 	pthread_mutex_lock(&r->mu);
 	for (i = 0; i < r->ngone && !sid_eq(r->gone[i].sid, sid); i++)
 		;
-	if (i == r->ngone && r->ngone < GONE_MAX) {
-		memset(&r->gone[i], 0, sizeof(r->gone[i]));
+	if (i == r->ngone && r->ngone < GONE_MAX)
 		r->gone[r->ngone++].sid = sid;
-	}
 	if (i < r->ngone) {
-		struct gone *g = &r->gone[i];
 		char hex[OFS_OID_HEX];
-		bool again = g->struck && now - g->since_ns < REPLICA_HOLD_MAX_NS * 2;
-		g->hold_ns = !again ? REPLICA_HOLD_MIN_NS :
-			     g->hold_ns * 2 > REPLICA_HOLD_MAX_NS ? REPLICA_HOLD_MAX_NS :
-			     g->hold_ns * 2;
-		g->since_ns = now;
-		g->struck = true;
+		r->gone[i].since_ns = now_ns();
 		sid_to_hex(sid, hex);
-		log_info("peer %s does not answer: changes skip it for %lld s at least, until it "
-			 "is heard from", hex, (long long)(g->hold_ns / 1000000000));
+		log_info("peer %s does not answer: changes skip it until it is heard from", hex);
 	}
 	pthread_mutex_unlock(&r->mu);
 }
 
-/* sid answered: it is not struck any more (its next failure starts the
- * hold-off afresh). */
+/* sid answered: it is not skipped any more. */
 static void answered(struct replicator *r, struct ofs_sid sid)
 {
 	pthread_mutex_lock(&r->mu);
@@ -102,29 +86,21 @@ static void answered(struct replicator *r, struct ofs_sid sid)
 	pthread_mutex_unlock(&r->mu);
 }
 
-/* Is sid skipped now: marked gone, and either within its hold-off or
- * not heard from (gossip) since? Past both, it is tried again (still
- * struck: a failure soon doubles its hold-off). */
+/* Is sid skipped now: marked gone, and not heard from (gossip) since? */
 static bool is_gone(struct replicator *r, struct ofs_sid sid)
 {
 	struct ofs_server e;
-	int64_t since = 0, hold = 0;
+	int64_t since = 0;
 	size_t i;
 
 	pthread_mutex_lock(&r->mu);
 	for (i = 0; i < r->ngone; i++)
-		if (sid_eq(r->gone[i].sid, sid) && r->gone[i].since_ns) {
+		if (sid_eq(r->gone[i].sid, sid))
 			since = r->gone[i].since_ns;
-			hold = r->gone[i].hold_ns;
-		}
 	pthread_mutex_unlock(&r->mu);
 	if (since == 0)
 		return false;
-	if (now_ns() < since + hold)
-		return true;
-	if (sidtab_get(r->t, sid, &e) == 0 && e.last_seen_ns <= since)
-		return true;
-	return false;
+	return sidtab_get(r->t, sid, &e) == 0 && e.last_seen_ns <= since;
 }
 
 /* Failures that say the peer itself is not there (not an answer of it). */

@@ -14,12 +14,11 @@
  * application's deadline, not TCP's: a server hung (stopped, or its disk
  * stalled) still has its kernel acknowledge every byte - is remembered as
  * unreachable: nothing is sent to it (its result is -OFS_EUNREACHABLE at
- * once) for a hold-off (REPLICA_HOLD_MIN_NS, doubled each time it fails
- * again soon after, up to REPLICA_HOLD_MAX_NS) and until the server table
- * says it was heard from since (gossip, about every second). So a server
- * cut off or hung costs the changes in flight to it one deadline, and the
- * next ones nothing but their stale records; it catches them up when it
- * answers again, as after a crash.
+ * once) until the server table says it was heard from since (gossip,
+ * about every second; a server whose disk stalls stops gossiping:
+ * store.h). So a server cut off or hung costs the changes in flight to
+ * it one deadline, and the next ones nothing but their stale records; it
+ * catches them up when it answers again, as after a crash.
  */
 #ifndef OFS_REPLICA_H
 #define OFS_REPLICA_H
@@ -33,8 +32,6 @@
 #define REPLICA_TIMEOUT_MS 30000
 #define REPLICA_ANSWER_MS 3000       /* a forwarded change other than COMMIT */
 #define REPLICA_CONNECT_MS 2000
-#define REPLICA_HOLD_MIN_NS (2 * 1000000000LL)   /* a peer that failed is skipped */
-#define REPLICA_HOLD_MAX_NS (32 * 1000000000LL)  /* doubling, up to this */
 
 struct replicator;
 
