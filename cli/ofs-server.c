@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <stddef.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -121,6 +122,104 @@ struct args {
 	const char *operand;
 };
 
+/* The options of ofs-server that are a whole number in a range: one row
+ * each (the value's field, its bounds, and what the refusal says). */
+struct num_opt {
+	int opt;
+	size_t field;                /* offsetof(struct args, ...) */
+	uint64_t lo, hi;
+	const char *what;            /* after "--NAME VALUE: " */
+};
+
+static const struct num_opt num_opts[] = {
+	{ OPT_ORPHAN_GRACE, offsetof(struct args, orphan_grace), 0, 31536000,
+	  "seconds from 0 to 31536000" },
+	{ OPT_SETTLE, offsetof(struct args, settle_ms), 0, 60000, "milliseconds from 0 to 60000" },
+	{ OPT_QUARANTINE, offsetof(struct args, quarantine_days), 0, 36500, "days from 0 to 36500" },
+	{ OPT_CAP_TTL, offsetof(struct args, cap_ttl), 1, 86400, "seconds from 1 to 86400" },
+	{ OPT_PERUSER, offsetof(struct args, per_user), 1, 65536, "must be 1 to 65536" },
+	{ OPT_IDLE, offsetof(struct args, idle_s), 1, 86400, "must be 1 to 86400 seconds" },
+	{ OPT_MAXCONNS, offsetof(struct args, max_conns), 1, 65536, "must be 1 to 65536" },
+};
+
+/* A whole-number option c (num_opts) into a. 0 or EXIT_USAGE. */
+static int set_number(int c, const char *v, struct args *a)
+{
+	for (size_t i = 0; i < sizeof(num_opts) / sizeof(num_opts[0]); i++) {
+		const struct num_opt *n = &num_opts[i];
+		char msg[96] = "%s: out of range";
+		if (n->opt != c)
+			continue;
+		if (!parse_uint(v, n->lo, n->hi, (uint64_t *)((char *)a + n->field)))
+			return 0;
+		for (size_t j = 0; long_opts[j].name; j++)
+			if (long_opts[j].val == c)
+				snprintf(msg, sizeof(msg), "--%s %%s: %s", long_opts[j].name, n->what);
+		usage_error(msg, v);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Option c with its value v (NULL: none) into a. 0 or EXIT_USAGE. */
+static int set_option(int c, const char *v, struct args *a)
+{
+	switch (c) {
+	case OPT_DATA: a->data = v; break;
+	case OPT_LISTEN: a->listen = v; break;
+	case OPT_LOG: a->log = v; break;
+	case OPT_JSON: a->json = true; break;
+	case OPT_NO_CATCH_UP: a->no_catch_up = true; break;
+	case OPT_NO_JOIN: a->no_join = true; break;
+	case OPT_CA: a->ca = v; break;
+	case OPT_INSECURE: a->insecure = true; break;
+	case OPT_PEER: {
+		struct sockaddr_in sa;
+		if (a->npeers == MAX_PEERS) {
+			usage_error("at most 16 --peer%s", "");
+			return EXIT_USAGE;
+		}
+		if (net_parse_addr(v, &sa)) {
+			usage_error("--peer %s: not an IPv4 HOST:PORT", v);
+			return EXIT_USAGE;
+		}
+		a->peers[a->npeers++] = v;
+		break;
+	}
+	case OPT_ATTR:
+		if (a->nattrs == STORE_MAX_ATTRS) {
+			usage_error("at most 16 --attr%s", "");
+			return EXIT_USAGE;
+		}
+		a->attrs[a->nattrs++] = v;
+		break;
+	case OPT_CHUNK:
+		if (parse_size(v, &a->chunk) || a->chunk < STORE_MIN_CHUNK ||
+		    a->chunk > STORE_MAX_CHUNK || (a->chunk & (a->chunk - 1))) {
+			usage_error("--chunk-size %s: must be a power of two from 4K to 16M", v);
+			return EXIT_USAGE;
+		}
+		break;
+	case OPT_SCRUB_RATE:
+		if (parse_size(v, &a->scrub_rate) || a->scrub_rate < 4096) {
+			usage_error("--scrub-rate %s: bytes per second, at least 4K (suffixes K, M, G)",
+				    v);
+			return EXIT_USAGE;
+		}
+		break;
+	case OPT_CAPACITY:
+		if (parse_size(v, &a->capacity) || a->capacity < (1u << 20)) {
+			usage_error("--capacity %s: bytes this server may hold, at least 1M "
+				    "(suffixes K, M, G)", v);
+			return EXIT_USAGE;
+		}
+		break;
+	default:
+		return set_number(c, v, a);
+	}
+	return 0;
+}
+
 /* Parse options allowed for cmd (a string of OPT_ letters). 0 or exit code. */
 static int parse(int argc, char **argv, const char *cmd, const char *allowed, struct args *a)
 {
@@ -162,109 +261,9 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 			usage_error("option '--%s' does not apply to this command", long_opts[idx].name);
 			return EXIT_USAGE;
 		}
-		switch (c) {
-		case OPT_DATA: a->data = optarg; break;
-		case OPT_LISTEN: a->listen = optarg; break;
-		case OPT_LOG: a->log = optarg; break;
-		case OPT_JSON: a->json = true; break;
-		case OPT_NO_CATCH_UP: a->no_catch_up = true; break;
-		case OPT_NO_JOIN: a->no_join = true; break;
-		case OPT_CA: a->ca = optarg; break;
-		case OPT_INSECURE: a->insecure = true; break;
-		case OPT_PEER: {
-			struct sockaddr_in sa;
-			if (a->npeers == MAX_PEERS) {
-				usage_error("at most 16 --peer%s", "");
-				return EXIT_USAGE;
-			}
-			if (net_parse_addr(optarg, &sa)) {
-				usage_error("--peer %s: not an IPv4 HOST:PORT", optarg);
-				return EXIT_USAGE;
-			}
-			a->peers[a->npeers++] = optarg;
-			break;
-		}
-		case OPT_ATTR:
-			if (a->nattrs == STORE_MAX_ATTRS) {
-				usage_error("at most 16 --attr%s", "");
-				return EXIT_USAGE;
-			}
-			a->attrs[a->nattrs++] = optarg;
-			break;
-		case OPT_CHUNK:
-			if (parse_size(optarg, &a->chunk) || a->chunk < STORE_MIN_CHUNK ||
-			    a->chunk > STORE_MAX_CHUNK || (a->chunk & (a->chunk - 1))) {
-				usage_error("--chunk-size %s: must be a power of two from 4K to 16M", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_SCRUB_RATE:
-			if (parse_size(optarg, &a->scrub_rate) || a->scrub_rate < 4096) {
-				usage_error("--scrub-rate %s: bytes per second, at least 4K (suffixes K, M, G)",
-					    optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_CAPACITY:
-			if (parse_size(optarg, &a->capacity) || a->capacity < (1u << 20)) {
-				usage_error("--capacity %s: bytes this server may hold, at least 1M "
-					    "(suffixes K, M, G)", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_ORPHAN_GRACE:
-			if (parse_uint(optarg, 0, 31536000, &a->orphan_grace)) {
-				usage_error("--orphan-grace %s: seconds from 0 to 31536000", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_SETTLE:
-			if (parse_uint(optarg, 0, 60000, &a->settle_ms)) {
-				usage_error("--settle-ms %s: milliseconds from 0 to 60000", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_QUARANTINE:
-			if (parse_uint(optarg, 0, 36500, &a->quarantine_days)) {
-				usage_error("--quarantine-days %s: days from 0 to 36500", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_INLINE_MAX:
-			if (parse_size(optarg, &a->inline_max) ||
-			    a->inline_max > STORE_INLINE_MAX_LIMIT) {
-				usage_error("--inline-max %s: bytes from 0 to 1M (suffixes K, M)",
-					    optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_CAP_TTL:
-			if (parse_uint(optarg, 1, 86400, &a->cap_ttl)) {
-				usage_error("--cap-ttl %s: seconds from 1 to 86400", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_PERUSER:
-			if (parse_uint(optarg, 1, 65536, &a->per_user)) {
-				usage_error("--max-conns-per-user %s: must be 1 to 65536", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_IDLE:
-			if (parse_uint(optarg, 1, 86400, &a->idle_s)) {
-				usage_error("--idle-timeout %s: must be 1 to 86400 seconds", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_MAXCONNS:
-			if (parse_uint(optarg, 1, 65536, &a->max_conns)) {
-				usage_error("--max-conns %s: must be 1 to 65536", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		default:
-			break;
-		}
+		st = set_option(c, optarg, a);
+		if (st)
+			return st;
 	}
 	if (!a->data) {
 		usage_error("%s needs --data DIR", cmd);
