@@ -3,8 +3,8 @@
  * be (all three programs: cli_value_ok); and for the client programs (ofs,
  * ofs-pbj) the words they take anywhere on their line, --help and
  * --version, the cluster from OFS_CLUSTER, and the identity they connect
- * with (--identity IDDIR, OFS_IDENTITY, or --insecure) (CLI.md, "Common"
- * and "Identity and security").
+ * with (--identity IDDIR, OFS_IDENTITY, or --insecure) (ofs(1) and ofs-pbj(8),
+ * OPTIONS and ENVIRONMENT).
  */
 #ifndef OFS_CLI_COMMON_H
 #define OFS_CLI_COMMON_H
@@ -26,7 +26,7 @@ struct cli_prog {
 
 /*
  * May the word w be taken as `what` - an operand ("CADIR") or an option's
- * value ("--data")? A word that begins with '-' never is (CLI.md): it is
+ * value ("--data")? A word that begins with '-' never is (ofs-pbj(8), OPTIONS): it is
  * an option, and taking it for a path or a name made files and schedules
  * named "--help". true: take it. false: it is refused, with *status the
  * program's exit status: 0 after p's usage on stdout when w is "--help"

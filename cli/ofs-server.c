@@ -776,7 +776,7 @@ static int cmd_inspect(int argc, char **argv)
 	return 0;
 }
 
-/* ops [--json]: the operation table's roles (DESIGN.md section 7), for
+/* ops [--json]: the operation table's roles (docs/design.md, "Security"), for
  * operators and for the tests that try every operation as every role. */
 static int cmd_ops(int argc, char **argv)
 {

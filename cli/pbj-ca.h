@@ -1,6 +1,6 @@
 /*
  * pbj-ca.h - ofs-pbj ca: the cluster's certificate authority from the
- * command line (ca.h does the work; CLI.md "Identity and security").
+ * command line (ca.h does the work; ofs-pbj(8), "ca").
  */
 #ifndef OFS_CLI_PBJ_CA_H
 #define OFS_CLI_PBJ_CA_H

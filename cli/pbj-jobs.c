@@ -1,6 +1,6 @@
 /*
  * pbj-jobs.c - the job commands of ofs-pbj: submit, status, report, list,
- * pause, resume, cancel (CLI.md; schedules, serve and config:
+ * pause, resume, cancel (ofs-pbj(8); schedules, serve and config:
  * pbj-sched.c). The job store is pbj/jobstore, the running of a job
  * pbj/runner.
  */
@@ -158,7 +158,7 @@ static json_t *time_json(int64_t ns)
 	return json_string(t);
 }
 
-/* The status document of CLI.md. */
+/* The status document (ofs-pbj(8), status --json). */
 static int status_json(struct pbj_db *db, const struct pbj_job *j, json_t **out)
 {
 	json_t *o = json_object(), *p = json_object(), *fo = json_object();
@@ -259,7 +259,7 @@ static void print_status_text(const json_t *o)
 	}
 }
 
-/* Exit status for a finished job (CLI.md). */
+/* Exit status for a finished job (ofs-pbj(8), EXIT STATUS). */
 static int job_exit(const json_t *st)
 {
 	const char *state = json_string_value(json_object_get(st, "state"));

@@ -1,7 +1,7 @@
 /*
  * pbj-sched.c - ofs-pbj's schedules (cron rows that submit jobs), the
  * serve loop (the scheduler: runs queued jobs, fires schedules, records
- * the servers' catch-up) and the site settings (config) (CLI.md).
+ * the servers' catch-up) and the site settings (config) (ofs-pbj(8)).
  */
 #include <errno.h>
 #include <jansson.h>

@@ -27,7 +27,7 @@
 struct ofs_client;
 
 /*
- * The identity this process connects with (DESIGN.md section 7), once,
+ * The identity this process connects with (docs/design.md, "Security"), once,
  * before the first ofs_client_open: the one in directory iddir (NULL:
  * $OFS_IDENTITY), or, when there is none and insecure is true (or
  * $OFS_INSECURE is 1), plaintext to loopback servers run --insecure.

@@ -1,7 +1,7 @@
 /*
  * attr_json.h - an object's attributes as JSON, one spelling for every
  * document that shows them (`ofs stat --json`, `ofs-server inspect
- * --json`; CLI.md gives the names).
+ * --json`; ofs(1) gives the names).
  */
 #ifndef OFS_ATTR_JSON_H
 #define OFS_ATTR_JSON_H

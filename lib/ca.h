@@ -1,5 +1,5 @@
 /*
- * ca.h - the cluster's certificate authority (DESIGN.md section 7): its
+ * ca.h - the cluster's certificate authority (docs/design.md, "Security"): its
  * key and certificate, the identities it issues, the capability keys and
  * the revocation list it signs.
  *

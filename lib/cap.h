@@ -1,5 +1,5 @@
 /*
- * cap.h - capabilities (DESIGN.md section 7): what a metadata server
+ * cap.h - capabilities (docs/design.md, "Security"): what a metadata server
  * grants a client for a while, and how a data server checks it.
  *
  * A capability names its issuer (SID), the key it was signed with (key

@@ -1,6 +1,6 @@
 /*
  * crl.h - the cluster's revocation list: the serial numbers of
- * certificates refused cluster-wide (DESIGN.md section 7), as the
+ * certificates refused cluster-wide (docs/design.md, "Security"), as the
  * cluster CA signed them.
  *
  * The list is an X.509 v2 CRL (RFC 5280) signed by the CA's key, with a

@@ -2,7 +2,7 @@
  * ident.h - who a peer is: the identity a cluster certificate carries.
  *
  * A certificate issued by the cluster CA names its holder in one
- * subjectAltName URI (DESIGN.md section 7), in one of three forms:
+ * subjectAltName URI (docs/design.md, "Security"), in one of three forms:
  *
  *   urn:ofs:server:<SID, 32 hex digits>
  *   urn:ofs:admin:<name>

@@ -1,8 +1,8 @@
 /*
  * placement.h - where the copies of a new object go.
  *
- * Given an OID and the servers of the server-ID database (DESIGN.md
- * section 6), a placement function picks the servers that receive the
+ * Given an OID and the servers of the server-ID database (docs/design.md,
+ * "Cluster"), a placement function picks the servers that receive the
  * object's copies, primary first. Placement is a pure function of its
  * inputs: every client and server that holds the same table computes the
  * same answer, with no coordination and no state.

@@ -138,7 +138,7 @@ enum ofs_objtype {
 	OFS_OBJ_DIRDATA = 4,
 };
 
-/* Who points at an object (DESIGN.md section 3). */
+/* Who points at an object (docs/design.md, "Objects"). */
 struct ofs_backref {
 	struct ofs_oid owner;          /* dfile: its metafile; metafile and
 	                                  directory: parent directory; dirdata:
@@ -216,7 +216,7 @@ enum { OFS_DIRENT_REPLACE = 1u << 0 };  /* DIRENT_CREATE may replace */
  */
 enum { OFS_WRITE_UNSTABLE = 1u << 0 };
 
-/* ---- the server table (DESIGN.md section 6) ---- */
+/* ---- the server table (docs/design.md, "Cluster") ---- */
 
 #define OFS_MAX_SERVERS 1024        /* entries in one SERVERS message */
 #define OFS_SERVER_ATTRS 16         /* site attributes per server */
@@ -274,7 +274,7 @@ struct ofs_stats {
 	uint8_t recovering;                    /* 1 while copies are being caught up */
 };
 
-/* Background tasks (DESIGN.md section 8) run inside a server. */
+/* Background tasks (docs/design.md, "Background jobs and scrub") run inside a server. */
 enum ofs_task_kind { OFS_TASK_SCRUB = 1, OFS_TASK_DRAIN = 2, OFS_TASK_REBALANCE = 3 };
 #define OFS_TASK_MAX_ALLOC 16          /* REBALANCE: targets of one task */
 /* TASK_START flags */
@@ -301,7 +301,7 @@ enum ofs_task_state {
 };
 enum ofs_task_action { OFS_TASK_PAUSE = 1, OFS_TASK_RESUME, OFS_TASK_CANCEL, OFS_TASK_FORGET };
 /* What a task found, spelled in reports and the job store as
- * ofs_finding_name says (CLI.md's finding kinds; "move": a copy a drain
+ * ofs_finding_name says (ofs-pbj(8)'s finding kinds; "move": a copy a drain
  * or rebalance moved or would move). */
 enum ofs_finding_kind {
 	OFS_FINDING_NONE = 0,

@@ -1,6 +1,6 @@
 /*
  * jobstore.h - the job store of ofs-pbj: jobs, tasks, findings, schedules
- * and the scheduler lease, in one SQLite database (DESIGN.md section 8).
+ * and the scheduler lease, in one SQLite database (docs/design.md, "Background jobs and scrub").
  *
  * One file (--db / OFS_PBJ_DB), WAL mode, foreign keys on, a busy timeout
  * so several ofs-pbj processes can use it at once (one submits while the

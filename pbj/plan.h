@@ -1,8 +1,8 @@
 /*
  * plan.h - the rebalance plan: how many bytes move from which server to
  * which, so that every server's used fraction ends within a threshold of
- * the cluster's mean, moving as few bytes as possible (DESIGN.md section
- * 8). A pure function of the servers' usage: the scheduler computes it
+ * the cluster's mean, moving as few bytes as possible (docs/design.md,
+ * "Rebalance"). A pure function of the servers' usage: the scheduler computes it
  * when a rebalance task starts (again after a crash, from the usage as it
  * is then), `submit rebalance --dry-run` prints it.
  *

@@ -1,5 +1,5 @@
 /*
- * runner.h - running one job to its end (DESIGN.md section 8).
+ * runner.h - running one job to its end (docs/design.md, "Background jobs and scrub").
  *
  * The runner is what the scheduler (`ofs-pbj serve`) does for each job,
  * and what `ofs-pbj submit --wait` does in its own process when no

@@ -1,5 +1,5 @@
 /*
- * serve.h - the scheduler's loop (`ofs-pbj serve`, DESIGN.md section 8).
+ * serve.h - the scheduler's loop (`ofs-pbj serve`, docs/design.md "Background jobs and scrub").
  *
  * One scheduler runs jobs for a job store at a time: it holds the store's
  * lease (pbj_lease_take; the caller takes it first) and renews it every

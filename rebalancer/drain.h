@@ -1,6 +1,6 @@
 /*
  * drain.h - emptying a server so that it can be stopped, and telling when
- * stopping it loses nothing (DESIGN.md section 8, `ofs-pbj ok-to-stop`).
+ * stopping it loses nothing (docs/design.md "Background jobs and scrub", `ofs-pbj ok-to-stop`).
  *
  * The drain itself is a task (scrubber/scrub.c runs it next to the data,
  * object by object, through move_copy with MOVE_F_DROP_SOURCE); what it

@@ -1,5 +1,5 @@
 /*
- * kinds.h - the drain and rebalance tasks (DESIGN.md section 8), two kinds
+ * kinds.h - the drain and rebalance tasks (docs/design.md, "Background jobs and scrub"), two kinds
  * of the server's task host (server/taskhost.h).
  *
  * Drain (OFS_TASK_DRAIN): every copy on this server is moved to where

@@ -1,6 +1,6 @@
 /*
  * move.h - the move step: give one copy of an object a new server
- * (DESIGN.md section 8). Built once, used by repair (a copy whose server
+ * (docs/design.md, "Background jobs and scrub"). Built once, used by repair (a copy whose server
  * is out of service or gone) and, later, by rebalance and drain.
  *
  * A move of oid's copy from server `from` to a new server:

@@ -1,5 +1,5 @@
 /*
- * scrub.h - the scrub task (DESIGN.md section 8), a kind of the server's
+ * scrub.h - the scrub task (docs/design.md, "Background jobs and scrub"), a kind of the server's
  * task host (server/taskhost.h: the host walks this server's objects in
  * OID order from a cursor, paces, pauses, cancels and queues findings).
  * For each object the scrub:

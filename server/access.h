@@ -1,6 +1,6 @@
 /*
  * access.h - what a user may do to an object, and the capabilities that
- * say so (DESIGN.md section 7).
+ * say so (docs/design.md, "Security").
  *
  * A file's metafile and a directory carry their owner, group and mode
  * bits; their server checks a user's request against those bits itself.

@@ -80,7 +80,7 @@ int bstream_incoming_list(const char *datadir, int (*fn)(struct ofs_oid oid, voi
 			  void *arg);
 
 /*
- * Quarantine (DESIGN.md section 8): before a stream is replaced, a hard
+ * Quarantine (docs/design.md, "Background jobs and scrub"): before a stream is replaced, a hard
  * link to it is made as DATA/quarantine/OIDHEX.SECONDS.vVERSION.TAG, so a
  * wrong repair can be undone by hand. No stream: nothing is kept, 0.
  * bstream_quarantine_purge removes those older than max_age_s.

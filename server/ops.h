@@ -13,7 +13,7 @@
  * The roles column says who may call each operation: a client's user, an
  * operator (admin: ofs-pbj and its jobs), or another server - the role
  * the caller's TLS certificate proves (service_handle checks it before
- * anything is decoded; DESIGN.md section 7).
+ * anything is decoded; docs/design.md "Security").
  */
 #ifndef OFS_OPS_H
 #define OFS_OPS_H

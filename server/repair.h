@@ -1,5 +1,5 @@
 /*
- * repair.h - making one copy of an object good again (DESIGN.md section 8).
+ * repair.h - making one copy of an object good again (docs/design.md, "Background jobs and scrub").
  *
  * "If a copy goes bad, throw it away and recreate it": the server that must
  * hold a copy fetches the object from a good sibling and swaps it in

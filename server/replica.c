@@ -56,7 +56,7 @@ static int64_t now_ns(void)
  * to answer one in time is not sent to again until the server table says
  * it was heard from after that (gossip asks every peer about once a
  * second): while a server is cut off, each change costs it a stale record
- * at once instead of a timeout (DESIGN.md 5; see replica.h).
+ * at once instead of a timeout (see replica.h).
  */
 static void mark_gone(struct replicator *r, struct ofs_sid sid)
 {

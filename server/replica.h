@@ -1,6 +1,6 @@
 /*
  * replica.h - forwarding a change from an object's primary to its other
- * copies (DESIGN.md section 5).
+ * copies (docs/design.md, "Cluster").
  *
  * The primary applies a change locally, then sends the same request,
  * marked OFS_OP_FORWARDED, to every other copy at once and waits for all

@@ -363,7 +363,7 @@ static int role_check(const struct ident *who, const struct ops_row *row, bool f
 }
 
 /*
- * What a user may say about ownership (DESIGN.md section 7): the objects
+ * What a user may say about ownership (docs/design.md, "Security"): the objects
  * it creates are its own (its certificate's uid, one of its groups); it
  * changes the permission bits only of what it owns, and never an owner
  * (an admin's). Checked where a client's request arrives; the copies

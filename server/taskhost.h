@@ -1,6 +1,6 @@
 /*
  * taskhost.h - the host of the background tasks inside each server
- * (DESIGN.md section 8).
+ * (docs/design.md, "Background jobs and scrub").
  *
  * The job scheduler (ofs-pbj) starts a task on every server that holds
  * copies (TASK_START), polls it for progress and findings (TASK_POLL) and

@@ -1,5 +1,5 @@
 /*
- * tool.c - `ofs-server tool`: the low-level object tool (CLI.md), for
+ * tool.c - `ofs-server tool`: the low-level object tool (ofs-server(8)), for
  * experts and for fault-injection tests, the way Ceph has
  * ceph-objectstore-tool. list, keys and get-key open the data dir
  * read-only and work while its server runs; the others change it and

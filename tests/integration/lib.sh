@@ -90,7 +90,7 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/ofs-itest-$TEST_NAME.XXXXXX") || exit 1
 export T
 unset OFS_CLUSTER
 
-# Security is on in every test, as in production (DESIGN.md section 7):
+# Security is on in every test, as in production (docs/design.md, "Security"):
 # each test has its own cluster CA ($T/ca); its servers are issued their
 # identities at init, and its commands run as the admin $T/id/admin
 # (OFS_IDENTITY). A test that is about who may do what issues more

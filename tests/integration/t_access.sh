@@ -2,7 +2,7 @@
 # t_access: what a user may do to files and directories. The mode bits
 # (owner, group, other) decide it where the file's or directory's own
 # object lives; capabilities carry that decision to the servers holding
-# its data (DESIGN.md section 7; docs/design.md "Permissions and
+# its data (docs/design.md "Permissions and
 # capabilities"). Every refusal is asserted with its reason; the
 # capability refusals are WRITEs, and the objects on every server are
 # checked unchanged after them.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t_ca: only the cluster's CA speaks for the cluster (DESIGN.md section 7).
+# t_ca: only the cluster's CA speaks for the cluster (docs/design.md, "Security").
 # The capability keys and the revocation list are believed because the
 # CA's key signed them, never because of who sent them:
 #  - the previous release's files (an unsigned list, an unsigned key set)

@@ -25,7 +25,7 @@
 #    directory, and its dfile an orphan whose owner exists nowhere;
 #  - a dfile's back reference rewritten to the wrong stripe (tool
 #    set-backref): one backref_mismatch on that copy;
-# and the job's status and report documents have CLI.md's shape.
+# and the job's status and report documents have ofs-pbj(8)'s shape.
 . "$(dirname "$0")/lib.sh"
 
 KiB=1024 MiB=$((1024 * 1024))

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t_security: who gets in and what they may do (DESIGN.md section 7).
+# t_security: who gets in and what they may do (docs/design.md, "Security").
 # Every connection is TLS 1.3 with a certificate of the cluster CA; the
 # certificate's identity (server, admin or user) decides what the peer
 # may call, per the operation table. Each refusal below is checked for

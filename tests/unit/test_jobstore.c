@@ -468,7 +468,7 @@ static void test_state_names_round_trip(void **state)
 	assert_false(pbj_state_final(PBJ_PAUSED));
 }
 
-/* The type names are the store's and CLI.md's spellings, one table. */
+/* The type names are the store's and ofs-pbj(8)'s spellings, one table. */
 static void test_type_names_round_trip(void **state)
 {
 	static const char *const spelled[] = { "scrub", "repair", "drain", "rebalance",

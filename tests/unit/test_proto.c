@@ -2207,7 +2207,7 @@ static void test_task_status_carries_the_code_it_failed_with(void **state)
 	wbuf_free(&w);
 }
 
-/* Finding kinds: one name table, CLI.md's spellings. */
+/* Finding kinds: one name table, ofs-pbj(8)'s spellings. */
 static void test_finding_kinds_round_trip_by_name(void **state)
 {
 	static const char *const spelled[] = {
