@@ -2483,6 +2483,27 @@ static void test_points_many_agrees_with_points_check(void **state)
 	}
 }
 
+/* The "sibling": a second data dir (fx->dir/data2) holding a copy of
+ * s's oid with im's bytes. */
+static struct store *sibling_of(struct fixture *fx, struct store *s, struct ofs_oid oid,
+				const struct image *im)
+{
+	struct ofs_attr *a = calloc(1, sizeof(*a));
+	struct store *src = NULL;
+	char data2[600];
+	uint64_t v, sz;
+
+	assert_non_null(a);
+	snprintf(data2, sizeof(data2), "%s/data2", fx->dir);
+	assert_int_equal(store_init(data2, CS, NULL, 0, &fx->sid), 0);
+	assert_int_equal(store_open(data2, false, &src), 0);
+	getattr(s, oid, a);
+	assert_int_equal(store_create_oid(src, a, oid, &oid), 0);
+	assert_int_equal(store_write(src, oid, 0, im->b, im->size, &v, &sz), 0);
+	free(a);
+	return src;
+}
+
 static void test_incoming_copy_replaces_a_bad_one_and_keeps_it_aside(void **state)
 {
 	struct fixture *fx = *state;
@@ -2492,21 +2513,10 @@ static void test_incoming_copy_replaces_a_bad_one_and_keeps_it_aside(void **stat
 	struct ofs_summary sa, sb;
 	struct ofs_digest d;
 	struct image im = { 0 };
-	char data2[600], q[600];
+	char q[600];
 
 	write_both(s, oid, &im, 0, 2 * CS + 77, 5);
-	/* The "sibling": a second data dir holding the same object. */
-	snprintf(data2, sizeof(data2), "%s/data2", fx->dir);
-	assert_int_equal(store_init(data2, CS, NULL, 0, &fx->sid), 0);
-	assert_int_equal(store_open(data2, false, &src), 0);
-	{
-		struct ofs_attr *a = calloc(1, sizeof(*a));
-		uint64_t v, sz;
-		getattr(s, oid, a);
-		assert_int_equal(store_create_oid(src, a, oid, &oid), 0);
-		assert_int_equal(store_write(src, oid, 0, im.b, im.size, &v, &sz), 0);
-		free(a);
-	}
+	src = sibling_of(fx, s, oid, &im);
 	flip_byte(fx, oid, CS + 3);
 	incoming_from(src, s, oid, &in);
 	assert_int_equal(store_incoming_summary(in, &d), 0);
@@ -2554,21 +2564,11 @@ static void test_a_data_dir_is_its_servers_alone_whatever_the_umask(void **state
 	struct ofs_oid oid = create_dfile(s);
 	struct store_incoming *in = NULL;
 	struct image im = { 0 };
-	char data2[600], q[600];
+	char q[600];
 
 	/* a stream, an incoming copy and the one it replaced, quarantined */
 	write_both(s, oid, &im, 0, 2 * CS + 77, 5);
-	snprintf(data2, sizeof(data2), "%s/data2", fx->dir);
-	assert_int_equal(store_init(data2, CS, NULL, 0, &fx->sid), 0);
-	assert_int_equal(store_open(data2, false, &src), 0);
-	{
-		struct ofs_attr *a = calloc(1, sizeof(*a));
-		uint64_t v, sz;
-		getattr(s, oid, a);
-		assert_int_equal(store_create_oid(src, a, oid, &oid), 0);
-		assert_int_equal(store_write(src, oid, 0, im.b, im.size, &v, &sz), 0);
-		free(a);
-	}
+	src = sibling_of(fx, s, oid, &im);
 	flip_byte(fx, oid, 3);
 	incoming_from(src, s, oid, &in);
 	assert_int_equal(store_incoming_commit(in, "test"), 0);
