@@ -17,17 +17,7 @@
 
 #include "lib/cap.h"
 #include "lib/wire.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                        \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			fprintf(stderr, "%s:%d: check failed: %s\n",       \
-				__FILE__, __LINE__, #cond);                \
-			abort();                                           \
-		}                                                          \
-	} while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 static void fuzz_file(const char *text, size_t len)
 {

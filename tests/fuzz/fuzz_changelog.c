@@ -21,17 +21,7 @@
 #include "lib/wire.h"
 #include "server/changelog.h"
 #include "server/records.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                        \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			fprintf(stderr, "%s:%d: check failed: %s\n",       \
-				__FILE__, __LINE__, #cond);                \
-			abort();                                           \
-		}                                                          \
-	} while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 struct again {
 	struct wbuf w;                   /* the list, encoded again */

@@ -18,17 +18,7 @@
 
 #include "lib/ofs_error.h"
 #include "pbj/jobargs.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                        \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			fprintf(stderr, "%s:%d: check failed: %s\n",       \
-				__FILE__, __LINE__, #cond);                \
-			abort();                                           \
-		}                                                          \
-	} while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 static void check_strings(const char *const *s, size_t n, const char *buf)
 {

@@ -21,17 +21,7 @@
 #include "lib/proto.h"
 #include "lib/wire.h"
 #include "server/records.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                        \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			fprintf(stderr, "%s:%d: check failed: %s\n",       \
-				__FILE__, __LINE__, #cond);                \
-			abort();                                           \
-		}                                                          \
-	} while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 /* w holds exactly the n bytes at b (then, when tail, 16 zero bytes). */
 static void check_same(struct wbuf *w, const uint8_t *b, size_t n, bool tail)
