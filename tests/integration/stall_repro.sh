@@ -1,113 +1,12 @@
 #!/bin/bash
-# stall_repro.sh: t_hang's scenario with a server whose disk stalls (not
-# run by make check: run-all takes t_*.sh only). b runs with the test
-# build's OFS_SERVER_FAULT=stall-syncs: while $T/stall exists its commits
-# wait; after 2 s it goes quiet (no gossip, no table, STATS refused:
+# stall_repro.sh: t_hang with a server whose disk stalls too (not run by
+# make check: run-all takes t_*.sh only). b runs with the test build's
+# OFS_SERVER_FAULT=stall-syncs: while $T/stall exists its commits wait;
+# after 2 s it goes quiet (no gossip, no table, STATS refused:
 # OFS_ESTALLED) and is shown down. OPEN: about one run in three, once its
 # disk comes back and it catches up, acknowledged replacing puts read
 # back as their older versions on every server - a fault of catch-up's
 # reconciling of a copy that committed changes late (docs/design.md, "A
-# hung server"). Run it by hand:
+# hung server is a down server"). Run it by hand:
 #   OFS_BIN=build/san/bin OFS_ITEST_BIN=build/san/itest bash tests/integration/stall_repro.sh
-#
-# What follows is t_hang's text.
-# t_hang: a hung server is a down server (server/replica.h). Three
-# servers a b c; a client puts files the whole time (`ofs put --replicas
-# 3 --confidence 2`, 1-8 KB, one `ofs` process a put), each put bounded
-# by PUT_BOUND seconds - a put that takes longer is killed. In turn:
-#  - c is stopped (SIGSTOP): its kernel still acknowledges TCP, so only
-#    an application's deadline ends what waits on it. Once the cluster
-#    shows c down (a put in flight to it as its primary until then waits
-#    for it: a change is not failed over from a primary that may be only
-#    slow), 10 more puts are acknowledged and none of the puts begun then
-#    fails or is killed; then it continues (SIGCONT) and catches up;
-# (A server whose disk stalls - OFS_SERVER_FAULT=stall-syncs - is shown
-# down the same way; that scenario is stall_repro.sh, not run here: see
-# docs/design.md, "A hung server".)
-# Then every acknowledged file reads back through each server, and after a
-# repair (of what a put killed by the bound left) a scrub is clean.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/putwriter.sh"
-
-PUT_BOUND=15                 # the writer's bound on one put: the issue's 10 s, and slack
-PW_DIR=/h PW_TIMEOUT=$PUT_BOUND
-
-start_server a --attr rack=r1
-OFS_SERVER_FAULT=stall-syncs:$T/stall start_server b --attr rack=r2 --peer "$(srv_addr a)"
-start_server c --attr rack=r3 --peer "$(srv_addr a)"
-export OFS_CLUSTER=$(srv_addr a),$(srv_addr b),$(srv_addr c)
-set_addrs a b c
-export OFS_PBJ_DB=$T/pbj.db
-await 30 "the three servers to know each other" \
-	bash -c '[ "$("$0" servers --json | jq "[.servers[] | select(.up)] | length")" = 3 ]' "$OFS_BIN/ofs-pbj"
-ok ofs mkdir /h
-
-# settled : every server up, none recovering, none with copies behind.
-settled() {
-	ofs_pbj servers --json >"$T/servers.json" 2>"$T/why" &&
-		jq -c '[.servers[] | {address, up, recovering, behind}]' "$T/servers.json" >"$T/why" &&
-		jq -e '(.servers | length) == 3 and
-			all(.servers[]; .up == true and .behind == 0 and .recovering == false)' \
-			"$T/servers.json" >/dev/null
-}
-# none_failed PHASE : no put begun in PHASE failed or was killed.
-none_failed() {
-	local st
-	st=$(put_stats "$1")
-	say "puts begun while $1: $st"
-	[[ "$st" == *", 0 refused, 0 killed,"* ]] || fail "puts failed while $1: $(writer_summary)"
-}
-
-phase start
-: >"$T/writer.log"
-bg writer
-WRITER=$BG
-await 60 "the writer's first 10 acknowledged puts" acked_at_least 10
-say "before: $(put_stats start)"
-
-# shown_down NAME : the table of a server other than NAME shows NAME down.
-shown_down() {
-	local via=a
-	[ "$1" != a ] || via=b
-	OFS_CLUSTER=$(srv_addr $via) ofs_pbj servers --json >"$T/servers.json" 2>"$T/why" &&
-		jq -e --arg s "$(srv_sid "$1")" 'any(.servers[]; .sid == $s and .up == false)' \
-			"$T/servers.json" >/dev/null
-}
-
-phase c-stopping
-kill -STOP "$(srv_pid c)"
-await 60 "c to be shown down" shown_down c
-phase c-stopped
-base=$(acked)
-await 120 "10 more acknowledged puts with c stopped ($base before)" acked_at_least $((base + 10))
-phase c-continued
-kill -CONT "$(srv_pid c)"
-none_failed c-stopped
-await 120 "c to catch up" settled
-
-phase b-stalling
-touch "$T/stall"
-await 60 "b to be shown down" shown_down b
-phase b-stalled
-base=$(acked)
-await 120 "10 more acknowledged puts with b's disk stalled ($base before)" acked_at_least $((base + 10))
-phase b-back
-rm -f "$T/stall"
-none_failed b-stalled
-await 120 "b to catch up" settled
-
-phase end
-touch "$T/stop-writer"
-wait_pid "$WRITER" $((PUT_BOUND + 20))
-[ "$REAP_ST" = 0 ] || fail "the writer did not end after its stop file (status $REAP_ST)"
-say "writer: $(writer_summary)"
-await 60 "every server up, none recovering, none behind, at the end" settled
-keep_going
-for n in a b c; do check_all "at the end" "$n"; done
-# (a put killed by the writer's bound - its client died mid-put, its
-# outcome unknown - may leave what it had made: a repair mends that, and
-# then the scrub is clean)
-ok ofs_pbj submit repair --wait
-ok ofs_pbj submit scrub --wait --json
-assert_eq 0 "$(jq .findings.total "$T/last.out")" "findings of the scrub after the repair"
-finish
+HANG_STALL=1 exec bash "$(dirname "$0")/t_hang.sh" "$@"

@@ -9,9 +9,9 @@
 #    for it: a change is not failed over from a primary that may be only
 #    slow), 10 more puts are acknowledged and none of the puts begun then
 #    fails or is killed; then it continues (SIGCONT) and catches up;
-# (A server whose disk stalls - OFS_SERVER_FAULT=stall-syncs - is shown
-# down the same way; that scenario is stall_repro.sh, not run here: see
-# docs/design.md, "A hung server".)
+# With HANG_STALL=1 (stall_repro.sh, not run by make check), b's disk
+# also stalls (OFS_SERVER_FAULT=stall-syncs), after c: it is shown down
+# the same way, and then 10 more puts, none failed.
 # Then every acknowledged file reads back through each server, and after a
 # repair (of what a put killed by the bound left) a scrub is clean.
 . "$(dirname "$0")/lib.sh"
@@ -21,7 +21,11 @@ PUT_BOUND=15                 # the writer's bound on one put: the issue's 10 s, 
 PW_DIR=/h PW_TIMEOUT=$PUT_BOUND
 
 start_server a --attr rack=r1
-start_server b --attr rack=r2 --peer "$(srv_addr a)"
+if [ "${HANG_STALL:-0}" = 1 ]; then
+	OFS_SERVER_FAULT=stall-syncs:$T/stall start_server b --attr rack=r2 --peer "$(srv_addr a)"
+else
+	start_server b --attr rack=r2 --peer "$(srv_addr a)"
+fi
 start_server c --attr rack=r3 --peer "$(srv_addr a)"
 export OFS_CLUSTER=$(srv_addr a),$(srv_addr b),$(srv_addr c)
 set_addrs a b c
@@ -72,6 +76,19 @@ phase c-continued
 kill -CONT "$(srv_pid c)"
 none_failed c-stopped
 await 120 "c to catch up" settled
+
+if [ "${HANG_STALL:-0}" = 1 ]; then
+	phase b-stalling
+	touch "$T/stall"
+	await 60 "b to be shown down" shown_down b
+	phase b-stalled
+	base=$(acked)
+	await 120 "10 more acknowledged puts with b's disk stalled ($base before)" acked_at_least $((base + 10))
+	phase b-back
+	rm -f "$T/stall"
+	none_failed b-stalled
+	await 120 "b to catch up" settled
+fi
 
 phase end
 touch "$T/stop-writer"
