@@ -563,12 +563,6 @@ static int run_store(struct running *r, const struct sockaddr_in *addr)
  * while this server was away: the table as the peers have it (an
  * operator's change, a root move) and which of its copies they saw fall
  * behind. Then gossip. */
-/* Gossip's quiet test: the store's disk stalls (store.h). */
-static bool stalled(void *arg)
-{
-	return store_stalled(arg);
-}
-
 static int run_cluster(struct running *r)
 {
 	int rc = sidtab_open(r->s, r->where, &r->tab);
@@ -589,8 +583,6 @@ static int run_cluster(struct running *r)
 			 "they are not served until caught up", rc);
 	rc = gossip_start(r->tab, &(struct gossip_trust){ r->crl, r->capkeys }, r->a.peers,
 			  r->a.npeers, on_contact, r->bh, &r->g);
-	if (!rc)
-		gossip_set_quiet(r->g, stalled, r->s);
 	return rc ? fail("gossip", rc) : 0;
 }
 

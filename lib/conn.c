@@ -136,8 +136,7 @@ int conn_is_transport_error(int rc)
 {
 	return rc == -ECONNRESET || rc == -ETIMEDOUT || rc == -OFS_EPROTO ||
 	       rc == -ECONNREFUSED || rc == -EPIPE || rc == -OFS_EUNREACHABLE ||
-	       rc == -EHOSTUNREACH || rc == -ENETUNREACH || rc == -OFS_EBUSY ||
-	       rc == -OFS_ESTALLED;
+	       rc == -EHOSTUNREACH || rc == -ENETUNREACH || rc == -OFS_EBUSY;
 }
 
 bool conn_is_refusal(int rc)

@@ -111,8 +111,7 @@ int conn_fetch_table(const char *const *addrs, size_t n, int reply_ms, struct of
 
 /* True when rc is a transport error rather than a server's answer (a
  * TLS refusal is not one: it is the peer's answer to who we are). A
- * server busy (OFS_EBUSY: no connection slot for us) or stalled
- * (OFS_ESTALLED: its disk does not complete writes) counts as one: the
+ * server busy (OFS_EBUSY: no connection slot for us) counts as one: the
  * caller tries another server, as for one that does not answer. */
 int conn_is_transport_error(int rc);
 /* True when rc is a refusal of who we are: permission denied (-EACCES), a

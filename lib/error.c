@@ -33,7 +33,6 @@ const char *ofs_strerror(int err)
 	case OFS_ECAPEXPIRED: return "capability expired";
 	case OFS_ECAPBAD: return "capability not valid";
 	case OFS_EBUSY: return "server busy: no room for another connection";
-	case OFS_ESTALLED: return "the server's disk does not complete its writes (stalled)";
 	case OFS_ENOTCA: return "not signed by the cluster's CA";
 	case EACCES: return "permission denied";
 	default: break;

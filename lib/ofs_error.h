@@ -39,8 +39,6 @@ enum {
 	                     under a key no longer held) */
 	OFS_EBUSY,        /* the server has no room for another connection (or
 	                     this identity has its share): try another */
-	OFS_ESTALLED,     /* the server's disk does not complete its writes: it
-	                     is taken as down until it does */
 	OFS_ENOTCA,       /* a revocation list or key set the cluster CA did not
 	                     sign: only the CA speaks for the cluster */
 	OFS_ELAST

@@ -35,8 +35,6 @@ struct gossip {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool stop;                 /* guarded by mu */
-	bool (*quiet)(void *arg);  /* gossip_set_quiet (guarded by mu) */
-	void *quiet_arg;
 	/* Connections kept from round to round (the gossip thread's own):
 	 * with TLS a connection costs a handshake at both ends, and a round
 	 * a second would otherwise make three of them. */
@@ -256,34 +254,12 @@ static int exchange(struct gossip *g, const char *addr)
 	return rc;
 }
 
-void gossip_set_quiet(struct gossip *g, bool (*quiet)(void *arg), void *arg)
-{
-	pthread_mutex_lock(&g->mu);
-	g->quiet = quiet;
-	g->quiet_arg = arg;
-	pthread_mutex_unlock(&g->mu);
-}
-
-static bool is_quiet(struct gossip *g)
-{
-	bool (*quiet)(void *);
-	void *arg;
-
-	pthread_mutex_lock(&g->mu);
-	quiet = g->quiet;
-	arg = g->quiet_arg;
-	pthread_mutex_unlock(&g->mu);
-	return quiet && quiet(arg);
-}
-
 static void round_once(struct gossip *g)
 {
 	struct ofs_server *e = NULL;
 	size_t n = 0;
 	struct ofs_sid self = sidtab_self(g->t);
 
-	if (is_quiet(g))
-		return;
 
 	if (!g->seeded) {
 		for (size_t i = 0; i < g->nseeds; i++) {

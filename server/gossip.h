@@ -72,9 +72,4 @@ void gossip_stop(struct gossip *g);
 int gossip_pull_once(struct sidtab *t, const struct gossip_trust *tr, const char *const *seeds, size_t nseeds,
 		     int timeout_ms);
 
-/* While quiet(arg) says so (a server whose disk stalls: store_stalled),
- * rounds send nothing, so that peers stop hearing from this server. Set
- * before rounds matter; NULL: never quiet. */
-void gossip_set_quiet(struct gossip *g, bool (*quiet)(void *arg), void *arg);
-
 #endif

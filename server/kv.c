@@ -7,12 +7,10 @@
 #include <errno.h>
 #include <lmdb.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "lib/ofs_error.h"
 #include "server/kv.h"
@@ -52,7 +50,6 @@ struct kv {
 	bool stop;                   /* guarded by mu */
 	bool writer_running;
 	pthread_t writer;
-	_Atomic int64_t batch_began_ns; /* the batch being written (0: none) */
 };
 
 struct kv_txn {
@@ -172,28 +169,10 @@ static int undo_all(struct kv_txn *t, bool apply)
  * back fails (an LMDB error that poisons the transaction), the batch is
  * aborted and every update of it fails.
  */
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int64_t kv_stuck_ns(struct kv *kv)
-{
-	int64_t began = kv ? atomic_load(&kv->batch_began_ns) : 0;
-
-	return began ? mono_ns() - began : 0;
-}
-
 static void run_batch(struct kv *kv, struct kv_req *batch)
 {
 	MDB_txn *txn = NULL;
-	int rc;
-
-	atomic_store(&kv->batch_began_ns, mono_ns());
-	rc = mdb_to_ofs(mdb_txn_begin(kv->env, NULL, 0, &txn));
+	int rc = mdb_to_ofs(mdb_txn_begin(kv->env, NULL, 0, &txn));
 
 	for (struct kv_req *r = batch; r && !rc; r = r->next) {
 		struct kv_txn t;
@@ -222,7 +201,6 @@ static void run_batch(struct kv *kv, struct kv_req *batch)
 			if (r->rc == 0)
 				r->rc = rc;
 	}
-	atomic_store(&kv->batch_began_ns, 0);
 }
 
 static void *writer_main(void *arg)

@@ -62,9 +62,6 @@ int kv_update(struct kv *kv, kv_fn fn, void *arg);
  * (and may block there, as a stalled disk's sync would). Set once, before
  * the server serves; NULL: none. */
 void kv_set_commit_hook(void (*fn)(void));
-/* How long the batch being written now has taken so far (0: none is):
- * a disk whose syncs hang shows here first. Any thread. */
-int64_t kv_stuck_ns(struct kv *kv);
 /* Run fn in a read-only transaction; returns fn's result or -errno. */
 int kv_view(struct kv *kv, kv_fn fn, void *arg);
 

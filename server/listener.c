@@ -381,13 +381,13 @@ static uint32_t source_of(int fd)
 	return 0;
 }
 
-/* Cut the oldest handshake short - of src's when src != 0 (mu held). */
-static void evict_oldest(struct listener *l, uint32_t src, bool of_src)
+/* Cut src's oldest handshake short (mu held). */
+static void evict_oldest(struct listener *l, uint32_t src)
 {
 	struct conn *old = NULL;
 
 	for (struct conn *c = l->conns; c; c = c->next)
-		if (c->shaking && (!of_src || c->src == src) && (!old || c->seq < old->seq))
+		if (c->shaking && c->src == src && (!old || c->seq < old->seq))
 			old = c;
 	if (!old)
 		return;
@@ -397,17 +397,29 @@ static void evict_oldest(struct listener *l, uint32_t src, bool of_src)
 	shutdown(old->io.fd, SHUT_RDWR);     /* (its thread's reads end now) */
 }
 
-/* Room for one more handshake from src (mu held). */
-static void make_room(struct listener *l, uint32_t src)
+/* Room for one more handshake (mu held): when all are taken, the oldest
+ * of the address with the most in flight goes - a flood's, not a client's
+ * (a burst of one host's own clients is taken whole until the table is
+ * full). */
+static void make_room(struct listener *l)
 {
-	int from_src = 0;
+	uint32_t heavy = 0;
+	int most = 0;
 
-	for (struct conn *c = l->conns; c; c = c->next)
-		from_src += c->shaking && c->src == src;
-	if (from_src >= LISTENER_HANDSHAKES_PER_SOURCE)
-		evict_oldest(l, src, true);
-	else if (l->nshaking >= LISTENER_HANDSHAKES)
-		evict_oldest(l, 0, false);
+	if (l->nshaking < LISTENER_HANDSHAKES)
+		return;
+	for (struct conn *c = l->conns; c; c = c->next) {
+		int n = 0;
+		if (!c->shaking)
+			continue;
+		for (struct conn *o = l->conns; o; o = o->next)
+			n += o->shaking && o->src == c->src;
+		if (n > most) {
+			most = n;
+			heavy = c->src;
+		}
+	}
+	evict_oldest(l, heavy);
 }
 
 static int start_conn(struct listener *l, int fd)
@@ -433,7 +445,7 @@ static int start_conn(struct listener *l, int fd)
 		return -ENOMEM;
 	}
 	if (l->tls) {
-		make_room(l, src);
+		make_room(l);
 		c->shaking = true;
 		l->nshaking++;
 	}

@@ -24,7 +24,6 @@
 #define LISTENER_DEFAULT_PER_USER 64    /* connections of one user identity */
 #define LISTENER_DEFAULT_IDLE_S 300     /* an idle connection is closed after */
 #define LISTENER_HANDSHAKES 64          /* handshakes in flight, at most */
-#define LISTENER_HANDSHAKES_PER_SOURCE 8 /* of those, from one address */
 #define LISTENER_HANDSHAKE_MS 5000      /* a whole handshake, from accept */
 
 struct tls_conf;
@@ -34,11 +33,11 @@ struct tls_conf;
  * --max-conns-per-user, --idle-timeout). Nobody can take a server's
  * connections without a certificate: a connection is a handshake first,
  * and handshakes are few, short and shared - LISTENER_HANDSHAKES in
- * flight, LISTENER_HANDSHAKES_PER_SOURCE from one address, each done
- * within LISTENER_HANDSHAKE_MS of its accept; when they are all taken,
- * a new connection takes the place of the oldest handshake (of its
- * address's, when that address has its share), so a flood of silent
- * connections delays a real client by the time of its own handshake.
+ * flight, each done within LISTENER_HANDSHAKE_MS of its accept; when
+ * they are all taken, a new connection takes the place of the oldest
+ * handshake of the address with the most in flight, so a flood of
+ * silent connections delays a real client by the time of its own
+ * handshake, and a burst of one host's own clients is taken whole.
  * A slot (max_conns) is taken once the handshake is done: a server full
  * answers "busy" (OFS_EBUSY, inside TLS) and the client tries another
  * server; so does one user identity past per_user. An authenticated

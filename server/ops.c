@@ -87,8 +87,6 @@ static int do_servers(struct service *sv, const struct ofs_req *q, struct wbuf *
 	size_t nin = 0, nall = 0;
 	int rc;
 
-	if (store_stalled(sv->store))
-		return -OFS_ESTALLED;      /* (not well: taken as down meanwhile) */
 	rc = proto_decode_servers(q->data, q->data_len, false, NULL, &in, &nin);
 
 	if (!rc && nin)
@@ -437,8 +435,6 @@ static int op_stats(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 	int rc;
 
 	(void)q;
-	if (store_stalled(sv->store))
-		return -OFS_ESTALLED;      /* (shown down: store.h) */
 	rc = store_stats(sv->store, &st);
 	if (!rc && sv->hooks.stats)
 		sv->hooks.stats(sv->hooks.arg, &st);

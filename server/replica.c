@@ -107,7 +107,7 @@ static bool is_gone(struct replicator *r, struct ofs_sid sid)
 static bool says_gone(int rc)
 {
 	return rc == -ETIMEDOUT || rc == -ECONNREFUSED || rc == -EHOSTUNREACH ||
-	       rc == -ENETUNREACH || rc == -OFS_EUNREACHABLE || rc == -OFS_ESTALLED;
+	       rc == -ENETUNREACH || rc == -OFS_EUNREACHABLE;
 }
 
 int replica_open(struct sidtab *t, struct replicator **out)
@@ -224,18 +224,6 @@ static void give_back(struct replicator *r, struct ofs_sid sid, struct conn *c)
 	conn_close(c);
 }
 
-/* How long a peer has to answer wire_op: a forwarded change is answered
- * within seconds by a server that works (its disk's commit and ours run
- * at once) - one that does not is taken as down, its copy recorded
- * stale; a COMMIT may sync a large file, and anything else (repair,
- * questions) keeps the long bound. */
-static int answer_ms(uint16_t wire_op)
-{
-	if ((wire_op & OFS_OP_FORWARDED) && (wire_op & ~OFS_OP_FORWARDED) != OFS_OP_COMMIT)
-		return REPLICA_ANSWER_MS;
-	return REPLICA_TIMEOUT_MS;
-}
-
 static void send_wire(struct replicator *r, uint16_t wire_op, const uint8_t *body, size_t len,
 		      const struct ofs_sid *sids, size_t n, struct replica_sent *sent,
 		      struct replica_result *res)
@@ -250,10 +238,8 @@ static void send_wire(struct replicator *r, uint16_t wire_op, const uint8_t *bod
 			continue;
 		}
 		res[i].rc = take(r, sids[i], &sent->c[i]);
-		if (!res[i].rc) {
-			conn_set_timeout(sent->c[i], answer_ms(wire_op));
+		if (!res[i].rc)
 			res[i].rc = conn_send_raw(sent->c[i], wire_op, body, len, &sent->id[i]);
-		}
 		if (says_gone(res[i].rc))
 			mark_gone(r, sids[i]);
 		if (res[i].rc && sent->c[i]) {

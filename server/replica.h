@@ -10,15 +10,15 @@
  * address comes from the server table.
  *
  * A peer that does not connect (within REPLICA_CONNECT_MS), take a request
- * or answer in time - a forwarded change within REPLICA_ANSWER_MS, an
- * application's deadline, not TCP's: a server hung (stopped, or its disk
- * stalled) still has its kernel acknowledge every byte - is remembered as
- * unreachable: nothing is sent to it (its result is -OFS_EUNREACHABLE at
- * once) until the server table says it was heard from since (gossip,
- * about every second; a server whose disk stalls stops gossiping:
- * store.h). So a server cut off or hung costs the changes in flight to
- * it one deadline, and the next ones nothing but their stale records; it
- * catches them up when it answers again, as after a crash.
+ * or answer in time (REPLICA_TIMEOUT_MS) is remembered as unreachable:
+ * nothing is sent to it (its result is -OFS_EUNREACHABLE at once) until
+ * the server table says it was heard from since (gossip, about every
+ * second). So a server cut off costs the first change sent to it a
+ * timeout, and the next ones nothing but their stale records. The
+ * deadline stays long: a copy that applies a forwarded change after its
+ * primary counted it missed (a copy hung, then continued) can win a
+ * catch-up over the copies that went on, and lose acknowledged entries
+ * (seen with deadlines of 3 s: docs/design.md, "A hung server").
  */
 #ifndef OFS_REPLICA_H
 #define OFS_REPLICA_H
@@ -30,7 +30,6 @@
 #include "server/sidtab.h"
 
 #define REPLICA_TIMEOUT_MS 30000
-#define REPLICA_ANSWER_MS 3000       /* a forwarded change other than COMMIT */
 #define REPLICA_CONNECT_MS 2000
 
 struct replicator;

@@ -225,13 +225,6 @@ int store_behind_mark_many(struct store *s, const struct ofs_oid *oids,
 			   const char *const *reasons, size_t n);
 int store_behind(struct store *s, struct ofs_oid oid);
 
-/* Has a write of this store been waiting on its disk for more than
- * STORE_STALL_NS (its commit, a sync that hangs)? Such a server says it
- * is not well: it answers no SERVERS request and sends no gossip
- * (OFS_ESTALLED), so that its peers and clients take it as down until
- * its disk comes back (server/replica.h). */
-#define STORE_STALL_NS (2 * 1000000000LL)
-bool store_stalled(struct store *s);
 
 /*
  * The stale records naming sid (copies on sid that this server, as

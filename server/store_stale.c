@@ -224,11 +224,6 @@ static int behind_get_txn(struct kv_txn *t, void *arg)
 	return kv_get(t, KV_STALE, key, sizeof(key), &v, &vn);
 }
 
-bool store_stalled(struct store *s)
-{
-	return kv_stuck_ns(s->kv) > STORE_STALL_NS;
-}
-
 int store_behind(struct store *s, struct ofs_oid oid)
 {
 	struct behind_args ba = { .oid = oid, .self = s->sid };

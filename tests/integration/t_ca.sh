@@ -21,7 +21,7 @@ RAW=$ITEST_DIR/rawframe.py
 CASIGN=$OFS_ITEST_BIN/casign
 REVOKED=38                   # lib/proto.h
 CAPKEYS=39
-OFS_ENOTCA=-10025            # lib/ofs_error.h
+OFS_ENOTCA=-10024            # lib/ofs_error.h
 ofs-pbj() { "$OFS_BIN/ofs-pbj" "$@"; }
 # serial CERT: its serial number as OFS prints it (lowercase hex)
 serial() { openssl x509 -in "$1" -noout -serial | cut -d= -f2 | tr 'A-F' 'a-f'; }

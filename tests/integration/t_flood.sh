@@ -3,10 +3,12 @@
 # serves (server/listener.h). One server with room for 24 connections,
 # 8 of them for one user, and an idle timeout of 3 s. Against it, all at
 # once:
-#  - 40 TCP connections that never start a handshake, 8 from each of
+#  - 70 TCP connections that never start a handshake, 14 from each of
 #    five addresses (127.0.0.2 to .6), reopened as the server drops them
 #    - more than its 24 slots (before handshakes were kept apart from
-#    slots, every other client was refused while they were held);
+#    slots, every other client was refused while they were held), and
+#    more than its 64 handshakes in flight, so new ones take the place of
+#    the heaviest address's oldest;
 #  - 6 handshakes stalled after their first bytes;
 #  - mallory, a user, opening 12 authenticated connections and holding
 #    them idle: she gets 8, the other 4 are answered "busy".
@@ -29,7 +31,7 @@ ok ofs chown 2002:2002 /bob
 mkfifo "$T/flood.in"
 exec 8<>"$T/flood.in"          # (its stdin: closed at the end, which ends it)
 # (bash gives a command run with & the empty file for stdin: redirected inside)
-bg env OFS_IDENTITY="$T/id/mallory" bash -c 'exec 8>&-; exec python3 "$0" "$1" flood --silent 8 --sources 5 --stalled 6 --idle 12 \
+bg env OFS_IDENTITY="$T/id/mallory" bash -c 'exec 8>&-; exec python3 "$0" "$1" flood --silent 14 --sources 5 --stalled 6 --idle 12 \
 	<"$2" >"$3" 2>"$4"' "$RAW" "$(srv_addr a)" "$T/flood.in" "$T/flood.out" "$T/flood.err"
 FLOOD=$BG
 await 60 "the flood to be in place" grep -q '^ready' "$T/flood.out"
