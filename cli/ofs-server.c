@@ -402,6 +402,12 @@ static int cmd_certify(int argc, char **argv)
 }
 
 /* Gossip reached a peer: tell it which of its copies fell behind. */
+/* gossip's question: does this server's store commit? */
+static bool store_stalled_fn(void *arg)
+{
+	return store_stalled(arg);
+}
+
 static void on_contact(struct ofs_sid peer, void *arg)
 {
 	int rc = behind_tell(arg, peer);
@@ -571,7 +577,7 @@ static int run_cluster(struct running *r)
 		return fail("server table", rc);
 	if ((rc = replica_open(r->tab, &r->rep)) || (rc = behind_open(r->s, r->rep, &r->bh)))
 		return fail("replication", rc);
-	rc = gossip_pull_once(r->tab, &(struct gossip_trust){ r->crl, r->capkeys }, r->a.peers,
+	rc = gossip_pull_once(r->tab, &(struct gossip_trust){ r->crl, r->capkeys, NULL, NULL }, r->a.peers,
 			      r->a.npeers, CATCH_UP_TIMEOUT_MS);
 	if (rc < 0)
 		return fail("learning the server table", rc);
@@ -581,8 +587,9 @@ static int run_cluster(struct running *r)
 	if (rc > 0)
 		log_warn("%d copies here missed changes while this server was away; "
 			 "they are not served until caught up", rc);
-	rc = gossip_start(r->tab, &(struct gossip_trust){ r->crl, r->capkeys }, r->a.peers,
-			  r->a.npeers, on_contact, r->bh, &r->g);
+	rc = gossip_start(r->tab,
+			  &(struct gossip_trust){ r->crl, r->capkeys, store_stalled_fn, r->s },
+			  r->a.peers, r->a.npeers, on_contact, r->bh, &r->g);
 	return rc ? fail("gossip", rc) : 0;
 }
 

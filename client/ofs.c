@@ -41,6 +41,22 @@ int cl_map_transport(int rc)
 	return rc;
 }
 
+int cl_change_ms(uint16_t op)
+{
+	switch (op) {
+	case OFS_OP_CREATE: case OFS_OP_CREATE_SMALL: case OFS_OP_REMOVE: case OFS_OP_SETATTR:
+	case OFS_OP_KV_PUT: case OFS_OP_KV_DEL: case OFS_OP_DIRENT_CREATE:
+	case OFS_OP_DIRENT_REMOVE:
+		return CL_CHANGE_MS;
+	case OFS_OP_WRITE:
+		return CL_WRITE_MS;
+	case OFS_OP_COMMIT:
+		return CONN_REPLY_MS - CL_LATE_MS;
+	default:
+		return 0;
+	}
+}
+
 int cl_answer_ms(uint16_t op)
 {
 	switch (op) {
@@ -48,7 +64,7 @@ int cl_answer_ms(uint16_t op)
 	case OFS_OP_KV_GET: case OFS_OP_KV_LIST: case OFS_OP_DIRENT_LOOKUP: case OFS_OP_DIRENT_LIST:
 		return CL_ANSWER_MS;
 	default:
-		return CONN_REPLY_MS;
+		return cl_change_ms(op) ? cl_change_ms(op) + CL_LATE_MS : CONN_REPLY_MS;
 	}
 }
 
@@ -218,8 +234,8 @@ size_t cl_try_order(struct ofs_client *c, const struct ofs_handle *h, struct ofs
  * forwarded it) before it died, so a change that is not idempotent may
  * find itself already made.
  */
-static int call_ex(struct ofs_client *c, const struct ofs_handle *h, const struct ofs_req *q,
-		   uint8_t **body, size_t *blen, bool *failed_over)
+static int call_cov(struct ofs_client *c, const struct ofs_handle *h, const struct ofs_req *q,
+		    struct ofs_oid cover, uint8_t **body, size_t *blen, bool *failed_over)
 {
 	struct ofs_sid order[OFS_MAX_REPLICAS], skipped[OFS_MAX_REPLICAS];
 	const char *why[OFS_MAX_REPLICAS];
@@ -231,14 +247,16 @@ static int call_ex(struct ofs_client *c, const struct ofs_handle *h, const struc
 
 	if (failed_over)
 		*failed_over = false;
-	if (c->caps && q->op != OFS_OP_GETATTR) {
-		/* A user's request carries its capability (a copy of q does). */
+	if ((c->caps && !oid_is_zero(cover)) || cl_change_ms(q->op)) {
+		/* A user's request carries its capability, a change its
+		 * deadline (a copy of q does). */
 		qc = malloc(sizeof(*qc) + CAP_MAX_LEN);
 		if (!qc)
 			return -ENOMEM;
 		*qc = *q;
 		qc->cap = (const uint8_t *)(qc + 1);
-		qc->cap_len = (uint16_t)cl_caps_for(c, q->oid, (uint8_t *)(qc + 1));
+		qc->cap_len = c->caps && !oid_is_zero(cover) ?
+			      (uint16_t)cl_caps_for(c, cover, (uint8_t *)(qc + 1)) : 0;
 		q = qc;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -250,12 +268,14 @@ static int call_ex(struct ofs_client *c, const struct ofs_handle *h, const struc
 			continue;
 		}
 		conn_set_timeout(cn, cl_answer_ms(q->op));
+		if (cl_change_ms(q->op))
+			qc->deadline_ms = frame_now_ms() + (uint64_t)cl_change_ms(q->op);
 		rc = conn_call(cn, q, body, blen);
-		if (qc && CL_CAP_RENEW(rc) && !renewed) {
+		if (qc && qc->cap_len && CL_CAP_RENEW(rc) && !renewed) {
 			/* Expired, or under a key rotated away: a new one, then again. */
 			renewed = true;
-			if (cl_caps_renew(c, q->oid) == 0)
-				qc->cap_len = (uint16_t)cl_caps_for(c, q->oid, (uint8_t *)(qc + 1));
+			if (cl_caps_renew(c, cover) == 0)
+				qc->cap_len = (uint16_t)cl_caps_for(c, cover, (uint8_t *)(qc + 1));
 			i--;
 			continue;
 		}
@@ -305,6 +325,16 @@ static int call_ex(struct ofs_client *c, const struct ofs_handle *h, const struc
 	return rc == -OFS_ENOOBJ ? -ENOENT : rc;
 }
 
+/* As call_cov, with the capability for q's own object (none with a
+ * GETATTR: its reply grants one). */
+static int call_ex(struct ofs_client *c, const struct ofs_handle *h, const struct ofs_req *q,
+		   uint8_t **body, size_t *blen, bool *failed_over)
+{
+	struct ofs_oid none = { { 0 } };
+
+	return call_cov(c, h, q, q->op == OFS_OP_GETATTR ? none : q->oid, body, blen, failed_over);
+}
+
 int cl_call(struct ofs_client *c, const struct ofs_handle *h, const struct ofs_req *q,
 		uint8_t **body, size_t *blen)
 {
@@ -324,6 +354,12 @@ struct ofs_req *cl_req_new(uint16_t op, struct ofs_oid oid)
 
 int cl_obj_getattr(struct ofs_client *c, const struct ofs_handle *h, struct ofs_attr *a)
 {
+	return cl_obj_getattr_showing(c, h, a, (struct ofs_oid){ { 0 } });
+}
+
+int cl_obj_getattr_showing(struct ofs_client *c, const struct ofs_handle *h, struct ofs_attr *a,
+			   struct ofs_oid dir)
+{
 	struct ofs_req *q = cl_req_new(OFS_OP_GETATTR, h->oid);
 	uint8_t *b = NULL;
 	size_t n = 0;
@@ -331,7 +367,7 @@ int cl_obj_getattr(struct ofs_client *c, const struct ofs_handle *h, struct ofs_
 
 	if (!q)
 		return -ENOMEM;
-	rc = cl_call(c, h, q, &b, &n);
+	rc = call_cov(c, h, q, dir, &b, &n, NULL);
 	if (!rc)
 		rc = proto_decode_attr_reply(b, n, a);
 	if (!rc)
@@ -468,9 +504,11 @@ static int send_create(struct ofs_client *c, struct ofs_req *q, struct ofs_handl
 		struct conn *cn = cl_conn_of(c, t->sids[attempt]);
 		if (cn)
 			conn_set_timeout(cn, cl_answer_ms(q->op));
+		q->deadline_ms = frame_now_ms() + (uint64_t)cl_change_ms(q->op);
 		rc = cn ? conn_call(cn, q, b, n) : -ECONNREFUSED;
 		if (q->cap_len && CL_CAP_RENEW(rc) && cl_caps_renew(c, cover) == 0) {
 			q->cap_len = (uint16_t)cl_caps_for(c, cover, capbuf);
+			q->deadline_ms = frame_now_ms() + (uint64_t)cl_change_ms(q->op);
 			rc = conn_call(cn, q, b, n);
 		}
 		if (!rc && c->caps) {
@@ -524,6 +562,8 @@ int cl_obj_create(struct ofs_client *c, const struct ofs_attr *a, unsigned copie
 		rc = proto_decode_oid_reply(b, n, &t.oid);
 	if (!rc && c->caps && q->cap_len)
 		cl_caps_alias(c, a->backref.owner, t.oid);
+	else if (!rc && c->caps)
+		cl_caps_parent(c, t.oid, a->backref.owner);   /* (a file's or directory's) */
 	if (!rc)
 		*h = t;
 	else if (rc != -EEXIST && rc != -EINVAL && rc != -ENOMEM)
@@ -574,6 +614,8 @@ int cl_create_small(struct ofs_client *c, struct ofs_attr *a, unsigned copies,
 		rc = proto_decode_oid_reply(b, n, &t.oid);
 	if (!rc && !oid_eq(t.oid, q->oid))
 		rc = -OFS_ECORRUPT;      /* (the server made another file) */
+	if (!rc && c->caps)
+		cl_caps_parent(c, t.oid, a->backref.owner);
 	if (!rc)
 		*h = t;
 	else if (rc != -EEXIST && rc != -EINVAL && rc != -ENOMEM) {
@@ -651,9 +693,13 @@ int cl_dirdata_for(const struct ofs_attr *da, const char *name, struct ofs_handl
 	return 0;
 }
 
+/* A dirent call on dd. by: the object whose capability it carries (NULL:
+ * the directory's, reaching dd; an entry's own REMOVE for a removal in a
+ * directory sticky for this user). */
 static int dirent_call_ex(struct ofs_client *c, uint16_t op, const struct ofs_handle *dd,
 			  const char *name, const struct ofs_dirent *d, uint32_t flags,
-			  bool *present, struct ofs_dirent *out, bool *failed_over)
+			  bool *present, struct ofs_dirent *out, bool *failed_over,
+			  const struct ofs_oid *by)
 {
 	struct ofs_req *q = cl_req_new(op, dd->oid);
 	uint8_t *b = NULL;
@@ -670,7 +716,7 @@ static int dirent_call_ex(struct ofs_client *c, uint16_t op, const struct ofs_ha
 	if (d)
 		q->dirent = *d;
 	q->flags = flags;
-	rc = call_ex(c, dd, q, &b, &n, failed_over);
+	rc = call_cov(c, dd, q, by ? *by : dd->oid, &b, &n, failed_over);
 	if (!rc)
 		rc = proto_decode_dirent_reply(b, n, &p, &t);
 	if (!rc) {
@@ -688,7 +734,7 @@ int cl_dirent_call(struct ofs_client *c, uint16_t op, const struct ofs_handle *d
 		       const char *name, const struct ofs_dirent *d, uint32_t flags,
 		       bool *present, struct ofs_dirent *out)
 {
-	return dirent_call_ex(c, op, dd, name, d, flags, present, out, NULL);
+	return dirent_call_ex(c, op, dd, name, d, flags, present, out, NULL, NULL);
 }
 
 /* ---- resolution --------------------------------------------------------- */
@@ -1242,7 +1288,7 @@ int ofs_rmdir(struct ofs_client *c, const char *path)
 	}
 	rc = cl_may(c, &r.ent.handle, CAP_WRITE);
 	if (!rc)
-		rc = cl_may(c, &gone.handle, CAP_REMOVE);
+		rc = cl_may_remove(c, &r.ent.handle, &gone.handle);
 	if (!rc)
 		rc = cl_obj_getattr(c, &gone.handle, da);
 	if (rc)
@@ -1256,7 +1302,11 @@ int ofs_rmdir(struct ofs_client *c, const char *path)
 	}
 	if (rc)
 		goto out;
-	rc = cl_dirent_call(c, OFS_OP_DIRENT_REMOVE, &dd, name, NULL, 0, NULL, &gone);
+	{
+		struct ofs_oid by = gone.handle.oid;
+		rc = dirent_call_ex(c, OFS_OP_DIRENT_REMOVE, &dd, name, NULL, 0, NULL, &gone, NULL,
+				    cl_caps_sticky(c, r.ent.handle.oid) ? &by : NULL);
+	}
 	if (rc)
 		goto out;
 	for (uint16_t i = 0; i < da->nparts; i++)
@@ -1454,12 +1504,13 @@ int ofs_unlink(struct ofs_client *c, const char *path)
 	if (!rc)
 		rc = cl_may(c, &r.ent.handle, CAP_WRITE);
 	if (!rc)
-		rc = cl_may(c, &ent.handle, CAP_REMOVE);
+		rc = cl_may_remove(c, &r.ent.handle, &ent.handle);
 	if (!rc) {
 		struct ofs_dirent gone = ent;
+		struct ofs_oid by = gone.handle.oid;
 		bool failed_over = false;
 		rc = dirent_call_ex(c, OFS_OP_DIRENT_REMOVE, &dd, name, NULL, 0, NULL, &ent,
-				    &failed_over);
+				    &failed_over, cl_caps_sticky(c, r.ent.handle.oid) ? &by : NULL);
 		if (rc == -ENOENT && failed_over && still_named(c, &gone.handle, r.ent.handle.oid, name)) {
 			/* The copy asked first removed the entry and died before
 			 * it answered: this remove is done; its file goes too. */
@@ -1528,10 +1579,10 @@ static int may_rename(struct ofs_client *c, const struct resolved *ro, const str
 	if (!rc)
 		rc = cl_may(c, &rn->ent.handle, CAP_WRITE);
 	if (!rc)
-		rc = cl_may(c, &ent->handle, CAP_REMOVE);
+		rc = cl_may_remove(c, &ro->ent.handle, &ent->handle);
 	if (!rc && cl_dirent_call(c, OFS_OP_DIRENT_LOOKUP, ndd, nname, NULL, 0, NULL, &there) == 0 &&
 	    there.type == OFS_OBJ_METAFILE)
-		rc = cl_may(c, &there.handle, CAP_REMOVE);
+		rc = cl_may_remove(c, &rn->ent.handle, &there.handle);
 	return rc;
 }
 
@@ -1595,8 +1646,9 @@ int ofs_rename(struct ofs_client *c, const char *oldpath, const char *newpath)
 		fault_point(c, "rename-backref-set");
 	if (!rc) {
 		bool failed_over = false;
+		struct ofs_oid by = ent.handle.oid;
 		rc = dirent_call_ex(c, OFS_OP_DIRENT_REMOVE, &odd, oname, NULL, 0, NULL, NULL,
-				    &failed_over);
+				    &failed_over, cl_caps_sticky(c, ro.ent.handle.oid) ? &by : NULL);
 		/* The copy asked first removed the old name and died before it
 		 * answered, so the next copy no longer has it: this rename's
 		 * own remove, done (as for ofs_remove). */

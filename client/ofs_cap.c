@@ -8,7 +8,9 @@
  * layout names them) - and sends it with every request on one of them.
  * One about to expire is renewed first, by another GETATTR; one a server
  * calls expired or not valid (a key rotated twice) is renewed and the
- * request sent once more.
+ * request sent once more. REMOVE is its directory's to give (server/
+ * access.h): a GETATTR showing the directory's capability asks for it
+ * (cl_may_remove), and a renewal of one that had it shows it again.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -35,6 +37,7 @@ struct capent {
 	struct ofs_oid made[CAPS_MADE];  /* data objects made under it here */
 	uint16_t nmade;
 	uint32_t ops;                    /* what it allows (enum cap_op) */
+	struct ofs_oid parent;           /* the directory naming it (zero: unknown) */
 	uint64_t used;                   /* for eviction: least recently used goes */
 };
 
@@ -85,6 +88,16 @@ static bool reaches(const struct capent *e, struct ofs_oid oid)
 	return false;
 }
 
+/* Is e within an eighth of its life (at least 1 s, at most a minute) of
+ * expiry? */
+static bool stale(const struct capent *e, uint64_t now)
+{
+	uint64_t margin = (e->expires > e->got ? e->expires - e->got : 0) / 8;
+
+	margin = margin < 1 ? 1 : margin > CAPS_RENEW_MAX_S ? CAPS_RENEW_MAX_S : margin;
+	return now + margin >= e->expires;
+}
+
 /* The entry reaching oid (the latest to expire), or NULL. Call locked. */
 static struct capent *find(struct cl_caps *k, struct ofs_oid oid)
 {
@@ -115,12 +128,20 @@ void cl_caps_take(struct ofs_client *c, const struct ofs_handle *h, struct conn 
 	for (size_t i = 0; i < CAPS_N && !e; i++)
 		if (oid_eq(k->e[i].of.oid, h->oid))
 			e = &k->e[i];
+	if (e && (e->ops & ~cap->ops & CAP_ALL_OPS) && !stale(e, (uint64_t)time(NULL))) {
+		/* (a plain GETATTR's answer lacks the REMOVE or creator's rights
+		 * held: those stay until they are about to expire) */
+		pthread_mutex_unlock(&k->mu);
+		free(cap);
+		return;
+	}
 	if (!e) {
 		e = &k->e[0];
 		for (size_t i = 1; i < CAPS_N; i++)
 			if (k->e[i].used < e->used)
 				e = &k->e[i];
 		e->nmade = 0;
+		e->parent = (struct ofs_oid){ { 0 } };
 	}
 	e->of = *h;
 	memcpy(e->bytes, p, len);
@@ -146,6 +167,7 @@ void cl_caps_parts(struct ofs_client *c, struct ofs_oid oid, const struct ofs_at
 		struct capent *e = &k->e[i];
 		if (!oid_eq(e->of.oid, oid))
 			continue;
+		e->parent = a->backref.owner;
 		e->nnames = 0;
 		e->names[e->nnames++] = oid;
 		for (uint16_t j = 0; j < a->nparts && e->nnames < CAP_MAX_OIDS; j++)
@@ -182,21 +204,21 @@ void cl_caps_alias(struct ofs_client *c, struct ofs_oid owner, struct ofs_oid ob
 }
 
 /* Copy the capability reaching oid into buf; its length (0: none), and
- * whether it should be renewed first (*stale) and for what (*of). */
-static size_t copy_for(struct cl_caps *k, struct ofs_oid oid, uint8_t *buf, bool *stale,
-		       struct ofs_handle *of)
+ * whether it should be renewed first (*old), for what (*of) and showing
+ * which directory's (*show: zero, none). */
+static size_t copy_for(struct cl_caps *k, struct ofs_oid oid, uint8_t *buf, bool *old,
+		       struct ofs_handle *of, struct ofs_oid *show)
 {
-	uint64_t now = (uint64_t)time(NULL), margin;
+	uint64_t now = (uint64_t)time(NULL);
 	struct capent *e;
 	size_t len = 0;
 
 	pthread_mutex_lock(&k->mu);
 	e = find(k, oid);
 	if (e) {
-		margin = (e->expires > e->got ? e->expires - e->got : 0) / 8;
-		margin = margin < 1 ? 1 : margin > CAPS_RENEW_MAX_S ? CAPS_RENEW_MAX_S : margin;
-		*stale = now + margin >= e->expires;
+		*old = stale(e, now);
 		*of = e->of;
+		*show = (e->ops & CAP_REMOVE) ? e->parent : (struct ofs_oid){ { 0 } };
 		memcpy(buf, e->bytes, e->len);
 		len = e->len;
 		e->used = ++k->tick;
@@ -209,13 +231,15 @@ int cl_caps_renew(struct ofs_client *c, struct ofs_oid oid)
 {
 	struct ofs_attr *a = malloc(sizeof(*a));
 	struct ofs_handle of;
+	struct ofs_oid show;
 	uint8_t buf[CAP_MAX_LEN];
-	bool stale = false;
+	bool old = false;
 	int rc;
 
 	if (!a)
 		return -ENOMEM;
-	rc = copy_for(c->caps, oid, buf, &stale, &of) ? cl_obj_getattr(c, &of, a) : -ENOENT;
+	rc = copy_for(c->caps, oid, buf, &old, &of, &show) ?
+	     cl_obj_getattr_showing(c, &of, a, show) : -ENOENT;
 	free(a);
 	return rc;
 }
@@ -223,19 +247,48 @@ int cl_caps_renew(struct ofs_client *c, struct ofs_oid oid)
 size_t cl_caps_for(struct ofs_client *c, struct ofs_oid oid, uint8_t *buf)
 {
 	struct ofs_handle of;
-	bool stale = false;
+	struct ofs_oid show;
+	bool old = false;
 	size_t len;
 
 	if (!c->caps)
 		return 0;
-	len = copy_for(c->caps, oid, buf, &stale, &of);
-	if (len && stale) {
+	len = copy_for(c->caps, oid, buf, &old, &of, &show);
+	if (len && old) {
 		struct ofs_attr *a = malloc(sizeof(*a));
-		if (a && cl_obj_getattr(c, &of, a) == 0)
-			len = copy_for(c->caps, oid, buf, &stale, &of);
+		if (a && cl_obj_getattr_showing(c, &of, a, show) == 0)
+			len = copy_for(c->caps, oid, buf, &old, &of, &show);
 		free(a);
 	}
 	return len;
+}
+
+void cl_caps_parent(struct ofs_client *c, struct ofs_oid oid, struct ofs_oid dir)
+{
+	struct cl_caps *k = c->caps;
+
+	if (!k)
+		return;
+	pthread_mutex_lock(&k->mu);
+	for (size_t i = 0; i < CAPS_N; i++)
+		if (oid_eq(k->e[i].of.oid, oid))
+			k->e[i].parent = dir;
+	pthread_mutex_unlock(&k->mu);
+}
+
+bool cl_caps_sticky(struct ofs_client *c, struct ofs_oid dir)
+{
+	struct cl_caps *k = c->caps;
+	bool yes = false;
+
+	if (!k)
+		return false;
+	pthread_mutex_lock(&k->mu);
+	for (size_t i = 0; i < CAPS_N; i++)
+		if (oid_eq(k->e[i].of.oid, dir) && (k->e[i].ops & CAP_STICKY))
+			yes = true;
+	pthread_mutex_unlock(&k->mu);
+	return yes;
 }
 
 /* The rights held for h itself (0: none held). */
@@ -265,6 +318,23 @@ int cl_may(struct ofs_client *c, const struct ofs_handle *h, uint32_t ops)
 	rc = cl_obj_getattr(c, h, a);      /* (answered with the capability) */
 	free(a);
 	if (!rc && (held(c->caps, h->oid) & ops) != ops)
+		rc = -EACCES;
+	return rc;
+}
+
+int cl_may_remove(struct ofs_client *c, const struct ofs_handle *dir, const struct ofs_handle *h)
+{
+	struct ofs_attr *a;
+	int rc;
+
+	if (!c->caps || (held(c->caps, h->oid) & CAP_REMOVE))
+		return 0;
+	a = malloc(sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	rc = cl_obj_getattr_showing(c, h, a, dir->oid);   /* (answered with REMOVE, or not) */
+	free(a);
+	if (!rc && !(held(c->caps, h->oid) & CAP_REMOVE))
 		rc = -EACCES;
 	return rc;
 }

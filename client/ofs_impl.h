@@ -28,16 +28,22 @@
 #define OFS_IO_PIECE OFS_MAX_IO           /* bytes per READ/WRITE */
 #define GET_RETRIES 3                     /* restarts when a file is replaced */
 #define MOVE_WAIT_MS 60000                /* waits for an object held still by a move */
-/* How long a server has to answer op. A question (a read, a lookup, a
- * listing) gets CL_ANSWER_MS: a server that does not answer within it is
- * taken as down and the next copy asked (a hung server is a down
- * server). A change keeps CONN_REPLY_MS: a primary that is slow but alive
- * would apply it late, after the next copy had applied it as primary -
- * seen, with a replacing put, to leave an entry naming a file no server
- * held. A hung primary is avoided instead once the cluster sees it quiet
- * (PEER_QUIET_NS: tried last), and its copies skip it (replica.h). */
+/* How long a server has to answer op (a hung server is a down server:
+ * past it, the next copy is asked). A question (a read, a lookup, a
+ * listing) gets CL_ANSWER_MS. A change carries a deadline (frame.h),
+ * CL_CHANGE_MS from its sending (a WRITE of 4 MiB CL_WRITE_MS, a COMMIT,
+ * whose sync may be long, CONN_REPLY_MS; each more than its primary gives
+ * its copies: replica.h), which its primary keeps and passes to them: a
+ * server hung past it refuses the change when it continues, rather than
+ * apply it after its client went on to the next copy. The client waits
+ * CL_LATE_MS more than the deadline, so a server's clock a little behind
+ * ours cannot apply what we gave up on. cl_change_ms: 0 for a question. */
 #define CL_ANSWER_MS 5000
+#define CL_CHANGE_MS 4000
+#define CL_WRITE_MS 15000
+#define CL_LATE_MS 1000
 int cl_answer_ms(uint16_t op);
+int cl_change_ms(uint16_t op);
 #define MOVE_WAIT_FIRST_MS 50             /* ... the first, then doubled ... */
 #define MOVE_WAIT_CAP_MS 1000             /* ... up to this, with jitter */
 
@@ -122,6 +128,21 @@ int cl_caps_renew(struct ofs_client *c, struct ofs_oid oid);
  * change of several steps, so that one refused midway leaves nothing
  * half done. */
 int cl_may(struct ofs_client *c, const struct ofs_handle *h, uint32_t ops);
+/* May this client remove or move h, named in the directory dir (WRITE
+ * on dir, shown to h's server in a GETATTR that is then answered with
+ * REMOVE: server/access.h)? 0 (always for an admin), -EACCES, or the
+ * GETATTR's error. */
+int cl_may_remove(struct ofs_client *c, const struct ofs_handle *dir, const struct ofs_handle *h);
+/* The capability held for dir is limited by its sticky bit (CAP_STICKY):
+ * an entry is removed there with the entry's own REMOVE. */
+bool cl_caps_sticky(struct ofs_client *c, struct ofs_oid dir);
+/* The object oid (a file or directory this client made) is named in dir:
+ * its capability's renewal shows dir's, to keep REMOVE. */
+void cl_caps_parent(struct ofs_client *c, struct ofs_oid oid, struct ofs_oid dir);
+/* A GETATTR of h carrying the capability held for dir (zero: none), so
+ * that its answer may grant REMOVE (cl_may_remove). */
+int cl_obj_getattr_showing(struct ofs_client *c, const struct ofs_handle *h, struct ofs_attr *a,
+			   struct ofs_oid dir);
 /* Is rc a server's "ask for a new capability"? */
 #define CL_CAP_RENEW(rc) ((rc) == -OFS_ECAPEXPIRED || (rc) == -OFS_ECAPBAD)
 

@@ -58,6 +58,7 @@ static int dfile_io_one(struct conn *cn, const struct ofs_handle *h, const uint8
 		return -ENOMEM;
 	q->cap = cap;
 	q->cap_len = (uint16_t)caplen;
+	conn_set_timeout(cn, cl_answer_ms(q->op));
 	while ((n && !rc) || inflight) {
 		if (n && !rc && inflight < PIPE_DEPTH) {
 			int slot = (head + inflight) % PIPE_DEPTH;
@@ -70,6 +71,8 @@ static int dfile_io_one(struct conn *cn, const struct ofs_handle *h, const uint8
 			} else {
 				q->length = (uint32_t)piece;
 			}
+			if (write)
+				q->deadline_ms = frame_now_ms() + CL_WRITE_MS;
 			rc = conn_send(cn, q, &ids[slot]);
 			if (rc) {
 				if (conn_is_transport_error(rc))
@@ -408,8 +411,8 @@ static int put_once(struct ofs_client *c, struct put_src *src, const char *path,
 	rc = cl_dirent_call(c, OFS_OP_DIRENT_LOOKUP, &dd, name, NULL, 0, NULL, &old);
 	if (rc == 0 && old.type == OFS_OBJ_DIRECTORY)
 		rc = -EISDIR;
-	else if (rc == 0)
-		rc = cl_may(c, &old.handle, CAP_WRITE);   /* (it replaces it) */
+	else if (rc == 0 && (rc = cl_may(c, &old.handle, CAP_WRITE)) == 0)   /* (it replaces it) */
+		rc = cl_may_remove(c, &r.ent.handle, &old.handle);
 	else if (rc == -ENOENT)
 		rc = 0;
 	if (!rc)

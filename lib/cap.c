@@ -40,7 +40,7 @@ void cap_sort_oids(struct ofs_cap *c)
 
 static bool canonical(const struct ofs_cap *c)
 {
-	if (c->noids == 0 || c->noids > CAP_MAX_OIDS || c->ops == 0 || (c->ops & ~CAP_ALL_OPS) ||
+	if (c->noids == 0 || c->noids > CAP_MAX_OIDS || c->ops == 0 || (c->ops & ~CAP_KNOWN_BITS) ||
 	    c->key_id == 0)
 		return false;
 	for (uint16_t i = 1; i < c->noids; i++)

@@ -34,7 +34,8 @@
 #define CAP_KEY_LEN 32
 #define CAP_MAC_LEN 32
 #define CAP_MAX_KEYS 2                         /* the current and the previous */
-#define CAP_DEFAULT_TTL_S 600
+#define CAP_DEFAULT_TTL_S 2          /* a chmod or chown holds everywhere within
+                                        this (docs/design.md, "Security") */
 #define CAP_MAX_LEN (1 + 16 + 4 + 8 + 4 + IDENT_FPR_LEN + 2 + 16 * CAP_MAX_OIDS + CAP_MAC_LEN)
 
 /*
@@ -47,9 +48,15 @@ enum cap_op {
 	CAP_WRITE = 1u << 1,      /* write, commit, set size and layout; make and
 	                             remove a directory's entries (w and x) */
 	CAP_SEARCH = 1u << 2,     /* look a name up in a directory (x) */
-	CAP_REMOVE = 1u << 3,     /* remove or move the object (its owner, or a
-	                             writer) */
+	CAP_REMOVE = 1u << 3,     /* remove or move the object, and its parts:
+	                             granted to its creator, and to whoever shows
+	                             WRITE on its directory (server/access.h) */
 	CAP_ALL_OPS = (1u << 4) - 1,
+	CAP_STICKY = 1u << 4,     /* not a right but a limit, on a directory's:
+	                             its WRITE removes and replaces only entries
+	                             of the holder's own (the directory's sticky
+	                             bit, for one not its owner) */
+	CAP_KNOWN_BITS = (1u << 5) - 1,
 };
 
 struct ofs_cap {

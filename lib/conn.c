@@ -136,7 +136,8 @@ int conn_is_transport_error(int rc)
 {
 	return rc == -ECONNRESET || rc == -ETIMEDOUT || rc == -OFS_EPROTO ||
 	       rc == -ECONNREFUSED || rc == -EPIPE || rc == -OFS_EUNREACHABLE ||
-	       rc == -EHOSTUNREACH || rc == -ENETUNREACH || rc == -OFS_EBUSY;
+	       rc == -EHOSTUNREACH || rc == -ENETUNREACH || rc == -OFS_EBUSY ||
+	       rc == -OFS_ELATE;
 }
 
 bool conn_is_refusal(int rc)
@@ -157,6 +158,7 @@ static void drop(struct conn *c)
 int conn_send(struct conn *c, const struct ofs_req *q, uint64_t *reqid)
 {
 	struct ofs_frame_hdr h = { 0 };
+	uint8_t cred[FRAME_DEADLINE_LEN];
 	int rc;
 
 	c->req.len = 0;
@@ -178,7 +180,12 @@ int conn_send(struct conn *c, const struct ofs_req *q, uint64_t *reqid)
 	h.reqid = c->next_id++;
 	h.body_len = (uint32_t)c->req.len;
 	h.cap_len = q->cap_len <= OFS_MAX_CAP ? q->cap_len : 0;
-	rc = net_send_frame(&c->io, &h, NULL, h.cap_len ? q->cap : NULL, c->req.data, c->reply_ms);
+	if (q->deadline_ms) {
+		frame_deadline_encode(q->deadline_ms, cred);
+		h.cred_len = FRAME_DEADLINE_LEN;
+	}
+	rc = net_send_frame(&c->io, &h, h.cred_len ? cred : NULL, h.cap_len ? q->cap : NULL,
+			    c->req.data, c->reply_ms);
 	if (rc) {
 		drop(c);
 		return rc == -ETIMEDOUT || tls_is_refusal(rc) ? rc : -ECONNRESET;
@@ -198,7 +205,14 @@ uint64_t conn_sent(const struct conn *c, uint16_t op)
 
 int conn_send_raw(struct conn *c, uint16_t op, const uint8_t *body, size_t len, uint64_t *reqid)
 {
+	return conn_send_raw_by(c, op, body, len, 0, reqid);
+}
+
+int conn_send_raw_by(struct conn *c, uint16_t op, const uint8_t *body, size_t len,
+		     uint64_t deadline_ms, uint64_t *reqid)
+{
 	struct ofs_frame_hdr h = { 0 };
+	uint8_t cred[FRAME_DEADLINE_LEN];
 	int rc;
 
 	if (len > OFS_MAX_BODY)
@@ -214,7 +228,11 @@ int conn_send_raw(struct conn *c, uint16_t op, const uint8_t *body, size_t len, 
 	h.op = op;
 	h.reqid = c->next_id++;
 	h.body_len = (uint32_t)len;
-	rc = net_send_frame(&c->io, &h, NULL, NULL, body, c->reply_ms);
+	if (deadline_ms) {
+		frame_deadline_encode(deadline_ms, cred);
+		h.cred_len = FRAME_DEADLINE_LEN;
+	}
+	rc = net_send_frame(&c->io, &h, h.cred_len ? cred : NULL, NULL, body, c->reply_ms);
 	if (rc) {
 		drop(c);
 		return rc == -ETIMEDOUT || tls_is_refusal(rc) ? rc : -ECONNRESET;

@@ -86,8 +86,11 @@ int conn_send(struct conn *c, const struct ofs_req *q, uint64_t *reqid);
 /* How many requests of op conn_send has put on the wire (0 for NULL). */
 uint64_t conn_sent(const struct conn *c, uint16_t op);
 int conn_recv(struct conn *c, uint64_t reqid, uint8_t **body, size_t *blen);
-/* conn_send of an already encoded body (a request forwarded as is). */
+/* conn_send of an already encoded body (a request forwarded as is);
+ * conn_send_raw_by with a deadline (frame.h; 0: none). */
 int conn_send_raw(struct conn *c, uint16_t op, const uint8_t *body, size_t len, uint64_t *reqid);
+int conn_send_raw_by(struct conn *c, uint16_t op, const uint8_t *body, size_t len,
+		     uint64_t deadline_ms, uint64_t *reqid);
 
 /* conn_recv for a READ reply: the data goes straight into dst (cap bytes)
  * without an intermediate copy; *got receives its length. */
@@ -112,7 +115,9 @@ int conn_fetch_table(const char *const *addrs, size_t n, int reply_ms, struct of
 /* True when rc is a transport error rather than a server's answer (a
  * TLS refusal is not one: it is the peer's answer to who we are). A
  * server busy (OFS_EBUSY: no connection slot for us) counts as one: the
- * caller tries another server, as for one that does not answer. */
+ * caller tries another server, as for one that does not answer; so does
+ * a change refused as late (OFS_ELATE: the server was hung past its
+ * deadline). */
 int conn_is_transport_error(int rc);
 /* True when rc is a refusal of who we are: permission denied (-EACCES), a
  * TLS refusal (tls_is_refusal: a certificate not trusted, expired or

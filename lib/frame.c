@@ -1,4 +1,7 @@
 /* frame.c - encode and validate frame headers (see frame.h). */
+#include <errno.h>
+#include <time.h>
+
 #include "lib/frame.h"
 #include "lib/ofs_error.h"
 #include "lib/wire.h"
@@ -56,4 +59,34 @@ int frame_decode_hdr(const uint8_t in[OFS_FRAME_HDR], struct ofs_frame_hdr *h)
 size_t frame_payload_len(const struct ofs_frame_hdr *h)
 {
 	return (size_t)h->cred_len + h->cap_len + h->body_len;
+}
+
+void frame_deadline_encode(uint64_t deadline_ms, uint8_t out[FRAME_DEADLINE_LEN])
+{
+	out[0] = 'D';
+	out[1] = 1;
+	for (int i = 0; i < 8; i++)
+		out[2 + i] = (uint8_t)(deadline_ms >> (56 - 8 * i));
+}
+
+int frame_deadline_decode(const uint8_t *cred, size_t n, uint64_t *deadline_ms)
+{
+	uint64_t v = 0;
+
+	if (!cred || n != FRAME_DEADLINE_LEN || cred[0] != 'D' || cred[1] != 1)
+		return -ENOENT;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | cred[2 + i];
+	if (v == 0)
+		return -ENOENT;
+	*deadline_ms = v;
+	return 0;
+}
+
+uint64_t frame_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }

@@ -2,7 +2,7 @@
  * frame.h - the frame every request and response travels in.
  *
  * A frame is a fixed 28-byte header followed by a credential, a capability
- * (requests only; both may be empty and are not yet checked) and a body:
+ * (requests only; both may be empty) and a body:
  *
  *   magic u32 "OFS1" | version u16 | op u16 | request id u64 | status i32 |
  *   cred_len u16 | cap_len u16 | body_len u32
@@ -51,5 +51,24 @@ int frame_decode_hdr(const uint8_t in[OFS_FRAME_HDR], struct ofs_frame_hdr *h);
 
 /* Bytes that follow the header: cred_len + cap_len + body_len. */
 size_t frame_payload_len(const struct ofs_frame_hdr *h);
+
+/*
+ * A request's deadline, in its credential slot (who the caller is comes
+ * from its certificate; servers of the previous release skip the slot):
+ *
+ *   'D' | version u8 (1) | deadline u64 (Unix milliseconds)
+ *
+ * A change that carries one is applied only before it: a server that
+ * hung with the request in its socket refuses it when it continues, as
+ * the client or primary that sent it has given up on it and gone on
+ * without it (docs/design.md, "A hung server").
+ */
+#define FRAME_DEADLINE_LEN 10
+void frame_deadline_encode(uint64_t deadline_ms, uint8_t out[FRAME_DEADLINE_LEN]);
+/* The deadline in a credential slot of n bytes: 0, or -ENOENT (none,
+ * or one of another form: ignored, as an old server ignores ours). */
+int frame_deadline_decode(const uint8_t *cred, size_t n, uint64_t *deadline_ms);
+/* The wall clock in Unix milliseconds (what deadlines are in). */
+uint64_t frame_now_ms(void);
 
 #endif

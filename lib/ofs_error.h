@@ -41,6 +41,8 @@ enum {
 	                     this identity has its share): try another */
 	OFS_ENOTCA,       /* a revocation list or key set the cluster CA did not
 	                     sign: only the CA speaks for the cluster */
+	OFS_ELATE = OFS_EBASE + 26,  /* a change that came after its deadline: its
+	                     sender gave up on it and went on without it */
 	OFS_ELAST
 };
 

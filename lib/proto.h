@@ -436,6 +436,9 @@ struct ofs_req {
 	const uint8_t *cap;            /* not in the body: the frame's capability
 	                                  slot (a user's, for its data requests) */
 	uint16_t cap_len;
+	uint64_t deadline_ms;          /* not in the body: the frame's credential
+	                                  slot (frame.h; 0: none) - a change is
+	                                  applied only before it */
 	bool forwarded;                /* not on the wire: the server sets it when the
 	                                  op carried OFS_OP_FORWARDED */
 	const struct ident *who;       /* not on the wire: the caller as its

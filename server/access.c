@@ -31,9 +31,7 @@ uint32_t access_rights(const struct ofs_attr *a, const struct ident *who)
 	} else if (bits & 2) {
 		r |= CAP_WRITE;
 	}
-	if (owner || (bits & 2))
-		r |= CAP_REMOVE;
-	return r;
+	return r;        /* (REMOVE: from the directory, access_removal) */
 }
 
 /*
@@ -139,7 +137,7 @@ static const char *why_cap(int rc)
  * binding are checked once per connection and capability (the cache).
  */
 static int by_cap(struct cap_ring *keys, const struct access_req *ar, struct ofs_oid cover,
-		  struct ofs_oid reach, uint32_t need, const char **why)
+		  struct ofs_oid reach, uint32_t need, const char **why, uint32_t *ops)
 {
 	uint64_t gen = cap_ring_generation(keys);
 	struct access_cache *ch = ar->cache;
@@ -156,6 +154,8 @@ static int by_cap(struct cap_ring *keys, const struct access_req *ar, struct ofs
 		rc = cap_allows(&ch->cap, cover, need, ar->now);
 		if (!rc)
 			remember(ch, reach);
+		if (ops)
+			*ops = ch->cap.ops;
 		*why = why_cap(rc);
 		return rc;
 	}
@@ -166,6 +166,8 @@ static int by_cap(struct cap_ring *keys, const struct access_req *ar, struct ofs
 	rc = cap_decode(ar->cap, ar->cap_len, c) ? -OFS_ECAPBAD :
 	     cap_check(c, k, n, ar->who->fpr, cover, need, ar->now);
 	OPENSSL_cleanse(k, sizeof(k));
+	if (ops)
+		*ops = c->ops;
 	if (!rc && ch && ar->cap_len <= sizeof(ch->bytes)) {
 		memcpy(ch->bytes, ar->cap, ar->cap_len);
 		ch->len = ar->cap_len;
@@ -187,8 +189,8 @@ static bool reached(struct cap_ring *keys, const struct access_req *ar, struct o
 	const struct access_cache *ch = ar->cache;
 
 	if (!same_cap(ch, ar, cap_ring_generation(keys)) || ar->now >= ch->cap.expires ||
-	    (ch->cap.ops & need) != need)
-		return false;
+	    (ch->cap.ops & need) != need || (ch->cap.ops & CAP_STICKY))
+		return false;    /* (a sticky directory's: each entry checked) */
 	for (size_t i = 0; i < ch->nreach; i++)
 		if (oid_eq(ch->reach[i], oid))
 			return true;
@@ -243,6 +245,44 @@ static int names_check(struct store *s, const struct access_req *ar, const struc
 	return rc;
 }
 
+/*
+ * Removing or replacing an entry of the directory dir (q: a DIRENT_REMOVE
+ * or DIRENT_CREATE on one of its dirdata). WRITE on the directory allows
+ * it, unless the directory is sticky for this user (CAP_STICKY): then a
+ * removal needs the entry's own REMOVE (which its server grants only to
+ * the entry's owner: access_removal), and a replacement an entry this
+ * user made (its OID's proof: the dirdata server knows no owner).
+ * Making a new entry needs WRITE alone.
+ */
+static int entry_check(struct store *s, struct cap_ring *keys, const struct access_req *ar,
+		       const struct ofs_req *q, struct ofs_oid dir, const char **why)
+{
+	struct ofs_dirent d;
+	uint32_t ops = 0;
+	int rc, got;
+
+	if (!keys) {
+		*why = "this server holds no capability key";
+		return -EACCES;
+	}
+	rc = by_cap(keys, ar, dir, q->oid, CAP_WRITE, why, &ops);
+	if (!rc && !(ops & CAP_STICKY))
+		return 0;
+	got = store_dirent_lookup(s, q->oid, q->name, &d);
+	if (got == -ENOENT)
+		return rc;                  /* (nothing to remove or replace) */
+	if (got)
+		return rc ? rc : got;
+	if (q->op == OFS_OP_DIRENT_REMOVE)
+		return by_cap(keys, ar, d.handle.oid, d.handle.oid, CAP_REMOVE, why, NULL);
+	if (!rc && (q->flags & OFS_DIRENT_REPLACE) && !oid_eq(d.handle.oid, q->dirent.handle.oid) &&
+	    !cap_oid_made_by(d.handle.oid, ar->who->uid)) {
+		*why = "the directory is sticky and the entry it replaces is not this user's";
+		rc = -EACCES;
+	}
+	return rc;
+}
+
 int access_check(struct store *s, struct cap_ring *keys, const struct access_req *ar,
 		 const struct ofs_req *q, const char **why)
 {
@@ -265,7 +305,7 @@ int access_check(struct store *s, struct cap_ring *keys, const struct access_req
 			return -EACCES;
 		}
 		return by_cap(keys, ar, q->attr.backref.owner, q->attr.backref.owner, CAP_WRITE,
-			      why);
+			      why, NULL);
 	}
 	if (!need)
 		return 0;
@@ -281,22 +321,48 @@ int access_check(struct store *s, struct cap_ring *keys, const struct access_req
 		*why = "its attributes could not be read";
 	} else if (carries_mode(a->type)) {
 		if (q->op != OFS_OP_GETATTR && (access_rights(a, ar->who) & need) != need) {
-			rc = keys && ar->cap_len ? by_cap(keys, ar, q->oid, q->oid, need, why) : -EACCES;
+			rc = keys && ar->cap_len ? by_cap(keys, ar, q->oid, q->oid, need, why, NULL) :
+						    -EACCES;
 			if (rc == -EACCES && !ar->cap_len)
 				*why = "the mode bits do not allow it";
 		}
 	} else if (!keys) {
 		*why = "this server holds no capability key";
 		rc = -EACCES;
+	} else if (a->type == OFS_OBJ_DIRDATA &&
+		   (q->op == OFS_OP_DIRENT_REMOVE || q->op == OFS_OP_DIRENT_CREATE)) {
+		rc = entry_check(s, keys, ar, q, a->backref.owner, why);
 	} else {
-		rc = by_cap(keys, ar, a->backref.owner, q->oid, need, why);
+		rc = by_cap(keys, ar, a->backref.owner, q->oid, need, why, NULL);
 	}
 	free(a);
 	return rc;
 }
 
+int access_removal(struct cap_ring *keys, const struct access_req *ar, const struct ofs_attr *a,
+		   const char **why)
+{
+	uint32_t ops = 0;
+	int rc;
+
+	if (!carries_mode(a->type) || oid_is_zero(a->backref.owner)) {
+		*why = "it is not named in a directory";
+		return -EACCES;
+	}
+	if (!keys) {
+		*why = "this server holds no capability key";
+		return -EACCES;
+	}
+	rc = by_cap(keys, ar, a->backref.owner, a->backref.owner, CAP_WRITE, why, &ops);
+	if (!rc && (ops & CAP_STICKY) && a->uid != ar->who->uid) {
+		*why = "its directory is sticky and neither it nor the directory is this user's";
+		rc = -EACCES;
+	}
+	return rc;
+}
+
 int access_grant(struct cap_ring *keys, struct ofs_sid self, uint32_t ttl_s, uint64_t now,
-		 const struct ident *who, struct ofs_oid oid, const struct ofs_attr *a, bool creator,
+		 const struct ident *who, struct ofs_oid oid, const struct ofs_attr *a, uint32_t more,
 		 struct wbuf *out)
 {
 	struct cap_key k[CAP_MAX_KEYS];
@@ -309,7 +375,10 @@ int access_grant(struct cap_ring *keys, struct ofs_sid self, uint32_t ttl_s, uin
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	c->ops = creator ? CAP_ALL_OPS : access_rights(a, who);
+	c->ops = (access_rights(a, who) | more) & CAP_ALL_OPS;
+	if (a->type == OFS_OBJ_DIRECTORY && (a->mode & 01000) && a->uid != who->uid &&
+	    (c->ops & CAP_WRITE))
+		c->ops |= CAP_STICKY;
 	if (!c->ops) {
 		free(c);
 		return 0;

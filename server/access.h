@@ -11,7 +11,9 @@
  * grants one in the reply to a user's GETATTR of a metafile or directory
  * (the rights its mode bits give that user) and CREATE of one (every
  * right: the creator fills what it made, as creat(2) gives a writable
- * descriptor whatever the mode).
+ * descriptor whatever the mode). Capabilities live seconds
+ * (CAP_DEFAULT_TTL_S): a right taken away by chmod or chown is gone from
+ * every server within that, with no revocation to deliver.
  *
  * Rights (enum cap_op) from the mode bits - the owner's class if the
  * user is the owner, else the group's if one of its groups is the
@@ -19,8 +21,12 @@
  *   file:       r READ; w WRITE
  *   directory:  r READ (list); x SEARCH (look up); w and x WRITE (make,
  *               remove and rename entries)
- *   both:       REMOVE (remove the object or move it) for its owner or a
- *               writer
+ *   both:       REMOVE (remove the object or move it, and its parts) is
+ *               not the object's to give but its directory's, as in
+ *               POSIX: a GETATTR carrying a capability with WRITE on the
+ *               directory its back reference names is granted REMOVE too
+ *               (access_removal); in a sticky directory (mode 01000) only
+ *               for the object's owner or the directory's.
  * An admin and a server are not checked here (their role is: ops.h).
  */
 #ifndef OFS_ACCESS_H
@@ -79,14 +85,26 @@ int access_check(struct store *s, struct cap_ring *keys, const struct access_req
 		 const struct ofs_req *q, const char **why);
 
 /*
+ * Does the capability of ar show that its user may remove or move the
+ * object with attributes a (a metafile or directory)? WRITE on the
+ * directory a's back reference names, and - that directory sticky for
+ * the user (CAP_STICKY) - a is the user's own. 0, or -EACCES,
+ * -OFS_ECAPEXPIRED, -OFS_ECAPBAD with *why.
+ */
+int access_removal(struct cap_ring *keys, const struct access_req *ar, const struct ofs_attr *a,
+		   const char **why);
+
+/*
  * The capability for who on the object oid with attributes a (a metafile
- * or directory; creator: every right), issued by self under the current
- * key, valid ttl_s seconds from now: its bytes appended to out. 0 (and
- * nothing appended when the mode bits give who no right), -ENOKEY (no
- * key held), -ENOMEM.
+ * or directory): the rights its mode bits give who, and more (enum
+ * cap_op: every right for its creator, REMOVE when access_removal said
+ * so), marked CAP_STICKY on a sticky directory not who's own; issued by
+ * self under the current key, valid ttl_s seconds from now: its bytes
+ * appended to out. 0 (and nothing appended when who has no right),
+ * -ENOKEY (no key held), -ENOMEM.
  */
 int access_grant(struct cap_ring *keys, struct ofs_sid self, uint32_t ttl_s, uint64_t now,
-		 const struct ident *who, struct ofs_oid oid, const struct ofs_attr *a, bool creator,
+		 const struct ident *who, struct ofs_oid oid, const struct ofs_attr *a, uint32_t more,
 		 struct wbuf *out);
 
 #endif

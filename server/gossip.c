@@ -260,6 +260,11 @@ static void round_once(struct gossip *g)
 	size_t n = 0;
 	struct ofs_sid self = sidtab_self(g->t);
 
+	if (g->tr.stalled && g->tr.stalled(g->tr.stalled_arg)) {
+		log_limited(LOG_WARN, NULL, "gossip: this server's store has not committed for "
+			    "seconds (a stalled disk?): its peers are not told it is here");
+		return;
+	}
 
 	if (!g->seeded) {
 		for (size_t i = 0; i < g->nseeds; i++) {

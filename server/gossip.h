@@ -46,6 +46,10 @@ struct cap_ring;
 struct gossip_trust {
 	struct crl *crl;
 	struct cap_ring *keys;
+	bool (*stalled)(void *arg);   /* (may be NULL) true: this server's disk
+	                                 hangs - no round now, so that its peers
+	                                 take it as down */
+	void *stalled_arg;
 };
 
 /* Start gossiping for t (and tr, may be NULL); seeds are "HOST:PORT" strings (copied);

@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <lmdb.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +52,23 @@ struct kv {
 	bool stop;                   /* guarded by mu */
 	bool writer_running;
 	pthread_t writer;
+	_Atomic int64_t batch_since_ns;  /* CLOCK_MONOTONIC its batch began (0: idle) */
 };
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t kv_busy_ms(struct kv *kv)
+{
+	int64_t since = atomic_load(&kv->batch_since_ns);
+
+	return since ? (mono_ns() - since) / 1000000 : 0;
+}
 
 struct kv_txn {
 	struct kv *kv;
@@ -219,7 +237,9 @@ static void *writer_main(void *arg)
 		kv->head = kv->tail = NULL;
 		pthread_mutex_unlock(&kv->mu);
 
+		atomic_store(&kv->batch_since_ns, mono_ns());
 		run_batch(kv, batch);
+		atomic_store(&kv->batch_since_ns, 0);
 
 		pthread_mutex_lock(&kv->mu);
 		for (struct kv_req *r = batch, *next; r; r = next) {

@@ -62,6 +62,9 @@ int kv_update(struct kv *kv, kv_fn fn, void *arg);
  * (and may block there, as a stalled disk's sync would). Set once, before
  * the server serves; NULL: none. */
 void kv_set_commit_hook(void (*fn)(void));
+/* How long the batch being written now has been at it, in ms (0: none
+ * under way): a commit whose sync hangs shows here. Thread-safe. */
+int64_t kv_busy_ms(struct kv *kv);
 /* Run fn in a read-only transaction; returns fn's result or -errno. */
 int kv_view(struct kv *kv, kv_fn fn, void *arg);
 

@@ -295,6 +295,8 @@ static void serve(struct conn *c)
 				.cache = &c->cache,
 				.grant = &grant,
 			};
+			if (payload)
+				(void)frame_deadline_decode(payload, h.cred_len, &call.deadline_ms);
 			rc = service_handle(c->l->sv, &call, h.op, body, h.body_len, &reply);
 		}
 		free(payload);

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "lib/conn.h"
+#include "lib/frame.h"
 #include "lib/log.h"
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
@@ -107,7 +108,7 @@ static bool is_gone(struct replicator *r, struct ofs_sid sid)
 static bool says_gone(int rc)
 {
 	return rc == -ETIMEDOUT || rc == -ECONNREFUSED || rc == -EHOSTUNREACH ||
-	       rc == -ENETUNREACH || rc == -OFS_EUNREACHABLE;
+	       rc == -ENETUNREACH || rc == -OFS_EUNREACHABLE || rc == -OFS_ELATE;
 }
 
 int replica_open(struct sidtab *t, struct replicator **out)
@@ -224,9 +225,19 @@ static void give_back(struct replicator *r, struct ofs_sid sid, struct conn *c)
 	conn_close(c);
 }
 
+/* How long to wait for an answer to a request with deadline_ms (0: none). */
+static int wait_ms(uint64_t deadline_ms)
+{
+	uint64_t now = frame_now_ms();
+
+	if (!deadline_ms)
+		return REPLICA_TIMEOUT_MS;
+	return (int)((deadline_ms > now ? deadline_ms - now : 0) + REPLICA_GRACE_MS);
+}
+
 static void send_wire(struct replicator *r, uint16_t wire_op, const uint8_t *body, size_t len,
-		      const struct ofs_sid *sids, size_t n, struct replica_sent *sent,
-		      struct replica_result *res)
+		      uint64_t deadline_ms, const struct ofs_sid *sids, size_t n,
+		      struct replica_sent *sent, struct replica_result *res)
 {
 	memset(sent, 0, sizeof(*sent));
 	memset(res, 0, n * sizeof(*res));
@@ -238,8 +249,11 @@ static void send_wire(struct replicator *r, uint16_t wire_op, const uint8_t *bod
 			continue;
 		}
 		res[i].rc = take(r, sids[i], &sent->c[i]);
-		if (!res[i].rc)
-			res[i].rc = conn_send_raw(sent->c[i], wire_op, body, len, &sent->id[i]);
+		if (!res[i].rc) {
+			conn_set_timeout(sent->c[i], wait_ms(deadline_ms));
+			res[i].rc = conn_send_raw_by(sent->c[i], wire_op, body, len, deadline_ms,
+						     &sent->id[i]);
+		}
 		if (says_gone(res[i].rc))
 			mark_gone(r, sids[i]);
 		if (res[i].rc && sent->c[i]) {
@@ -253,7 +267,15 @@ void replica_send(struct replicator *r, uint16_t op, const uint8_t *body, size_t
 		  const struct ofs_sid *sids, size_t n, struct replica_sent *sent,
 		  struct replica_result *res)
 {
-	send_wire(r, (uint16_t)(op | OFS_OP_FORWARDED), body, len, sids, n, sent, res);
+	send_wire(r, (uint16_t)(op | OFS_OP_FORWARDED), body, len, 0, sids, n, sent, res);
+}
+
+void replica_send_by(struct replicator *r, uint16_t op, const uint8_t *body, size_t len,
+		     uint64_t deadline_ms, const struct ofs_sid *sids, size_t n,
+		     struct replica_sent *sent, struct replica_result *res)
+{
+	send_wire(r, (uint16_t)(op | OFS_OP_FORWARDED), body, len, deadline_ms, sids, n, sent,
+		  res);
 }
 
 void replica_collect(struct replicator *r, struct replica_sent *sent, struct replica_result *res)
@@ -310,13 +332,20 @@ static void drop_pooled(struct replicator *r, struct ofs_sid sid)
 int replica_forward(struct replicator *r, uint16_t op, const uint8_t *body, size_t len,
 		    const struct ofs_sid *sids, size_t n, struct replica_result *res)
 {
+	return replica_forward_by(r, op, body, len, 0, sids, n, res);
+}
+
+int replica_forward_by(struct replicator *r, uint16_t op, const uint8_t *body, size_t len,
+		       uint64_t deadline_ms, const struct ofs_sid *sids, size_t n,
+		       struct replica_result *res)
+{
 	struct replica_sent sent;
 
 	/* Send to a batch first, so the servers work in parallel, then
 	 * collect; OFS_MAX_REPLICAS at a time. */
 	for (size_t at = 0; at < n; at += OFS_MAX_REPLICAS) {
 		size_t m = n - at < OFS_MAX_REPLICAS ? n - at : OFS_MAX_REPLICAS;
-		replica_send(r, op, body, len, sids + at, m, &sent, res + at);
+		replica_send_by(r, op, body, len, deadline_ms, sids + at, m, &sent, res + at);
 		replica_collect(r, &sent, res + at);
 	}
 	for (size_t i = 0; i < n && read_only(op); i++) {
@@ -335,7 +364,7 @@ int replica_request(struct replicator *r, struct ofs_sid sid, uint16_t op, const
 {
 	struct replica_sent sent;
 
-	send_wire(r, op, body, len, &sid, 1, &sent, res);
+	send_wire(r, op, body, len, 0, &sid, 1, &sent, res);
 	replica_collect(r, &sent, res);
 	return 0;
 }

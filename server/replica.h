@@ -10,15 +10,13 @@
  * address comes from the server table.
  *
  * A peer that does not connect (within REPLICA_CONNECT_MS), take a request
- * or answer in time (REPLICA_TIMEOUT_MS) is remembered as unreachable:
- * nothing is sent to it (its result is -OFS_EUNREACHABLE at once) until
- * the server table says it was heard from since (gossip, about every
- * second). So a server cut off costs the first change sent to it a
- * timeout, and the next ones nothing but their stale records. The
- * deadline stays long: a copy that applies a forwarded change after its
- * primary counted it missed (a copy hung, then continued) can win a
- * catch-up over the copies that went on, and lose acknowledged entries
- * (seen with deadlines of 3 s: docs/design.md, "A hung server").
+ * or answer in time is remembered as unreachable: nothing is sent to it
+ * (its result is -OFS_EUNREACHABLE at once) until the server table says
+ * it was heard from since (gossip, about every second; a server whose
+ * disk stalls does not gossip). So a server cut off or hung costs the
+ * first change sent to it its deadline (a change carries one: a copy
+ * applies it only before it, replica_send_by), and the next ones nothing
+ * but their stale records.
  */
 #ifndef OFS_REPLICA_H
 #define OFS_REPLICA_H
@@ -31,6 +29,12 @@
 
 #define REPLICA_TIMEOUT_MS 30000
 #define REPLICA_CONNECT_MS 2000
+#define REPLICA_CHANGE_MS 2500    /* a copy's time to apply a forwarded change
+                                     (a WRITE's 4 MiB get REPLICA_WRITE_MS, a
+                                     COMMIT, whose sync may be long,
+                                     REPLICA_TIMEOUT_MS) */
+#define REPLICA_WRITE_MS 10000
+#define REPLICA_GRACE_MS 500      /* for its answer to come back after that */
 
 struct replicator;
 
@@ -78,6 +82,20 @@ struct replica_sent {
 void replica_send(struct replicator *r, uint16_t op, const uint8_t *body, size_t len,
 		  const struct ofs_sid *sids, size_t n, struct replica_sent *sent,
 		  struct replica_result *res);
+/*
+ * replica_send of a change with a deadline (Unix ms, frame.h; 0: none):
+ * a copy applies it only before the deadline (else it answers
+ * OFS_ELATE), and its answer is awaited until REPLICA_GRACE_MS after it -
+ * so a copy that hung with the change in its socket cannot apply it after
+ * its primary counted it missed (docs/design.md, "A hung server").
+ */
+void replica_send_by(struct replicator *r, uint16_t op, const uint8_t *body, size_t len,
+		     uint64_t deadline_ms, const struct ofs_sid *sids, size_t n,
+		     struct replica_sent *sent, struct replica_result *res);
+/* replica_forward with a deadline (as replica_send_by). */
+int replica_forward_by(struct replicator *r, uint16_t op, const uint8_t *body, size_t len,
+		       uint64_t deadline_ms, const struct ofs_sid *sids, size_t n,
+		       struct replica_result *res);
 void replica_collect(struct replicator *r, struct replica_sent *sent, struct replica_result *res);
 
 /* Hold oid still (ms > 0) or let it go (ms == 0) on each server of to, as

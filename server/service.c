@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "lib/cap.h"
+#include "lib/frame.h"
 #include "lib/log.h"
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
@@ -207,6 +208,56 @@ static void hold_unacknowledged(struct service *sv, const struct ofs_req *q)
 	}
 }
 
+/* Has q's deadline (its sender's: frame.h) passed? */
+static bool late(const struct ofs_req *q)
+{
+	return q->deadline_ms && frame_now_ms() > q->deadline_ms;
+}
+
+/* The deadline a change forwarded now carries: REPLICA_CHANGE_MS for a
+ * copy to apply it (replica.h: longer for a WRITE and a COMMIT), never
+ * past its own sender's. */
+static uint64_t forward_deadline(const struct ofs_req *q)
+{
+	uint64_t d = frame_now_ms() + (q->op == OFS_OP_COMMIT ? REPLICA_TIMEOUT_MS :
+				       q->op == OFS_OP_WRITE ? REPLICA_WRITE_MS : REPLICA_CHANGE_MS);
+
+	return q->deadline_ms && q->deadline_ms < d ? q->deadline_ms : d;
+}
+
+/*
+ * A change forwarded by its primary, applied to this copy alone - only
+ * before its deadline: after it, the primary has counted this copy
+ * behind and gone on, and a change applied now could land after the
+ * catch-up that follows. One that passed the check and then took past
+ * the deadline (a hang or a stalled disk in between) marks this copy
+ * behind itself.
+ */
+static int apply_forwarded(struct service *sv, struct ofs_req *q, struct wbuf *reply)
+{
+	char hex[OFS_OID_HEX];
+	struct ofs_oid oids[2];
+	int rc;
+
+	oid_to_hex(q->oid, hex);
+	if (late(q)) {
+		log_limited(LOG_WARN, NULL, "forwarded %s of %s came after its deadline: refused",
+			    ofs_op_name(q->op), hex);
+		return -OFS_ELATE;
+	}
+	rc = apply(sv, q, reply);
+	if (rc || !late(q) || q->op == OFS_OP_REMOVE)
+		return rc;
+	for (size_t k = 0, n = changed(q, oids); k < n; k++)
+		if (store_behind_mark(sv->store, oids[k], "applied a forwarded change after its "
+				      "deadline") == 0)
+			log_warn("copy of %s here applied a forwarded %s after its deadline: not "
+				 "served until caught up", hex, ofs_op_name(q->op));
+	if (sv->hooks.behind)
+		sv->hooks.behind(sv->hooks.arg);
+	return rc;
+}
+
 static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_t *body,
 			     size_t len, struct wbuf *reply)
 {
@@ -240,6 +291,12 @@ static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_
 	}
 	l = &sv->locks[oid_hash(q->oid) % SERVICE_NLOCKS];
 	pthread_mutex_lock(l);
+	if (late(q)) {
+		/* (waited here past it: its client has gone on to another copy) */
+		pthread_mutex_unlock(l);
+		rc = -OFS_ELATE;
+		goto out_free;
+	}
 	if (!makes(q)) {
 		/* Its copies as they are once no other change of it is in
 		 * flight here: read before the lock, a create still being
@@ -275,7 +332,8 @@ static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_
 		 * whose COMMIT fails is undone: the copies may work while we
 		 * do. */
 		struct replica_sent sent;
-		replica_send(sv->rep, q->op, body, len, others, nothers, &sent, res);
+		replica_send_by(sv->rep, q->op, body, len, forward_deadline(q), others, nothers,
+				&sent, res);
 		rc = apply(sv, q, reply);
 		replica_collect(sv->rep, &sent, res);
 		if (rc) {
@@ -286,11 +344,20 @@ static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_
 		}
 	} else {
 		rc = apply(sv, q, reply);
+		if (!rc && late(q) && q->op != OFS_OP_REMOVE) {
+			/* Applied after its client gave up (this server hung in
+			 * between): the copies it went on with hold the state, this
+			 * one catches up from them. */
+			hold_unacknowledged(sv, q);
+			reply->len = start;
+			rc = -OFS_ELATE;
+		}
 		if (rc) {
 			pthread_mutex_unlock(l);
 			goto out_free;
 		}
-		rc = replica_forward(sv->rep, q->op, body, len, others, nothers, res);
+		rc = replica_forward_by(sv->rep, q->op, body, len, forward_deadline(q), others,
+					nothers, res);
 		if (rc) {
 			pthread_mutex_unlock(l);
 			goto out_free;
@@ -420,6 +487,22 @@ static int user_check(struct service *sv, const struct service_call *call,
 	return rc;
 }
 
+/* CAP_REMOVE when a user's GETATTR carries a capability showing that it
+ * may remove the object (access_removal), else 0. */
+static uint32_t removal(struct service *sv, const struct service_call *call,
+			const struct ofs_req *q, const struct ofs_attr *a)
+{
+	struct access_req ar = {
+		.who = call->who, .cap = call->cap, .cap_len = call->cap_len,
+		.cache = call->cache, .now = (uint64_t)time(NULL),
+	};
+	const char *why = "";
+
+	if (q->op != OFS_OP_GETATTR || !call->cap_len)
+		return 0;
+	return access_removal(sv->capkeys, &ar, a, &why) == 0 ? CAP_REMOVE : 0;
+}
+
 /* The capability a user's GETATTR or CREATE of a file or directory is
  * answered with (its reply body is at reply->data + start). */
 static void grant(struct service *sv, const struct service_call *call, const struct ofs_req *q,
@@ -441,7 +524,8 @@ static void grant(struct service *sv, const struct service_call *call, const str
 	}
 	if (!rc)
 		rc = access_grant(sv->capkeys, sidtab_self(sv->tab), sv->cap_ttl_s,
-				  (uint64_t)time(NULL), call->who, oid, a, makes(q), call->grant);
+				  (uint64_t)time(NULL), call->who, oid, a,
+				  makes(q) ? CAP_ALL_OPS : removal(sv, call, q, a), call->grant);
 	if (rc) {
 		call->grant->len = 0;
 		log_warn("no capability granted with %s: %s", ofs_op_name(q->op), ofs_strerror(rc));
@@ -478,6 +562,7 @@ int service_handle(struct service *sv, const struct service_call *call, uint16_t
 	rc = proto_decode_req(op, body, len, q);
 	q->forwarded = forwarded;
 	q->who = who;
+	q->deadline_ms = (flags & OPS_CHANGE) ? call->deadline_ms : 0;
 	if (rc) {
 		log_debug("rejected %s request: %s", ofs_op_name(op), ofs_strerror(rc));
 	} else if (!forwarded && (rc = owner_check(sv, who, q)) != 0) {
@@ -495,6 +580,10 @@ int service_handle(struct service *sv, const struct service_call *call, uint16_t
 			rc = -OFS_EBEHIND;
 	} else if (!forwarded && sv->rep && (flags & OPS_CHANGE)) {
 		rc = handle_replicated(sv, q, body, len, reply);
+	} else if (forwarded && (flags & OPS_CHANGE)) {
+		rc = apply_forwarded(sv, q, reply);
+	} else if (late(q)) {
+		rc = -OFS_ELATE;     /* (a change to this copy alone, past its deadline) */
 	} else {
 		rc = apply(sv, q, reply);
 	}

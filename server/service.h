@@ -90,6 +90,9 @@ struct service_call {
 	struct access_cache *cache;        /* the connection's (access.h; may be NULL) */
 	struct wbuf *grant;                /* receives the capability the reply
 	                                      carries, if any (may be NULL) */
+	uint64_t deadline_ms;              /* the frame's deadline (frame.h; 0:
+	                                      none): a change is applied only
+	                                      before it */
 };
 
 /*

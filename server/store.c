@@ -381,6 +381,11 @@ void store_close(struct store *s)
 	free(s);
 }
 
+bool store_stalled(struct store *s)
+{
+	return kv_busy_ms(s->kv) > STORE_STALL_MS;
+}
+
 struct ofs_sid store_sid(const struct store *s) { return s->sid; }
 uint32_t store_chunk_size(const struct store *s) { return s->chunk_size; }
 const char *store_datadir(const struct store *s) { return s->datadir; }

@@ -75,6 +75,12 @@ int store_check_modes(const char *datadir, char *why, size_t whylen);
 void store_close(struct store *s);
 
 struct ofs_sid store_sid(const struct store *s);
+/* Has the store's current commit been waiting longer than
+ * STORE_STALL_MS (a disk whose syncs hang)? Such a server tells its peers
+ * nothing and refuses their gossip, so they take it as down until its
+ * disk is back (docs/design.md, "A hung server"). Thread-safe. */
+#define STORE_STALL_MS 4000
+bool store_stalled(struct store *s);
 uint32_t store_chunk_size(const struct store *s);
 const char *store_datadir(const struct store *s);
 /* Site attributes, as "key=value" strings owned by the store. */

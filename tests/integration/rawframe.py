@@ -65,6 +65,12 @@
     rawframe.py HOST:PORT oldrevoked SERIAL...  REVOKED with the previous
                                                release's unsigned list of these
                                                serials (hex); prints its status
+    rawframe.py HOST:PORT fwdmode OID MODE AGE_MS
+                                               a forwarded SETATTR of OID's mode
+                                               (octal MODE) whose deadline
+                                               (lib/frame.h) was AGE_MS ago
+                                               (negative: that far ahead); as a
+                                               server's identity; prints its status
     rawframe.py HOST:PORT oldkeys ID            CAPKEYS with the previous
                                                release's unsigned key set: one
                                                key of id ID, random bytes;
@@ -127,8 +133,8 @@ def hdr(op, reqid=1, body_len=0, version=VERSION, magic=MAGIC, status=0,
     return HDR.pack(magic, version, op, reqid, status, cred_len, cap_len, body_len)
 
 
-def frame(op, body=b"", reqid=1, cap=b""):
-    return hdr(op, reqid, len(body), cap_len=len(cap)) + cap + body
+def frame(op, body=b"", reqid=1, cap=b"", cred=b""):
+    return hdr(op, reqid, len(body), cred_len=len(cred), cap_len=len(cap)) + cred + cap + body
 
 
 IDENTITY = None if os.environ.get("RAWFRAME_PLAIN") else os.environ.get("OFS_IDENTITY")
@@ -209,8 +215,8 @@ def read_reply(s, timeout=TIMEOUT):
         return "timeout", None, None
 
 
-def call(s, op, body=b"", reqid=7, cap=b"", want_cap=False):
-    s.sendall(frame(op, body, reqid, cap))
+def call(s, op, body=b"", reqid=7, cap=b"", want_cap=False, cred=b""):
+    s.sendall(frame(op, body, reqid, cap, cred))
     kind, f, b = read_reply(s)
     if kind != "reply":
         raise Fail("%s: no reply (%s)" % (opname(op), kind))
@@ -278,6 +284,21 @@ def setattr_(addr, oid, mask, parts):
     s = connect(addr)
     a = enc_owned_attr(OBJ_METAFILE, 0, 0, 0, [bytes.fromhex(p) for p in parts])
     st, _ = call(s, SETATTR, bytes.fromhex(oid) + struct.pack(">I", mask) + a)
+    print(st)
+
+
+FORWARDED = 0x4000               # (lib/proto.h: OFS_OP_FORWARDED)
+ATTR_MODE = 1 << 1               # (lib/proto.h: OFS_ATTR_MODE)
+
+
+def fwdmode(addr, oid, mode, age_ms):
+    """A forwarded SETATTR of oid's mode, its deadline age_ms in the past."""
+    s = connect(addr)
+    deadline = int(time.time() * 1000) - age_ms
+    cred = b"D" + bytes([1]) + struct.pack(">Q", deadline)
+    a = enc_owned_attr(OBJ_METAFILE, 0, 0, mode, [])
+    st, _ = call(s, SETATTR | FORWARDED, bytes.fromhex(oid) + struct.pack(">I", ATTR_MODE) + a,
+                 cred=cred)
     print(st)
 
 
@@ -949,6 +970,8 @@ def main(argv):
             setattr_(addr, pos[0], ATTR_LAYOUT, pos[1:])
         elif cmd == "setnothing" and len(pos) == 1:
             setattr_(addr, pos[0], 0, [])
+        elif cmd == "fwdmode" and len(pos) == 3:
+            fwdmode(addr, pos[0], int(pos[1], 8), int(pos[2]))
         elif cmd == "getmany" and len(pos) == 1:
             getmany(addr, pos[0])
         elif cmd == "flood":

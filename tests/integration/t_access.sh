@@ -103,18 +103,46 @@ for c in "750 gus" "710 gus" "750 ola" "770 ola"; do
 	err_is 3 'permission denied' as "$2" put "$T/new" "/m/d$1/g"
 done
 err_is 3 'permission denied' as gus mkdir /m/d750/gd
-# remove: w and x on the directory, and the file's owner or a writer
-ok as gus rm /m/d770/g
-ok as gus rm /m/d770/x           # (664: gus, in the group, writes it)
-ok as gus rmdir /m/d770/gd
-err_is 3 'permission denied' as gus rm /m/d770/y      # (644, ann's)
+# remove and rename: w and x on the directory decide, as in POSIX - not
+# the file's own bits nor its owner
 err_is 3 'permission denied' as gus rm /m/d750/x      # (no w on the directory)
-err_is 3 'permission denied' as ola rm /m/d770/y
-err_is 3 'permission denied' as gus mv /m/d770/y /m/d770/y2
+err_is 3 'permission denied' as ola rm /m/d770/y      # (770: ola is other)
+err_is 3 'permission denied' as ola mv /m/d770/y /m/d770/y2
 err_is 3 'permission denied' as gus rmdir /m/d700
-ok as ann ls /m/d770
-assert_eq "y" "$(as ann ls /m/d770)" "what is left in d770"
-ok as ann rm /m/d770/y
+ok as gus rm /m/d770/g
+ok as gus rm /m/d770/x
+ok as gus rmdir /m/d770/gd
+ok as gus mv /m/d770/y /m/d770/y2      # (644, ann's: gus may not write it, but may move it)
+assert_eq "1010 420" "$(ofs stat --json /m/d770/y2 | jq -r '"\(.uid) \(.mode)"')" "y2 still ann's, 644"
+ok as gus rm /m/d770/y2
+ok as gus put "$T/new" /m/d770/own
+ok as ann chmod 750 /m/d770
+err_is 3 'permission denied' as gus rm /m/d770/own    # (his own: the directory decides)
+ok as ann chmod 770 /m/d770
+ok as gus rm /m/d770/own
+assert_eq "" "$(as ann ls /m/d770)" "what is left in d770"
+
+# the sticky bit: in a directory every user may write, an entry goes only
+# with its owner, the directory's owner or an admin
+say "the sticky bit: removal by the entry's owner, the directory's, or an admin"
+ok ofs mkdir /m/tmp
+ok ofs chown 1010:100 /m/tmp
+ok ofs chmod 1777 /m/tmp
+ok as ann put "$T/anns" /m/tmp/a
+ok as gus put "$T/new" /m/tmp/g
+ok as gus put "$T/new" /m/tmp/g2
+ok as ann chmod 666 /m/tmp/a
+err_is 3 'permission denied' as gus rm /m/tmp/a        # (though gus may write it)
+err_is 3 'permission denied' as gus mv /m/tmp/a /m/tmp/a2
+err_is 3 'permission denied' as ola mv /m/tmp/g /m/tmp/mine
+err_is 3 'permission denied' as ola put "$T/new" /m/tmp/g   # (replacing gus's)
+ok as ola put "$T/new" /m/tmp/o                          # (making her own is free)
+ok as gus mv /m/tmp/g /m/tmp/g1                          # (his own)
+ok as gus rm /m/tmp/g1
+ok as ann rm /m/tmp/g2                                   # (the directory's owner)
+ok ofs rm /m/tmp/o                                       # (an admin)
+ok as ann rm /m/tmp/a
+assert_eq "" "$(as ann ls /m/tmp)" "what is left in the sticky directory"
 # the refusals above left nothing behind: the objects every server holds
 # are those of the files and directories that exist
 ok ofs get /m/d750/x "$T/got"

@@ -147,6 +147,27 @@ ok ofs chmod 644 /d/f
 cat "$T/a.log" "$T/b.log" "$T/c.log" |
 	grep -q 'refused setattr from user alice (uid 1000): permission denied (not the owner)' ||
 	fail "no server's log names the refused chmod"
+
+# A right taken away by chmod holds on the servers of the file's data
+# within 2 s: a capability lives that long (the default), no longer.
+say "a chmod holds on every data server within 2 seconds"
+ok ofs put --replicas 3 "$T/mine" /d/shared
+ok ofs chmod 644 /d/shared
+S_MF=$(ofs stat --json /d/shared | jq -r .oid)
+S_DF=$(ofs stat --json /d/shared | jq -r '.dfiles[0].oid')
+read -r st CAP <<<"$(OFS_IDENTITY=$T/id/alice python3 "$RAW" "$(srv_addr a)" capget "$S_MF")"
+assert_eq 0 "$st" "alice's GETATTR of a 644 file"
+# (its expiry: bytes 21 to 28 of the encoding in lib/cap.h)
+exp=$(python3 -c 'import sys; print(int.from_bytes(bytes.fromhex(sys.argv[1])[21:29], "big"))' "$CAP")
+[ $((exp - $(date +%s))) -le 2 ] || fail "a capability lives $((exp - $(date +%s))) s, more than 2"
+ok ofs chmod 600 /d/shared
+capread() { OFS_IDENTITY=$T/id/alice python3 "$RAW" "$(srv_addr a)" capuse read "$S_DF" "$CAP"; }
+read_refused() { [ "$(capread)" != 0 ]; }
+wait_until 15 "alice's capability to read no more" read_refused
+assert_eq -10021 "$(capread)" "her read after the chmod (capability expired)"
+assert_eq "0 -" "$(OFS_IDENTITY=$T/id/alice python3 "$RAW" "$(srv_addr a)" capget "$S_MF")" \
+	"her GETATTR after the chmod: no capability"
+err_is 3 'permission denied' ofs --identity "$T/id/alice" get /d/shared "$T/got"
 ok ofs-pbj server set "$(srv_sid b)" --weight 2
 ok ofs-pbj submit scrub --wait --db "$T/pbj.db"
 

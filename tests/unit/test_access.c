@@ -59,7 +59,8 @@ static void rights_of_files(void **state)
 	struct ofs_attr f = obj(OFS_OBJ_METAFILE, 10, 100, 0640);
 
 	(void)state;
-	assert_int_equal(access_rights(&f, &ann), CAP_READ | CAP_WRITE | CAP_REMOVE);
+	/* (REMOVE is never the object's own to give: its directory's) */
+	assert_int_equal(access_rights(&f, &ann), CAP_READ | CAP_WRITE);
 	assert_int_equal(access_rights(&f, &gus), CAP_READ);
 	assert_int_equal(access_rights(&f, &ola), 0);
 	/* a class is not helped by another with more bits */
@@ -67,8 +68,8 @@ static void rights_of_files(void **state)
 	assert_int_equal(access_rights(&f, &gus), 0);
 	assert_int_equal(access_rights(&f, &ola), CAP_READ);
 	f.mode = 0066;
-	assert_int_equal(access_rights(&f, &ann), CAP_REMOVE);  /* (the owner's own) */
-	assert_int_equal(access_rights(&f, &gus), CAP_READ | CAP_WRITE | CAP_REMOVE);
+	assert_int_equal(access_rights(&f, &ann), 0);
+	assert_int_equal(access_rights(&f, &gus), CAP_READ | CAP_WRITE);
 	/* the setuid, setgid and sticky bits give nothing */
 	f.mode = 07000;
 	assert_int_equal(access_rights(&f, &gus), 0);
@@ -84,9 +85,9 @@ static void rights_of_directories(void **state)
 	d.mode = 0710;
 	assert_int_equal(access_rights(&d, &gus), CAP_SEARCH);
 	d.mode = 0720;      /* w without x: no entry may be made */
-	assert_int_equal(access_rights(&d, &gus), CAP_REMOVE);
+	assert_int_equal(access_rights(&d, &gus), 0);
 	d.mode = 0730;
-	assert_int_equal(access_rights(&d, &gus), CAP_WRITE | CAP_SEARCH | CAP_REMOVE);
+	assert_int_equal(access_rights(&d, &gus), CAP_WRITE | CAP_SEARCH);
 }
 
 /* ---- over a store ---------------------------------------------------------------- */
@@ -173,7 +174,7 @@ static void grant(struct fix *f, const struct ident *who, struct ofs_oid oid, st
 	assert_int_equal(store_getattr(f->s, oid, &a), 0);
 	wbuf_init(w);
 	assert_int_equal(access_grant(f->keys, (struct ofs_sid){ { 1 } }, TTL, NOW, who, oid, &a,
-				      false, w),
+				      0, w),
 			 0);
 }
 
@@ -224,8 +225,9 @@ static void the_file_itself_by_its_bits(void **state)
 
 	assert_int_equal(check(f, &ola, NULL, OFS_OP_GETATTR, f->file, NULL, NOW), 0);
 	assert_int_equal(check(f, &gus, NULL, OFS_OP_KV_GET, f->file, NULL, NOW), 0);
+	/* removal is the directory's to allow, not the owner's: */
 	assert_int_equal(check(f, &gus, NULL, OFS_OP_REMOVE, f->file, NULL, NOW), -EACCES);
-	assert_int_equal(check(f, &ann, NULL, OFS_OP_REMOVE, f->file, NULL, NOW), 0);
+	assert_int_equal(check(f, &ann, NULL, OFS_OP_REMOVE, f->file, NULL, NOW), -EACCES);
 	assert_int_equal(check(f, &ola, NULL, OFS_OP_KV_GET, f->file, NULL, NOW), -EACCES);
 	/* default deny: an operation the check does not name */
 	assert_int_equal(check(f, &ann, NULL, OFS_OP_FREEZE, f->file, NULL, NOW), -EACCES);
@@ -342,7 +344,7 @@ static void a_layout_is_not_evidence(void **state)
 	assert_int_equal(cap_oid_generate(12, &mine), 0);
 	wbuf_init(&cap);
 	assert_int_equal(access_grant(f->keys, (struct ofs_sid){ { 1 } }, TTL, NOW, &ola, mine,
-				      &a, true, &cap),
+				      &a, CAP_ALL_OPS, &cap),
 			 0);
 	assert_int_equal(cap_decode(cap.data, cap.len, &c), 0);
 	assert_int_equal(c.noids, 1);
@@ -429,6 +431,121 @@ static void a_layout_names_only_parts_she_made_or_had(void **state)
 	assert_int_equal(access_check(f->s, f->keys, &ar, &q, &why), -EACCES);
 }
 
+/* A request on oid carrying cap, with q's name and dirent. */
+static int check_q(struct fix *f, const struct ident *who, const struct wbuf *cap,
+		   struct ofs_req *q)
+{
+	struct access_req ar = { .who = who, .cap = cap ? cap->data : NULL,
+				 .cap_len = cap ? cap->len : 0, .now = NOW };
+	const char *why = "";
+
+	return access_check(f->s, f->keys, &ar, q, &why);
+}
+
+/* Who may remove (REMOVE granted by a GETATTR showing the directory's
+ * capability) and take an entry out, with and without the sticky bit. */
+static void removal_is_the_directorys(void **state)
+{
+	struct fix *f = *state;
+	struct ident ann = user(10, 100, 0, 1), gus = user(11, 11, 100, 2), ola = user(12, 12, 0, 3);
+	struct ofs_attr d = obj(OFS_OBJ_DIRECTORY, 10, 100, 0777), m, got;
+	struct ofs_oid dir, dd, gm, om, gdf;
+	struct wbuf dcap, mcap, ocap;
+	struct ofs_dirent e = { .type = OFS_OBJ_METAFILE };
+	struct access_req ar = { .now = NOW };
+	struct ofs_req q;
+	const char *why = "";
+	bool replaced;
+	struct ofs_dirent old;
+
+	dir = make(f->s, d);
+	m = obj(OFS_OBJ_DIRDATA, 10, 100, 0755);
+	m.backref.owner = dir;
+	dd = make(f->s, m);
+	m = obj(OFS_OBJ_METAFILE, 11, 11, 0600);    /* gus's, in ann's directory */
+	m.backref.owner = dir;
+	gm = make(f->s, m);
+	m.uid = 12;                                  /* ola's */
+	om = make(f->s, m);
+	m = obj(OFS_OBJ_DFILE, 11, 11, 0644);
+	m.backref.owner = gm;
+	gdf = make(f->s, m);
+	e.handle.oid = gm;
+	assert_int_equal(store_dirent_create(f->s, dd, "g", &e, 0, &replaced, &old), 0);
+
+	/* 0777: ola may remove gus's file (w and x on the directory) */
+	grant(f, &ola, dir, &dcap);
+	ar.who = &ola;
+	ar.cap = dcap.data;
+	ar.cap_len = dcap.len;
+	assert_int_equal(store_getattr(f->s, gm, &got), 0);
+	assert_int_equal(access_removal(f->keys, &ar, &got, &why), 0);
+	wbuf_init(&mcap);
+	assert_int_equal(access_grant(f->keys, (struct ofs_sid){ { 1 } }, TTL, NOW, &ola, gm, &got,
+				      CAP_REMOVE, &mcap), 0);
+	assert_int_equal(check(f, &ola, &mcap, OFS_OP_REMOVE, gm, NULL, NOW), 0);
+	assert_int_equal(check(f, &ola, &mcap, OFS_OP_REMOVE, gdf, NULL, NOW), 0);
+	assert_int_equal(check(f, &ola, &mcap, OFS_OP_READ, gdf, NULL, NOW), -EACCES);
+	/* the directory's capability itself is not a removal of the file */
+	assert_int_equal(check(f, &ola, &dcap, OFS_OP_REMOVE, gm, NULL, NOW), -EACCES);
+	wbuf_free(&mcap);
+	wbuf_free(&dcap);
+
+	/* 0755: the directory gives ola no WRITE, so no REMOVE */
+	d.mode = 0755;
+	assert_int_equal(store_setattr(f->s, dir, OFS_ATTR_MODE, &d, NULL), 0);
+	grant(f, &ola, dir, &dcap);
+	ar.cap = dcap.data;
+	ar.cap_len = dcap.len;
+	assert_int_equal(access_removal(f->keys, &ar, &got, &why), -EACCES);
+	wbuf_free(&dcap);
+
+	/* 01777: ola removes her own, not gus's; ann, the directory's owner, both */
+	d.mode = 01777;
+	assert_int_equal(store_setattr(f->s, dir, OFS_ATTR_MODE, &d, NULL), 0);
+	grant(f, &ola, dir, &dcap);
+	ar.cap = dcap.data;
+	ar.cap_len = dcap.len;
+	assert_int_equal(access_removal(f->keys, &ar, &got, &why), -EACCES);
+	assert_int_equal(store_getattr(f->s, om, &m), 0);
+	assert_int_equal(access_removal(f->keys, &ar, &m, &why), 0);
+	memset(&q, 0, sizeof(q));
+	q.op = OFS_OP_DIRENT_REMOVE;
+	q.oid = dd;
+	snprintf(q.name, sizeof(q.name), "g");
+	assert_int_equal(check_q(f, &ola, &dcap, &q), -EACCES);        /* gus's entry */
+	q.op = OFS_OP_DIRENT_CREATE;
+	q.flags = OFS_DIRENT_REPLACE;
+	q.dirent.type = OFS_OBJ_METAFILE;
+	q.dirent.handle.oid = om;
+	assert_int_equal(check_q(f, &ola, &dcap, &q), -EACCES);        /* replacing it */
+	snprintf(q.name, sizeof(q.name), "new");
+	assert_int_equal(check_q(f, &ola, &dcap, &q), 0);              /* a new name */
+	wbuf_free(&dcap);
+	/* gus, with his file's REMOVE, takes his entry out */
+	grant(f, &gus, dir, &dcap);
+	ar.who = &gus;
+	ar.cap = dcap.data;
+	ar.cap_len = dcap.len;
+	assert_int_equal(access_removal(f->keys, &ar, &got, &why), 0);
+	wbuf_init(&ocap);
+	assert_int_equal(access_grant(f->keys, (struct ofs_sid){ { 1 } }, TTL, NOW, &gus, gm, &got,
+				      CAP_REMOVE, &ocap), 0);
+	q.op = OFS_OP_DIRENT_REMOVE;
+	snprintf(q.name, sizeof(q.name), "g");
+	assert_int_equal(check_q(f, &gus, &dcap, &q), -EACCES);
+	assert_int_equal(check_q(f, &gus, &ocap, &q), 0);
+	wbuf_free(&ocap);
+	wbuf_free(&dcap);
+	grant(f, &ann, dir, &dcap);                                      /* not sticky for her */
+	assert_int_equal(check_q(f, &ann, &dcap, &q), 0);
+	ar.who = &ann;
+	ar.cap = dcap.data;
+	ar.cap_len = dcap.len;
+	assert_int_equal(access_removal(f->keys, &ar, &got, &why), 0);
+	wbuf_free(&dcap);
+}
+
 static void every_operation_needs_a_right(void **state)
 {
 	struct fix *f = *state;
@@ -459,6 +576,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(data_objects_need_a_capability, setup, teardown),
 		cmocka_unit_test_setup_teardown(the_file_itself_by_its_bits, setup, teardown),
 		cmocka_unit_test_setup_teardown(directories, setup, teardown),
+		cmocka_unit_test_setup_teardown(removal_is_the_directorys, setup, teardown),
 		cmocka_unit_test_setup_teardown(the_cache_skips_the_mac_not_the_rules, setup,
 						teardown),
 	};

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <errno.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -244,9 +245,35 @@ static void test_frame_does_not_judge_op(void **state)
 	assert_string_equal(ofs_op_name(g.op), "unknown");
 }
 
+/* A deadline in the credential slot: its exact bytes, the round trip,
+ * and every other credential ignored (as an old server ignores ours). */
+static void test_frame_deadline_round_trips_and_ignores_others(void **state)
+{
+	uint8_t b[FRAME_DEADLINE_LEN], want[FRAME_DEADLINE_LEN] = { 'D', 1, 0, 0, 1, 0x8c, 0x2d,
+								     0x3e, 0x4f, 0x50 };
+	uint64_t ms = 0;
+
+	(void)state;
+	frame_deadline_encode(0x18c2d3e4f50ull, b);
+	assert_memory_equal(b, want, sizeof(b));
+	assert_int_equal(frame_deadline_decode(b, sizeof(b), &ms), 0);
+	assert_int_equal(ms, 0x18c2d3e4f50ull);
+	assert_int_equal(frame_deadline_decode(NULL, 0, &ms), -ENOENT);
+	assert_int_equal(frame_deadline_decode(b, sizeof(b) - 1, &ms), -ENOENT);
+	b[1] = 2;                                    /* another version */
+	assert_int_equal(frame_deadline_decode(b, sizeof(b), &ms), -ENOENT);
+	b[1] = 1;
+	b[0] = 'X';                                  /* another kind */
+	assert_int_equal(frame_deadline_decode(b, sizeof(b), &ms), -ENOENT);
+	frame_deadline_encode(0, b);                 /* none */
+	assert_int_equal(frame_deadline_decode(b, sizeof(b), &ms), -ENOENT);
+	assert_true(frame_now_ms() > 1700000000000ull);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_frame_deadline_round_trips_and_ignores_others),
 		cmocka_unit_test(test_frame_encode_hdr_exact_layout),
 		cmocka_unit_test(test_frame_hdr_round_trips_request),
 		cmocka_unit_test(test_frame_hdr_round_trips_response_with_negative_status),

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -316,6 +317,55 @@ static void test_kv_update_commits_and_returns_fn_result(void **state)
 	assert_int_equal(get(kv, KV_KEYVAL, "a", v), 0);
 	assert_string_equal(v, "2");
 	kv_close(kv);
+}
+
+/* A commit held in the test hook (as a stalled disk's sync would hold
+ * it): kv_busy_ms grows while it waits and is 0 again once it is done. */
+static volatile int hold_commit;
+
+static void holding_hook(void)
+{
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = 5 * 1000000L };
+
+	while (hold_commit)
+		nanosleep(&ts, NULL);
+}
+
+struct held_args {
+	struct kv *kv;
+	int rc;
+};
+
+static void *held_main(void *arg)
+{
+	struct held_args *pa = arg;
+
+	pa->rc = put(pa->kv, KV_KEYVAL, "held", "1");
+	return NULL;
+}
+
+static void test_kv_busy_ms_shows_a_held_commit(void **state)
+{
+	struct fixture *fx = *state;
+	struct held_args pa = { 0 };
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = 10 * 1000000L };
+	pthread_t th;
+	int i;
+
+	assert_int_equal(kv_open(fx->path, true, false, &pa.kv), 0);
+	assert_int_equal(kv_busy_ms(pa.kv), 0);
+	hold_commit = 1;
+	kv_set_commit_hook(holding_hook);
+	assert_int_equal(pthread_create(&th, NULL, held_main, &pa), 0);
+	for (i = 0; i < 1000 && kv_busy_ms(pa.kv) < 50; i++)     /* (10 s at most) */
+		nanosleep(&ts, NULL);
+	assert_true(kv_busy_ms(pa.kv) >= 50);
+	hold_commit = 0;
+	assert_int_equal(pthread_join(th, NULL), 0);
+	kv_set_commit_hook(NULL);
+	assert_int_equal(pa.rc, 0);
+	assert_int_equal(kv_busy_ms(pa.kv), 0);
+	kv_close(pa.kv);
 }
 
 static void test_kv_update_failing_fn_leaves_nothing(void **state)
@@ -896,6 +946,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kv_open_creates_and_reopens_with_data, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kv_open_missing_without_create_is_enoent, setup, teardown),
 		cmocka_unit_test(test_kv_close_null_is_noop),
+		cmocka_unit_test_setup_teardown(test_kv_busy_ms_shows_a_held_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kv_update_commits_and_returns_fn_result, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kv_update_failing_fn_leaves_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kv_update_failures_in_a_batch_do_not_undo_successes, setup, teardown),
