@@ -914,6 +914,12 @@ int pbj_jobs_main(int argc, char **argv, const char *db_arg, const char *const *
 			return jobs_usage_err("%s takes one job id", cmd);
 		if (parse_job_id(argv[1], &id))
 			return jobs_usage_err("'%s' is not a job id", argv[1]);
+		/* No store, no job: not made here for a question (an `ofs-pbj
+		 * status` that made it would race a submit making it too). */
+		if (access(db_path(db_arg), F_OK) != 0 && errno == ENOENT) {
+			fprintf(stderr, "ofs-pbj: no job %lld\n", (long long)id);
+			return EXIT_USAGE;
+		}
 	}
 	rc = open_db(db_path(db_arg), &db);
 	if (rc)

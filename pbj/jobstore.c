@@ -173,12 +173,28 @@ static const char *const steps[PBJ_SCHEMA_VERSION] = {
 	"CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);",
 };
 
+/* The store is ours and its schema this code's: nothing to write. Read
+ * outside any write transaction, so that opening a current store takes
+ * no lock another process could be holding (a submit that creates the
+ * store while an `ofs-pbj status` opens it, say, would otherwise wait
+ * out the other's transaction, a slow sync and all). */
+static bool current(struct pbj_db *d)
+{
+	int64_t app = 0, ver = 0;
+
+	return pragma_int(d, "PRAGMA application_id", &app) == 0 &&
+	       pragma_int(d, "PRAGMA user_version", &ver) == 0 && app == PBJ_APP_ID &&
+	       ver == PBJ_SCHEMA_VERSION;
+}
+
 static int migrate(struct pbj_db *d)
 {
 	int64_t app = 0, ver = 0, tables = 0;
 	char sql[64];
 	int rc;
 
+	if (current(d))
+		return 0;
 	rc = exec(d, "BEGIN IMMEDIATE");
 	if (rc)
 		return rc;

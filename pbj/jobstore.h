@@ -8,6 +8,7 @@
  * an application_id that marks the file as ours); pbj_open creates a new
  * database, migrates an older schema in one transaction, and refuses a
  * file that is not ours or is newer than this code - never resetting it.
+ * Opening a store whose schema is current takes no write lock.
  *
  * Every function returns 0 or a negative code: -ENOENT (no such row),
  * -EINVAL (bad argument), -EBUSY (locked beyond the busy timeout),

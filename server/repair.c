@@ -123,8 +123,11 @@ int repair_ask(struct replicator *r, uint16_t op, struct ofs_oid oid, const stru
 }
 
 /* Tell the other copies' servers that this copy is current at version, so
- * that their stale records of it go - before the swap, so that no stale
- * record outlives the repair and marks the new copy behind again. */
+ * that their stale records of it go. Only once it is: after the install
+ * committed (durably) - a record cleared for an install then refused would
+ * leave the copy here behind with no other server's account of it. A
+ * clear that does not arrive leaves a record that the holder's sweep
+ * settles by asking this copy (recover.c; docs/design.md, "Repair"). */
 static void clear_records(struct replicator *r, struct ofs_oid oid, struct ofs_sid me,
 			  uint64_t version, const struct ofs_sid *sids, size_t n)
 {
@@ -299,9 +302,9 @@ static int fetch_from(struct store *s, struct replicator *r, struct ofs_oid oid,
 	if (!rc && !digest_eq(mine, c->sm.digest))
 		rc = -OFS_ECHECKSUM;         /* what arrived is not what it records */
 	if (!rc)
-		clear_records(r, oid, store_sid(s), a->version, others, nothers);
-	if (!rc)
 		rc = store_incoming_commit(in, tag);
+	if (!rc)
+		clear_records(r, oid, store_sid(s), a->version, others, nothers);
 out:
 	store_incoming_free(in);
 	free(q);

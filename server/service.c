@@ -258,17 +258,97 @@ static int apply_forwarded(struct service *sv, struct ofs_req *q, struct wbuf *r
 	return rc;
 }
 
+/* What one copy's DIRENT_CREATE answered: whether the name was there, and
+ * what it named. */
+struct dirent_said {
+	bool ok;                     /* answered, and the answer decodes */
+	bool present;
+	struct ofs_dirent old;
+};
+
+static bool said_same(const struct dirent_said *x, const struct dirent_said *y)
+{
+	return x->present == y->present &&
+	       (!x->present || oid_eq(x->old.handle.oid, y->old.handle.oid));
+}
+
+/*
+ * Every copy that applied a DIRENT_CREATE answers what the name named
+ * before it; copies that hold the same entries answer the same. One that
+ * answers otherwise missed a change of that name (a server just healed
+ * from a partition serves until its peers tell it what it missed, within
+ * a second or two). The answer most copies gave (this one's on a tie) is
+ * the one the client gets - it destroys the file replaced, which the
+ * answer of a copy that missed the change would leave, an orphan - and a
+ * copy that answered otherwise is marked behind: this one by itself, the
+ * others by a stale record here (docs/design.md, "Partitions"). An
+ * answer that names the file being linked (the create was applied there
+ * already: sent again after its first primary died) has no vote.
+ * mine/theirs: this copy's answer and the copies'; disagree[i] is set for
+ * a copy that answered otherwise. Returns true when this copy's answer
+ * was outvoted (the reply is rewritten with the winning one).
+ */
+static bool dirent_vote(struct service *sv, const struct ofs_req *q, struct wbuf *reply,
+			size_t start, const struct dirent_said *theirs, size_t n, bool *disagree)
+{
+	struct dirent_said mine = { .ok = true };
+	const struct dirent_said *win = &mine;
+	size_t best;
+	char hex[OFS_OID_HEX], why[200];
+
+	for (size_t i = 0; i < n; i++)
+		disagree[i] = false;
+	if (proto_decode_dirent_reply(reply->data + start, reply->len - start, &mine.present,
+				      &mine.old))
+		return false;
+	/* (an answer naming the file being linked says only "done already"
+	 * - a create sent again - and has no vote) */
+	mine.ok = !(mine.present && oid_eq(mine.old.handle.oid, q->dirent.handle.oid));
+	best = mine.ok;
+	for (size_t k = 0; k < n && mine.ok; k++)
+		best += theirs[k].ok && said_same(&theirs[k], &mine);
+	for (size_t i = 0; i < n; i++) {
+		size_t votes = 0;
+		if (!theirs[i].ok || said_same(&theirs[i], &mine))
+			continue;
+		for (size_t k = 0; k < n; k++)
+			votes += theirs[k].ok && said_same(&theirs[k], &theirs[i]);
+		if (votes > best) {
+			best = votes;
+			win = &theirs[i];
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		disagree[i] = theirs[i].ok && !said_same(&theirs[i], win);
+	if (win == &mine)
+		return false;
+	/* The entry the others replaced is the one to report; and outvoted,
+	 * this copy missed a change. */
+	reply->len = start;
+	proto_encode_dirent_reply(reply, win->present, &win->old);
+	if (!mine.ok)
+		return true;
+	oid_to_hex(q->oid, hex);
+	snprintf(why, sizeof(why), "answered a %s of '%.60s' unlike the other copies (missed a "
+		 "change of it)", ofs_op_name(q->op), q->name);
+	log_warn("copy of %s here %s: not served until caught up", hex, why);
+	if (store_behind_mark(sv->store, q->oid, why) == 0 && sv->hooks.behind)
+		sv->hooks.behind(sv->hooks.arg);
+	return true;
+}
+
 static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_t *body,
 			     size_t len, struct wbuf *reply)
 {
 	struct ofs_sid self = store_sid(sv->store), others[OFS_MAX_REPLICAS];
 	struct replica_result res[OFS_MAX_REPLICAS];
+	struct dirent_said said[OFS_MAX_REPLICAS];
 	struct ofs_attr *a = NULL;
 	struct wbuf fw;
 	pthread_mutex_t *l;
 	size_t start = reply->len, nothers = 0;
 	unsigned need, ok = 1;
-	bool mine = false, failed[OFS_MAX_REPLICAS] = { false };
+	bool mine = false, failed[OFS_MAX_REPLICAS] = { false }, disagree[OFS_MAX_REPLICAS];
 	char whys[OFS_MAX_REPLICAS][200];
 	int rc;
 
@@ -379,9 +459,30 @@ static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_
 			snprintf(whys[i], sizeof(whys[i]), "%s not applied: %s", ofs_op_name(q->op),
 				 ofs_strerror(r));
 		}
+		memset(&said[i], 0, sizeof(said[i]));
+		if (!r && q->op == OFS_OP_DIRENT_CREATE)
+			said[i].ok = proto_decode_dirent_reply(res[i].body, res[i].len,
+							       &said[i].present, &said[i].old) == 0 &&
+				     !(said[i].present &&
+				       oid_eq(said[i].old.handle.oid, q->dirent.handle.oid));
 		free(res[i].body);
 		failed[i] = r != 0;
 		ok += !failed[i];
+	}
+	if (q->op == OFS_OP_DIRENT_CREATE) {
+		dirent_vote(sv, q, reply, start, said, nothers, disagree);
+		for (size_t i = 0; i < nothers; i++) {
+			char hex[OFS_OID_HEX], shex[OFS_OID_HEX], why[200];
+			if (!disagree[i])
+				continue;
+			/* (applied there, so it counts; but it missed a change) */
+			oid_to_hex(q->oid, hex);
+			sid_to_hex(others[i], shex);
+			snprintf(why, sizeof(why), "answered a %s of '%.60s' unlike the other "
+				 "copies (missed a change of it)", ofs_op_name(q->op), q->name);
+			log_warn("copy of %s on %s is behind: %s", hex, shex, why);
+			store_stale_add(sv->store, q->oid, others[i], why);
+		}
 	}
 	if (ok >= need || ok > 1 || q->op == OFS_OP_REMOVE)
 		record_missed(sv, q, others, nothers, failed, whys);

@@ -23,11 +23,15 @@ out_everywhere() {
 }
 name_of() { if [ $(($1 % 4)) = 0 ]; then echo "/f/s$1"; else echo "/f/p$1"; fi; }
 
-# moved_some JOB N : the job has moved at least N objects
+# moved_some JOB N : the job has moved at least N objects. The drain's
+# process ($JOBP) ending first fails the test at once, with its output.
 moved_some() {
 	local n
 	n=$(ofs_pbj status "$1" --json 2>/dev/null | jq '.progress.objects_done // 0' 2>/dev/null)
-	[ "${n:-0}" -ge "$2" ]
+	[ "${n:-0}" -ge "$2" ] && return 0
+	! _proc_done "$JOBP" ||
+		fail "the drain (ofs-pbj submit drain --wait) ended before it moved $2 objects: $(head -c 1500 "$T/drainjob.out")"
+	return 1
 }
 
 # check C : the drained server (Cb) holds nothing, is out, every file reads
@@ -49,10 +53,12 @@ check() {
 }
 
 # start_drain C : cluster C with its files, a drain of Cb running in the
-# background ($JOBP) that has moved some objects.
+# background that has moved some objects; $JOBP is the ofs-pbj process
+# that submitted it and runs it (the program itself, not a shell around
+# it, so that a SIGKILL to $JOBP kills the scheduler).
 start_drain() {
 	cluster "$1"
-	bg ofs_pbj submit drain --server "$(srv_sid "${1}b")" --rate 4M --wait --json \
+	bg "$OFS_PBJ" submit drain --server "$(srv_sid "${1}b")" --rate 4M --wait --json \
 		>"$T/drainjob.out" 2>&1
 	JOBP=$BG
 	wait_until 60 "the drain to move some objects" moved_some 1 5
@@ -79,8 +85,11 @@ kill_and_back k2 c target
 
 log "SIGKILL of the scheduler mid-drain"
 start_drain k3
+[ "$(readlink -f "/proc/$JOBP/exe")" = "$(readlink -f "$OFS_PBJ")" ] ||
+	fail "the drain's process $JOBP is $(readlink -f "/proc/$JOBP/exe"), not ofs-pbj: the kill would miss the scheduler"
 { kill -KILL "$JOBP"; } 2>/dev/null
 wait_pid "$JOBP" 30
+assert_eq 137 "$REAP_ST" "exit status of the killed scheduler (SIGKILL)"
 ok ofs_pbj wait 1 --json
 assert_eq succeeded "$(json "$T/last.out" .state)" "the drain after the scheduler's restart"
 check k3

@@ -21,6 +21,13 @@
 # The put still removes the old metafile - it does not leave one naming
 # bytes that are gone - and once the server is back and caught up, a
 # scrub finds nothing.
+# Last, a replace through a primary whose copy of the directory lacks the
+# name (its entry removed there with the object tool, as a server just
+# healed from a partition lacks a name made while it was cut off, until
+# its peers tell it what it missed): the other copies answer the file
+# they replaced, the put destroys that file (no orphan: gone on every
+# server), the primary marks its own copy behind and catches up, and a
+# scrub finds nothing.
 OFS_ITEST_REAL_SYNC=1      # (about durability: its servers sync for real)
 . "$(dirname "$0")/lib.sh"
 
@@ -119,4 +126,32 @@ wait_until 60 "every server up with no copies behind" settled
 clean_scrub_no_repair "$T/pbj.db"
 ok ofs get /d/moved "$T/moved2.back"
 assert_same_file "$T/src2" "$T/moved2.back"
+
+# The replace through a primary that missed the name.
+ok ofs mkdir /e
+ok ofs put --replicas 3 --confidence 2 "$T/src" /e/x
+ok ofs stat --json /e/x
+OLD=$(json "$T/last.out" .oid)
+ok ofs stat --json /e
+[ "$(json "$T/last.out" '.dirdata | length')" = 1 ] || fail "expected /e to have one dirdata: $(cat "$T/last.out")"
+DD=$(json "$T/last.out" '.dirdata[0].oid')
+P=$(srv_by_sid "$(json "$T/last.out" '.dirdata[0].sids[0]')") || fail "no server holds /e's dirdata first"
+stop_server "$P"
+ok ofs_server tool --data "$(srv_data "$P")" rm-key "$DD" x
+restart_same_port "$P"
+wait_until 60 "every server up with no copies behind" settled
+use_server "$P"
+mkrand "$T/src3" 100000
+ok ofs put --replicas 3 --confidence 2 "$T/src3" /e/x
+for m in a b c; do                  # (the file replaced: gone everywhere)
+	assert_exit 3 ofs_server inspect --data "$(srv_data "$m")" "$OLD"
+	assert_contains "$(cat "$T/last.err")" "no such object"
+done
+assert_contains "$(cat "$T/$P.log")" "answered a dirent_create of 'x' unlike the other copies"
+wait_until 60 "every server up with no copies behind" settled
+clean_scrub_no_repair "$T/pbj.db"
+for m in a b c; do
+	OFS_CLUSTER=$(srv_addr "$m") ok ofs get /e/x "$T/x.back"
+	assert_same_file "$T/src3" "$T/x.back"
+done
 finish

@@ -396,6 +396,27 @@ static void test_two_handles_see_each_others_jobs(void **state)
 	pbj_close(other);
 }
 
+/* Another process in a write transaction (a submit creating the store,
+ * a scheduler storing progress) does not hold up opening a current store:
+ * the open only reads. (It used to take the write lock on every open, and
+ * waited out the other's transaction - failing after the busy timeout.) */
+static void test_opening_a_current_store_waits_for_no_writer(void **state)
+{
+	struct fixture *fx = *state;
+	struct pbj_db *other = NULL;
+	sqlite3 *w;
+	struct pbj_job j;
+	int64_t id = submit(fx->db, 1);
+
+	assert_int_equal(sqlite3_open(fx->path, &w), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(pbj_open(fx->path, &other), 0);
+	assert_int_equal(pbj_job_get(other, id, &j), 0);
+	assert_int_equal(sqlite3_exec(w, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(w);
+	pbj_close(other);
+}
+
 /* Bytes of a file, for checking it was not touched. */
 static size_t slurp(const char *path, char *buf, size_t cap)
 {
@@ -511,6 +532,7 @@ int main(void)
 		T(test_schedules_add_list_fire_remove),
 		T(test_lease_one_holder_renewal_expiry_drop),
 		T(test_two_handles_see_each_others_jobs),
+		T(test_opening_a_current_store_waits_for_no_writer),
 		T(test_foreign_damaged_and_newer_files_are_refused_untouched),
 		T(test_settings_set_get_list_unset),
 		T(test_version_1_file_is_migrated),
