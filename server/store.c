@@ -40,6 +40,73 @@ int64_t st_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* The digests of whole zero chunks, one per power-of-two chunk size,
+ * made once (docs/design.md, "Holes"). */
+static pthread_mutex_t zero_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct ofs_digest zero_d[32];
+static bool zero_known[32];
+
+struct ofs_digest st_zero_digest(uint32_t cs)
+{
+	static const uint8_t zeros[64 << 10];
+	struct ofs_digest d;
+	unsigned lg = 0;
+
+	while (lg < 31 && ((uint32_t)1 << lg) < cs)
+		lg++;
+	pthread_mutex_lock(&zero_mu);
+	if (((uint32_t)1 << lg) != cs) {
+		pthread_mutex_unlock(&zero_mu);
+		memset(&d, 0, sizeof(d));         /* (no chunk size: matches no record) */
+		return d;
+	}
+	if (!zero_known[lg]) {
+		struct checksum_stream *z = checksum_stream_new();
+		if (!z) {
+			pthread_mutex_unlock(&zero_mu);
+			return checksum_buf(NULL, 0);   /* (matches no whole chunk: nothing skipped) */
+		}
+		for (uint32_t done = 0; done < cs; done += sizeof(zeros))
+			checksum_stream_update(z, zeros, cs - done < sizeof(zeros) ? cs - done : sizeof(zeros));
+		zero_d[lg] = checksum_stream_final(z);
+		checksum_stream_free(z);
+		zero_known[lg] = true;
+	}
+	d = zero_d[lg];
+	pthread_mutex_unlock(&zero_mu);
+	return d;
+}
+
+bool st_zero_chunk_record(const void *v, size_t vn)
+{
+	if (vn != OFS_DIGEST_LEN)
+		return false;
+	for (uint32_t cs = STORE_MIN_CHUNK; cs && cs <= STORE_MAX_CHUNK; cs <<= 1) {
+		struct ofs_digest z = st_zero_digest(cs);
+		if (memcmp(z.b, v, OFS_DIGEST_LEN) == 0)
+			return true;
+	}
+	return false;
+}
+
+bool st_is_hole(const struct ofs_digest *d)
+{
+	static const struct ofs_digest none;
+
+	return memcmp(d->b, none.b, sizeof(none.b)) == 0;
+}
+
+bool st_chunk_ok(const uint8_t *b, size_t n, const struct ofs_digest *d)
+{
+	if (st_is_hole(d)) {
+		for (size_t i = 0; i < n; i++)
+			if (b[i])
+				return false;
+		return true;
+	}
+	return digest_eq(checksum_buf(b, n), *d);
+}
+
 pthread_rwlock_t *st_obj_lock(struct store *s, struct ofs_oid oid)
 {
 	return &s->locks[oid_hash(oid) % STORE_NLOCKS];

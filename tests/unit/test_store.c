@@ -265,22 +265,33 @@ static void get_chunks(struct store *s, struct ofs_oid oid, struct chunk_list *c
 	assert_int_equal(store_chunks(s, oid, collect_chunk, cl), 0);
 }
 
-/* Stored digests are exactly the digests of the image's chunks. */
+/* Stored digests are exactly the digests of the image's chunks, but for
+ * holes: a chunk without a record is all zeros in the image
+ * (docs/design.md, "Holes"); the last chunk always has one. */
 static void check_chunks(struct store *s, struct ofs_oid oid, const struct image *im)
 {
 	struct chunk_list *cl = malloc(sizeof(*cl));
-	size_t want = (im->size + CS - 1) / CS;
+	size_t want = (im->size + CS - 1) / CS, r = 0;
 
 	assert_non_null(cl);
 	get_chunks(s, oid, cl);
-	assert_int_equal(cl->n, want);
+	assert_true(cl->n <= want);
 	for (size_t i = 0; i < want; i++) {
 		size_t c0 = i * CS, n = im->size - c0 < CS ? im->size - c0 : CS;
 
-		assert_true(cl->idx[i] == i);
-		if (!digest_eq(cl->d[i], checksum_buf(im->b + c0, n)))
-			fail_msg("chunk %zu digest does not match the bytes", i);
+		if (r < cl->n && cl->idx[r] == i) {
+			if (!digest_eq(cl->d[r], checksum_buf(im->b + c0, n)))
+				fail_msg("chunk %zu digest does not match the bytes", i);
+			r++;
+			continue;
+		}
+		if (i == want - 1)
+			fail_msg("the last chunk (%zu) has no record", i);
+		for (size_t j = 0; j < n; j++)
+			if (im->b[c0 + j])
+				fail_msg("chunk %zu has no record but is not zeros", i);
 	}
+	assert_int_equal(r, cl->n);       /* (no record past the size) */
 	free(cl);
 }
 
@@ -816,10 +827,19 @@ static void test_write_past_end_leaves_gap_of_zeros(void **state)
 	uint8_t buf[CS * 2], zeros[CS * 2];
 	size_t got;
 
-	/* Unaligned old end, gap over whole chunks, unaligned write. */
+	/* Unaligned old end, gap over whole chunks, unaligned write: the
+	 * old last chunk and the written one are recorded, the two whole
+	 * chunks between are holes (no record). */
 	write_both(s, oid, &im, 0, 100, 1);
 	write_both(s, oid, &im, 3 * CS + 50, 10, 2);
 	check_all(s, oid, &im);
+	{
+		struct chunk_list cl;
+
+		get_chunks(s, oid, &cl);
+		assert_int_equal(cl.n, 2);
+		assert_true(cl.idx[0] == 0 && cl.idx[1] == 3);
+	}
 	memset(zeros, 0, sizeof(zeros));
 	assert_int_equal(store_read(s, oid, 100, buf, CS * 2, &got), 0);
 	assert_int_equal(got, CS * 2);
@@ -868,6 +888,142 @@ static void test_write_past_max_stream_is_efbig(void **state)
 	assert_int_equal(store_write(s, oid, UINT64_MAX, "x", 1, &v, &sz), -EFBIG);
 	assert_true(v == 7 && sz == 7);
 	assert_true(version_of(s, oid) == 1);
+}
+
+/* ---- holes (docs/design.md, "Holes") ------------------------------------------ */
+
+static void incoming_from(struct store *src, struct store *dst, struct ofs_oid oid,
+			  struct store_incoming **out);
+
+struct hole_findings {
+	int n, kind;
+	char detail[256];
+};
+
+static int hole_found(int kind, const char *detail, void *arg)
+{
+	struct hole_findings *f = arg;
+
+	f->n++;
+	f->kind = kind;
+	snprintf(f->detail, sizeof(f->detail), "%s", detail);
+	return 0;
+}
+
+/* One byte written at the last offset a stream may hold: one chunk
+ * record, a sparse stream, a hole that reads as zeros and scrubs clean
+ * without being read; a byte put into the hole on disk is found by reads
+ * and by the scrub. (Before holes, the write recorded a digest for each
+ * of the 2^28 chunks in between.) */
+static void test_write_far_past_end_records_nothing_for_the_hole(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *s = open_new(fx);
+	struct ofs_oid oid = create_dfile(s);
+	const uint64_t last = STORE_MAX_STREAM - 1, mid = STORE_MAX_STREAM / 2 + 5;
+	struct hole_findings f = { 0 };
+	struct chunk_list cl;
+	uint8_t buf[3 * CS], zeros[3 * CS] = { 0 };
+	uint64_t v = 0, sz = 0, bytes = 0;
+	char path[BSTREAM_PATH_MAX];
+	struct stat st;
+	size_t got;
+	int fd;
+
+	assert_int_equal(store_write(s, oid, last, "\x5a", 1, &v, &sz), 0);
+	assert_true(sz == STORE_MAX_STREAM && v == 2);
+	assert_int_equal(store_write(s, oid, STORE_MAX_STREAM, "x", 1, &v, &sz), -EFBIG);
+	get_chunks(s, oid, &cl);
+	assert_int_equal(cl.n, 1);
+	assert_true(cl.idx[0] == last / CS);
+	assert_int_equal(bstream_path(fx->data, oid, path, sizeof(path)), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true((uint64_t)st.st_size == STORE_MAX_STREAM);
+	assert_true((uint64_t)st.st_blocks * 512 <= 64 * 1024);   /* sparse */
+	/* The hole reads as zeros, the byte as itself. */
+	memset(buf, 0xee, sizeof(buf));
+	assert_int_equal(store_read(s, oid, mid - 7, buf, sizeof(buf), &got), 0);
+	assert_int_equal(got, sizeof(buf));
+	assert_memory_equal(buf, zeros, sizeof(buf));
+	assert_int_equal(store_read(s, oid, last - 1, buf, 10, &got), 0);
+	assert_int_equal(got, 2);
+	assert_true(buf[0] == 0 && buf[1] == 0x5a);
+	/* A scrub is clean, and reads little more than the one chunk. */
+	assert_int_equal(store_scrub_dfile(s, oid, hole_found, NULL, &f, &bytes), 0);
+	assert_int_equal(f.n, 0);
+	assert_true(bytes <= (1u << 20));
+	/* A byte that is not zero, put in the hole on disk. */
+	fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, "\x01", 1, (off_t)mid), 1);
+	assert_int_equal(close(fd), 0);
+	assert_int_equal(store_read(s, oid, mid - 7, buf, 10, &got), -OFS_ECHECKSUM);
+	assert_int_equal(store_read(s, oid, last - 1, buf, 2, &got), 0);  /* (another chunk) */
+	assert_int_equal(store_scrub_dfile(s, oid, hole_found, NULL, &f, &bytes), 0);
+	assert_int_equal(f.n, 1);
+	assert_int_equal(f.kind, OFS_FINDING_CHECKSUM_MISMATCH);
+	assert_non_null(strstr(f.detail, "hole"));
+	/* A write over the bad chunk is refused (it never blesses bytes
+	 * that do not verify). */
+	assert_int_equal(store_write(s, oid, mid - 1, "y", 1, &v, &sz), -OFS_ECHECKSUM);
+}
+
+/* A copy fetched from a sibling of a file with holes: the same summary
+ * as its source (whole zero chunks count as holes, recorded or not), no
+ * records for them, and a sparse stream. */
+static void test_incoming_copy_of_a_file_with_holes_keeps_them(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *src = open_new(fx), *dst;
+	struct ofs_oid oid = create_dfile(src);
+	struct store_incoming *in = NULL;
+	struct ofs_summary sm, sm2;
+	struct ofs_digest mine;
+	struct image im = { 0 };
+	struct chunk_list cl;
+	struct ofs_sid sid2;
+	char data2[600], path[BSTREAM_PATH_MAX];
+	struct stat st;
+
+	write_both(src, oid, &im, 0, 100, 1);
+	write_both(src, oid, &im, 200 * CS + 3, 10, 2);   /* 199 whole chunks of hole */
+	get_chunks(src, oid, &cl);
+	assert_int_equal(cl.n, 2);
+	snprintf(data2, sizeof(data2), "%s/data2", fx->dir);
+	assert_int_equal(store_init(data2, CS, NULL, 0, &sid2), 0);
+	assert_int_equal(store_open(data2, false, &dst), 0);
+	assert_int_equal(store_set_inline_max(dst, 0), 0);
+	incoming_from(src, dst, oid, &in);
+	assert_int_equal(store_summary(src, oid, &sm), 0);
+	assert_int_equal(store_incoming_summary(in, &mine), 0);
+	assert_true(digest_eq(mine, sm.digest));
+	assert_int_equal(store_incoming_commit(in, "test"), 0);
+	store_incoming_free(in);
+	assert_int_equal(store_summary(dst, oid, &sm2), 0);
+	assert_true(digest_eq(sm2.digest, sm.digest));
+	get_chunks(dst, oid, &cl);
+	assert_int_equal(cl.n, 2);
+	check_all(dst, oid, &im);
+	assert_int_equal(bstream_path(data2, oid, path, sizeof(path)), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true((uint64_t)st.st_size == im.size);
+	assert_true((uint64_t)st.st_blocks * 512 < im.size / 4);
+	/* A copy that records a whole zero chunk (written as zeros) and one
+	 * that has a hole there summarize the same. */
+	{
+		uint8_t z[CS] = { 0 };
+		uint64_t v, sz;
+		assert_int_equal(store_write(src, oid, 50 * CS, z, CS, &v, &sz), 0);
+		get_chunks(src, oid, &cl);
+		assert_int_equal(cl.n, 3);               /* (chunk 50 recorded, as zeros) */
+		get_chunks(dst, oid, &cl);
+		assert_int_equal(cl.n, 2);               /* (a hole there) */
+		assert_int_equal(store_summary(src, oid, &sm), 0);
+		assert_int_equal(store_summary(dst, oid, &sm2), 0);
+		assert_true(digest_eq(sm2.digest, sm.digest));
+	}
+	store_close(dst);
+	free(im.b);
 }
 
 /* ---- reads -------------------------------------------------------------------- */
@@ -2875,6 +3031,8 @@ int main(void)
 		T(test_write_past_end_leaves_gap_of_zeros),
 		T(test_empty_write_changes_nothing),
 		T(test_write_past_max_stream_is_efbig),
+		T(test_write_far_past_end_records_nothing_for_the_hole),
+		T(test_incoming_copy_of_a_file_with_holes_keeps_them),
 		T(test_read_returns_exact_bytes_short_at_eof_zero_past),
 		T(test_flipped_byte_fails_reads_of_its_chunk_only),
 		T(test_truncated_stream_fails_reads_not_garbage),
