@@ -57,6 +57,13 @@
                                                WRITE of 16 bytes there, of OID,
                                                carrying CAP (hex; "-": none);
                                                prints its status
+    rawframe.py HOST:PORT capread OID CAP OFF N
+                                               a READ of N bytes at OFF of OID
+                                               carrying CAP; prints "STATUS HEX"
+    rawframe.py HOST:PORT capwrite OID CAP OFF HEX
+                                               a WRITE of the bytes HEX at OFF
+                                               of OID carrying CAP; prints its
+                                               status
     rawframe.py HOST:PORT send OP FILE          one request of op OP (a number)
                                                whose body is FILE's bytes ("-":
                                                stdin); prints "STATUS HEAD", HEAD
@@ -245,6 +252,31 @@ def capuse(addr, what, oid, caphex):
         data = b"rawframe-wrote!!"
         st, _ = call(s, WRITE, bytes.fromhex(oid) + struct.pack(">QII", 0, 0, len(data)) + data,
                      cap=cap)
+    print(st)
+
+
+def capread(addr, oid, caphex, off, n):
+    """READ of n bytes at off of oid with the capability caphex: its
+    status and the bytes in hex ("-": none)."""
+    s = connect(addr)
+    cap = b"" if caphex == "-" else bytes.fromhex(caphex)
+    st, b = call(s, READ, bytes.fromhex(oid) + struct.pack(">QI", off, n), cap=cap)
+    got = b""
+    if st == 0:
+        r = R(b)
+        got = r.blob()
+        r.done()
+    print(st, got.hex() if got else "-")
+
+
+def capwrite(addr, oid, caphex, off, datahex):
+    """WRITE of the bytes datahex at off of oid with the capability
+    caphex: its status."""
+    s = connect(addr)
+    cap = b"" if caphex == "-" else bytes.fromhex(caphex)
+    data = bytes.fromhex(datahex)
+    st, _ = call(s, WRITE, bytes.fromhex(oid) + struct.pack(">QII", off, 0, len(data)) + data,
+                 cap=cap)
     print(st)
 
 
@@ -943,6 +975,10 @@ def main(argv):
             capget(addr, pos[0])
         elif cmd == "capuse" and len(pos) == 3 and pos[0] in ("read", "write"):
             capuse(addr, pos[0], pos[1], pos[2])
+        elif cmd == "capread" and len(pos) == 4:
+            capread(addr, pos[0], pos[1], int(pos[2]), int(pos[3]))
+        elif cmd == "capwrite" and len(pos) == 4:
+            capwrite(addr, pos[0], pos[1], int(pos[2]), pos[3])
         elif cmd == "capcreate" and len(pos) >= 3:
             capcreate(addr, pos[0], int(pos[1]), int(pos[2]), pos[3:])
         elif cmd == "setlayout" and len(pos) >= 2:
