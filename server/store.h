@@ -36,7 +36,7 @@
 
 #define STORE_MIN_CHUNK (4u << 10)
 #define STORE_MAX_CHUNK (16u << 20)
-#define STORE_MAX_STREAM ((uint64_t)1 << 40)  /* bytes in one byte stream */
+#define STORE_MAX_STREAM OFS_DFILE_MAX  /* bytes in one byte stream */
 #define STORE_MAX_ATTRS 16          /* site attributes (rack=r1, ...) */
 #define STORE_ATTR_MAX 128          /* bytes in one "key=value" */
 

@@ -687,6 +687,68 @@ static void test_create_refuses_invalid_type_and_layout(void **state)
 	assert_int_equal(count_streams(fx), 0);
 }
 
+/* A metafile's layout and size within their limits (docs/design.md,
+ * "Limits"): strip size 0 (unset) or OFS_STRIP_MIN to OFS_STRIP_MAX,
+ * replicas and write confidence at most OFS_MAX_REPLICAS, a size its
+ * dfiles can hold (each at most OFS_DFILE_MAX bytes) - at create and at
+ * SETATTR, each value at the limit taken, one past it refused. */
+static void test_metafile_layout_and_size_limits(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *s = open_new(fx);
+	struct ofs_attr in, out;
+	struct ofs_oid oid, meta;
+	static const struct { uint32_t strip; uint8_t replicas, confidence; int want; } c[] = {
+		{ 0, 0, 0, 0 },
+		{ OFS_STRIP_MIN, OFS_MAX_REPLICAS, OFS_MAX_REPLICAS, 0 },
+		{ OFS_STRIP_MAX, 1, 1, 0 },
+		{ OFS_STRIP_MIN - 1, 1, 1, -EINVAL },
+		{ 1, 1, 1, -EINVAL },
+		{ OFS_STRIP_MAX + 1, 1, 1, -EINVAL },
+		{ UINT32_MAX, 1, 1, -EINVAL },
+		{ OFS_STRIP_MIN, OFS_MAX_REPLICAS + 1, 1, -EINVAL },
+		{ OFS_STRIP_MIN, 1, OFS_MAX_REPLICAS + 1, -EINVAL },
+		{ OFS_STRIP_MIN, 1, 255, -EINVAL },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		memset(&in, 0, sizeof(in));
+		in.type = OFS_OBJ_METAFILE;
+		in.strip_size = c[i].strip;
+		in.replicas = c[i].replicas;
+		in.confidence = c[i].confidence;
+		in.nparts = 1;
+		in.parts[0].oid = mk_oid(7);
+		assert_int_equal(store_create(s, &in, &oid), c[i].want);
+		meta = create_type(s, OFS_OBJ_METAFILE);
+		assert_int_equal(store_setattr(s, meta, OFS_ATTR_LAYOUT, &in, NULL), c[i].want);
+	}
+	/* Size: one dfile holds OFS_DFILE_MAX bytes; two, twice that. */
+	memset(&in, 0, sizeof(in));
+	in.type = OFS_OBJ_METAFILE;
+	in.nparts = 1;
+	in.parts[0].oid = mk_oid(7);
+	in.size = OFS_DFILE_MAX;
+	assert_int_equal(store_create(s, &in, &oid), 0);
+	in.size = OFS_DFILE_MAX + 1;
+	assert_int_equal(store_create(s, &in, &oid), -EFBIG);
+	in.size = UINT64_MAX;
+	assert_int_equal(store_create(s, &in, &oid), -EFBIG);
+	meta = create_type(s, OFS_OBJ_METAFILE);     /* (no parts yet: one dfile's) */
+	in.size = OFS_DFILE_MAX;
+	assert_int_equal(store_setattr(s, meta, OFS_ATTR_SIZE, &in, &out), 0);
+	in.size = OFS_DFILE_MAX + 1;
+	assert_int_equal(store_setattr(s, meta, OFS_ATTR_SIZE, &in, &out), -EFBIG);
+	in.nparts = 2;
+	in.parts[1].oid = mk_oid(8);
+	in.size = 2 * OFS_DFILE_MAX;
+	assert_int_equal(store_setattr(s, meta, OFS_ATTR_LAYOUT | OFS_ATTR_SIZE, &in, &out), 0);
+	in.size = 2 * OFS_DFILE_MAX + 1;
+	assert_int_equal(store_setattr(s, meta, OFS_ATTR_SIZE, &in, &out), -EFBIG);
+	getattr(s, meta, &out);
+	assert_true(out.size == 2 * OFS_DFILE_MAX);
+}
+
 static void test_create_oid_of_existing_object_is_eexist_and_keeps_it(void **state)
 {
 	struct fixture *fx = *state;
@@ -3031,6 +3093,7 @@ int main(void)
 		T(test_write_past_end_leaves_gap_of_zeros),
 		T(test_empty_write_changes_nothing),
 		T(test_write_past_max_stream_is_efbig),
+		T(test_metafile_layout_and_size_limits),
 		T(test_write_far_past_end_records_nothing_for_the_hole),
 		T(test_incoming_copy_of_a_file_with_holes_keeps_them),
 		T(test_read_returns_exact_bytes_short_at_eof_zero_past),
