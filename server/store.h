@@ -148,9 +148,14 @@ int store_write(struct store *s, struct ofs_oid oid, uint64_t off, const void *b
  * version and the size the object will have once committed. Only appends
  * (starting at the recorded end, then each where the last ended) are kept
  * unstable; any other write (and any write when STORE_MAX_PENDING objects
- * already wait) is done as store_write.
+ * already wait, or one that would take an object's unstable bytes past
+ * STORE_PENDING_MAX_BYTES) is done as store_write, which commits those
+ * waiting first: what the server holds in memory for an object's
+ * unstable writes (a digest per chunk) stays bounded however long a
+ * writer goes on without a COMMIT.
  * A crash or a failed commit drops the unstable writes.
  */
+#define STORE_PENDING_MAX_BYTES (64u << 20)
 int store_write_unstable(struct store *s, struct ofs_oid oid, uint64_t off, const void *buf,
 			 size_t len, uint64_t *version, uint64_t *size);
 /* Sync and record oid's unstable writes; returns the recorded version and

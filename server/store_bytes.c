@@ -677,9 +677,11 @@ int store_write_unstable(struct store *s, struct ofs_oid oid, uint64_t off, cons
 	 * first at the recorded end - may wait for a commit: an overwrite of
 	 * recorded bytes would leave their digests wrong until then, and a
 	 * gap would have to be read back. Other writes, and writes when every
-	 * slot is taken, go stable (which commits what waited first). */
+	 * slot is taken, or past STORE_PENDING_MAX_BYTES unstable bytes, go
+	 * stable (which commits what waited first). */
 	p = st_pending_find(s, oid);
 	if (off < cv.a->size || len == 0 || (p && off != p->end) ||
+	    off + len - cv.a->size > STORE_PENDING_MAX_BYTES ||
 	    (!p && (off != cv.a->size || !(p = pending_take(s, oid, cv.a->size, cs))))) {
 		stable = true;
 		goto out;

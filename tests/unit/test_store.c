@@ -1088,6 +1088,41 @@ static void test_incoming_copy_of_a_file_with_holes_keeps_them(void **state)
 	free(im.b);
 }
 
+/* Unstable appends wait in memory (a digest per chunk) up to
+ * STORE_PENDING_MAX_BYTES; the append that would go past goes stable and
+ * commits those before it, so a writer that never COMMITs holds no more
+ * than that. */
+static void test_unstable_appends_bounded_in_bytes(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *s = open_new(fx);
+	struct ofs_oid oid = create_dfile(s);
+	const size_t piece = 4u << 20;
+	uint8_t *b = malloc(piece);
+	struct ofs_attr a;
+	uint64_t v = 0, sz = 0, off = 0;
+
+	assert_non_null(b);
+	fill(b, piece, 31);
+	while (off < STORE_PENDING_MAX_BYTES) {
+		assert_int_equal(store_write_unstable(s, oid, off, b, piece, &v, &sz), 0);
+		off += piece;
+		assert_true(v == 1 && sz == off);
+	}
+	getattr(s, oid, &a);
+	assert_true(a.version == 1 && a.size == 0);      /* all of it still waits */
+	assert_int_equal(store_write_unstable(s, oid, off, b, 1, &v, &sz), 0);
+	getattr(s, oid, &a);
+	assert_true(a.size == STORE_PENDING_MAX_BYTES + 1);   /* committed, then written */
+	assert_true(a.version == 3 && v == 3 && sz == a.size);
+	/* The next append waits again, from the new end. */
+	assert_int_equal(store_write_unstable(s, oid, off + 1, b, 10, &v, &sz), 0);
+	assert_true(v == 3 && sz == off + 11);
+	assert_int_equal(store_commit(s, oid, &v, &sz), 0);
+	assert_true(v == 4 && sz == off + 11);
+	free(b);
+}
+
 /* ---- reads -------------------------------------------------------------------- */
 
 static void test_read_returns_exact_bytes_short_at_eof_zero_past(void **state)
@@ -3094,6 +3129,7 @@ int main(void)
 		T(test_empty_write_changes_nothing),
 		T(test_write_past_max_stream_is_efbig),
 		T(test_metafile_layout_and_size_limits),
+		T(test_unstable_appends_bounded_in_bytes),
 		T(test_write_far_past_end_records_nothing_for_the_hole),
 		T(test_incoming_copy_of_a_file_with_holes_keeps_them),
 		T(test_read_returns_exact_bytes_short_at_eof_zero_past),
