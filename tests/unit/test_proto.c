@@ -788,6 +788,36 @@ static void test_attr_rejects_backref_name_over_255(void **state)
 	wbuf_free(&w);
 }
 
+/* A REPORT's reason (a user may send one; it goes into a log line): 255
+ * bytes at most. */
+static void test_report_reason_at_most_255_bytes(void **state)
+{
+	char reason[257], got[256];
+	struct ofs_oid oid;
+	struct ofs_sid sid = { .b = { 1 } };
+	struct wbuf w;
+
+	(void)state;
+	memset(&oid, 7, sizeof(oid));
+	memset(reason, 'r', 255);
+	reason[255] = '\0';
+	wbuf_init(&w);
+	proto_encode_report(&w, oid, sid, reason);
+	assert_int_equal(proto_decode_report(w.data, w.len, &oid, &sid, got), 0);
+	assert_string_equal(got, reason);
+	wbuf_free(&w);
+	/* (the encoder cuts a reason to 255 bytes: a hostile sender's 256
+	 * by hand) */
+	reason[255] = 'r';
+	reason[256] = '\0';
+	wbuf_init(&w);
+	wbuf_oid(&w, oid);
+	wbuf_sid(&w, sid);
+	wbuf_str(&w, reason);
+	assert_int_equal(proto_decode_report(w.data, w.len, &oid, &sid, got), -OFS_ETOOBIG);
+	wbuf_free(&w);
+}
+
 static void test_attr_rejects_dist_over_31_bytes(void **state)
 {
 	struct ofs_attr a, b;
@@ -2613,6 +2643,7 @@ int main(void)
 		cmocka_unit_test(test_attr_rejects_bad_backref_name),
 		cmocka_unit_test(test_attr_rejects_backref_name_over_255),
 		cmocka_unit_test(test_attr_rejects_dist_over_31_bytes),
+		cmocka_unit_test(test_report_reason_at_most_255_bytes),
 		cmocka_unit_test(test_dirent_round_trips),
 		cmocka_unit_test(test_dirent_rejects_types_other_than_file_and_directory),
 		cmocka_unit_test(test_req_round_trips_every_op),
