@@ -27,7 +27,13 @@
 #include "server/store.h"
 #include "server/store_impl.h"
 
+/* DATA/format (docs/design.md, "On disk"): 1, every chunk inside a
+ * dfile's size has a digest record; 2, a chunk may be a hole (none). A
+ * store is made at 1 and moves to 2 before its first hole is recorded, so
+ * that a release that knows only 1 refuses it (OFS_EVERSION) rather than
+ * read a hole as a corrupt chunk; this one reads both. */
 #define STORE_FORMAT "ofs-data 1\n"
+#define STORE_FORMAT_HOLES "ofs-data 2\n"
 
 _Static_assert(STORE_MAX_ATTRS == REC_MAX_ATTRS && STORE_ATTR_MAX == REC_ATTR_LEN,
 	       "the site attributes as stored (records.h) are the store's");
@@ -75,6 +81,26 @@ struct ofs_digest st_zero_digest(uint32_t cs)
 	d = zero_d[lg];
 	pthread_mutex_unlock(&zero_mu);
 	return d;
+}
+
+int st_allow_holes(struct store *s)
+{
+	char path[BSTREAM_PATH_MAX];
+	int rc = 0;
+
+	if (atomic_load(&s->holes))
+		return 0;
+	pthread_mutex_lock(&s->holes_mu);
+	if (!atomic_load(&s->holes)) {
+		if (snprintf(path, sizeof(path), "%s/format", s->datadir) >= (int)sizeof(path))
+			rc = -ENAMETOOLONG;
+		else
+			rc = fdio_write_file(path, STORE_FORMAT_HOLES, strlen(STORE_FORMAT_HOLES), 0600);
+		if (!rc)
+			atomic_store(&s->holes, true);
+	}
+	pthread_mutex_unlock(&s->holes_mu);
+	return rc;
 }
 
 bool st_zero_chunk_record(const void *v, size_t vn)
@@ -367,7 +393,7 @@ int store_open(const char *datadir, bool read_only, struct store **out)
 	fmt[n] = '\0';
 	if (strncmp(fmt, "ofs-data ", 9) != 0)
 		return -OFS_ECORRUPT;
-	if (strcmp(fmt, STORE_FORMAT) != 0)
+	if (strcmp(fmt, STORE_FORMAT) != 0 && strcmp(fmt, STORE_FORMAT_HOLES) != 0)
 		return -OFS_EVERSION;
 
 	s = calloc(1, sizeof(*s));
@@ -375,6 +401,8 @@ int store_open(const char *datadir, bool read_only, struct store **out)
 		return -ENOMEM;
 	s->lock_fd = -1;
 	s->read_only = read_only;
+	s->holes = strcmp(fmt, STORE_FORMAT_HOLES) == 0;
+	pthread_mutex_init(&s->holes_mu, NULL);
 	s->inline_max = STORE_INLINE_DEFAULT;
 	for (int i = 0; i < STORE_NLOCKS; i++)
 		pthread_rwlock_init(&s->locks[i], NULL);
@@ -444,6 +472,7 @@ void store_close(struct store *s)
 	replaced_free(s->replaced);
 	removed_free(s->removed);
 	pthread_mutex_destroy(&s->pend_mu);
+	pthread_mutex_destroy(&s->holes_mu);
 	free(s->datadir);
 	free(s);
 }

@@ -460,6 +460,8 @@ int store_write(struct store *s, struct ofs_oid oid, uint64_t off, const void *b
 	wfirst = off > old_size ? off / cs : first;
 	wa.has_edge = first < wfirst && old_size % cs != 0;
 	wa.edge = first;
+	if (wfirst > (old_size + cs - 1) / cs && (rc = st_allow_holes(s)) != 0)
+		goto out;
 
 	/* The recorded bytes of those chunks are read first: they must match
 	 * their digests (a write never blesses bytes that do not, such as

@@ -75,6 +75,8 @@ struct store {
 	struct replaced *replaced;          /* recent entry replacements */
 	struct removed *removed;            /* recent removals (store_remove) */
 	uint32_t inline_max;                /* dfiles up to this many bytes inline */
+	atomic_bool holes;                  /* DATA/format says holes may be */
+	pthread_mutex_t holes_mu;           /* (taken to say so) */
 };
 
 
@@ -129,6 +131,9 @@ void st_pending_drop(struct store *s, struct pending *p);
  * which a summary counts as a hole (so a copy with the record and one
  * without agree).
  */
+/* Before the first hole is recorded: DATA/format moved to the format
+ * that has holes (durably; a no-op once it has). */
+int st_allow_holes(struct store *s);
 struct ofs_digest st_zero_digest(uint32_t cs);
 /* A chunk record (vn bytes at v) that is the digest of a whole chunk of
  * zeros, of any chunk size a store allows: a summary leaves it out, as it

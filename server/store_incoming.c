@@ -341,6 +341,8 @@ int store_incoming_commit(struct store_incoming *in, const char *tag)
 	/* The old bytes are kept aside first (a wrong repair can be undone). */
 	if (!rc && state != -ENOENT)
 		rc = st_quarantine(s, in->oid, version, tag);
+	if (!rc && in->a.type == OFS_OBJ_DFILE && in->nd < in->nchunks)
+		rc = st_allow_holes(s);      /* (whole zero chunks left as holes) */
 	if (!rc)
 		rc = kv_update(s->kv, install_txn, &ia);
 	if (!rc && in->inl)

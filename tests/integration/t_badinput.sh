@@ -99,8 +99,10 @@ SDF=$(jq -r '.dfiles[0].oid' "$T/sparse.json")
 raw() { OFS_IDENTITY=$T/id/una python3 "$RAW" "$OFS_CLUSTER" "$@"; }
 read -r st CAP <<<"$(raw capget "$SMF")"
 assert_eq 0 "$st" "una's GETATTR of her file"
+assert_eq "ofs-data 1" "$(cat "$data/format")" "the data dir's format before any hole"
 used_before=$(du -sk "$data" | cut -f1)
 assert_eq 0 "$(raw capwrite "$SDF" "$CAP" $((TIB - 1)) 5a)" "WRITE of 1 byte at 1 TiB - 1"
+assert_eq "ofs-data 2" "$(cat "$data/format")" "the data dir's format once it holds a hole"
 assert_eq $EFBIG "$(raw capwrite "$SDF" "$CAP" $TIB 5a)" "WRITE of 1 byte at 1 TiB"
 assert_eq $EFBIG "$(raw capwrite "$SDF" "$CAP" $((TIB - 1)) 5a5a)" "WRITE of 2 bytes at 1 TiB - 1"
 inspect_json a "$SDF" >"$T/sparse.inspect" || fail "inspect $SDF"

@@ -32,6 +32,7 @@
 #include <cmocka.h>
 
 #include "lib/checksum.h"
+#include "lib/fdio.h"
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
 #include "server/bstream.h"
@@ -957,6 +958,19 @@ static void test_write_past_max_stream_is_efbig(void **state)
 static void incoming_from(struct store *src, struct store *dst, struct ofs_oid oid,
 			  struct store_incoming **out);
 
+/* DATA/format as text (static buffer). */
+static const char *format_of(const struct fixture *fx)
+{
+	static char buf[64];
+	char p[700];
+	size_t got = 0;
+
+	snprintf(p, sizeof(p), "%s/format", fx->data);
+	assert_int_equal(fdio_read_file(p, buf, sizeof(buf) - 1, &got), 0);
+	buf[got] = '\0';
+	return buf;
+}
+
 struct hole_findings {
 	int n, kind;
 	char detail[256];
@@ -992,8 +1006,17 @@ static void test_write_far_past_end_records_nothing_for_the_hole(void **state)
 	size_t got;
 	int fd;
 
+	/* A store is at format 1 until its first hole (a release that knows
+	 * only 1 then refuses the data dir, rather than read a hole as a
+	 * corrupt chunk). */
+	assert_string_equal(format_of(fx), "ofs-data 1\n");
+	assert_int_equal(store_write(s, create_dfile(s), 0, "abc", 3, &v, &sz), 0);
+	assert_string_equal(format_of(fx), "ofs-data 1\n");
 	assert_int_equal(store_write(s, oid, last, "\x5a", 1, &v, &sz), 0);
 	assert_true(sz == STORE_MAX_STREAM && v == 2);
+	assert_string_equal(format_of(fx), "ofs-data 2\n");
+	reopen(fx);
+	s = fx->s;
 	assert_int_equal(store_write(s, oid, STORE_MAX_STREAM, "x", 1, &v, &sz), -EFBIG);
 	get_chunks(s, oid, &cl);
 	assert_int_equal(cl.n, 1);
@@ -1061,6 +1084,13 @@ static void test_incoming_copy_of_a_file_with_holes_keeps_them(void **state)
 	assert_true(digest_eq(mine, sm.digest));
 	assert_int_equal(store_incoming_commit(in, "test"), 0);
 	store_incoming_free(in);
+	{
+		char f[700], buf[32] = { 0 };
+		size_t got;
+		snprintf(f, sizeof(f), "%s/format", data2);
+		assert_int_equal(fdio_read_file(f, buf, sizeof(buf) - 1, &got), 0);
+		assert_string_equal(buf, "ofs-data 2\n");    /* (it holds holes now) */
+	}
 	assert_int_equal(store_summary(dst, oid, &sm2), 0);
 	assert_true(digest_eq(sm2.digest, sm.digest));
 	get_chunks(dst, oid, &cl);
