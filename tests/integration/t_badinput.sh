@@ -88,6 +88,7 @@ assert_same_file "$T/g" "$T/g.got" "/d/g after the bad input"
 # a dfile holds at most 1 TiB, STORE_MAX_STREAM)
 say "a user's write of one byte at 1 TiB - 1: a hole, not records"
 TIB=$((1 << 40)) EFBIG=-27 ECHECKSUM=-10001     # lib/ofs_error.h
+export OFS_PBJ_DB=$T/jobs.db
 issue_identity una --user una --uid 1020 --gid 1020
 ok ofs mkdir /u
 ok ofs chown 1020:1020 /u
