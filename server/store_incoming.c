@@ -43,6 +43,7 @@ struct store_incoming {
 	uint64_t nchunks;                /* chunks finished */
 	struct in_kv *kvs;
 	size_t nkv, capkv;
+	size_t kv_bytes;                 /* keys and values held, and their slots */
 	int before;                      /* local state at begin: -ENOENT, -OFS_ECORRUPT or 0 */
 	uint64_t before_version;
 	uint64_t removed_at;             /* removed_seq at begin */
@@ -180,6 +181,8 @@ int store_incoming_kv(struct store_incoming *in, const void *k, size_t kn, const
 
 	if (kn == 0 || kn > OFS_MAX_KEY || vn > OFS_MAX_VALUE)
 		return -EINVAL;
+	if (kn + vn + sizeof(*e) > STORE_INCOMING_KV_MAX_BYTES - in->kv_bytes)
+		return -EFBIG;           /* (store.h: it could not be installed) */
 	if (in->nkv) {
 		const struct in_kv *p = &in->kvs[in->nkv - 1];
 		int c = memcmp(k, p->k, kn < p->kn ? kn : p->kn);
@@ -208,6 +211,7 @@ int store_incoming_kv(struct store_incoming *in, const void *k, size_t kn, const
 	e->kn = kn;
 	e->vn = vn;
 	in->nkv++;
+	in->kv_bytes += kn + vn + sizeof(*e);
 	return 0;
 }
 

@@ -1153,6 +1153,43 @@ static void test_unstable_appends_bounded_in_bytes(void **state)
 	free(b);
 }
 
+/* A copy's key-value part waits in memory for its commit: at most
+ * STORE_INCOMING_KV_MAX_BYTES of it, refused past (-EFBIG) before more is
+ * held; a pair that still fits is taken after a refusal. */
+static void test_incoming_kv_part_bounded_in_bytes(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *s = open_new(fx);
+	struct ofs_oid oid = mk_oid(77);
+	struct store_incoming *in = NULL;
+	struct ofs_attr *a = calloc(1, sizeof(*a));
+	uint8_t *v = calloc(1, OFS_MAX_VALUE);
+	size_t taken = 0;
+	int rc = 0;
+
+	assert_non_null(a);
+	assert_non_null(v);
+	a->type = OFS_OBJ_METAFILE;
+	a->version = 1;
+	assert_int_equal(store_incoming_begin(s, oid, a, &in), 0);
+	while (taken <= STORE_INCOMING_KV_MAX_BYTES / OFS_MAX_VALUE) {
+		uint8_t k[8];
+		for (int i = 0; i < 8; i++)
+			k[i] = (uint8_t)(taken >> (56 - 8 * i));
+		rc = store_incoming_kv(in, k, sizeof(k), v, OFS_MAX_VALUE);
+		if (rc)
+			break;
+		taken++;
+	}
+	assert_int_equal(rc, -EFBIG);
+	/* (each pair costs its bytes and a slot: one fewer than 512 fit) */
+	assert_true(taken == STORE_INCOMING_KV_MAX_BYTES / OFS_MAX_VALUE - 1);
+	assert_int_equal(store_incoming_kv(in, "zz", 2, v, 100), 0);
+	store_incoming_free(in);
+	free(v);
+	free(a);
+}
+
 /* ---- reads -------------------------------------------------------------------- */
 
 static void test_read_returns_exact_bytes_short_at_eof_zero_past(void **state)
@@ -3160,6 +3197,7 @@ int main(void)
 		T(test_write_past_max_stream_is_efbig),
 		T(test_metafile_layout_and_size_limits),
 		T(test_unstable_appends_bounded_in_bytes),
+		T(test_incoming_kv_part_bounded_in_bytes),
 		T(test_write_far_past_end_records_nothing_for_the_hole),
 		T(test_incoming_copy_of_a_file_with_holes_keeps_them),
 		T(test_read_returns_exact_bytes_short_at_eof_zero_past),
