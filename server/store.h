@@ -439,11 +439,11 @@ int store_tool_lose_bytes(struct store *s, struct ofs_oid oid);
  * marked behind once committed. free drops an uncommitted copy.
  * The key-value pairs wait in memory until the commit installs them in
  * one transaction: at most STORE_INCOMING_KV_MAX_BYTES of keys and
- * values (-EFBIG past it, before anything more is held). LMDB's write
- * transaction holds at most 2^17 dirty pages (512 MiB of 4 KiB pages),
- * so a larger key-value part could not be installed anyway; a user's
- * object larger than that is refused by the fetch, not by the server's
- * memory.
+ * values, each pair counted with its slot (-EFBIG past it, before
+ * anything more is held). An object whose key-value part is larger -
+ * a directory's dirdata of some millions of entries - cannot be fetched
+ * whole (repaired or moved) until it is smaller (docs/design.md,
+ * "Protocol", Limits).
  */
 #define STORE_INCOMING_KV_MAX_BYTES ((size_t)512 << 20)
 struct store_incoming;
