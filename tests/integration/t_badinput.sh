@@ -110,6 +110,8 @@ inspect_json a "$SDF" >"$T/sparse.inspect" || fail "inspect $SDF"
 assert_eq $TIB "$(jq .size "$T/sparse.inspect")" "size of the dfile"
 # records: the old last chunk (it grew by zeros) and the written one
 assert_eq 2 "$(jq '.chunks | length' "$T/sparse.inspect")" "chunk records of the dfile"
+assert_eq $((TIB / $(jq .chunk_size "$T/sparse.inspect") - 2)) "$(jq .holes "$T/sparse.inspect")" \
+	"hole chunks of the dfile"
 SPATH=$(jq -r .path "$T/sparse.inspect")
 assert_eq $TIB "$(stat -c %s "$SPATH")" "length of its byte stream"
 used_after=$(du -sk "$data" | cut -f1)
