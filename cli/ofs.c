@@ -137,7 +137,7 @@ static int parse_cmd(int argc, char **argv, const char *allowed, int nargs, stru
 			o->put.confidence = (uint8_t)v;
 			break;
 		case OPT_STRIP:
-			if (parse_size(optarg, &v) || v < 4096 || v > (4u << 20))
+			if (parse_size(optarg, &v) || v < OFS_STRIP_MIN || v > OFS_STRIP_MAX)
 				return usage("--strip-size %s: must be 4K to 4M", optarg);
 			o->put.strip_size = (uint32_t)v;
 			break;

@@ -30,6 +30,11 @@
 #define OFS_SUMMARY_MANY_MAX 512  /* objects asked of in one SUMMARY_MANY */
 #define OFS_GETATTR_MANY_MAX 256  /* objects asked of in one GETATTR_MANY */
 #define OFS_DIST_MAX 31           /* bytes in a distribution name */
+#define OFS_STRIP_MIN (4u << 10)  /* a metafile's strip size (0: unset), */
+#define OFS_STRIP_MAX (4u << 20)  /* bytes, when set */
+#define OFS_DFILE_MAX ((uint64_t)1 << 40)  /* bytes in one dfile: its last
+                                     byte at offset 2^40 - 1; a file of n
+                                     stripes holds at most n times this */
 #define OFS_JOIN_MAX_BYTES (256u << 10)  /* record bytes in one JOIN */
 #define OFS_JOIN_MAX_RECLEN 256   /* bytes in one JOIN record */
 #define OFS_JOIN_CHANNELS 8       /* JOIN channels (flags' low bits) */

@@ -57,6 +57,14 @@ static json_t *to_json(struct store *s, struct ofs_oid oid, const struct ofs_att
 		json_array_append_new(chunks, json_string(dh));
 	}
 	json_object_set_new(o, "chunks", chunks);
+	if (a->type == OFS_OBJ_DFILE && a->chunk_size) {
+		/* Chunks inside the size without a record: holes, read as
+		 * zeros (docs/design.md, "Checksums"). */
+		uint64_t n = a->size / a->chunk_size + (a->size % a->chunk_size != 0);
+		json_object_set_new(o, "holes", json_integer(n > ds->n ? (json_int_t)(n - ds->n) : 0));
+	} else {
+		json_object_set_new(o, "holes", json_null());
+	}
 	oid_to_hex(a->backref.owner, hex);
 	json_object_set_new(br, "owner", oid_is_zero(a->backref.owner) ? json_null() : json_string(hex));
 	json_object_set_new(br, "stripe", json_integer(a->backref.stripe));

@@ -27,7 +27,13 @@
 #include "server/store.h"
 #include "server/store_impl.h"
 
+/* DATA/format (docs/design.md, "On disk"): 1, every chunk inside a
+ * dfile's size has a digest record; 2, a chunk may be a hole (none). A
+ * store is made at 1 and moves to 2 before its first hole is recorded, so
+ * that a release that knows only 1 refuses it (OFS_EVERSION) rather than
+ * read a hole as a corrupt chunk; this one reads both. */
 #define STORE_FORMAT "ofs-data 1\n"
+#define STORE_FORMAT_HOLES "ofs-data 2\n"
 
 _Static_assert(STORE_MAX_ATTRS == REC_MAX_ATTRS && STORE_ATTR_MAX == REC_ATTR_LEN,
 	       "the site attributes as stored (records.h) are the store's");
@@ -38,6 +44,93 @@ int64_t st_now_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The digests of whole zero chunks, one per power-of-two chunk size,
+ * made once (docs/design.md, "Holes"). */
+static pthread_mutex_t zero_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct ofs_digest zero_d[32];
+static bool zero_known[32];
+
+struct ofs_digest st_zero_digest(uint32_t cs)
+{
+	static const uint8_t zeros[64 << 10];
+	struct ofs_digest d;
+	unsigned lg = 0;
+
+	while (lg < 31 && ((uint32_t)1 << lg) < cs)
+		lg++;
+	pthread_mutex_lock(&zero_mu);
+	if (((uint32_t)1 << lg) != cs) {
+		pthread_mutex_unlock(&zero_mu);
+		memset(&d, 0, sizeof(d));         /* (no chunk size: matches no record) */
+		return d;
+	}
+	if (!zero_known[lg]) {
+		struct checksum_stream *z = checksum_stream_new();
+		if (!z) {
+			pthread_mutex_unlock(&zero_mu);
+			return checksum_buf(NULL, 0);   /* (matches no whole chunk: nothing skipped) */
+		}
+		for (uint32_t done = 0; done < cs; done += sizeof(zeros))
+			checksum_stream_update(z, zeros, cs - done < sizeof(zeros) ? cs - done : sizeof(zeros));
+		zero_d[lg] = checksum_stream_final(z);
+		checksum_stream_free(z);
+		zero_known[lg] = true;
+	}
+	d = zero_d[lg];
+	pthread_mutex_unlock(&zero_mu);
+	return d;
+}
+
+int st_allow_holes(struct store *s)
+{
+	char path[BSTREAM_PATH_MAX];
+	int rc = 0;
+
+	if (atomic_load(&s->holes))
+		return 0;
+	pthread_mutex_lock(&s->holes_mu);
+	if (!atomic_load(&s->holes)) {
+		if (snprintf(path, sizeof(path), "%s/format", s->datadir) >= (int)sizeof(path))
+			rc = -ENAMETOOLONG;
+		else
+			rc = fdio_write_file(path, STORE_FORMAT_HOLES, strlen(STORE_FORMAT_HOLES), 0600);
+		if (!rc)
+			atomic_store(&s->holes, true);
+	}
+	pthread_mutex_unlock(&s->holes_mu);
+	return rc;
+}
+
+bool st_zero_chunk_record(const void *v, size_t vn)
+{
+	if (vn != OFS_DIGEST_LEN)
+		return false;
+	for (uint32_t cs = STORE_MIN_CHUNK; cs && cs <= STORE_MAX_CHUNK; cs <<= 1) {
+		struct ofs_digest z = st_zero_digest(cs);
+		if (memcmp(z.b, v, OFS_DIGEST_LEN) == 0)
+			return true;
+	}
+	return false;
+}
+
+bool st_is_hole(const struct ofs_digest *d)
+{
+	static const struct ofs_digest none;
+
+	return memcmp(d->b, none.b, sizeof(none.b)) == 0;
+}
+
+bool st_chunk_ok(const uint8_t *b, size_t n, const struct ofs_digest *d)
+{
+	if (st_is_hole(d)) {
+		for (size_t i = 0; i < n; i++)
+			if (b[i])
+				return false;
+		return true;
+	}
+	return digest_eq(checksum_buf(b, n), *d);
 }
 
 pthread_rwlock_t *st_obj_lock(struct store *s, struct ofs_oid oid)
@@ -300,7 +393,7 @@ int store_open(const char *datadir, bool read_only, struct store **out)
 	fmt[n] = '\0';
 	if (strncmp(fmt, "ofs-data ", 9) != 0)
 		return -OFS_ECORRUPT;
-	if (strcmp(fmt, STORE_FORMAT) != 0)
+	if (strcmp(fmt, STORE_FORMAT) != 0 && strcmp(fmt, STORE_FORMAT_HOLES) != 0)
 		return -OFS_EVERSION;
 
 	s = calloc(1, sizeof(*s));
@@ -308,6 +401,8 @@ int store_open(const char *datadir, bool read_only, struct store **out)
 		return -ENOMEM;
 	s->lock_fd = -1;
 	s->read_only = read_only;
+	s->holes = strcmp(fmt, STORE_FORMAT_HOLES) == 0;
+	pthread_mutex_init(&s->holes_mu, NULL);
 	s->inline_max = STORE_INLINE_DEFAULT;
 	for (int i = 0; i < STORE_NLOCKS; i++)
 		pthread_rwlock_init(&s->locks[i], NULL);
@@ -377,6 +472,7 @@ void store_close(struct store *s)
 	replaced_free(s->replaced);
 	removed_free(s->removed);
 	pthread_mutex_destroy(&s->pend_mu);
+	pthread_mutex_destroy(&s->holes_mu);
 	free(s->datadir);
 	free(s);
 }

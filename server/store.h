@@ -36,7 +36,7 @@
 
 #define STORE_MIN_CHUNK (4u << 10)
 #define STORE_MAX_CHUNK (16u << 20)
-#define STORE_MAX_STREAM ((uint64_t)1 << 40)  /* bytes in one byte stream */
+#define STORE_MAX_STREAM OFS_DFILE_MAX  /* bytes in one byte stream */
 #define STORE_MAX_ATTRS 16          /* site attributes (rack=r1, ...) */
 #define STORE_ATTR_MAX 128          /* bytes in one "key=value" */
 
@@ -154,9 +154,14 @@ int store_write(struct store *s, struct ofs_oid oid, uint64_t off, const void *b
  * version and the size the object will have once committed. Only appends
  * (starting at the recorded end, then each where the last ended) are kept
  * unstable; any other write (and any write when STORE_MAX_PENDING objects
- * already wait) is done as store_write.
+ * already wait, or one that would take an object's unstable bytes past
+ * STORE_PENDING_MAX_BYTES) is done as store_write, which commits those
+ * waiting first: what the server holds in memory for an object's
+ * unstable writes (a digest per chunk) stays bounded however long a
+ * writer goes on without a COMMIT.
  * A crash or a failed commit drops the unstable writes.
  */
+#define STORE_PENDING_MAX_BYTES (64u << 20)
 int store_write_unstable(struct store *s, struct ofs_oid oid, uint64_t off, const void *buf,
 			 size_t len, uint64_t *version, uint64_t *size);
 /* Sync and record oid's unstable writes; returns the recorded version and
@@ -438,7 +443,15 @@ int store_tool_lose_bytes(struct store *s, struct ofs_oid oid);
  * with -EAGAIN when the copy here changed since begin (a write reached
  * it) and -EBUSY while it has unstable writes. The copy is no longer
  * marked behind once committed. free drops an uncommitted copy.
+ * The key-value pairs wait in memory until the commit installs them in
+ * one transaction: at most STORE_INCOMING_KV_MAX_BYTES of keys and
+ * values, each pair counted with its slot (-EFBIG past it, before
+ * anything more is held). An object whose key-value part is larger -
+ * a directory's dirdata of some millions of entries - cannot be fetched
+ * whole (repaired or moved) until it is smaller (docs/design.md,
+ * "Protocol", Limits).
  */
+#define STORE_INCOMING_KV_MAX_BYTES ((size_t)512 << 20)
 struct store_incoming;
 int store_incoming_begin(struct store *s, struct ofs_oid oid, const struct ofs_attr *a,
 			 struct store_incoming **out);

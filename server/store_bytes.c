@@ -162,6 +162,11 @@ int st_chunkview_txn(struct kv_txn *t, void *arg)
 
 		rec_chunk_key(cv->oid, i, key);
 		rc = kv_get(t, KV_CHUNKS, key, sizeof(key), &v, &vn);
+		if (rc == -ENOENT && i * cv->a->chunk_size < cv->a->size) {
+			/* A hole: it must read as zeros. */
+			memset(&cv->digests[i - cv->first], 0, sizeof(cv->digests[0]));
+			continue;
+		}
 		if (rc)
 			return rc == -ENOENT ? -OFS_ECORRUPT : rc;
 		rc = rec_decode_digest(v, vn, &cv->digests[i - cv->first]);
@@ -249,8 +254,7 @@ int store_read(struct store *s, struct ofs_oid oid, uint64_t off, void *buf,
 		uint64_t c1 = (i + 1) * cs - span_off;
 		if (c1 > span_end - span_off)
 			c1 = span_end - span_off;
-		if (!digest_eq(checksum_buf(span + c0, (size_t)(c1 - c0)),
-			       cv.digests[i - cv.first])) {
+		if (!st_chunk_ok(span + c0, (size_t)(c1 - c0), &cv.digests[i - cv.first])) {
 			rc = -OFS_ECHECKSUM;
 			goto out;
 		}
@@ -282,6 +286,14 @@ int st_write_txn(struct kv_txn *t, void *arg)
 
 		rec_chunk_key(wa->oid, wa->first + i, key);
 		rc = kv_put(t, KV_CHUNKS, key, sizeof(key), wa->digests[i].b, OFS_DIGEST_LEN);
+		if (rc)
+			return rc;
+	}
+	if (wa->has_edge) {
+		uint8_t key[REC_CHUNK_KEY];
+
+		rec_chunk_key(wa->oid, wa->edge, key);
+		rc = kv_put(t, KV_CHUNKS, key, sizeof(key), wa->edge_digest.b, OFS_DIGEST_LEN);
 		if (rc)
 			return rc;
 	}
@@ -323,7 +335,7 @@ static int read_verified(struct store *s, struct ofs_oid oid, int fd, uint32_t c
 		rc = -OFS_ECHECKSUM;
 	for (uint64_t i = cv.first; !rc && i <= cv.last; i++) {
 		uint64_t c0 = i * cs - off, c1 = c0 + cs > len ? len : c0 + cs;
-		if (!digest_eq(checksum_buf(b + c0, (size_t)(c1 - c0)), cv.digests[i - cv.first]))
+		if (!st_chunk_ok(b + c0, (size_t)(c1 - c0), &cv.digests[i - cv.first]))
 			rc = -OFS_ECHECKSUM;
 	}
 out:
@@ -339,17 +351,17 @@ out:
 
 /*
  * The digests of chunks [first, last] of a stream after a write of len
- * bytes at off took it from old_size to new_size bytes (the write synced,
- * the stream cut to old_size before it): from the written bytes where a
- * chunk lies inside them, zeros for whole chunks of a gap, else read back.
+ * bytes at off took it to new_size bytes (the write synced, the stream
+ * cut to its old size before it): from the written bytes where a chunk
+ * lies inside them, else read back. (The whole chunks of a gap between
+ * the old end and the write are holes: no digest, docs/design.md,
+ * "Holes".)
  */
 static int written_digests(int fd, uint32_t cs, uint64_t first, uint64_t last,
-			   uint64_t old_size, uint64_t new_size, uint64_t off, const void *buf,
+			   uint64_t new_size, uint64_t off, const void *buf,
 			   size_t len, struct ofs_digest *d)
 {
 	uint8_t *chunk = malloc(cs);
-	struct ofs_digest zero;
-	bool have_zero = false;
 	int rc = chunk ? 0 : -ENOMEM;
 
 	for (uint64_t i = first; !rc && i <= last; i++) {
@@ -359,14 +371,6 @@ static int written_digests(int fd, uint32_t cs, uint64_t first, uint64_t last,
 			/* Entirely inside the written bytes: hash from memory. */
 			d[i - first] = checksum_buf((const uint8_t *)buf + (c0 - off),
 						    (size_t)(c1 - c0));
-		} else if (c0 >= old_size && c1 == c0 + cs && c1 <= off) {
-			/* A whole chunk of the gap: zeros, digested once. */
-			if (!have_zero) {
-				memset(chunk, 0, cs);
-				zero = checksum_buf(chunk, cs);
-				have_zero = true;
-			}
-			d[i - first] = zero;
 		} else {
 			rc = bstream_pread(fd, chunk, (size_t)(c1 - c0), c0, &n);
 			if (!rc && n != c1 - c0)
@@ -386,7 +390,7 @@ int store_write(struct store *s, struct ofs_oid oid, uint64_t off, const void *b
 	struct st_write_args wa = { .oid = oid };
 	pthread_rwlock_t *l = st_obj_lock(s, oid);
 	uint8_t *undo = NULL;
-	uint64_t old_size, new_size, first, last, undo_off = 0, undo_len = 0;
+	uint64_t old_size, new_size, first, wfirst, last, undo_off = 0, undo_len = 0;
 	uint32_t cs;
 	int fd = -1, rc;
 
@@ -446,10 +450,18 @@ int store_write(struct store *s, struct ofs_oid oid, uint64_t off, const void *b
 		rc = rc == -ENOENT ? -EIO : rc;
 		goto out;
 	}
-	/* Chunks whose digest changes: those the write touches, and those of
-	 * a gap between the old end and the write (which reads as zeros). */
+	/* Chunks whose digest changes: those the write touches, and the
+	 * old last chunk when a gap follows it (it grows by zeros). The
+	 * whole chunks of the gap are holes and get no record at all
+	 * (docs/design.md, "Holes"): a write far past the end costs what
+	 * its own bytes cost. */
 	first = (off < old_size ? off : old_size) / cs;
 	last = (off + len - 1) / cs;
+	wfirst = off > old_size ? off / cs : first;
+	wa.has_edge = first < wfirst && old_size % cs != 0;
+	wa.edge = first;
+	if (wfirst > (old_size + cs - 1) / cs && (rc = st_allow_holes(s)) != 0)
+		goto out;
 
 	/* The recorded bytes of those chunks are read first: they must match
 	 * their digests (a write never blesses bytes that do not, such as
@@ -478,11 +490,13 @@ int store_write(struct store *s, struct ofs_oid oid, uint64_t off, const void *b
 		(void)bstream_datasync(fd);
 		goto out;
 	}
-	wa.first = first;
-	wa.nchunks = last - first + 1;
+	wa.first = wfirst;
+	wa.nchunks = last - wfirst + 1;
 	wa.digests = calloc((size_t)wa.nchunks, sizeof(*wa.digests));
-	rc = wa.digests ? written_digests(fd, cs, first, last, old_size, new_size, off, buf, len,
+	rc = wa.digests ? written_digests(fd, cs, wfirst, last, new_size, off, buf, len,
 					  wa.digests) : -ENOMEM;
+	if (!rc && wa.has_edge)
+		rc = written_digests(fd, cs, first, first, new_size, off, buf, len, &wa.edge_digest);
 	if (rc)
 		goto out;
 	wa.new_size = new_size;
@@ -665,9 +679,11 @@ int store_write_unstable(struct store *s, struct ofs_oid oid, uint64_t off, cons
 	 * first at the recorded end - may wait for a commit: an overwrite of
 	 * recorded bytes would leave their digests wrong until then, and a
 	 * gap would have to be read back. Other writes, and writes when every
-	 * slot is taken, go stable (which commits what waited first). */
+	 * slot is taken, or past STORE_PENDING_MAX_BYTES unstable bytes, go
+	 * stable (which commits what waited first). */
 	p = st_pending_find(s, oid);
 	if (off < cv.a->size || len == 0 || (p && off != p->end) ||
+	    off + len - cv.a->size > STORE_PENDING_MAX_BYTES ||
 	    (!p && (off != cv.a->size || !(p = pending_take(s, oid, cv.a->size, cs))))) {
 		stable = true;
 		goto out;
@@ -773,8 +789,61 @@ struct piece_args {
 	uint64_t first, last;
 	struct ofs_digest *d;
 	struct ofs_attr *a;
-	bool missing_digest;         /* some chunk of the range has none */
 };
+
+/* The first chunk at or after from with a digest record (UINT64_MAX:
+ * none). */
+struct next_rec_args {
+	struct ofs_oid oid;
+	uint64_t from, found;
+};
+
+static int next_rec_scan(const void *k, size_t kn, const void *v, size_t vn, void *arg)
+{
+	struct next_rec_args *na = arg;
+	int rc = rec_chunk_key_index(k, kn, &na->found);
+
+	(void)v; (void)vn;
+	return rc ? rc : 1;
+}
+
+static int next_rec_txn(struct kv_txn *t, void *arg)
+{
+	struct next_rec_args *na = arg;
+	uint8_t after[REC_CHUNK_KEY];
+
+	na->found = UINT64_MAX;
+	if (na->from)
+		rec_chunk_key(na->oid, na->from - 1, after);
+	return kv_scan(t, KV_CHUNKS, na->oid.b, OFS_OID_LEN, na->from ? after : NULL,
+		       na->from ? sizeof(after) : 0, next_rec_scan, na);
+}
+
+/*
+ * Where a scrub of a stream goes on from chunk next: past the holes
+ * (chunks without a record) that the file holds no data in, which read as
+ * zeros without being read (lseek(2), SEEK_DATA). A chunk without a record
+ * where the file has data is read and checked to be zeros. The caller
+ * holds the object's lock.
+ */
+static uint64_t scrub_skip_holes(struct store *s, struct ofs_oid oid, int fd, uint32_t cs,
+				 uint64_t next, uint64_t size)
+{
+	struct next_rec_args na = { .oid = oid, .from = next };
+	uint64_t nchunks = (size + cs - 1) / cs, data;
+	off_t d;
+
+	if (kv_view(s->kv, next_rec_txn, &na) != 0 || na.found <= next)
+		return next;
+	d = lseek(fd, (off_t)(next * cs), SEEK_DATA);
+	if (d < 0)
+		data = errno == ENXIO ? nchunks : next;   /* (ENXIO: no data past it) */
+	else
+		data = (uint64_t)d / cs;
+	if (data > na.found)
+		data = na.found;
+	return data > nchunks ? nchunks : data;
+}
 
 static int piece_txn(struct kv_txn *t, void *arg)
 {
@@ -783,7 +852,6 @@ static int piece_txn(struct kv_txn *t, void *arg)
 
 	if (rc)
 		return rc;
-	pa->missing_digest = false;
 	for (uint64_t i = pa->first; i <= pa->last; i++) {
 		uint8_t key[REC_CHUNK_KEY];
 		const void *v;
@@ -792,8 +860,8 @@ static int piece_txn(struct kv_txn *t, void *arg)
 		rec_chunk_key(pa->oid, i, key);
 		rc = kv_get(t, KV_CHUNKS, key, sizeof(key), &v, &vn);
 		if (rc == -ENOENT) {
+			/* A hole (or a lost record): its bytes must be zeros. */
 			memset(&pa->d[i - pa->first], 0, sizeof(pa->d[0]));
-			pa->missing_digest = true;
 			continue;
 		}
 		if (rc || (rc = rec_decode_digest(v, vn, &pa->d[i - pa->first])) != 0)
@@ -893,6 +961,16 @@ out_locked:
 		if ((pa.last + 1) * (uint64_t)cs > size)
 			pa.last = (size - 1) / cs;
 		len = (pa.last + 1) * (uint64_t)cs > size ? size - off : (pa.last - pa.first + 1) * (uint64_t)cs;
+		pthread_rwlock_rdlock(l);
+		if (b.fd >= 0) {
+			uint64_t to = scrub_skip_holes(s, oid, b.fd, cs, next, size);
+			if (to != next) {
+				pthread_rwlock_unlock(l);
+				next = to;
+				continue;
+			}
+		}
+		pthread_rwlock_unlock(l);
 		if (throttle && (rc = throttle(len, arg)) != 0)
 			break;
 		pthread_rwlock_rdlock(l);
@@ -930,8 +1008,10 @@ out_locked:
 				rc = found(OFS_FINDING_SIZE_MISMATCH, detail, arg);
 				break;
 			}
-			if (!digest_eq(checksum_buf(buf + c0, (size_t)(c1 - c0)), pa.d[i - pa.first])) {
-				snprintf(detail, sizeof(detail), "chunk %llu (bytes %llu-%llu) does not match its checksum",
+			if (!st_chunk_ok(buf + c0, (size_t)(c1 - c0), &pa.d[i - pa.first])) {
+				snprintf(detail, sizeof(detail), st_is_hole(&pa.d[i - pa.first]) ?
+					 "chunk %llu (bytes %llu-%llu) is a hole (no checksum recorded) and holds a byte that is not zero" :
+					 "chunk %llu (bytes %llu-%llu) does not match its checksum",
 					 (unsigned long long)i, (unsigned long long)(off + c0),
 					 (unsigned long long)(off + c1 - 1));
 				rc = found(OFS_FINDING_CHECKSUM_MISMATCH, detail, arg);

@@ -75,6 +75,8 @@ struct store {
 	struct replaced *replaced;          /* recent entry replacements */
 	struct removed *removed;            /* recent removals (store_remove) */
 	uint32_t inline_max;                /* dfiles up to this many bytes inline */
+	atomic_bool holes;                  /* DATA/format says holes may be */
+	pthread_mutex_t holes_mu;           /* (taken to say so) */
 };
 
 
@@ -120,8 +122,29 @@ bool st_same_handle(const struct ofs_handle *a, const struct ofs_handle *b);
 struct pending *st_pending_find(struct store *s, struct ofs_oid oid);
 void st_pending_drop(struct store *s, struct pending *p);
 
+/*
+ * Holes (docs/design.md, "Holes"): a chunk inside a dfile's size with no
+ * digest record is a hole and reads as zeros. Where digests are read for
+ * a range, a hole's is all zero bytes (st_is_hole; no XXH3-128 digest is
+ * expected to be that). st_chunk_ok: n bytes b match d (a hole: all
+ * zero). st_zero_digest: the digest of a whole chunk of cs zero bytes,
+ * which a summary counts as a hole (so a copy with the record and one
+ * without agree).
+ */
+/* Before the first hole is recorded: DATA/format moved to the format
+ * that has holes (durably; a no-op once it has). */
+int st_allow_holes(struct store *s);
+struct ofs_digest st_zero_digest(uint32_t cs);
+/* A chunk record (vn bytes at v) that is the digest of a whole chunk of
+ * zeros, of any chunk size a store allows: a summary leaves it out, as it
+ * leaves out a hole, and an incoming copy does not store it. */
+bool st_zero_chunk_record(const void *v, size_t vn);
+bool st_is_hole(const struct ofs_digest *d);
+bool st_chunk_ok(const uint8_t *b, size_t n, const struct ofs_digest *d);
+
 /* A dfile's record and the digests of chunks [first, last] in one view
- * (store_bytes.c); without want_digests, the record alone. */
+ * (store_bytes.c); without want_digests, the record alone. A chunk inside
+ * the size without a record is a hole (its digest all zero bytes). */
 struct st_chunkview {
 	struct ofs_oid oid;
 	struct ofs_attr *a;
@@ -140,6 +163,9 @@ struct st_write_args {
 	uint64_t first;              /* first chunk whose digest changes */
 	uint64_t nchunks;            /* digests to store */
 	struct ofs_digest *digests;
+	bool has_edge;               /* and chunk edge's digest (a gap follows it) */
+	uint64_t edge;
+	struct ofs_digest edge_digest;
 	uint64_t new_size;
 	struct ofs_attr *a;          /* scratch; result */
 	bool inl_set;
@@ -182,13 +208,15 @@ int st_bytes_close(struct st_bytes *b);
 int st_recover(struct store *s);
 
 /* Digest of an object's content as recorded: its size, its chunk digests
- * (dfile) and its key-value part, in key order (store_walk.c). Fill oid,
+ * (dfile; those of whole zero chunks left out: st_zero_chunk_record) and
+ * its key-value part, in key order (store_walk.c). Fill oid,
  * a (scratch) and cs (a fresh stream); seq NULL or zeroed for a batch. */
 struct st_summary_args {
 	struct ofs_oid oid;
 	struct ofs_attr *a;
 	struct checksum_stream *cs;
 	bool dirdata, corrupt;
+	bool chunks;                     /* (scanning chunk records) */
 	struct kv_seq *seq;              /* many in OID order: [0] chunks, [1] key-values */
 };
 int st_summary_txn(struct kv_txn *t, void *arg);

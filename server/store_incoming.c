@@ -37,10 +37,13 @@ struct store_incoming {
 	uint64_t written;
 	struct checksum_stream *chunk;   /* the chunk being written */
 	uint64_t chunk_fill;
-	struct ofs_digest *d;            /* digests of the chunks finished */
-	size_t nd, capd;
+	struct ofs_digest *d;            /* digests of the chunks finished, */
+	uint64_t *di;                    /* their chunk indexes (whole zero chunks: */
+	size_t nd, capd;                 /* none, holes, docs/design.md "Holes") */
+	uint64_t nchunks;                /* chunks finished */
 	struct in_kv *kvs;
 	size_t nkv, capkv;
+	size_t kv_bytes;                 /* keys and values held, and their slots */
 	int before;                      /* local state at begin: -ENOENT, -OFS_ECORRUPT or 0 */
 	uint64_t before_version;
 	uint64_t removed_at;             /* removed_seq at begin */
@@ -106,19 +109,35 @@ int store_incoming_begin(struct store *s, struct ofs_oid oid, const struct ofs_a
 
 static int incoming_push_digest(struct store_incoming *in)
 {
+	struct ofs_digest d = checksum_stream_final(in->chunk);
+
 	if (in->nd == in->capd) {
 		size_t cap = in->capd ? in->capd * 2 : 64;
-		struct ofs_digest *d = realloc(in->d, cap * sizeof(*d));
-		if (!d)
+		struct ofs_digest *nd = realloc(in->d, cap * sizeof(*nd));
+		uint64_t *ni;
+		if (!nd)
 			return -ENOMEM;
-		in->d = d;
+		in->d = nd;
+		ni = realloc(in->di, cap * sizeof(*ni));
+		if (!ni)
+			return -ENOMEM;
+		in->di = ni;
 		in->capd = cap;
 	}
-	in->d[in->nd++] = checksum_stream_final(in->chunk);
+	if (!st_zero_chunk_record(d.b, sizeof(d.b)) || in->chunk_fill != in->a.chunk_size) {
+		in->d[in->nd] = d;
+		in->di[in->nd++] = in->nchunks;
+	}
+	in->nchunks++;
 	checksum_stream_free(in->chunk);
 	in->chunk = checksum_stream_new();
 	in->chunk_fill = 0;
 	return in->chunk ? 0 : -ENOMEM;
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
 }
 
 int store_incoming_write(struct store_incoming *in, const void *buf, size_t len)
@@ -132,7 +151,9 @@ int store_incoming_write(struct store_incoming *in, const void *buf, size_t len)
 		return -EFBIG;
 	if (in->inl) {
 		memcpy(in->inl + in->written, buf, len);
-	} else {
+	} else if (!all_zero(p, len)) {
+		/* (zeros are not written: the file stays sparse where its
+		 * source's has holes, and is cut to its size at the end) */
 		rc = bstream_pwrite(in->fd, buf, len, in->written);
 		if (rc)
 			return rc;
@@ -160,6 +181,8 @@ int store_incoming_kv(struct store_incoming *in, const void *k, size_t kn, const
 
 	if (kn == 0 || kn > OFS_MAX_KEY || vn > OFS_MAX_VALUE)
 		return -EINVAL;
+	if (kn + vn + sizeof(*e) > STORE_INCOMING_KV_MAX_BYTES - in->kv_bytes)
+		return -EFBIG;           /* (store.h: it could not be installed) */
 	if (in->nkv) {
 		const struct in_kv *p = &in->kvs[in->nkv - 1];
 		int c = memcmp(k, p->k, kn < p->kn ? kn : p->kn);
@@ -188,6 +211,7 @@ int store_incoming_kv(struct store_incoming *in, const void *k, size_t kn, const
 	e->kn = kn;
 	e->vn = vn;
 	in->nkv++;
+	in->kv_bytes += kn + vn + sizeof(*e);
 	return 0;
 }
 
@@ -198,7 +222,9 @@ static int incoming_finish_bytes(struct store_incoming *in)
 		return 0;
 	if (in->written != in->a.size)
 		return -EIO;                 /* short: the source sent less than its size */
-	if (in->chunk_fill && in->nd * (uint64_t)in->a.chunk_size < in->a.size)
+	if (!in->inl && in->fd >= 0 && ftruncate(in->fd, (off_t)in->a.size) < 0)
+		return -errno;               /* (its length, holes at the end included) */
+	if (in->chunk_fill && in->nchunks * (uint64_t)in->a.chunk_size < in->a.size)
 		return incoming_push_digest(in);
 	return 0;
 }
@@ -220,7 +246,9 @@ int store_incoming_summary(struct store_incoming *in, struct ofs_digest *d)
 	checksum_stream_update(cs, sz, sizeof(sz));
 	for (size_t i = 0; i < in->nd; i++) {
 		uint8_t key[REC_CHUNK_KEY];
-		rec_chunk_key(in->oid, i, key);
+		if (st_zero_chunk_record(in->d[i].b, OFS_DIGEST_LEN))
+			continue;            /* (as store_summary: a hole) */
+		rec_chunk_key(in->oid, in->di[i], key);
 		checksum_stream_update(cs, key, sizeof(key));
 		checksum_stream_update(cs, in->d[i].b, OFS_DIGEST_LEN);
 	}
@@ -261,7 +289,7 @@ static int install_txn(struct kv_txn *t, void *arg)
 		return rc;
 	for (size_t i = 0; i < in->nd; i++) {
 		uint8_t key[REC_CHUNK_KEY];
-		rec_chunk_key(in->oid, i, key);
+		rec_chunk_key(in->oid, in->di[i], key);
 		if ((rc = kv_put(t, KV_CHUNKS, key, sizeof(key), in->d[i].b, OFS_DIGEST_LEN)))
 			return rc;
 	}
@@ -317,6 +345,8 @@ int store_incoming_commit(struct store_incoming *in, const char *tag)
 	/* The old bytes are kept aside first (a wrong repair can be undone). */
 	if (!rc && state != -ENOENT)
 		rc = st_quarantine(s, in->oid, version, tag);
+	if (!rc && in->a.type == OFS_OBJ_DFILE && in->nd < in->nchunks)
+		rc = st_allow_holes(s);      /* (whole zero chunks left as holes) */
 	if (!rc)
 		rc = kv_update(s->kv, install_txn, &ia);
 	if (!rc && in->inl)
@@ -355,6 +385,7 @@ void store_incoming_free(struct store_incoming *in)
 	checksum_stream_free(in->chunk);
 	free(in->inl);
 	free(in->d);
+	free(in->di);
 	for (size_t i = 0; i < in->nkv; i++) {
 		free(in->kvs[i].k);
 		free(in->kvs[i].v);

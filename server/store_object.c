@@ -50,9 +50,19 @@ static bool layout_valid(const struct ofs_attr *a)
 		return false;
 	if (a->type == OFS_OBJ_DFILE || a->type == OFS_OBJ_DIRDATA)
 		return a->nparts == 0;
-	if (a->type == OFS_OBJ_METAFILE && a->replicas > OFS_MAX_REPLICAS)
+	if (a->type == OFS_OBJ_METAFILE &&
+	    (a->replicas > OFS_MAX_REPLICAS || a->confidence > OFS_MAX_REPLICAS ||
+	     (a->strip_size && (a->strip_size < OFS_STRIP_MIN || a->strip_size > OFS_STRIP_MAX))))
 		return false;
 	return true;
+}
+
+/* A metafile's size past what its dfiles can hold (docs/design.md,
+ * "Limits"): each at most OFS_DFILE_MAX bytes. */
+static bool size_too_big(const struct ofs_attr *a)
+{
+	return a->type == OFS_OBJ_METAFILE &&
+	       a->size > (uint64_t)(a->nparts ? a->nparts : 1) * OFS_DFILE_MAX;
 }
 
 /* The same parts, in the same order? */
@@ -104,6 +114,8 @@ int store_create_oid(struct store *s, const struct ofs_attr *init, struct ofs_oi
 		return -EROFS;
 	if (!ofs_type_valid(init->type) || !layout_valid(init))
 		return -EINVAL;
+	if (size_too_big(init))
+		return -EFBIG;
 	a = malloc(sizeof(*a));
 	if (!a)
 		return -ENOMEM;
@@ -451,6 +463,8 @@ static int setattr_txn(struct kv_txn *t, void *arg)
 		a->parts[sa->part_at] = in->parts[0];
 	if (!layout_valid(a))
 		return -EINVAL;
+	if ((sa->mask & OFS_ATTR_SIZE) && size_too_big(a))
+		return -EFBIG;
 	a->version++;
 	return st_put_object(t, sa->oid, a);
 }

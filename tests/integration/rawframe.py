@@ -57,6 +57,13 @@
                                                WRITE of 16 bytes there, of OID,
                                                carrying CAP (hex; "-": none);
                                                prints its status
+    rawframe.py HOST:PORT capread OID CAP OFF N
+                                               a READ of N bytes at OFF of OID
+                                               carrying CAP; prints "STATUS HEX"
+    rawframe.py HOST:PORT capwrite OID CAP OFF HEX
+                                               a WRITE of the bytes HEX at OFF
+                                               of OID carrying CAP; prints its
+                                               status
     rawframe.py HOST:PORT send OP FILE          one request of op OP (a number)
                                                whose body is FILE's bytes ("-":
                                                stdin); prints "STATUS HEAD", HEAD
@@ -119,6 +126,7 @@ OFS_EBASE = 10000
 ECHECKSUM, ECORRUPT, EPROTO, ETYPE, ENAME, ETOOBIG, EUNKNOWNOP, EVERSION = (
     OFS_EBASE + i for i in range(1, 9))
 ENOENT = 2
+EINVAL, EFBIG = 22, 27
 OFS_ENOOBJ = 10014   # this server holds no copy of the object (lib/ofs_error.h)
 
 TIMEOUT = float(os.environ.get("RAWFRAME_TIMEOUT", "20"))
@@ -251,6 +259,31 @@ def capuse(addr, what, oid, caphex):
         data = b"rawframe-wrote!!"
         st, _ = call(s, WRITE, bytes.fromhex(oid) + struct.pack(">QII", 0, 0, len(data)) + data,
                      cap=cap)
+    print(st)
+
+
+def capread(addr, oid, caphex, off, n):
+    """READ of n bytes at off of oid with the capability caphex: its
+    status and the bytes in hex ("-": none)."""
+    s = connect(addr)
+    cap = b"" if caphex == "-" else bytes.fromhex(caphex)
+    st, b = call(s, READ, bytes.fromhex(oid) + struct.pack(">QI", off, n), cap=cap)
+    got = b""
+    if st == 0:
+        r = R(b)
+        got = r.blob()
+        r.done()
+    print(st, got.hex() if got else "-")
+
+
+def capwrite(addr, oid, caphex, off, datahex):
+    """WRITE of the bytes datahex at off of oid with the capability
+    caphex: its status."""
+    s = connect(addr)
+    cap = b"" if caphex == "-" else bytes.fromhex(caphex)
+    data = bytes.fromhex(datahex)
+    st, _ = call(s, WRITE, bytes.fromhex(oid) + struct.pack(">QII", off, 0, len(data)) + data,
+                 cap=cap)
     print(st)
 
 
@@ -629,13 +662,15 @@ def case_write_huge_offset(addr, ctx):
     s.close()
 
 
-def enc_attr(typ=OBJ_DFILE, name=b"", nsids=0, nstale=0, nparts=0, dist=b""):
-    b = bytes([typ]) + struct.pack(">QQIIIqqI", 0, 0, 0o644, 0, 0, 0, 0, 0)
+def enc_attr(typ=OBJ_DFILE, name=b"", nsids=0, nstale=0, nparts=0, dist=b"", size=0, strip=0,
+             replicas=0, confidence=0, parts=None):
+    b = bytes([typ]) + struct.pack(">QQIIIqqI", 0, size, 0o644, 0, 0, 0, 0, 0)
     b += b"\0" * 16 + struct.pack(">I", 0) + enc_str(name)           # backref
     b += bytes([nsids]) + b"\1" * 16 * nsids
     b += bytes([nstale]) + b"\2" * 16 * nstale
-    b += enc_str(dist) + struct.pack(">IBBH", 0, 0, 0, nparts)
-    b += (b"\3" * 16 + b"\0") * nparts
+    b += enc_str(dist) + struct.pack(">IBBH", strip, replicas, confidence, nparts)
+    for i in range(nparts):
+        b += (parts[i] if parts else b"\3" * 16) + b"\0"
     return b
 
 
@@ -661,6 +696,53 @@ def case_bad_create(addr, ctx):
         if st >= 0:
             raise Fail("CREATE with %s: status %d, expected an error" % (what, st))
     still_usable(s, "bad creates")
+    s.close()
+
+
+def case_layout_limits(addr, ctx):
+    """CREATE of a metafile whose layout or size is past its limit
+    (docs/design.md, "Limits"): a strip size outside 4 KiB..4 MiB, more
+    than 4 replicas or a write confidence over 4: EINVAL; a size more than
+    its dfiles hold (1 TiB each): EFBIG. The same at the limits is taken."""
+    s = connect(addr)
+    TIB = 1 << 40
+
+    def create(**kw):
+        """Its status; one made is removed again (an orphan metafile
+        would be a scrub's finding)."""
+        parts = [os.urandom(16) for _ in range(kw.get("nparts", 1))]
+        kw.setdefault("nparts", 1)
+        body = os.urandom(16) + enc_attr(typ=OBJ_METAFILE, parts=parts, **kw)
+        st, b = call(s, CREATE, body)
+        if st == 0:
+            rst, _ = call(s, REMOVE, b[:16])
+            if rst != 0:
+                raise Fail("REMOVE of the metafile just made: status %d" % rst)
+        return st
+
+    bad = (
+        (dict(strip=4095), -EINVAL, "strip size 4095"),
+        (dict(strip=(4 << 20) + 1), -EINVAL, "strip size 4 MiB + 1"),
+        (dict(strip=2**32 - 1), -EINVAL, "strip size 2^32 - 1"),
+        (dict(replicas=5), -EINVAL, "5 replicas"),
+        (dict(confidence=5), -EINVAL, "write confidence 5"),
+        (dict(size=TIB + 1), -EFBIG, "size 1 TiB + 1 with one dfile"),
+        (dict(size=3 * TIB + 1, nparts=3), -EFBIG, "size 3 TiB + 1 with three dfiles"),
+        (dict(size=2**64 - 1), -EFBIG, "size 2^64 - 1"),
+    )
+    for kw, want, what in bad:
+        st = create(**kw)
+        if st != want:
+            raise Fail("CREATE of a metafile with %s: status %d, expected %d" % (what, st, want))
+    good = (
+        (dict(strip=4096, replicas=4, confidence=4, size=TIB), "the smallest strip, 4 copies, 1 TiB"),
+        (dict(strip=4 << 20, size=64 * TIB, nparts=64), "the largest strip, 64 dfiles, 64 TiB"),
+    )
+    for kw, what in good:
+        st = create(**kw)
+        if st != 0:
+            raise Fail("CREATE of a metafile with %s: status %d, expected 0" % (what, st))
+    still_usable(s, "layout limits")
     s.close()
 
 
@@ -712,6 +794,7 @@ CASES = {
     "write_huge_offset": case_write_huge_offset,
     "bad_create": case_bad_create,
     "bad_create_small": case_bad_create_small,
+    "layout_limits": case_layout_limits,
 }
 
 
@@ -964,6 +1047,10 @@ def main(argv):
             capget(addr, pos[0])
         elif cmd == "capuse" and len(pos) == 3 and pos[0] in ("read", "write"):
             capuse(addr, pos[0], pos[1], pos[2])
+        elif cmd == "capread" and len(pos) == 4:
+            capread(addr, pos[0], pos[1], int(pos[2]), int(pos[3]))
+        elif cmd == "capwrite" and len(pos) == 4:
+            capwrite(addr, pos[0], pos[1], int(pos[2]), pos[3])
         elif cmd == "capcreate" and len(pos) >= 3:
             capcreate(addr, pos[0], int(pos[1]), int(pos[2]), pos[3:])
         elif cmd == "setlayout" and len(pos) >= 2:

@@ -788,6 +788,36 @@ static void test_attr_rejects_backref_name_over_255(void **state)
 	wbuf_free(&w);
 }
 
+/* A REPORT's reason (a user may send one; it goes into a log line): 255
+ * bytes at most. */
+static void test_report_reason_at_most_255_bytes(void **state)
+{
+	char reason[257], got[256];
+	struct ofs_oid oid;
+	struct ofs_sid sid = { .b = { 1 } };
+	struct wbuf w;
+
+	(void)state;
+	memset(&oid, 7, sizeof(oid));
+	memset(reason, 'r', 255);
+	reason[255] = '\0';
+	wbuf_init(&w);
+	proto_encode_report(&w, oid, sid, reason);
+	assert_int_equal(proto_decode_report(w.data, w.len, &oid, &sid, got), 0);
+	assert_string_equal(got, reason);
+	wbuf_free(&w);
+	/* (the encoder cuts a reason to 255 bytes: a hostile sender's 256
+	 * by hand) */
+	reason[255] = 'r';
+	reason[256] = '\0';
+	wbuf_init(&w);
+	wbuf_oid(&w, oid);
+	wbuf_sid(&w, sid);
+	wbuf_str(&w, reason);
+	assert_int_equal(proto_decode_report(w.data, w.len, &oid, &sid, got), -OFS_ETOOBIG);
+	wbuf_free(&w);
+}
+
 static void test_attr_rejects_dist_over_31_bytes(void **state)
 {
 	struct ofs_attr a, b;
@@ -1156,6 +1186,76 @@ static void test_req_write_accepts_max_io_and_rejects_more(void **state)
 	assert_int_equal(d.data_len, 0);
 	wbuf_free(&w);
 	free(big);
+}
+
+/* CREATE_SMALL carries at most OFS_SMALL_MAX bytes: exactly that many
+ * are taken, one more refused before anything is made. */
+static void test_req_create_small_takes_64k_and_refuses_more(void **state)
+{
+	uint8_t *big = calloc(1, OFS_SMALL_MAX + 1);
+	struct ofs_req q, d;
+	struct wbuf w;
+
+	(void)state;
+	assert_non_null(big);
+	big[OFS_SMALL_MAX - 1] = 0x5a;
+	mk_req(&q, OFS_OP_CREATE_SMALL);
+	q.attr.parts[0].oid = mk_oid(8);
+	q.data = big;
+	q.data_len = OFS_SMALL_MAX;
+	q.attr.size = q.data_len;
+	encode_req(&w, &q);
+	assert_int_equal(decode_wbuf(OFS_OP_CREATE_SMALL, &w, &d), 0);
+	assert_int_equal(d.data_len, OFS_SMALL_MAX);
+	assert_int_equal(d.data[OFS_SMALL_MAX - 1], 0x5a);
+	wbuf_free(&w);
+	q.data_len = OFS_SMALL_MAX + 1;
+	q.attr.size = q.data_len;
+	encode_req(&w, &q);
+	assert_int_equal(decode_wbuf(OFS_OP_CREATE_SMALL, &w, &d), -OFS_ETOOBIG);
+	wbuf_free(&w);
+	free(big);
+}
+
+/* SERVERS (which a user may send) names at most OFS_MAX_SERVERS entries;
+ * a count over it is refused before anything is allocated, and a count
+ * the body cannot hold is refused too. */
+static void test_servers_at_most_1024_entries(void **state)
+{
+	struct ofs_server *e = calloc(OFS_MAX_SERVERS, sizeof(*e)), *got = NULL;
+	size_t n = 0;
+	struct wbuf w;
+
+	(void)state;
+	assert_non_null(e);
+	for (size_t i = 0; i < OFS_MAX_SERVERS; i++) {
+		e[i].sid.b[0] = (uint8_t)(i >> 8);
+		e[i].sid.b[1] = (uint8_t)i;
+		e[i].sid.b[15] = 1;
+		snprintf(e[i].address, sizeof(e[i].address), "10.0.%zu.%zu:7000", i >> 8, i & 255);
+	}
+	wbuf_init(&w);
+	proto_encode_servers(&w, NULL, e, OFS_MAX_SERVERS);
+	assert_int_equal(proto_decode_servers(w.data, w.len, false, NULL, &got, &n), 0);
+	assert_int_equal(n, OFS_MAX_SERVERS);
+	free(got);
+	got = NULL;
+	/* One more: the count alone says no. */
+	w.data[0] = (uint8_t)((OFS_MAX_SERVERS + 1) >> 24);
+	w.data[1] = (uint8_t)((OFS_MAX_SERVERS + 1) >> 16);
+	w.data[2] = (uint8_t)((OFS_MAX_SERVERS + 1) >> 8);
+	w.data[3] = (uint8_t)(OFS_MAX_SERVERS + 1);
+	assert_int_equal(proto_decode_servers(w.data, w.len, false, NULL, &got, &n), -OFS_ETOOBIG);
+	assert_null(got);
+	/* A count the body does not hold: refused, nothing allocated for it. */
+	w.data[0] = w.data[1] = 0;
+	w.data[2] = (uint8_t)(OFS_MAX_SERVERS >> 8);
+	w.data[3] = (uint8_t)OFS_MAX_SERVERS;
+	assert_int_equal(proto_decode_servers(w.data, 4 + 81 * 3, false, NULL, &got, &n),
+			 -OFS_ECORRUPT);
+	assert_null(got);
+	wbuf_free(&w);
+	free(e);
 }
 
 static void test_req_write_rejects_unknown_flags(void **state)
@@ -2613,6 +2713,9 @@ int main(void)
 		cmocka_unit_test(test_attr_rejects_bad_backref_name),
 		cmocka_unit_test(test_attr_rejects_backref_name_over_255),
 		cmocka_unit_test(test_attr_rejects_dist_over_31_bytes),
+		cmocka_unit_test(test_report_reason_at_most_255_bytes),
+		cmocka_unit_test(test_req_create_small_takes_64k_and_refuses_more),
+		cmocka_unit_test(test_servers_at_most_1024_entries),
 		cmocka_unit_test(test_dirent_round_trips),
 		cmocka_unit_test(test_dirent_rejects_types_other_than_file_and_directory),
 		cmocka_unit_test(test_req_round_trips_every_op),

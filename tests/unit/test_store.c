@@ -32,6 +32,7 @@
 #include <cmocka.h>
 
 #include "lib/checksum.h"
+#include "lib/fdio.h"
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
 #include "server/bstream.h"
@@ -265,22 +266,33 @@ static void get_chunks(struct store *s, struct ofs_oid oid, struct chunk_list *c
 	assert_int_equal(store_chunks(s, oid, collect_chunk, cl), 0);
 }
 
-/* Stored digests are exactly the digests of the image's chunks. */
+/* Stored digests are exactly the digests of the image's chunks, but for
+ * holes: a chunk without a record is all zeros in the image
+ * (docs/design.md, "Holes"); the last chunk always has one. */
 static void check_chunks(struct store *s, struct ofs_oid oid, const struct image *im)
 {
 	struct chunk_list *cl = malloc(sizeof(*cl));
-	size_t want = (im->size + CS - 1) / CS;
+	size_t want = (im->size + CS - 1) / CS, r = 0;
 
 	assert_non_null(cl);
 	get_chunks(s, oid, cl);
-	assert_int_equal(cl->n, want);
+	assert_true(cl->n <= want);
 	for (size_t i = 0; i < want; i++) {
 		size_t c0 = i * CS, n = im->size - c0 < CS ? im->size - c0 : CS;
 
-		assert_true(cl->idx[i] == i);
-		if (!digest_eq(cl->d[i], checksum_buf(im->b + c0, n)))
-			fail_msg("chunk %zu digest does not match the bytes", i);
+		if (r < cl->n && cl->idx[r] == i) {
+			if (!digest_eq(cl->d[r], checksum_buf(im->b + c0, n)))
+				fail_msg("chunk %zu digest does not match the bytes", i);
+			r++;
+			continue;
+		}
+		if (i == want - 1)
+			fail_msg("the last chunk (%zu) has no record", i);
+		for (size_t j = 0; j < n; j++)
+			if (im->b[c0 + j])
+				fail_msg("chunk %zu has no record but is not zeros", i);
 	}
+	assert_int_equal(r, cl->n);       /* (no record past the size) */
 	free(cl);
 }
 
@@ -676,6 +688,68 @@ static void test_create_refuses_invalid_type_and_layout(void **state)
 	assert_int_equal(count_streams(fx), 0);
 }
 
+/* A metafile's layout and size within their limits (docs/design.md,
+ * "Limits"): strip size 0 (unset) or OFS_STRIP_MIN to OFS_STRIP_MAX,
+ * replicas and write confidence at most OFS_MAX_REPLICAS, a size its
+ * dfiles can hold (each at most OFS_DFILE_MAX bytes) - at create and at
+ * SETATTR, each value at the limit taken, one past it refused. */
+static void test_metafile_layout_and_size_limits(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *s = open_new(fx);
+	struct ofs_attr in, out;
+	struct ofs_oid oid, meta;
+	static const struct { uint32_t strip; uint8_t replicas, confidence; int want; } c[] = {
+		{ 0, 0, 0, 0 },
+		{ OFS_STRIP_MIN, OFS_MAX_REPLICAS, OFS_MAX_REPLICAS, 0 },
+		{ OFS_STRIP_MAX, 1, 1, 0 },
+		{ OFS_STRIP_MIN - 1, 1, 1, -EINVAL },
+		{ 1, 1, 1, -EINVAL },
+		{ OFS_STRIP_MAX + 1, 1, 1, -EINVAL },
+		{ UINT32_MAX, 1, 1, -EINVAL },
+		{ OFS_STRIP_MIN, OFS_MAX_REPLICAS + 1, 1, -EINVAL },
+		{ OFS_STRIP_MIN, 1, OFS_MAX_REPLICAS + 1, -EINVAL },
+		{ OFS_STRIP_MIN, 1, 255, -EINVAL },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		memset(&in, 0, sizeof(in));
+		in.type = OFS_OBJ_METAFILE;
+		in.strip_size = c[i].strip;
+		in.replicas = c[i].replicas;
+		in.confidence = c[i].confidence;
+		in.nparts = 1;
+		in.parts[0].oid = mk_oid(7);
+		assert_int_equal(store_create(s, &in, &oid), c[i].want);
+		meta = create_type(s, OFS_OBJ_METAFILE);
+		assert_int_equal(store_setattr(s, meta, OFS_ATTR_LAYOUT, &in, NULL), c[i].want);
+	}
+	/* Size: one dfile holds OFS_DFILE_MAX bytes; two, twice that. */
+	memset(&in, 0, sizeof(in));
+	in.type = OFS_OBJ_METAFILE;
+	in.nparts = 1;
+	in.parts[0].oid = mk_oid(7);
+	in.size = OFS_DFILE_MAX;
+	assert_int_equal(store_create(s, &in, &oid), 0);
+	in.size = OFS_DFILE_MAX + 1;
+	assert_int_equal(store_create(s, &in, &oid), -EFBIG);
+	in.size = UINT64_MAX;
+	assert_int_equal(store_create(s, &in, &oid), -EFBIG);
+	meta = create_type(s, OFS_OBJ_METAFILE);     /* (no parts yet: one dfile's) */
+	in.size = OFS_DFILE_MAX;
+	assert_int_equal(store_setattr(s, meta, OFS_ATTR_SIZE, &in, &out), 0);
+	in.size = OFS_DFILE_MAX + 1;
+	assert_int_equal(store_setattr(s, meta, OFS_ATTR_SIZE, &in, &out), -EFBIG);
+	in.nparts = 2;
+	in.parts[1].oid = mk_oid(8);
+	in.size = 2 * OFS_DFILE_MAX;
+	assert_int_equal(store_setattr(s, meta, OFS_ATTR_LAYOUT | OFS_ATTR_SIZE, &in, &out), 0);
+	in.size = 2 * OFS_DFILE_MAX + 1;
+	assert_int_equal(store_setattr(s, meta, OFS_ATTR_SIZE, &in, &out), -EFBIG);
+	getattr(s, meta, &out);
+	assert_true(out.size == 2 * OFS_DFILE_MAX);
+}
+
 static void test_create_oid_of_existing_object_is_eexist_and_keeps_it(void **state)
 {
 	struct fixture *fx = *state;
@@ -816,10 +890,19 @@ static void test_write_past_end_leaves_gap_of_zeros(void **state)
 	uint8_t buf[CS * 2], zeros[CS * 2];
 	size_t got;
 
-	/* Unaligned old end, gap over whole chunks, unaligned write. */
+	/* Unaligned old end, gap over whole chunks, unaligned write: the
+	 * old last chunk and the written one are recorded, the two whole
+	 * chunks between are holes (no record). */
 	write_both(s, oid, &im, 0, 100, 1);
 	write_both(s, oid, &im, 3 * CS + 50, 10, 2);
 	check_all(s, oid, &im);
+	{
+		struct chunk_list cl;
+
+		get_chunks(s, oid, &cl);
+		assert_int_equal(cl.n, 2);
+		assert_true(cl.idx[0] == 0 && cl.idx[1] == 3);
+	}
 	memset(zeros, 0, sizeof(zeros));
 	assert_int_equal(store_read(s, oid, 100, buf, CS * 2, &got), 0);
 	assert_int_equal(got, CS * 2);
@@ -868,6 +951,243 @@ static void test_write_past_max_stream_is_efbig(void **state)
 	assert_int_equal(store_write(s, oid, UINT64_MAX, "x", 1, &v, &sz), -EFBIG);
 	assert_true(v == 7 && sz == 7);
 	assert_true(version_of(s, oid) == 1);
+}
+
+/* ---- holes (docs/design.md, "Holes") ------------------------------------------ */
+
+static void incoming_from(struct store *src, struct store *dst, struct ofs_oid oid,
+			  struct store_incoming **out);
+
+/* DATA/format as text (static buffer). */
+static const char *format_of(const struct fixture *fx)
+{
+	static char buf[64];
+	char p[700];
+	size_t got = 0;
+
+	snprintf(p, sizeof(p), "%s/format", fx->data);
+	assert_int_equal(fdio_read_file(p, buf, sizeof(buf) - 1, &got), 0);
+	buf[got] = '\0';
+	return buf;
+}
+
+struct hole_findings {
+	int n, kind;
+	char detail[256];
+};
+
+static int hole_found(int kind, const char *detail, void *arg)
+{
+	struct hole_findings *f = arg;
+
+	f->n++;
+	f->kind = kind;
+	snprintf(f->detail, sizeof(f->detail), "%s", detail);
+	return 0;
+}
+
+/* One byte written at the last offset a stream may hold: one chunk
+ * record, a sparse stream, a hole that reads as zeros and scrubs clean
+ * without being read; a byte put into the hole on disk is found by reads
+ * and by the scrub. (Before holes, the write recorded a digest for each
+ * of the 2^28 chunks in between.) */
+static void test_write_far_past_end_records_nothing_for_the_hole(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *s = open_new(fx);
+	struct ofs_oid oid = create_dfile(s);
+	const uint64_t last = STORE_MAX_STREAM - 1, mid = STORE_MAX_STREAM / 2 + 5;
+	struct hole_findings f = { 0 };
+	struct chunk_list cl;
+	uint8_t buf[3 * CS], zeros[3 * CS] = { 0 };
+	uint64_t v = 0, sz = 0, bytes = 0;
+	char path[BSTREAM_PATH_MAX];
+	struct stat st;
+	size_t got;
+	int fd;
+
+	/* A store is at format 1 until its first hole (a release that knows
+	 * only 1 then refuses the data dir, rather than read a hole as a
+	 * corrupt chunk). */
+	assert_string_equal(format_of(fx), "ofs-data 1\n");
+	assert_int_equal(store_write(s, create_dfile(s), 0, "abc", 3, &v, &sz), 0);
+	assert_string_equal(format_of(fx), "ofs-data 1\n");
+	assert_int_equal(store_write(s, oid, last, "\x5a", 1, &v, &sz), 0);
+	assert_true(sz == STORE_MAX_STREAM && v == 2);
+	assert_string_equal(format_of(fx), "ofs-data 2\n");
+	reopen(fx);
+	s = fx->s;
+	assert_int_equal(store_write(s, oid, STORE_MAX_STREAM, "x", 1, &v, &sz), -EFBIG);
+	get_chunks(s, oid, &cl);
+	assert_int_equal(cl.n, 1);
+	assert_true(cl.idx[0] == last / CS);
+	assert_int_equal(bstream_path(fx->data, oid, path, sizeof(path)), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true((uint64_t)st.st_size == STORE_MAX_STREAM);
+	assert_true((uint64_t)st.st_blocks * 512 <= 64 * 1024);   /* sparse */
+	/* The hole reads as zeros, the byte as itself. */
+	memset(buf, 0xee, sizeof(buf));
+	assert_int_equal(store_read(s, oid, mid - 7, buf, sizeof(buf), &got), 0);
+	assert_int_equal(got, sizeof(buf));
+	assert_memory_equal(buf, zeros, sizeof(buf));
+	assert_int_equal(store_read(s, oid, last - 1, buf, 10, &got), 0);
+	assert_int_equal(got, 2);
+	assert_true(buf[0] == 0 && buf[1] == 0x5a);
+	/* A scrub is clean, and reads little more than the one chunk. */
+	assert_int_equal(store_scrub_dfile(s, oid, hole_found, NULL, &f, &bytes), 0);
+	assert_int_equal(f.n, 0);
+	assert_true(bytes <= (1u << 20));
+	/* A byte that is not zero, put in the hole on disk. */
+	fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, "\x01", 1, (off_t)mid), 1);
+	assert_int_equal(close(fd), 0);
+	assert_int_equal(store_read(s, oid, mid - 7, buf, 10, &got), -OFS_ECHECKSUM);
+	assert_int_equal(store_read(s, oid, last - 1, buf, 2, &got), 0);  /* (another chunk) */
+	assert_int_equal(store_scrub_dfile(s, oid, hole_found, NULL, &f, &bytes), 0);
+	assert_int_equal(f.n, 1);
+	assert_int_equal(f.kind, OFS_FINDING_CHECKSUM_MISMATCH);
+	assert_non_null(strstr(f.detail, "hole"));
+	/* A write over the bad chunk is refused (it never blesses bytes
+	 * that do not verify). */
+	assert_int_equal(store_write(s, oid, mid - 1, "y", 1, &v, &sz), -OFS_ECHECKSUM);
+}
+
+/* A copy fetched from a sibling of a file with holes: the same summary
+ * as its source (whole zero chunks count as holes, recorded or not), no
+ * records for them, and a sparse stream. */
+static void test_incoming_copy_of_a_file_with_holes_keeps_them(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *src = open_new(fx), *dst;
+	struct ofs_oid oid = create_dfile(src);
+	struct store_incoming *in = NULL;
+	struct ofs_summary sm, sm2;
+	struct ofs_digest mine;
+	struct image im = { 0 };
+	struct chunk_list cl;
+	struct ofs_sid sid2;
+	char data2[600], path[BSTREAM_PATH_MAX];
+	struct stat st;
+
+	write_both(src, oid, &im, 0, 100, 1);
+	write_both(src, oid, &im, 200 * CS + 3, 10, 2);   /* 199 whole chunks of hole */
+	get_chunks(src, oid, &cl);
+	assert_int_equal(cl.n, 2);
+	snprintf(data2, sizeof(data2), "%s/data2", fx->dir);
+	assert_int_equal(store_init(data2, CS, NULL, 0, &sid2), 0);
+	assert_int_equal(store_open(data2, false, &dst), 0);
+	assert_int_equal(store_set_inline_max(dst, 0), 0);
+	incoming_from(src, dst, oid, &in);
+	assert_int_equal(store_summary(src, oid, &sm), 0);
+	assert_int_equal(store_incoming_summary(in, &mine), 0);
+	assert_true(digest_eq(mine, sm.digest));
+	assert_int_equal(store_incoming_commit(in, "test"), 0);
+	store_incoming_free(in);
+	{
+		char f[700], buf[32] = { 0 };
+		size_t got;
+		snprintf(f, sizeof(f), "%s/format", data2);
+		assert_int_equal(fdio_read_file(f, buf, sizeof(buf) - 1, &got), 0);
+		assert_string_equal(buf, "ofs-data 2\n");    /* (it holds holes now) */
+	}
+	assert_int_equal(store_summary(dst, oid, &sm2), 0);
+	assert_true(digest_eq(sm2.digest, sm.digest));
+	get_chunks(dst, oid, &cl);
+	assert_int_equal(cl.n, 2);
+	check_all(dst, oid, &im);
+	assert_int_equal(bstream_path(data2, oid, path, sizeof(path)), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true((uint64_t)st.st_size == im.size);
+	assert_true((uint64_t)st.st_blocks * 512 < im.size / 4);
+	/* A copy that records a whole zero chunk (written as zeros) and one
+	 * that has a hole there summarize the same. */
+	{
+		uint8_t z[CS] = { 0 };
+		uint64_t v, sz;
+		assert_int_equal(store_write(src, oid, 50 * CS, z, CS, &v, &sz), 0);
+		get_chunks(src, oid, &cl);
+		assert_int_equal(cl.n, 3);               /* (chunk 50 recorded, as zeros) */
+		get_chunks(dst, oid, &cl);
+		assert_int_equal(cl.n, 2);               /* (a hole there) */
+		assert_int_equal(store_summary(src, oid, &sm), 0);
+		assert_int_equal(store_summary(dst, oid, &sm2), 0);
+		assert_true(digest_eq(sm2.digest, sm.digest));
+	}
+	store_close(dst);
+	free(im.b);
+}
+
+/* Unstable appends wait in memory (a digest per chunk) up to
+ * STORE_PENDING_MAX_BYTES; the append that would go past goes stable and
+ * commits those before it, so a writer that never COMMITs holds no more
+ * than that. */
+static void test_unstable_appends_bounded_in_bytes(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *s = open_new(fx);
+	struct ofs_oid oid = create_dfile(s);
+	const size_t piece = 4u << 20;
+	uint8_t *b = malloc(piece);
+	struct ofs_attr a;
+	uint64_t v = 0, sz = 0, off = 0;
+
+	assert_non_null(b);
+	fill(b, piece, 31);
+	while (off < STORE_PENDING_MAX_BYTES) {
+		assert_int_equal(store_write_unstable(s, oid, off, b, piece, &v, &sz), 0);
+		off += piece;
+		assert_true(v == 1 && sz == off);
+	}
+	getattr(s, oid, &a);
+	assert_true(a.version == 1 && a.size == 0);      /* all of it still waits */
+	assert_int_equal(store_write_unstable(s, oid, off, b, 1, &v, &sz), 0);
+	getattr(s, oid, &a);
+	assert_true(a.size == STORE_PENDING_MAX_BYTES + 1);   /* committed, then written */
+	assert_true(a.version == 3 && v == 3 && sz == a.size);
+	/* The next append waits again, from the new end. */
+	assert_int_equal(store_write_unstable(s, oid, off + 1, b, 10, &v, &sz), 0);
+	assert_true(v == 3 && sz == off + 11);
+	assert_int_equal(store_commit(s, oid, &v, &sz), 0);
+	assert_true(v == 4 && sz == off + 11);
+	free(b);
+}
+
+/* A copy's key-value part waits in memory for its commit: at most
+ * STORE_INCOMING_KV_MAX_BYTES of it, refused past (-EFBIG) before more is
+ * held; a pair that still fits is taken after a refusal. */
+static void test_incoming_kv_part_bounded_in_bytes(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *s = open_new(fx);
+	struct ofs_oid oid = mk_oid(77);
+	struct store_incoming *in = NULL;
+	struct ofs_attr *a = calloc(1, sizeof(*a));
+	uint8_t *v = calloc(1, OFS_MAX_VALUE);
+	size_t taken = 0;
+	int rc = 0;
+
+	assert_non_null(a);
+	assert_non_null(v);
+	a->type = OFS_OBJ_METAFILE;
+	a->version = 1;
+	assert_int_equal(store_incoming_begin(s, oid, a, &in), 0);
+	while (taken <= STORE_INCOMING_KV_MAX_BYTES / OFS_MAX_VALUE) {
+		uint8_t k[8];
+		for (int i = 0; i < 8; i++)
+			k[i] = (uint8_t)(taken >> (56 - 8 * i));
+		rc = store_incoming_kv(in, k, sizeof(k), v, OFS_MAX_VALUE);
+		if (rc)
+			break;
+		taken++;
+	}
+	assert_int_equal(rc, -EFBIG);
+	/* (each pair costs its bytes and a slot: one fewer than 512 fit) */
+	assert_true(taken == STORE_INCOMING_KV_MAX_BYTES / OFS_MAX_VALUE - 1);
+	assert_int_equal(store_incoming_kv(in, "zz", 2, v, 100), 0);
+	store_incoming_free(in);
+	free(v);
+	free(a);
 }
 
 /* ---- reads -------------------------------------------------------------------- */
@@ -2875,6 +3195,11 @@ int main(void)
 		T(test_write_past_end_leaves_gap_of_zeros),
 		T(test_empty_write_changes_nothing),
 		T(test_write_past_max_stream_is_efbig),
+		T(test_metafile_layout_and_size_limits),
+		T(test_unstable_appends_bounded_in_bytes),
+		T(test_incoming_kv_part_bounded_in_bytes),
+		T(test_write_far_past_end_records_nothing_for_the_hole),
+		T(test_incoming_copy_of_a_file_with_holes_keeps_them),
 		T(test_read_returns_exact_bytes_short_at_eof_zero_past),
 		T(test_flipped_byte_fails_reads_of_its_chunk_only),
 		T(test_truncated_stream_fails_reads_not_garbage),
