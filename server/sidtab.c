@@ -528,7 +528,24 @@ static bool merge_entry(struct ofs_server *cur, const struct ofs_server *in, boo
 	return changed;
 }
 
+/* in, its operator's part replaced by cur's: a copy that can change
+ * only the own part. */
+static void keep_operator_part(struct ofs_server *in, const struct ofs_server *cur)
+{
+	in->state = cur->state;
+	in->weight_milli = cur->weight_milli;
+	in->nattrs = cur->nattrs;
+	memcpy(in->attrs, cur->attrs, sizeof(in->attrs));
+	in->version = cur->version;
+}
+
 int sidtab_merge(struct sidtab *t, const struct ofs_server *e, size_t n)
+{
+	return sidtab_merge_from(t, e, n, NULL);
+}
+
+int sidtab_merge_from(struct sidtab *t, const struct ofs_server *e, size_t n,
+		      const struct ofs_sid *from)
 {
 	int changed = 0, rc = 0;
 
@@ -540,7 +557,23 @@ int sidtab_merge(struct sidtab *t, const struct ofs_server *e, size_t n)
 		pthread_mutex_lock(&t->mu);
 		cur = find(t, in.sid);
 		if (cur) {
-			diff = merge_entry(cur, &in, sid_eq(in.sid, t->self));
+			/*
+			 * A server speaks for its own entry only (sidtab.h;
+			 * docs/design.md, "Security"): a known server's entry
+			 * relayed by another is not taken. Our own, relayed:
+			 * its operator's part is not the peer's to say (it
+			 * comes from an admin's SERVER_SET), but a newer copy
+			 * of our own part that differs still gets ours past it.
+			 */
+			bool own = sid_eq(in.sid, t->self);
+			if (!from || sid_eq(in.sid, *from)) {
+				diff = merge_entry(cur, &in, own);
+			} else if (own) {
+				keep_operator_part(&in, cur);
+				diff = merge_entry(cur, &in, true);
+			} else {
+				diff = false;
+			}
 		} else {
 			rc = add(t, &in);
 			diff = !rc;
