@@ -10,8 +10,8 @@
  * server writes - at every start, and when its address or root changes.
  * A restart therefore never undoes an operator's decision. A server
  * speaks for its own entry only (sidtab_merge_from): a server that
- * missed an admin's change learns it from the server it is about, when
- * they next talk (gossip.h). The table is kept in memory and persisted in the store
+ * missed an admin's change learns it from the server it is about, or
+ * from two other servers that agree, when they next talk (gossip.h). The table is kept in memory and persisted in the store
  * (KV_SERVERS) before a change is acknowledged. last_seen (when this
  * server last heard from each one) is local: it is sent along but never
  * merged. All functions are thread-safe.
@@ -57,13 +57,16 @@ int sidtab_merge(struct sidtab *t, const struct ofs_server *e, size_t n);
  * to ours; from NULL: every entry is believed, as sidtab_merge). A server
  * speaks for its own entry only (docs/design.md, "Security"): its entry
  * is merged as above, both parts; an entry for a server not known yet is
- * taken whole (how a new server becomes known); an entry for another
- * server already known is not taken, whatever its versions - that server
- * says where it is and what it serves itself, and its operator's part
- * comes from an admin's SERVER_SET (sidtab_set) or from that server. Of
- * our own entry relayed, only its own part is looked at (and never
- * taken: a newer copy that differs gets ours past it). The caller has
- * checked that *from is who sent it (its certificate).
+ * taken whole (how a new server becomes known). Of an entry for another
+ * server already known (ours included), the own part (address, root) is
+ * never taken - that server says where it is and what it serves itself
+ * (a newer copy of ours that differs gets ours past it) - and the
+ * operator's part (an admin's SERVER_SET, which the admin's tool sends
+ * to every server) only once two distinct peers have said the very same
+ * one, newer than ours: one server alone cannot change another's entry,
+ * and a server that was down when an admin changed it learns the change
+ * from the others. The caller has checked that *from is who sent it (its
+ * certificate).
  */
 int sidtab_merge_from(struct sidtab *t, const struct ofs_server *e, size_t n,
 		      const struct ofs_sid *from);

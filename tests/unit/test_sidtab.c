@@ -607,7 +607,8 @@ static void test_versions_never_go_back_when_the_clock_steps_back(void **state)
 
 /* What server 1 (from) says: its own entry, changed, and entries about
  * server 0, a known peer Y and an unknown Z, each changed with versions
- * far ahead. Only its own entry and the unknown one are taken. */
+ * far ahead. Only its own entry and the unknown one are taken; another
+ * server's operator's part once a second server says the same. */
 static void test_a_server_speaks_for_its_own_entry_only(void **state)
 {
 	struct fixture *fx = *state;
@@ -650,13 +651,43 @@ static void test_a_server_speaks_for_its_own_entry_only(void **state)
 	assert_int_equal(sidtab_get(fx->t[0], z.sid, &got), 0);    /* (unknown: learned) */
 	assert_string_equal(got.address, z.address);
 
-	/* What Y says about itself is taken; an admin's set too. */
-	y.state = OFS_SERVER_OUT;
-	y.version = 6;
+	/* Server 1 again, the same: still one server's word. */
+	assert_int_equal(sidtab_merge_from(fx->t[0], &said[1], 2, &from), 0);
+	assert_int_equal(sidtab_get(fx->t[0], y.sid, &got), 0);
+	assert_int_equal(got.state, OFS_SERVER_IN);
+	/* A second server W says the very same operator's parts (an admin's
+	 * change W and server 1 both took): taken - the operator's part
+	 * only, never the address. Said otherwise (another weight), not. */
+	{
+		struct ofs_server w = peer(0x33, 5, 1000), two[3];
+		assert_int_equal(sidtab_merge_from(fx->t[0], &w, 1, &w.sid), 1);
+		two[0] = w;
+		two[1] = said[1];
+		two[2] = said[2];
+		two[2].weight_milli = 7;
+		assert_int_equal(sidtab_merge_from(fx->t[0], two, 3, &w.sid), 1);
+		assert_int_equal(sidtab_get(fx->t[0], y.sid, &got), 0);
+		assert_int_equal(got.state, OFS_SERVER_OUT);
+		assert_true(got.version == said[1].version);
+		assert_string_equal(got.address, y.address);
+		assert_int_equal(sidtab_get(fx->t[0], me, &got), 0);
+		assert_int_equal(got.state, OFS_SERVER_IN);
+		/* ... and then said as server 1 did: two agree on our own */
+		two[2].weight_milli = said[2].weight_milli;
+		assert_int_equal(sidtab_merge_from(fx->t[0], two, 3, &w.sid), 1);
+		assert_int_equal(sidtab_get(fx->t[0], me, &got), 0);
+		assert_int_equal(got.state, OFS_SERVER_OUT);
+		assert_string_equal(got.address, mine.address);
+	}
+
+	/* What Y says about itself is taken. */
+	y.state = OFS_SERVER_DRAINING;
+	y.version = UINT64_MAX / 2 + 1;
 	assert_int_equal(sidtab_merge_from(fx->t[0], &y, 1, &y.sid), 1);
 	assert_int_equal(sidtab_get(fx->t[0], y.sid, &got), 0);
-	assert_int_equal(got.state, OFS_SERVER_OUT);
-	/* (a restart keeps the rule: nothing was taken from server 1 about Y) */
+	assert_int_equal(got.state, OFS_SERVER_DRAINING);
+	/* (a restart keeps it: nothing was taken from server 1 about Y's
+	 * address) */
 	reopen(fx, 0);
 	assert_int_equal(sidtab_get(fx->t[0], y.sid, &got), 0);
 	assert_string_equal(got.address, y.address);
@@ -767,8 +798,8 @@ static void test_pull_learns_the_table_before_serving(void **state)
 	close(mfd);
 	/* The peer learned the restarted server's new address (from that
 	 * server itself). The restarted server keeps its own operator's part:
-	 * a peer's word about another server's entry is not taken
-	 * (sidtab_merge_from) - an admin's tool tells every server itself. */
+	 * one peer's word about another server's entry is not taken
+	 * (sidtab_merge_from: two must agree). */
 	assert_int_equal(sidtab_get(fx->t[0], x, &got), 0);
 	assert_int_equal(got.state, OFS_SERVER_IN);
 	assert_int_equal(sidtab_get(fx->t[1], x, &got), 0);
