@@ -502,12 +502,15 @@ static int cmd_revoke(const char *cadir, int argc, char **argv, const char *cons
 		snprintf(why, sizeof(why), "cannot sign the revocation list: %s", ofs_strerror(rc));
 	if (!rc && (rc = crl_offer(v.sent, der.data, der.len, NULL)) < 0)
 		snprintf(why, sizeof(why), "the CRL made does not verify: %s", ofs_strerror(rc));
-	if (rc >= 0)
+	if (rc >= 0) {
 		rc = push(&v, &der, number, &took, missed, sizeof(missed));
-	if (rc >= 0 && !took)
-		snprintf(why, sizeof(why), "no server took CRL %llu%s%s%s",
-			 (unsigned long long)number, rc ? " (" : "", rc ? ofs_strerror(rc) : "",
-			 rc ? ")" : "");
+		/* (refused everywhere - a user's pull is answered, its CRL is
+		 * not taken - or no server up: says which) */
+		if (!took)
+			snprintf(why, sizeof(why), "no server took CRL %llu%s%s%s",
+				 (unsigned long long)number, rc ? " (" : "",
+				 rc ? ofs_strerror(rc) : "", rc ? ")" : "");
+	}
 	if (!took) {
 		fprintf(stderr, "ofs-pbj: revoke of %s: %s: nothing recorded in %s/revoked\n", hex,
 			why, cadir);

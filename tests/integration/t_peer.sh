@@ -50,7 +50,10 @@ ok ofs-pbj servers --json
 assert_eq 2.5 "$(entry "$(srv_sid b)" weight)" "b's weight, as b said"
 assert_eq "$C_ADDR" "$(entry "$(srv_sid c)" address)" "c's address after b's push"
 assert_eq in "$(entry "$(srv_sid c)" state)" "c's state after b's push"
-# (an admin's word is still taken, by every server)
+# (a server's certificate may not set another's entry either; an admin's
+# word is still taken, by every server)
+assert_eq "19 -13" "$(OFS_IDENTITY=$B_ID python3 "$RAW" "$(srv_addr a)" statuses 19)" \
+	"SERVER_SET from b's certificate"
 ok ofs-pbj server set "$(srv_sid b)" --weight 1
 for n in a b c; do
 	ok ofs-pbj --cluster "$(srv_addr $n)" servers --json
@@ -62,6 +65,15 @@ say "c's certificate revoked: clients refuse c, and read through a and b"
 ok ofs-pbj ca revoke "$CA" "$(srv_data c)/identity/cert.pem"
 err_is 3 'revoked' ofs --cluster "$(srv_addr c)" ls /d
 assert_not_contains "$(cat "$T/last.out")" f1 "a listing through revoked c"
+# (a user's client too: a user may pull the CRL, not give one)
+issue_identity alice --user alice --uid 1001
+err_is 3 'revoked' ofs --identity "$T/id/alice" --cluster "$(srv_addr c)" ls /d
+ok ofs --identity "$T/id/alice" --cluster "$(srv_addr c)" --cluster "$(srv_addr a)" ls /d
+assert_contains "$(cat "$T/last.out")" f1 "a user's listing through c, then a"
+openssl crl -in "$(srv_data a)/identity/revoked" -outform DER -out "$T/crl.der" ||
+	fail "a's revoked is not a CRL"
+assert_eq "-13 -" "$(OFS_IDENTITY=$T/id/alice python3 "$RAW" "$(srv_addr a)" send 38 "$T/crl.der")" \
+	"a CRL given by a user's certificate"
 files_read "$(srv_addr a)"
 files_read "$(srv_addr c)" "$(srv_addr a)"
 ok ofs-pbj servers --json
