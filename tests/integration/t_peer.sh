@@ -63,6 +63,8 @@ done
 # ---- a revoked server is refused by clients ---------------------------------------------------
 say "c's certificate revoked: clients refuse c, and read through a and b"
 ok ofs-pbj ca revoke "$CA" "$(srv_data c)/identity/cert.pem"
+assert_match '^revoked [0-9a-f]+: 3 of 3 servers in service have CRL 1' "$(head -1 "$T/last.out")" \
+	"the revoke reached every server, c too"
 err_is 3 'revoked' ofs --cluster "$(srv_addr c)" ls /d
 assert_not_contains "$(cat "$T/last.out")" f1 "a listing through revoked c"
 # (a user's client too: a user may pull the CRL, not give one)
