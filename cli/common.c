@@ -198,6 +198,12 @@ int cli_line_security(struct cli_line *l, const char *prog, bool required)
 		return 2;
 	}
 	conn_security(l->tls, false);
+	/* Servers are checked against the cluster's CRL too (conn.h) */
+	rc = conn_trust_dir(dir);
+	if (rc) {
+		fprintf(stderr, "%s: identity %s: its ca.pem: %s\n", prog, dir, ofs_strerror(rc));
+		return 2;
+	}
 	return 0;
 }
 

@@ -177,7 +177,7 @@ static int send_all(uint16_t op, struct wbuf *w, const char *const *cluster, siz
 		if (e[i].state == OFS_SERVER_OUT || !e[i].address[0])
 			continue;
 		(*asked)++;
-		one = conn_call_once(e[i].address, &q, REVOKE_MS, NULL, NULL);
+		one = conn_call_once_sid(e[i].address, &e[i].sid, &q, REVOKE_MS, NULL, NULL);
 		if (!one)
 			(*sent)++;
 		else if (!conn_is_transport_error(one))
@@ -332,13 +332,14 @@ static int in_service(const char *const *cluster, size_t ncluster, struct revoke
 /* One REVOKED request (w: a pull or a CRL) to addr: the number its
  * answer names, and the CRL it carries offered to into (NULL: none
  * wanted; one the CA did not sign is refused). */
-static int revoked_call(const char *addr, const struct wbuf *w, struct crl *into, uint64_t *number)
+static int revoked_call(const struct ofs_server *to, const struct wbuf *w, struct crl *into,
+			uint64_t *number)
 {
 	struct ofs_req q = { .op = OFS_OP_REVOKED, .data = w->data, .data_len = w->len };
 	const uint8_t *der = NULL;
 	uint8_t *b = NULL;
 	size_t bn = 0, derlen = 0;
-	int rc = wbuf_error(w) ? wbuf_error(w) : conn_call_once(addr, &q, REVOKE_MS, &b, &bn);
+	int rc = wbuf_error(w) ? wbuf_error(w) : conn_call_once_sid(to->address, &to->sid, &q, REVOKE_MS, &b, &bn);
 
 	if (!rc)
 		rc = crl_answer_decode(b, bn, number, &der, &derlen);
@@ -368,7 +369,7 @@ static int pull_theirs(struct revoke *v, uint64_t *newest)
 	crl_pull_encode(&w, mine);
 	for (size_t i = 0; i < v->ne; i++) {
 		uint64_t num = 0;
-		int one = revoked_call(v->e[i].address, &w, v->theirs, &num);
+		int one = revoked_call(&v->e[i], &w, v->theirs, &num);
 		if (one) {
 			refused = refused || conn_is_transport_error(one) ? refused : one;
 			continue;
@@ -386,7 +387,7 @@ static int pull_theirs(struct revoke *v, uint64_t *newest)
 		uint64_t num = 0;
 		wbuf_init(&w);
 		crl_pull_encode(&w, 0);
-		rc = revoked_call(v->e[at].address, &w, v->theirs, &num);
+		rc = revoked_call(&v->e[at], &w, v->theirs, &num);
 		wbuf_free(&w);
 	}
 	return rc;
@@ -404,7 +405,7 @@ static int push(struct revoke *v, const struct wbuf *der, uint64_t number, size_
 	missed[0] = '\0';
 	for (size_t i = 0; i < v->ne; i++) {
 		uint64_t held = 0;
-		int one = revoked_call(v->e[i].address, der, NULL, &held);
+		int one = revoked_call(&v->e[i], der, NULL, &held);
 		if (!one && held == number) {
 			(*took)++;
 			continue;
@@ -501,12 +502,15 @@ static int cmd_revoke(const char *cadir, int argc, char **argv, const char *cons
 		snprintf(why, sizeof(why), "cannot sign the revocation list: %s", ofs_strerror(rc));
 	if (!rc && (rc = crl_offer(v.sent, der.data, der.len, NULL)) < 0)
 		snprintf(why, sizeof(why), "the CRL made does not verify: %s", ofs_strerror(rc));
-	if (rc >= 0)
+	if (rc >= 0) {
 		rc = push(&v, &der, number, &took, missed, sizeof(missed));
-	if (rc >= 0 && !took)
-		snprintf(why, sizeof(why), "no server took CRL %llu%s%s%s",
-			 (unsigned long long)number, rc ? " (" : "", rc ? ofs_strerror(rc) : "",
-			 rc ? ")" : "");
+		/* (refused everywhere - a user's pull is answered, its CRL is
+		 * not taken - or no server up: says which) */
+		if (!took)
+			snprintf(why, sizeof(why), "no server took CRL %llu%s%s%s",
+				 (unsigned long long)number, rc ? " (" : "",
+				 rc ? ofs_strerror(rc) : "", rc ? ")" : "");
+	}
 	if (!took) {
 		fprintf(stderr, "ofs-pbj: revoke of %s: %s: nothing recorded in %s/revoked\n", hex,
 			why, cadir);

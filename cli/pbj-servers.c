@@ -78,7 +78,7 @@ static int stats_of(const struct ofs_server *e, struct ofs_stats *st)
 	struct ofs_req q = { .op = OFS_OP_STATS };
 	uint8_t *b = NULL;
 	size_t bn = 0;
-	int rc = conn_call_once(e->address, &q, STATS_MS, &b, &bn);
+	int rc = conn_call_once_sid(e->address, &e->sid, &q, STATS_MS, &b, &bn);
 
 	if (!rc)
 		rc = proto_decode_stats(b, bn, st);

@@ -143,7 +143,7 @@ static struct peer *peer_for(struct ofs_client *c, struct ofs_sid sid)
 		struct peer *k = &c->peers[i];
 		if (k->down)
 			continue;
-		if (!k->conn && conn_open(k->e.address, &k->conn)) {
+		if (!k->conn && conn_open_sid(k->e.address, &k->e.sid, &k->conn)) {
 			k->down = true;
 			continue;
 		}
@@ -159,9 +159,11 @@ struct conn *cl_conn_of(struct ofs_client *c, struct ofs_sid sid)
 {
 	struct peer *p = peer_for(c, sid);
 
+	c->conn_err = -OFS_EUNREACHABLE;
 	if (!p)
 		return NULL;
-	if (!p->conn && conn_open(p->e.address, &p->conn)) {
+	/* (the server meant: another one at its address is refused) */
+	if (!p->conn && (c->conn_err = conn_open_sid(p->e.address, &p->e.sid, &p->conn)) != 0) {
 		p->down = true;
 		return NULL;
 	}
@@ -264,7 +266,10 @@ static int call_cov(struct ofs_client *c, const struct ofs_handle *h, const stru
 		if (!cn) {
 			rc = -OFS_EUNREACHABLE;
 			skipped[nskipped] = order[i];
-			why[nskipped++] = "unreachable";
+			/* (a server not the one meant is said as such: the
+			 * answering server logs it, docs/design.md "Security") */
+			why[nskipped++] = c->conn_err == -OFS_EWRONGPEER ? ofs_strerror(c->conn_err)
+									: "unreachable";
 			continue;
 		}
 		conn_set_timeout(cn, cl_answer_ms(q->op));
@@ -290,9 +295,9 @@ static int call_cov(struct ofs_client *c, const struct ofs_handle *h, const stru
 			cl_mark_down(c, order[i]);
 			if (failed_over)
 				*failed_over = true;
-			rc = -OFS_EUNREACHABLE;
 			skipped[nskipped] = order[i];
-			why[nskipped++] = "unreachable";
+			why[nskipped++] = rc == -OFS_EWRONGPEER ? ofs_strerror(rc) : "unreachable";
+			rc = -OFS_EUNREACHABLE;
 			continue;
 		}
 		if (rc == -OFS_ECHECKSUM && q->op == OFS_OP_READ && i + 1 < n) {
@@ -1008,6 +1013,9 @@ int ofs_client_identity(const char *iddir, bool insecure, char *why)
 	rc = tls_conf_load(iddir, &identity, why);
 	if (!rc)
 		conn_security(identity, false);
+	/* Servers are checked against the cluster's CRL too (conn.h) */
+	if (!rc && (rc = conn_trust_dir(iddir)) != 0)
+		snprintf(why, TLS_WHY_MAX, "%s/ca.pem: %s", iddir, ofs_strerror(rc));
 	return rc;
 }
 
@@ -1015,7 +1023,7 @@ int ofs_client_open(const char *const *addrs, size_t naddrs, struct ofs_client *
 {
 	struct ofs_client *c;
 	size_t first = 0;
-	int rc = -OFS_EUNREACHABLE;
+	int rc = -OFS_EUNREACHABLE, wrong = 0;
 
 	if (naddrs == 0)
 		return -EINVAL;
@@ -1066,11 +1074,15 @@ int ofs_client_open(const char *const *addrs, size_t naddrs, struct ofs_client *
 			*out = c;
 			return 0;
 		}
+		if (rc == -OFS_EWRONGPEER)
+			wrong = rc;
 		if (!conn_is_transport_error(rc) && rc != -OFS_EUNREACHABLE)
 			break;
 	}
 	ofs_client_close(c);
-	return cl_map_transport(rc);
+	rc = cl_map_transport(rc);
+	/* (none answered, and one was not the server meant: say that) */
+	return rc == -OFS_EUNREACHABLE && wrong ? wrong : rc;
 }
 
 void ofs_client_close(struct ofs_client *c)

@@ -65,6 +65,7 @@ struct ofs_client {
 	char *pause_dir;            /* the pause step's directory (NULL: none) */
 	struct cl_dcache *dcache;   /* directories walked lately (ofs_dcache.c;
 	                               NULL: none yet) */
+	int conn_err;               /* why cl_conn_of's last connect failed */
 };
 
 /* What a path names: its entry (type, handle) and, unless it is the root,

@@ -2,11 +2,13 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "lib/conn.h"
+#include "lib/crl.h"
 #include "lib/frame.h"
 #include "lib/net.h"
 #include "lib/ofs_error.h"
@@ -25,10 +27,13 @@ struct conn {
 	uint16_t rcap_len;
 	uint64_t sent[OFS_OP_MAX];  /* requests sent, by op (conn_sent) */
 	uint32_t inflight;         /* requests sent and not yet answered */
+	bool want_sid;             /* the server meant is known: sid */
+	struct ofs_sid sid;
 };
 
 static struct tls_conf *sec_conf;   /* set once at start (conn_security) */
 static bool sec_plain;
+static struct crl *sec_crl;         /* a client's, pulled (conn_trust_crl) */
 
 void conn_security(struct tls_conf *conf, bool plaintext)
 {
@@ -39,6 +44,40 @@ void conn_security(struct tls_conf *conf, bool plaintext)
 const struct ident *conn_identity(void)
 {
 	return sec_conf ? tls_conf_self(sec_conf) : NULL;
+}
+
+void conn_trust_crl(struct crl *crl)
+{
+	sec_crl = crl;
+	if (sec_conf)
+		tls_conf_set_crl(sec_conf, crl);
+}
+
+int conn_trust_dir(const char *iddir)
+{
+	char crlp[4096], cap[4096];
+	struct crl *crl = NULL;
+	int rc;
+
+	if (!sec_conf || sec_crl)
+		return sec_crl ? 0 : -OFS_ENOIDENT;
+	if ((size_t)snprintf(crlp, sizeof(crlp), "%s/revoked", iddir) >= sizeof(crlp) ||
+	    (size_t)snprintf(cap, sizeof(cap), "%s/ca.pem", iddir) >= sizeof(cap))
+		return -ENAMETOOLONG;
+	/* (a list kept in the identity directory, when there is one: else in
+	 * memory, learned from the first server asked) */
+	rc = access(crlp, F_OK) == 0 ? crl_open(crlp, cap, &crl) : -ENOENT;
+	if (rc)
+		rc = crl_open(NULL, cap, &crl);
+	if (rc)
+		return rc;
+	conn_trust_crl(crl);      /* (held for the process's life) */
+	return 0;
+}
+
+const struct ident *conn_peer(const struct conn *c)
+{
+	return c && c->io.tls ? tls_peer(c->io.tls) : NULL;
 }
 
 /* Connect c (net_connect, then the TLS handshake). */
@@ -64,6 +103,14 @@ static int connect_io(struct conn *c)
 	rc = tls_connect(sec_conf, c->io.fd,
 			 c->connect_ms < CONN_HANDSHAKE_MIN_MS ? CONN_HANDSHAKE_MIN_MS : c->connect_ms,
 			 &c->io.tls);
+	/* The server meant, by its certificate: a table that points a SID
+	 * at another server's address (stale, or lying) reaches nobody
+	 * (docs/design.md, "Security"). */
+	if (!rc && c->want_sid && !sid_eq(tls_peer(c->io.tls)->sid, c->sid)) {
+		tls_free(c->io.tls);
+		c->io.tls = NULL;
+		rc = -OFS_EWRONGPEER;
+	}
 	if (rc) {
 		close(c->io.fd);
 		c->io.fd = -1;
@@ -75,17 +122,28 @@ static int connect_io(struct conn *c)
 static int connect_error(int rc)
 {
 	if (rc == -ETIMEDOUT || tls_is_refusal(rc) || rc == -OFS_ENOIDENT || rc == -EACCES ||
-	    rc == -EINVAL || rc == -ENOMEM)
+	    rc == -EINVAL || rc == -ENOMEM || rc == -OFS_EWRONGPEER)
 		return rc;
 	return -ECONNREFUSED;
 }
 
 int conn_open(const char *addr, struct conn **out)
 {
-	return conn_open_within(addr, CONN_CONNECT_MS, out);
+	return conn_open_within_sid(addr, NULL, CONN_CONNECT_MS, out);
 }
 
 int conn_open_within(const char *addr, int connect_ms, struct conn **out)
+{
+	return conn_open_within_sid(addr, NULL, connect_ms, out);
+}
+
+int conn_open_sid(const char *addr, const struct ofs_sid *sid, struct conn **out)
+{
+	return conn_open_within_sid(addr, sid, CONN_CONNECT_MS, out);
+}
+
+int conn_open_within_sid(const char *addr, const struct ofs_sid *sid, int connect_ms,
+			 struct conn **out)
 {
 	struct conn *c;
 	int rc;
@@ -99,6 +157,10 @@ int conn_open_within(const char *addr, int connect_ms, struct conn **out)
 	c->next_id = 1;
 	c->reply_ms = CONN_REPLY_MS;
 	c->connect_ms = connect_ms;
+	if (sid) {
+		c->want_sid = true;
+		c->sid = *sid;
+	}
 	wbuf_init(&c->req);
 	c->io.fd = -1;
 	rc = connect_io(c);
@@ -137,7 +199,7 @@ int conn_is_transport_error(int rc)
 	return rc == -ECONNRESET || rc == -ETIMEDOUT || rc == -OFS_EPROTO ||
 	       rc == -ECONNREFUSED || rc == -EPIPE || rc == -OFS_EUNREACHABLE ||
 	       rc == -EHOSTUNREACH || rc == -ENETUNREACH || rc == -OFS_EBUSY ||
-	       rc == -OFS_ELATE;
+	       rc == -OFS_EWRONGPEER || rc == -OFS_ELATE;
 }
 
 bool conn_is_refusal(int rc)
@@ -380,8 +442,14 @@ bool conn_idle_dead(struct conn *c)
 int conn_call_once(const char *addr, const struct ofs_req *q, int reply_ms, uint8_t **body,
 		   size_t *blen)
 {
+	return conn_call_once_sid(addr, NULL, q, reply_ms, body, blen);
+}
+
+int conn_call_once_sid(const char *addr, const struct ofs_sid *sid, const struct ofs_req *q,
+		       int reply_ms, uint8_t **body, size_t *blen)
+{
 	struct conn *c = NULL;
-	int rc = conn_open(addr, &c);
+	int rc = conn_open_sid(addr, sid, &c);
 
 	if (rc)
 		return rc;
@@ -391,24 +459,70 @@ int conn_call_once(const char *addr, const struct ofs_req *q, int reply_ms, uint
 	return rc;
 }
 
+/* After the table: the cluster's CRL, pulled (crl.h) from the server that
+ * gave it, and taken when the CA in our identity's ca.pem signed it and it
+ * is newer than ours. A server of the previous release refuses a client's
+ * pull: nothing is learned then, and nothing fails. */
+static void pull_crl(struct conn *c)
+{
+	struct ofs_req q = { .op = OFS_OP_REVOKED };
+	const uint8_t *der = NULL;
+	uint64_t theirs = 0;
+	struct wbuf w;
+	uint8_t *b = NULL;
+	size_t bn = 0, derlen = 0;
+	int rc;
+
+	wbuf_init(&w);
+	crl_pull_encode(&w, crl_number(sec_crl));
+	q.data = w.data;
+	q.data_len = w.len;
+	rc = wbuf_error(&w) ? wbuf_error(&w) : conn_call(c, &q, &b, &bn);
+	if (!rc && crl_answer_decode(b, bn, &theirs, &der, &derlen) == 0 && der)
+		(void)crl_offer(sec_crl, der, derlen, NULL);
+	free(b);
+	wbuf_free(&w);
+}
+
 int conn_table(struct conn *c, struct ofs_sid *who, struct ofs_server **e, size_t *ne)
 {
 	struct ofs_req q = { .op = OFS_OP_SERVERS };
+	struct ofs_sid said;
 	uint8_t *b = NULL;
 	size_t bn = 0;
 	int rc = conn_call(c, &q, &b, &bn);
 
 	if (!rc)
-		rc = proto_decode_servers(b, bn, true, who, e, ne);
+		rc = proto_decode_servers(b, bn, true, &said, e, ne);
 	free(b);
-	return rc;
+	if (rc)
+		return rc;
+	/* The table speaks for the server that gave it: the SID it names as
+	 * its own is its certificate's. */
+	if (c->io.tls && !sid_eq(said, tls_peer(c->io.tls)->sid))
+		rc = -OFS_EWRONGPEER;
+	if (!rc && c->io.tls && sec_crl) {
+		pull_crl(c);
+		if (c->io.tls && tls_peer_revoked(c->io.tls, sec_crl))
+			rc = -OFS_EWRONGPEER;     /* (first contact: a server revoked) */
+	}
+	if (rc) {
+		drop(c);
+		free(*e);
+		*e = NULL;
+		*ne = 0;
+		return rc;
+	}
+	if (who)
+		*who = said;
+	return 0;
 }
 
 int conn_fetch_table(const char *const *addrs, size_t n, int reply_ms, struct ofs_server **e,
 		     size_t *ne, const char **via)
 {
 	size_t first = 0;
-	int rc = -OFS_EUNREACHABLE;
+	int rc = -OFS_EUNREACHABLE, wrong = 0;
 
 	if (n > 1 && net_connect_race(addrs, n, CONN_CONNECT_MS, &first) != 0)
 		first = 0;
@@ -419,6 +533,8 @@ int conn_fetch_table(const char *const *addrs, size_t n, int reply_ms, struct of
 		rc = conn_open(addrs[i], &c);
 		if (rc == -EINVAL || conn_is_refusal(rc))
 			return rc;
+		if (rc == -OFS_EWRONGPEER)
+			wrong = rc;
 		if (rc)
 			continue;
 		conn_set_timeout(c, reply_ms);
@@ -431,6 +547,11 @@ int conn_fetch_table(const char *const *addrs, size_t n, int reply_ms, struct of
 		}
 		if (conn_is_refusal(rc))
 			return rc;       /* who we are: the next server says the same */
+		if (rc == -OFS_EWRONGPEER)
+			wrong = rc;
 	}
+	/* (none answered, and one was not the server meant: say that) */
+	if (wrong && conn_is_transport_error(rc))
+		return wrong;
 	return conn_is_transport_error(rc) ? -OFS_EUNREACHABLE : rc;
 }

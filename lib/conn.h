@@ -29,6 +29,7 @@
                                     capability is at most CAP_MAX_LEN) */
 
 struct conn;
+struct crl;
 struct tls_conf;
 
 /*
@@ -43,8 +44,23 @@ struct tls_conf;
 void conn_security(struct tls_conf *conf, bool plaintext);
 /* Who this process connects as (NULL: plaintext, or not set). */
 const struct ident *conn_identity(void);
+/*
+ * A client's revocation list (crl.h; NULL: none): every server certificate
+ * in it is refused at the handshake (-OFS_EWRONGPEER: not a refusal of
+ * who we are, so the caller tries another server), and conn_table pulls
+ * the cluster's CRL into it from the server asked (taken when the CA
+ * signed it; docs/design.md, "Security"). Set once at start, after
+ * conn_security; crl must outlive every connection. Servers hold theirs
+ * in their tls_conf and gossip it instead.
+ */
+void conn_trust_crl(struct crl *crl);
+/* conn_trust_crl with the list of the identity in iddir: its file
+ * "revoked" when there is one (kept up to date), else one in memory,
+ * either verified by iddir/ca.pem. 0, -OFS_ENOIDENT (no conn_security
+ * identity), or crl_open's errors. */
+int conn_trust_dir(const char *iddir);
 
-/* Connect to addr ("HOST:PORT"). Returns 0, -EINVAL (bad address),
+/* Connect to addr ("HOST:PORT"), to any server. Returns 0, -EINVAL (bad address),
  * -ECONNREFUSED, -ETIMEDOUT, -errno, a TLS refusal (tls_is_refusal),
  * -OFS_ENOIDENT (no conn_security), -EACCES (plaintext to an address not
  * on loopback). */
@@ -52,7 +68,20 @@ int conn_open(const char *addr, struct conn **out);
 /* The same, each connect (this one and later reconnects) bounded by
  * connect_ms instead of CONN_CONNECT_MS. */
 int conn_open_within(const char *addr, int connect_ms, struct conn **out);
+/*
+ * conn_open to the server sid (NULL: any server, as conn_open - a first
+ * contact, at an address given by hand): the certificate of whoever
+ * answers at addr, at this connect and every reconnect, must name server
+ * sid, else -OFS_EWRONGPEER (a transport error: the server meant is not
+ * there, so the caller tries another copy; docs/design.md, "Security").
+ */
+int conn_open_sid(const char *addr, const struct ofs_sid *sid, struct conn **out);
+int conn_open_within_sid(const char *addr, const struct ofs_sid *sid, int connect_ms,
+			 struct conn **out);
 void conn_close(struct conn *c);
+/* The identity of the server at the other end (NULL: not connected, or
+ * plaintext). */
+const struct ident *conn_peer(const struct conn *c);
 const char *conn_addr(const struct conn *c);
 /* Bound every later wait for a reply (default CONN_REPLY_MS). */
 void conn_set_timeout(struct conn *c, int reply_ms);
@@ -69,6 +98,9 @@ int conn_call(struct conn *c, const struct ofs_req *q, uint8_t **body, size_t *b
  * step bounded by reply_ms; the connection is closed after. */
 int conn_call_once(const char *addr, const struct ofs_req *q, int reply_ms, uint8_t **body,
 		   size_t *blen);
+/* The same to the server sid (conn_open_sid). */
+int conn_call_once_sid(const char *addr, const struct ofs_sid *sid, const struct ofs_req *q,
+		       int reply_ms, uint8_t **body, size_t *blen);
 
 /* The capability slot of the last reply conn_call or conn_recv returned
  * (a GETATTR or CREATE answered to a user: what it may do with the
@@ -98,7 +130,10 @@ int conn_recv_data(struct conn *c, uint64_t reqid, uint8_t *dst, size_t cap, siz
 
 /*
  * The server table: conn_table asks the server at the other end of c
- * (SERVERS); *who (may be NULL) receives its SID. conn_fetch_table asks
+ * (SERVERS); *who (may be NULL) receives its SID. Over TLS that SID must
+ * be the one its certificate names, and with conn_trust_crl the cluster's
+ * CRL is pulled from it too: a server whose certificate it revokes gives
+ * no table (-OFS_EWRONGPEER, the connection closed). conn_fetch_table asks
  * the first of addrs (n of them) that answers: the one that connects
  * first is asked first (a server cut off costs one connect timeout, not
  * one per address), then the rest in the order given, each call bounded
@@ -116,8 +151,8 @@ int conn_fetch_table(const char *const *addrs, size_t n, int reply_ms, struct of
  * TLS refusal is not one: it is the peer's answer to who we are). A
  * server busy (OFS_EBUSY: no connection slot for us) counts as one: the
  * caller tries another server, as for one that does not answer; so does
- * a change refused as late (OFS_ELATE: the server was hung past its
- * deadline). */
+ * a server that is not the one meant (OFS_EWRONGPEER), and a change
+ * refused as late (OFS_ELATE: the server was hung past its deadline). */
 int conn_is_transport_error(int rc);
 /* True when rc is a refusal of who we are: permission denied (-EACCES), a
  * TLS refusal (tls_is_refusal: a certificate not trusted, expired or

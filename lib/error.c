@@ -34,6 +34,9 @@ const char *ofs_strerror(int err)
 	case OFS_ECAPBAD: return "capability not valid";
 	case OFS_EBUSY: return "server busy: no room for another connection";
 	case OFS_ENOTCA: return "not signed by the cluster's CA";
+	case OFS_EWRONGPEER:
+		return "the server reached is not the one meant (its certificate names another "
+		       "server, or is revoked)";
 	case OFS_ELATE: return "too late: the change's deadline had passed (the server was hung)";
 	case EACCES: return "permission denied";
 	default: break;

@@ -41,7 +41,10 @@ enum {
 	                     this identity has its share): try another */
 	OFS_ENOTCA,       /* a revocation list or key set the cluster CA did not
 	                     sign: only the CA speaks for the cluster */
-	OFS_ELATE = OFS_EBASE + 26,  /* a change that came after its deadline: its
+	OFS_EWRONGPEER,   /* 10025: the server reached is not the one meant (its
+	                     certificate names another SID, or is revoked): a
+	                     client tries another copy, as for a server down */
+	OFS_ELATE,        /* 10026: a change that came after its deadline: its
 	                     sender gave up on it and went on without it */
 	OFS_ELAST
 };

@@ -56,6 +56,7 @@ struct tls_sess {
 	int fd;
 	struct ident peer;
 	struct crl_serial serial;    /* of the peer's certificate */
+	bool client;                 /* we connected (the peer is a server) */
 };
 
 /* x's serial number as bytes (big-endian, no leading zero byte). */
@@ -569,6 +570,11 @@ static int ssl_code(struct tls_sess *t, int err)
 		return -ECONNRESET;   /* the peer went away: a transport error */
 	case SSL_R_CERTIFICATE_VERIFY_FAILED: {
 		int v = verify_code(SSL_get_verify_result(t->ssl));
+		/* A server whose certificate we hold revoked is not the server
+		 * meant: not a refusal of who we are, so the caller tries
+		 * another one (docs/design.md, "Security"). */
+		if (v == -OFS_ECERTREVOKED && t->client)
+			return -OFS_EWRONGPEER;
 		return v ? v : -OFS_EUNTRUSTED;
 	}
 	case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED:
@@ -648,6 +654,7 @@ static int start(struct tls_conf *c, int fd, int (*fn)(SSL *), int timeout_ms,
 	if (!t)
 		return -ENOMEM;
 	t->fd = fd;
+	t->client = fn == SSL_connect;
 	t->ssl = SSL_new(c->ctx);
 	bio = t->ssl ? sock_bio(fd, &t->sock) : NULL;
 	if (!bio) {

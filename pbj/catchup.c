@@ -119,7 +119,7 @@ static int ask(const struct ofs_server *e, struct pbj_catchup *cu, struct pbj_ta
 	q.op = OFS_OP_TASK_POLL;
 	q.task.job = 0;
 	q.task.ack = *ack;
-	rc = conn_call_once(e->address, &q, POLL_TIMEOUT_MS, &body, &bn);
+	rc = conn_call_once_sid(e->address, &e->sid, &q, POLL_TIMEOUT_MS, &body, &bn);
 	if (!rc)
 		rc = proto_decode_task_status(body, bn, &st, add_finding, b);
 	free(body);

@@ -459,7 +459,7 @@ static int call(struct live *l, struct ofs_req *q, uint8_t **b, size_t *bn)
 	if (!l->c) {
 		if (!l->address[0])
 			return -OFS_EUNREACHABLE;
-		rc = conn_open(l->address, &l->c);
+		rc = conn_open_sid(l->address, &l->t.server, &l->c);
 		if (rc)
 			return rc;
 		conn_set_timeout(l->c, CALL_MS);
@@ -557,10 +557,21 @@ int pbj_server_state(const struct pbj_runner_opts *o, const char *addr, struct o
 	q.set.sid = sid;
 	q.set.mask = OFS_SET_STATE;
 	q.set.state = state;
-	rc = conn_call_once(addr, &q, CALL_MS, NULL, NULL);
-	for (size_t k = 0; !rc && k < o->ncluster; k++)
-		if (conn_call_once(o->cluster[k], &q, CALL_MS, NULL, NULL) == 0)
-			break;
+	rc = conn_call_once_sid(addr, &sid, &q, CALL_MS, NULL, NULL);
+	/* Then every other server, each from us: a server speaks for its own
+	 * entry only, so none takes this from another's gossip
+	 * (docs/design.md, "Security"); one missed here learns it from the
+	 * server itself. */
+	if (!rc) {
+		struct ofs_server *e = NULL;
+		size_t n = 0;
+		if (fetch_table(o, &e, &n) == 0)
+			for (size_t i = 0; i < n; i++)
+				if (!sid_eq(e[i].sid, sid) && e[i].address[0])
+					(void)conn_call_once_sid(e[i].address, &e[i].sid, &q, CALL_MS,
+								 NULL, NULL);
+		free(e);
+	}
 	return rc;
 }
 
@@ -586,7 +597,7 @@ int pbj_plan_now(const struct pbj_runner_opts *o, double pct, struct plan *p,
 		uint8_t *b = NULL;
 		size_t bn = 0;
 		ps[i].sid = e[i].sid;
-		if (e[i].state != OFS_SERVER_IN || conn_open(e[i].address, &c))
+		if (e[i].state != OFS_SERVER_IN || conn_open_sid(e[i].address, &e[i].sid, &c))
 			continue;
 		conn_set_timeout(c, STATS_MS);
 		if (conn_call(c, &q, &b, &bn) == 0 && proto_decode_stats(b, bn, &st) == 0) {

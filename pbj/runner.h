@@ -55,8 +55,9 @@ struct pbj_runner_opts {
 };
 
 /*
- * Set server sid's state on the server itself (at addr) and then on the
- * first cluster address that takes it. On the server itself first: a
+ * Set server sid's state on the server itself (at addr) and then on every
+ * other server of the table (a server speaks for its own entry only:
+ * none takes an operator's change from another's gossip). On the server itself first: a
  * server restarted before gossip brought it an operator's change would
  * announce its old state anew (entries are versioned by the clock) and
  * undo it; and where the operator looks, so that `servers` says so before

@@ -48,6 +48,9 @@ static int need_of(const struct ofs_req *q, uint32_t *need, const char **why)
 	case OFS_OP_SERVERS:
 	case OFS_OP_STATS:
 	case OFS_OP_REPORT:
+	case OFS_OP_REVOKED:             /* (a pull: a client checks servers
+	                                    against the CRL; giving one is not a
+	                                    user's - ops.c) */
 	case OFS_OP_CREATE:
 	case OFS_OP_CREATE_SMALL:
 	case OFS_OP_GETATTR_MANY:        /* (as GETATTR: stat needs no right on a

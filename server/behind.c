@@ -254,7 +254,7 @@ int behind_catch_up(struct store *s, struct sidtab *t, int timeout_ms)
 
 		if (sid_eq(e[i].sid, self) || e[i].address[0] == '\0')
 			continue;
-		if (conn_open(e[i].address, &c))
+		if (conn_open_sid(e[i].address, &e[i].sid, &c))
 			continue;            /* down: it tells on contact */
 		conn_set_timeout(c, timeout_ms);
 		sid_to_hex(e[i].sid, m->who);

@@ -40,6 +40,8 @@ struct gossip {
 	 * a second would otherwise make three of them. */
 	struct kept {
 		char addr[OFS_SERVER_ADDR_LEN];
+		bool has_sid;            /* the server meant there: sid */
+		struct ofs_sid sid;
 		struct conn *c;
 		/* A peer that refused this server (its certificate revoked
 		 * or expired, say) is not asked again every round: each
@@ -156,8 +158,12 @@ static int exchange_on(struct sidtab *t, const struct gossip_trust *tr, struct c
 	rc = conn_call(c, &q, &b, &bn);
 	if (!rc)
 		rc = proto_decode_servers(b, bn, true, &who, &theirs, &ntheirs);
+	/* The answer speaks for the server that gave it (sidtab_merge_from):
+	 * the SID it names as its own is its certificate's. */
+	if (!rc && conn_peer(c) && !sid_eq(conn_peer(c)->sid, who))
+		rc = -OFS_EWRONGPEER;
 	if (!rc) {
-		rc = sidtab_merge(t, theirs, ntheirs);
+		rc = sidtab_merge_from(t, theirs, ntheirs, &who);
 		if (rc > 0)
 			log_info("gossip: learned %d server table change(s) from %s", rc, addr);
 		rc = rc < 0 ? rc : 0;
@@ -173,12 +179,14 @@ static int exchange_on(struct sidtab *t, const struct gossip_trust *tr, struct c
 	return rc;
 }
 
-/* One exchange with addr on a connection of its own. */
+/* One exchange with addr (the server sid; NULL: whichever is there, a
+ * seed) on a connection of its own. */
 static int exchange_with(struct sidtab *t, const struct gossip_trust *tr, const char *addr,
-			 int timeout_ms, gossip_contact_fn contact, void *contact_arg)
+			 const struct ofs_sid *sid, int timeout_ms, gossip_contact_fn contact,
+			 void *contact_arg)
 {
 	struct conn *c = NULL;
-	int rc = conn_open(addr, &c);
+	int rc = conn_open_sid(addr, sid, &c);
 
 	if (!rc)
 		rc = exchange_on(t, tr, c, addr, timeout_ms, contact, contact_arg);
@@ -186,10 +194,12 @@ static int exchange_with(struct sidtab *t, const struct gossip_trust *tr, const 
 	return rc;
 }
 
-/* The kept connection to addr, opened (and kept, evicting the oldest
- * when full) if there is none or it has gone: 0 and *out, -EINVAL, or why
- * it could not be opened (*out is set then too, k->c NULL). */
-static int kept_for(struct gossip *g, const char *addr, struct kept **out)
+/* The kept connection to addr (to server sid; NULL: whichever is there),
+ * opened (and kept, evicting the oldest when full) if there is none or it
+ * has gone: 0 and *out, -EINVAL, or why it could not be opened (*out is
+ * set then too, k->c NULL). */
+static int kept_for(struct gossip *g, const char *addr, const struct ofs_sid *sid,
+		    struct kept **out)
 {
 	struct kept *k = NULL;
 	int rc = 0;
@@ -215,21 +225,28 @@ static int kept_for(struct gossip *g, const char *addr, struct kept **out)
 	*out = k;
 	if (k->retry_at_ms && log_now_ms() < k->retry_at_ms)
 		return 0;                /* (refused lately: not opened now) */
-	if (k->c && conn_idle_dead(k->c)) {
-		conn_close(k->c);
+	if (k->c && (conn_idle_dead(k->c) || k->has_sid != (sid != NULL) ||
+		     (sid && !sid_eq(k->sid, *sid)))) {
+		conn_close(k->c);    /* (gone, or another server is meant there now) */
 		k->c = NULL;
 	}
-	if (!k->c && (rc = conn_open(addr, &k->c)) != 0)
-		k->c = NULL;
+	if (!k->c) {
+		k->has_sid = sid != NULL;
+		if (sid)
+			k->sid = *sid;
+		if ((rc = conn_open_sid(addr, sid, &k->c)) != 0)
+			k->c = NULL;
+	}
 	return rc;
 }
 
-/* One exchange with addr on its kept connection. -EAGAIN: a peer that
- * refused this server lately, left out of this round. */
-static int exchange(struct gossip *g, const char *addr)
+/* One exchange with addr (server sid; NULL: a seed) on its kept
+ * connection. -EAGAIN: a peer that refused this server lately, left out
+ * of this round. */
+static int exchange(struct gossip *g, const char *addr, const struct ofs_sid *sid)
 {
 	struct kept *k = NULL;
-	int rc = kept_for(g, addr, &k);
+	int rc = kept_for(g, addr, sid, &k);
 
 	if (rc == -EINVAL)
 		return rc;
@@ -268,7 +285,7 @@ static void round_once(struct gossip *g)
 
 	if (!g->seeded) {
 		for (size_t i = 0; i < g->nseeds; i++) {
-			int rc = exchange(g, g->seeds[i]);
+			int rc = exchange(g, g->seeds[i], NULL);
 			if (rc == 0)
 				g->seeded = true;
 			else
@@ -287,7 +304,7 @@ static void round_once(struct gossip *g)
 			k--;
 			continue;
 		}
-		int rc = exchange(g, pick.address);
+		int rc = exchange(g, pick.address, &pick.sid);
 		if (rc && rc != -EAGAIN && !conn_is_refusal(rc))
 			log_debug("gossip: %s did not answer", pick.address);
 	}
@@ -386,7 +403,11 @@ void gossip_stop(struct gossip *g)
 struct pull {
 	struct sidtab *t;
 	struct gossip_trust tr;
-	char (*addrs)[OFS_SERVER_ADDR_LEN];
+	struct pull_to {
+		char addr[OFS_SERVER_ADDR_LEN];
+		bool has_sid;          /* a known server's (else a seed) */
+		struct ofs_sid sid;
+	} *addrs;
 	size_t n;
 	struct timespec deadline;  /* CLOCK_MONOTONIC: no exchange starts after */
 	pthread_mutex_t mu;
@@ -422,9 +443,10 @@ static void *pull_worker(void *arg)
 		pthread_mutex_unlock(&p->mu);
 		if (i == p->n)
 			break;
-		rc = exchange_with(p->t, &p->tr, p->addrs[i], (int)left, NULL, NULL);
+		rc = exchange_with(p->t, &p->tr, p->addrs[i].addr,
+				   p->addrs[i].has_sid ? &p->addrs[i].sid : NULL, (int)left, NULL, NULL);
 		if (rc) {
-			log_debug("gossip: pull from %s: %s", p->addrs[i], ofs_strerror(rc));
+			log_debug("gossip: pull from %s: %s", p->addrs[i].addr, ofs_strerror(rc));
 			continue;
 		}
 		pthread_mutex_lock(&p->mu);
@@ -436,14 +458,18 @@ static void *pull_worker(void *arg)
 
 /* Add addr to p's list unless it is there already (a seed is often a
  * known server too). */
-static void pull_add(struct pull *p, const char *addr)
+static void pull_add(struct pull *p, const char *addr, const struct ofs_sid *sid)
 {
-	if (strlen(addr) >= sizeof(p->addrs[0]))
+	if (strlen(addr) >= sizeof(p->addrs[0].addr))
 		return;      /* (no server can be there: conn_open refuses it) */
 	for (size_t i = 0; i < p->n; i++)
-		if (strcmp(p->addrs[i], addr) == 0)
+		if (strcmp(p->addrs[i].addr, addr) == 0)
 			return;
-	snprintf(p->addrs[p->n++], sizeof(p->addrs[0]), "%s", addr);
+	snprintf(p->addrs[p->n].addr, sizeof(p->addrs[0].addr), "%s", addr);
+	p->addrs[p->n].has_sid = sid != NULL;
+	if (sid)
+		p->addrs[p->n].sid = *sid;
+	p->n++;
 }
 
 int gossip_pull_once(struct sidtab *t, const struct gossip_trust *tr, const char *const *seeds, size_t nseeds,
@@ -469,9 +495,9 @@ int gossip_pull_once(struct sidtab *t, const struct gossip_trust *tr, const char
 	}
 	for (size_t i = 0; i < n; i++)
 		if (!sid_eq(e[i].sid, self) && e[i].address[0])
-			pull_add(&p, e[i].address);
+			pull_add(&p, e[i].address, &e[i].sid);
 	for (size_t i = 0; i < nseeds; i++)
-		pull_add(&p, seeds[i]);
+		pull_add(&p, seeds[i], NULL);
 	free(e);
 	clock_gettime(CLOCK_MONOTONIC, &p.deadline);
 	p.deadline.tv_sec += timeout_ms / 1000;

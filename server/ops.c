@@ -94,7 +94,7 @@ static int do_servers(struct service *sv, const struct ofs_req *q, struct wbuf *
 	if (!rc && nin && store_stalled(sv->store))
 		rc = -OFS_EBUSY;   /* a peer's gossip: not heard, as if down (store.h) */
 	if (!rc && nin) {
-		rc = sidtab_merge(sv->tab, in, nin);
+		rc = sidtab_merge_from(sv->tab, in, nin, &in[0].sid);
 		if (rc > 0)
 			log_info("server table: %d change(s) from a peer", rc);
 		rc = rc < 0 ? rc : 0;
@@ -602,8 +602,12 @@ static int op_revoked(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 
 	if (!sv->crl)
 		return -OFS_EUNKNOWNOP;
+	/* (a pull is anyone's: a client checks servers against the CRL too;
+	 * giving one is an admin's or a server's) */
 	if (crl_pull_decode(q->data, q->data_len, &asked))
 		return crl_answer(sv->crl, asked, reply);
+	if (q->who && q->who->role == IDENT_USER)
+		return -EACCES;
 	if (!crl_is_der(q->data, q->data_len))
 		return refuse_unsigned(q, "revocation list");
 	sender(q, by, sizeof(by));
@@ -824,7 +828,8 @@ static struct ops_row table[OFS_OP_MAX] = {
 	[OFS_OP_SET_ROOT] = { op_set_root, OPERATOR, 0 },    /* an admin's first command makes it
 	                                                        (the oldest root wins: a user
 	                                                        could offer an older one) */
-	[OFS_OP_SERVER_SET] = { op_server_set, OPERATOR, 0 },
+	[OFS_OP_SERVER_SET] = { op_server_set, OPS_ADMIN, 0 },   /* an admin's word: a server
+	                                                           speaks for itself only */
 	[OFS_OP_ROOT_MOVE] = { op_root_move, OPERATOR, 0 },
 	[OFS_OP_STOP_CHECK] = { NULL, OPERATOR, 0 },
 	[OFS_OP_TASK_START] = { op_task_start, OPERATOR, 0 },
@@ -841,7 +846,7 @@ static struct ops_row table[OFS_OP_MAX] = {
 	[OFS_OP_STALE_CLEAR] = { op_stale_clear, PEER, 0 },
 	[OFS_OP_FREEZE] = { op_freeze, PEER, 0 },
 	[OFS_OP_CHANGES] = { op_changes, PEER, 0 },
-	[OFS_OP_REVOKED] = { op_revoked, OPERATOR, 0 },
+	[OFS_OP_REVOKED] = { op_revoked, ANYONE, 0 },    /* (a user's: a pull only) */
 	[OFS_OP_CAPKEYS] = { op_capkeys, OPERATOR, 0 },
 };
 

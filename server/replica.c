@@ -156,13 +156,14 @@ static int resolve(struct replicator *r, struct ofs_sid sid, struct ofs_server *
 		uint8_t *b = NULL;
 		size_t bn = 0, nt = 0;
 
-		if (sid_eq(mine[i].sid, self) || conn_open(mine[i].address, &c))
+		if (sid_eq(mine[i].sid, self) || conn_open_sid(mine[i].address, &mine[i].sid, &c))
 			continue;
 		asked++;
 		conn_set_timeout(c, RESOLVE_TIMEOUT_MS);
+		/* (its answer speaks for itself only: sidtab.h) */
 		if (conn_call(c, &q, &b, &bn) == 0 &&
 		    proto_decode_servers(b, bn, true, &who, &theirs, &nt) == 0 &&
-		    sidtab_merge(r->t, theirs, nt) >= 0)
+		    sid_eq(who, mine[i].sid) && sidtab_merge_from(r->t, theirs, nt, &who) >= 0)
 			rc = sidtab_get(r->t, sid, e);
 		free(theirs);
 		free(b);
@@ -205,7 +206,7 @@ static int take(struct replicator *r, struct ofs_sid sid, struct conn **c)
 		rc = resolve(r, sid, &e);
 	if (rc)
 		return -OFS_EUNREACHABLE;     /* a server nobody we asked knows */
-	rc = conn_open_within(e.address, REPLICA_CONNECT_MS, c);
+	rc = conn_open_within_sid(e.address, &sid, REPLICA_CONNECT_MS, c);
 	if (rc)
 		return rc;
 	conn_set_timeout(*c, REPLICA_TIMEOUT_MS);

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <openssl/evp.h>
+
 #include "lib/log.h"
 #include "lib/ofs_error.h"
 #include "lib/wire.h"
@@ -30,6 +32,19 @@ struct sidtab {
 	struct ofs_server *e;     /* guarded by mu; e[0] is this server */
 	bool refused;             /* guarded by root_mu: the cluster's root
 	                             was refused (logged) */
+	struct vouch *v;          /* guarded by mu: what peers said of other
+	                             servers' operator's parts (sidtab_merge_from) */
+	size_t nv, capv;
+};
+
+/* One peer's word about another server's operator's part: the newest it
+ * said, by its version and the SHA-256 of its encoding. In memory only. */
+#define VOUCH_MAX 4096
+#define VOUCHERS 2                /* distinct peers whose word is taken */
+struct vouch {
+	struct ofs_sid about, by;
+	uint64_t version;
+	uint8_t h[32];
 };
 
 static int64_t now_ns(void)
@@ -305,6 +320,7 @@ void sidtab_close(struct sidtab *t)
 	pthread_mutex_destroy(&t->mu);
 	pthread_mutex_destroy(&t->put_mu);
 	pthread_mutex_destroy(&t->root_mu);
+	free(t->v);
 	free(t->e);
 	free(t);
 }
@@ -528,7 +544,85 @@ static bool merge_entry(struct ofs_server *cur, const struct ofs_server *in, boo
 	return changed;
 }
 
+/*
+ * Peer `by` says in's operator's part, newer than ours (cur's): recorded
+ * as its word about in->sid, in place of what it said before. True when
+ * another peer has said the very same part (its bytes: each server gives
+ * an admin's change its own version), also newer than ours: VOUCHERS
+ * distinct servers agree, so one server alone cannot change another's
+ * entry. *version receives the lower of the two versions (one server
+ * cannot push a version past what the other said). The caller holds mu.
+ */
+static bool vouched(struct sidtab *t, const struct ofs_server *in, const struct ofs_server *cur,
+		    struct ofs_sid by, uint64_t *version)
+{
+	struct vouch w = { .about = in->sid, .by = by, .version = in->version };
+	struct wbuf b;
+	unsigned int hl = 0;
+	size_t agree = 1, slot = t->nv;
+	bool ok;
+
+	*version = in->version;
+	wbuf_init(&b);
+	encode_part(&b, in, PART_OPERATOR);
+	ok = !wbuf_error(&b) && EVP_Digest(b.data, b.len, w.h, &hl, EVP_sha256(), NULL) == 1 &&
+	     hl == sizeof(w.h);
+	wbuf_free(&b);
+	if (!ok)
+		return false;
+	for (size_t i = 0; i < t->nv; i++) {
+		struct vouch *o = &t->v[i];
+		if (!sid_eq(o->about, in->sid))
+			continue;
+		if (sid_eq(o->by, by))
+			slot = i;
+		else if (o->version > cur->version && memcmp(o->h, w.h, sizeof(w.h)) == 0) {
+			agree++;
+			if (o->version < *version)
+				*version = o->version;
+		}
+	}
+	if (slot == t->nv) {
+		if (t->nv == t->capv) {
+			size_t cap = t->capv ? t->capv * 2 : 32;
+			struct vouch *p;
+			if (cap > VOUCH_MAX)
+				cap = VOUCH_MAX;
+			if (t->nv == cap) {
+				/* (full: the oldest word goes) */
+				memmove(t->v, t->v + 1, (t->nv - 1) * sizeof(*t->v));
+				t->nv--;
+			} else if ((p = realloc(t->v, cap * sizeof(*p))) != NULL) {
+				t->v = p;
+				t->capv = cap;
+			} else {
+				return agree >= VOUCHERS;
+			}
+		}
+		slot = t->nv++;
+	}
+	t->v[slot] = w;
+	return agree >= VOUCHERS;
+}
+
+/* in, its operator's part replaced by cur's: a copy that can change
+ * only the own part. */
+static void keep_operator_part(struct ofs_server *in, const struct ofs_server *cur)
+{
+	in->state = cur->state;
+	in->weight_milli = cur->weight_milli;
+	in->nattrs = cur->nattrs;
+	memcpy(in->attrs, cur->attrs, sizeof(in->attrs));
+	in->version = cur->version;
+}
+
 int sidtab_merge(struct sidtab *t, const struct ofs_server *e, size_t n)
+{
+	return sidtab_merge_from(t, e, n, NULL);
+}
+
+int sidtab_merge_from(struct sidtab *t, const struct ofs_server *e, size_t n,
+		      const struct ofs_sid *from)
 {
 	int changed = 0, rc = 0;
 
@@ -540,7 +634,41 @@ int sidtab_merge(struct sidtab *t, const struct ofs_server *e, size_t n)
 		pthread_mutex_lock(&t->mu);
 		cur = find(t, in.sid);
 		if (cur) {
-			diff = merge_entry(cur, &in, sid_eq(in.sid, t->self));
+			/*
+			 * A server speaks for its own entry only (sidtab.h;
+			 * docs/design.md, "Security"): of a known server's
+			 * entry relayed by another, the own part is never
+			 * taken, and the operator's part only once VOUCHERS
+			 * distinct peers have said the same (vouched). Our
+			 * own, relayed: a newer copy of our own part that
+			 * differs still gets ours past it.
+			 */
+			bool own = sid_eq(in.sid, t->self);
+			if (!from || sid_eq(in.sid, *from)) {
+				diff = merge_entry(cur, &in, own);
+			} else {
+				diff = false;
+				uint64_t v;
+				/* (the same part under another server's version:
+				 * nothing to take) */
+				bool same = in.state == cur->state &&
+					    in.weight_milli == cur->weight_milli &&
+					    in.nattrs == cur->nattrs &&
+					    memcmp(in.attrs, cur->attrs, sizeof(in.attrs)) == 0;
+				if (!same && in.version > cur->version &&
+				    vouched(t, &in, cur, *from, &v)) {
+					cur->state = in.state;
+					cur->weight_milli = in.weight_milli;
+					cur->nattrs = in.nattrs;
+					memcpy(cur->attrs, in.attrs, sizeof(cur->attrs));
+					cur->version = v;
+					diff = true;
+				}
+				if (own) {
+					keep_operator_part(&in, cur);
+					diff = merge_entry(cur, &in, true) || diff;
+				}
+			}
 		} else {
 			rc = add(t, &in);
 			diff = !rc;

@@ -5,12 +5,13 @@
  * Each entry has two parts, each versioned on its own and merged
  * newest-wins, so that neither writer can undo the other: the operator's
  * part (state, weight, attributes; `version`), which any server sets on
- * an operator's request, and the server's own part (address, root;
- * `self_version`), which only that server writes - at every start, and
- * when its address or root changes. A restart therefore never undoes an
- * operator's decision. Any server can take an operator's change and the
- * others learn it when they next talk (gossip.h); no server needs to know
- * every other one. The table is kept in memory and persisted in the store
+ * an admin's request (the admin's tool asks every server), and the
+ * server's own part (address, root; `self_version`), which only that
+ * server writes - at every start, and when its address or root changes.
+ * A restart therefore never undoes an operator's decision. A server
+ * speaks for its own entry only (sidtab_merge_from): a server that
+ * missed an admin's change learns it from the server it is about, or
+ * from two other servers that agree, when they next talk (gossip.h). The table is kept in memory and persisted in the store
  * (KV_SERVERS) before a change is acknowledged. last_seen (when this
  * server last heard from each one) is local: it is sent along but never
  * merged. All functions are thread-safe.
@@ -51,6 +52,24 @@ struct ofs_sid sidtab_self(const struct sidtab *t);
  * entries that changed, or a store error.
  */
 int sidtab_merge(struct sidtab *t, const struct ofs_server *e, size_t n);
+/*
+ * sidtab_merge of what server *from says (its SERVERS push, or its answer
+ * to ours; from NULL: every entry is believed, as sidtab_merge). A server
+ * speaks for its own entry only (docs/design.md, "Security"): its entry
+ * is merged as above, both parts; an entry for a server not known yet is
+ * taken whole (how a new server becomes known). Of an entry for another
+ * server already known (ours included), the own part (address, root) is
+ * never taken - that server says where it is and what it serves itself
+ * (a newer copy of ours that differs gets ours past it) - and the
+ * operator's part (an admin's SERVER_SET, which the admin's tool sends
+ * to every server) only once two distinct peers have said the very same
+ * one, newer than ours: one server alone cannot change another's entry,
+ * and a server that was down when an admin changed it learns the change
+ * from the others. The caller has checked that *from is who sent it (its
+ * certificate).
+ */
+int sidtab_merge_from(struct sidtab *t, const struct ofs_server *e, size_t n,
+		      const struct ofs_sid *from);
 
 /* A copy of the whole table (caller frees *out), own entry first. */
 int sidtab_snapshot(struct sidtab *t, struct ofs_server **out, size_t *n);

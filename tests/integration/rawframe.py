@@ -69,6 +69,15 @@
                                                stdin); prints "STATUS HEAD", HEAD
                                                the reply body's first 8 bytes in
                                                hex ("-": an empty body)
+    rawframe.py HOST:PORT serverspush SID [SID:FIELD=VALUE...]
+                                               a SERVERS push as server SID (the
+                                               identity's): the server's own
+                                               table, pulled, SID's entry first,
+                                               each entry named changed
+                                               (FIELD address, state - a number
+                                               - or weight, in thousandths)
+                                               with both its versions far
+                                               ahead; prints its status
     rawframe.py HOST:PORT oldrevoked SERIAL...  REVOKED with the previous
                                                release's unsigned list of these
                                                serials (hex); prints its status
@@ -820,6 +829,60 @@ def send(addr, op, path):
     print(st, b[:8].hex() if b else "-")
 
 
+SERVERS = 18                     # (lib/proto.h)
+AHEAD = 10 ** 15                 # versions far ahead (ns: 11 days)
+
+
+def dec_server(r):
+    """One entry (lib/proto_reply.c proto_encode_server) as a dict."""
+    e = {"sid": r.oid(), "address": r.str(), "state": r.u8(), "weight": r.u32()}
+    e["attrs"] = [r.str() for _ in range(r.u8())]
+    e["version"], e["last_seen"] = r.u64(), r.u64()
+    e["root"], e["root_birth"] = r.handle(), r.u64()
+    e["self_version"], e["root_version"] = r.u64(), r.u64()
+    return e
+
+
+def enc_server(e):
+    return (e["sid"] + enc_str(e["address"]) + bytes([e["state"]]) +
+            struct.pack(">IB", e["weight"], len(e["attrs"])) +
+            b"".join(enc_str(a) for a in e["attrs"]) +
+            struct.pack(">QQ", e["version"], e["last_seen"]) + enc_handle(e["root"]) +
+            struct.pack(">QQQ", e["root_birth"], e["self_version"], e["root_version"]))
+
+
+def serverspush(addr, me, edits):
+    s = connect(addr)
+    try:
+        st, b = call(s, SERVERS, struct.pack(">I", 0))
+        if st:
+            raise Fail("SERVERS pull: status %d" % st)
+        r = R(b)
+        r.oid()
+        table = [dec_server(r) for _ in range(r.u32())]
+        r.done()
+        by = {e["sid"].hex(): e for e in table}
+        if me not in by:
+            raise Fail("%s is not in the server's table" % me)
+        push = [by[me]]
+        for ed in edits:
+            sid, _, kv = ed.partition(":")
+            field, _, value = kv.partition("=")
+            if sid not in by or field not in ("address", "state", "weight"):
+                raise Fail("bad change %s" % ed)
+            e = by[sid]
+            e[field] = value.encode() if field == "address" else int(value)
+            e["version"] += AHEAD
+            e["self_version"] += AHEAD
+            if e is not push[0] and e not in push:
+                push.append(e)
+        body = struct.pack(">I", len(push)) + b"".join(enc_server(e) for e in push)
+        st, b = call(s, SERVERS, body, reqid=8)
+    finally:
+        s.close()
+    print(st)
+
+
 def oldrevoked(addr, serials):
     """The previous release's REVOKED body: u16 n, n times u8 len + bytes."""
     body = struct.pack(">H", len(serials))
@@ -1066,6 +1129,8 @@ def main(argv):
                   int(opts["idle"]))
         elif cmd == "send" and len(pos) == 2:
             send(addr, int(pos[0]), pos[1])
+        elif cmd == "serverspush" and len(pos) >= 1:
+            serverspush(addr, pos[0], pos[1:])
         elif cmd == "oldrevoked" and len(pos) >= 1:
             oldrevoked(addr, pos)
         elif cmd == "oldkeys" and len(pos) == 1:

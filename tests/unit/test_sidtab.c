@@ -3,7 +3,8 @@
  * the own entry, newest-wins merging of each part (the operator's, the
  * server's own), what a server keeps of its own entry and of roots,
  * operator changes a restart does not undo, root offers and moves,
- * persistence, versions that never go back; and one pull of the table
+ * persistence, versions that never go back, a server that speaks for its
+ * own entry only (sidtab_merge_from); and one pull of the table
  * before serving (server/gossip.c) from a peer that speaks the protocol.
  */
 #include <errno.h>
@@ -602,6 +603,96 @@ static void test_versions_never_go_back_when_the_clock_steps_back(void **state)
 	assert_memory_equal(me.root.sids[0].b, moved.sids[0].b, OFS_OID_LEN);
 }
 
+/* ---- a server speaks for its own entry only ---- */
+
+/* What server 1 (from) says: its own entry, changed, and entries about
+ * server 0, a known peer Y and an unknown Z, each changed with versions
+ * far ahead. Only its own entry and the unknown one are taken; another
+ * server's operator's part once a second server says the same. */
+static void test_a_server_speaks_for_its_own_entry_only(void **state)
+{
+	struct fixture *fx = *state;
+	struct ofs_sid me = sidtab_self(fx->t[0]), from = sidtab_self(fx->t[1]);
+	struct ofs_server y = peer(0x31, 5, 1000), z = peer(0x32, 5, 1000), said[4], got, mine;
+
+	/* Y and server 1 become known, each from itself. */
+	assert_int_equal(sidtab_merge_from(fx->t[0], &y, 1, &y.sid), 1);
+	assert_int_equal(sidtab_get(fx->t[1], from, &said[0]), 0);
+	assert_int_equal(sidtab_merge_from(fx->t[0], &said[0], 1, &from), 1);
+	assert_int_equal(sidtab_get(fx->t[0], me, &mine), 0);
+
+	/* Server 1 moves and drains itself: its own word, taken. */
+	snprintf(said[0].address, sizeof(said[0].address), "127.0.0.1:7102");
+	said[0].self_version += 10;
+	said[0].state = OFS_SERVER_DRAINING;
+	said[0].version += 10;
+	/* ... and says Y moved and is out, and that server 0 is out. */
+	said[1] = y;
+	snprintf(said[1].address, sizeof(said[1].address), "127.0.0.1:9999");
+	said[1].self_version = UINT64_MAX / 2;
+	said[1].state = OFS_SERVER_OUT;
+	said[1].version = UINT64_MAX / 2;
+	said[2] = mine;
+	said[2].state = OFS_SERVER_OUT;
+	said[2].version = UINT64_MAX / 2;
+	said[3] = z;
+	assert_int_equal(sidtab_merge_from(fx->t[0], said, 4, &from), 2);
+
+	assert_int_equal(sidtab_get(fx->t[0], from, &got), 0);
+	assert_string_equal(got.address, "127.0.0.1:7102");
+	assert_int_equal(got.state, OFS_SERVER_DRAINING);
+	assert_int_equal(sidtab_get(fx->t[0], y.sid, &got), 0);
+	assert_string_equal(got.address, y.address);
+	assert_int_equal(got.state, OFS_SERVER_IN);
+	assert_true(got.version == y.version);
+	assert_int_equal(sidtab_get(fx->t[0], me, &got), 0);
+	assert_int_equal(got.state, OFS_SERVER_IN);
+	assert_true(got.version == mine.version);
+	assert_int_equal(sidtab_get(fx->t[0], z.sid, &got), 0);    /* (unknown: learned) */
+	assert_string_equal(got.address, z.address);
+
+	/* Server 1 again, the same: still one server's word. */
+	assert_int_equal(sidtab_merge_from(fx->t[0], &said[1], 2, &from), 0);
+	assert_int_equal(sidtab_get(fx->t[0], y.sid, &got), 0);
+	assert_int_equal(got.state, OFS_SERVER_IN);
+	/* A second server W says the very same operator's parts (an admin's
+	 * change W and server 1 both took): taken - the operator's part
+	 * only, never the address. Said otherwise (another weight), not. */
+	{
+		struct ofs_server w = peer(0x33, 5, 1000), two[3];
+		assert_int_equal(sidtab_merge_from(fx->t[0], &w, 1, &w.sid), 1);
+		two[0] = w;
+		two[1] = said[1];
+		two[2] = said[2];
+		two[2].weight_milli = 7;
+		assert_int_equal(sidtab_merge_from(fx->t[0], two, 3, &w.sid), 1);
+		assert_int_equal(sidtab_get(fx->t[0], y.sid, &got), 0);
+		assert_int_equal(got.state, OFS_SERVER_OUT);
+		assert_true(got.version == said[1].version);
+		assert_string_equal(got.address, y.address);
+		assert_int_equal(sidtab_get(fx->t[0], me, &got), 0);
+		assert_int_equal(got.state, OFS_SERVER_IN);
+		/* ... and then said as server 1 did: two agree on our own */
+		two[2].weight_milli = said[2].weight_milli;
+		assert_int_equal(sidtab_merge_from(fx->t[0], two, 3, &w.sid), 1);
+		assert_int_equal(sidtab_get(fx->t[0], me, &got), 0);
+		assert_int_equal(got.state, OFS_SERVER_OUT);
+		assert_string_equal(got.address, mine.address);
+	}
+
+	/* What Y says about itself is taken. */
+	y.state = OFS_SERVER_DRAINING;
+	y.version = UINT64_MAX / 2 + 1;
+	assert_int_equal(sidtab_merge_from(fx->t[0], &y, 1, &y.sid), 1);
+	assert_int_equal(sidtab_get(fx->t[0], y.sid, &got), 0);
+	assert_int_equal(got.state, OFS_SERVER_DRAINING);
+	/* (a restart keeps it: nothing was taken from server 1 about Y's
+	 * address) */
+	reopen(fx, 0);
+	assert_int_equal(sidtab_get(fx->t[0], y.sid, &got), 0);
+	assert_string_equal(got.address, y.address);
+}
+
 /* ---- one pull of the table, from a peer that speaks the protocol ---- */
 
 struct fake_peer {
@@ -705,13 +796,15 @@ static void test_pull_learns_the_table_before_serving(void **state)
 	pthread_join(p.th, NULL);
 	close(p.lfd);
 	close(mfd);
-	/* Both learned: the restarted server its drained state, the peer its
-	 * new address. */
+	/* The peer learned the restarted server's new address (from that
+	 * server itself). The restarted server keeps its own operator's part:
+	 * one peer's word about another server's entry is not taken
+	 * (sidtab_merge_from: two must agree). */
 	assert_int_equal(sidtab_get(fx->t[0], x, &got), 0);
-	assert_int_equal(got.state, OFS_SERVER_DRAINING);
+	assert_int_equal(got.state, OFS_SERVER_IN);
 	assert_int_equal(sidtab_get(fx->t[1], x, &got), 0);
 	assert_string_equal(got.address, "127.0.0.1:7009");
-	assert_same_entry(fx, x);
+	assert_int_equal(got.state, OFS_SERVER_DRAINING);
 	/* Nobody to ask: nothing to do. */
 	{
 		struct sidtab *t = NULL;
@@ -748,6 +841,7 @@ int main(void)
 		T(test_a_root_move_reaches_a_server_that_missed_it),
 		T(test_versions_never_go_back_when_the_clock_steps_back),
 		T(test_pull_learns_the_table_before_serving),
+		T(test_a_server_speaks_for_its_own_entry_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
