@@ -9,7 +9,9 @@ OFS_ITEST_CLIENT_LEAKS=1   # (every client checked for leaks at exit)
 
 RAW=$ITEST_DIR/rawframe.py
 
-start_server a
+# (a capability lives 10 minutes here, not 2 s: the sparse file's section
+# uses one it was granted across several steps - expiry is t_access's)
+start_server a --cap-ttl 600
 data=$(srv_data a)
 mkrand "$T/f" $((200 * 1024 + 77))
 ok ofs put "$T/f" /f
