@@ -17,9 +17,9 @@
 #    running;
 #  - with it cut off at least 5 more puts are acknowledged within
 #    $OFS_ITEST_PARTITION_WAIT seconds (default 120: a put already waiting
-#    on the cut-off server waits out its reply timeout, 60 s, and starts
-#    again, and the first change each primary forwards to it waits out
-#    the forward timeout, 30 s, after which primaries skip it until it is
+#    on the cut-off server waits out its change's deadline, 5 s, and goes
+#    to the next copy, and the first change each primary forwards to it
+#    waits out the copy's, 2.5 s, after which primaries skip it until it is
 #    heard from; refusals are counted, not failed), and every file
 #    acknowledged so far reads back, through a server that is not cut off,
 #    as the last version acknowledged; a client that names the cut-off
@@ -32,9 +32,10 @@
 # A cut-off server drops packets silently, so what waits on it waits for
 # a timeout: a connect fails after about 3 s (the address's ARP goes
 # unanswered: EHOSTUNREACH; CONN_CONNECT_MS is 5 s, REPLICA_CONNECT_MS
-# 2 s), a request already sent waits for its reply timeout (a client
-# CONN_REPLY_MS, 60 s; a primary forwarding to a copy, REPLICA_TIMEOUT_MS,
-# 30 s, once: then the copy is skipped until gossip hears from it). The
+# 2 s), a request already sent waits for its deadline (a client's
+# change, CL_CHANGE_MS and CL_LATE_MS, 5 s; a primary forwarding to a
+# copy, REPLICA_CHANGE_MS and REPLICA_GRACE_MS, 3 s, once: then the copy
+# is skipped until gossip hears from it). The
 # put log records each put's time; the log line of each phase says how
 # long its puts took.
 #
