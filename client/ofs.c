@@ -31,6 +31,7 @@
 #include "lib/cap.h"
 #include "lib/conn.h"
 #include "lib/tls.h"
+#include "lib/timefmt.h"
 
 /* ---- servers and calls --------------------------------------------------- */
 
@@ -55,6 +56,13 @@ int cl_change_ms(uint16_t op)
 	default:
 		return 0;
 	}
+}
+
+void cl_bound(struct conn *cn, struct ofs_req *q)
+{
+	if (cn)
+		conn_set_timeout(cn, cl_answer_ms(q->op));
+	q->deadline_ms = cl_change_ms(q->op) ? time_now_ms() + (uint64_t)cl_change_ms(q->op) : 0;
 }
 
 int cl_answer_ms(uint16_t op)
@@ -272,9 +280,10 @@ static int call_cov(struct ofs_client *c, const struct ofs_handle *h, const stru
 									: "unreachable";
 			continue;
 		}
-		conn_set_timeout(cn, cl_answer_ms(q->op));
-		if (cl_change_ms(q->op))
-			qc->deadline_ms = frame_now_ms() + (uint64_t)cl_change_ms(q->op);
+		if (qc)
+			cl_bound(cn, qc);
+		else
+			conn_set_timeout(cn, cl_answer_ms(q->op));   /* (a question as given) */
 		rc = conn_call(cn, q, body, blen);
 		if (qc && qc->cap_len && CL_CAP_RENEW(rc) && !renewed) {
 			/* Expired, or under a key rotated away: a new one, then again. */
@@ -507,13 +516,11 @@ static int send_create(struct ofs_client *c, struct ofs_req *q, struct ofs_handl
 
 	for (int attempt = 0; attempt < t->nsids; attempt++) {
 		struct conn *cn = cl_conn_of(c, t->sids[attempt]);
-		if (cn)
-			conn_set_timeout(cn, cl_answer_ms(q->op));
-		q->deadline_ms = frame_now_ms() + (uint64_t)cl_change_ms(q->op);
+		cl_bound(cn, q);
 		rc = cn ? conn_call(cn, q, b, n) : -ECONNREFUSED;
 		if (q->cap_len && CL_CAP_RENEW(rc) && cl_caps_renew(c, cover) == 0) {
 			q->cap_len = (uint16_t)cl_caps_for(c, cover, capbuf);
-			q->deadline_ms = frame_now_ms() + (uint64_t)cl_change_ms(q->op);
+			cl_bound(cn, q);
 			rc = conn_call(cn, q, b, n);
 		}
 		if (!rc && c->caps) {

@@ -44,6 +44,9 @@
 #define CL_LATE_MS 1000
 int cl_answer_ms(uint16_t op);
 int cl_change_ms(uint16_t op);
+/* q, about to go on cn: cn waits cl_answer_ms for its answer, and a
+ * change carries its deadline from now (cl_change_ms). */
+void cl_bound(struct conn *cn, struct ofs_req *q);
 #define MOVE_WAIT_FIRST_MS 50             /* ... the first, then doubled ... */
 #define MOVE_WAIT_CAP_MS 1000             /* ... up to this, with jitter */
 

@@ -58,7 +58,6 @@ static int dfile_io_one(struct conn *cn, const struct ofs_handle *h, const uint8
 		return -ENOMEM;
 	q->cap = cap;
 	q->cap_len = (uint16_t)caplen;
-	conn_set_timeout(cn, cl_answer_ms(q->op));
 	while ((n && !rc) || inflight) {
 		if (n && !rc && inflight < PIPE_DEPTH) {
 			int slot = (head + inflight) % PIPE_DEPTH;
@@ -71,8 +70,7 @@ static int dfile_io_one(struct conn *cn, const struct ofs_handle *h, const uint8
 			} else {
 				q->length = (uint32_t)piece;
 			}
-			if (write)
-				q->deadline_ms = frame_now_ms() + CL_WRITE_MS;
+			cl_bound(cn, q);
 			rc = conn_send(cn, q, &ids[slot]);
 			if (rc) {
 				if (conn_is_transport_error(rc))

@@ -1,6 +1,5 @@
 /* frame.c - encode and validate frame headers (see frame.h). */
 #include <errno.h>
-#include <time.h>
 
 #include "lib/frame.h"
 #include "lib/ofs_error.h"
@@ -81,12 +80,4 @@ int frame_deadline_decode(const uint8_t *cred, size_t n, uint64_t *deadline_ms)
 		return -ENOENT;
 	*deadline_ms = v;
 	return 0;
-}
-
-uint64_t frame_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }

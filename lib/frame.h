@@ -68,7 +68,6 @@ void frame_deadline_encode(uint64_t deadline_ms, uint8_t out[FRAME_DEADLINE_LEN]
 /* The deadline in a credential slot of n bytes: 0, or -ENOENT (none,
  * or one of another form: ignored, as an old server ignores ours). */
 int frame_deadline_decode(const uint8_t *cred, size_t n, uint64_t *deadline_ms);
-/* The wall clock in Unix milliseconds (what deadlines are in). */
-uint64_t frame_now_ms(void);
+/* (the clock deadlines are in: time_now_ms, lib/timefmt.h) */
 
 #endif

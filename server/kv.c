@@ -8,13 +8,13 @@
 #include <lmdb.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <time.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "lib/ofs_error.h"
+#include "lib/timefmt.h"
 #include "server/kv.h"
 
 #define KV_MAPSIZE ((size_t)256 << 30)   /* virtual; the file grows as used */
@@ -55,19 +55,11 @@ struct kv {
 	_Atomic int64_t batch_since_ns;  /* CLOCK_MONOTONIC its batch began (0: idle) */
 };
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 int64_t kv_busy_ms(struct kv *kv)
 {
 	int64_t since = atomic_load(&kv->batch_since_ns);
 
-	return since ? (mono_ns() - since) / 1000000 : 0;
+	return since ? (time_mono_ns() - since) / 1000000 : 0;
 }
 
 struct kv_txn {
@@ -237,7 +229,7 @@ static void *writer_main(void *arg)
 		kv->head = kv->tail = NULL;
 		pthread_mutex_unlock(&kv->mu);
 
-		atomic_store(&kv->batch_since_ns, mono_ns());
+		atomic_store(&kv->batch_since_ns, time_mono_ns());
 		run_batch(kv, batch);
 		atomic_store(&kv->batch_since_ns, 0);
 

@@ -17,6 +17,7 @@
 #include "lib/log.h"
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
+#include "lib/timefmt.h"
 #include "server/replica.h"
 
 #define POOL_MAX 64            /* idle connections kept in all */
@@ -229,7 +230,7 @@ static void give_back(struct replicator *r, struct ofs_sid sid, struct conn *c)
 /* How long to wait for an answer to a request with deadline_ms (0: none). */
 static int wait_ms(uint64_t deadline_ms)
 {
-	uint64_t now = frame_now_ms();
+	uint64_t now = time_now_ms();
 
 	if (!deadline_ms)
 		return REPLICA_TIMEOUT_MS;

@@ -11,6 +11,7 @@
 #include "lib/log.h"
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
+#include "lib/timefmt.h"
 #include "server/access.h"
 #include "server/ops.h"
 #include "server/records.h"
@@ -51,18 +52,10 @@ void service_fini(struct service *sv)
 	pthread_mutex_destroy(&sv->fmu);
 }
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Is oid held still? (Call with its change lock held.) */
 static bool is_frozen(struct service *sv, struct ofs_oid oid)
 {
-	int64_t now = mono_ns();
+	int64_t now = time_mono_ns();
 	bool held = false;
 
 	pthread_mutex_lock(&sv->fmu);
@@ -76,7 +69,7 @@ static bool is_frozen(struct service *sv, struct ofs_oid oid)
 int service_freeze(struct service *sv, struct ofs_oid oid, uint32_t ms, struct ofs_sid holder)
 {
 	pthread_mutex_t *l = &sv->locks[oid_hash(oid) % SERVICE_NLOCKS];
-	int64_t now = mono_ns();
+	int64_t now = time_mono_ns();
 	int slot = -1, rc = 0;
 
 	pthread_mutex_lock(l);
@@ -211,7 +204,7 @@ static void hold_unacknowledged(struct service *sv, const struct ofs_req *q)
 /* Has q's deadline (its sender's: frame.h) passed? */
 static bool late(const struct ofs_req *q)
 {
-	return q->deadline_ms && frame_now_ms() > q->deadline_ms;
+	return q->deadline_ms && time_now_ms() > q->deadline_ms;
 }
 
 /* The deadline a change forwarded now carries: REPLICA_CHANGE_MS for a
@@ -219,7 +212,7 @@ static bool late(const struct ofs_req *q)
  * past its own sender's. */
 static uint64_t forward_deadline(const struct ofs_req *q)
 {
-	uint64_t d = frame_now_ms() + (q->op == OFS_OP_COMMIT ? REPLICA_TIMEOUT_MS :
+	uint64_t d = time_now_ms() + (q->op == OFS_OP_COMMIT ? REPLICA_TIMEOUT_MS :
 				       q->op == OFS_OP_WRITE ? REPLICA_WRITE_MS : REPLICA_CHANGE_MS);
 
 	return q->deadline_ms && q->deadline_ms < d ? q->deadline_ms : d;
@@ -337,112 +330,72 @@ static bool dirent_vote(struct service *sv, const struct ofs_req *q, struct wbuf
 	return true;
 }
 
-static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_t *body,
-			     size_t len, struct wbuf *reply)
+/* Apply q here and forward it to the copies others (nothers > 0), filling
+ * res: at once for a change whose effect is not visible before its COMMIT
+ * (overlaps), else applied here first and forwarded only when it applied
+ * - and in time: one applied after its client's deadline (this server
+ * hung in between) is not forwarded, the copies the client went on with
+ * hold the state, and this one catches up from them. 0, or this copy's
+ * error (then no result is left to free). Call under q's lock. */
+static int apply_and_forward(struct service *sv, struct ofs_req *q, const uint8_t *body,
+			     size_t len, struct wbuf *reply, size_t start,
+			     const struct ofs_sid *others, size_t nothers,
+			     struct replica_result *res)
 {
-	struct ofs_sid self = store_sid(sv->store), others[OFS_MAX_REPLICAS];
-	struct replica_result res[OFS_MAX_REPLICAS];
-	struct dirent_said said[OFS_MAX_REPLICAS];
-	struct ofs_attr *a = NULL;
-	struct wbuf fw;
-	pthread_mutex_t *l;
-	size_t start = reply->len, nothers = 0;
-	unsigned need, ok = 1;
-	bool mine = false, failed[OFS_MAX_REPLICAS] = { false }, disagree[OFS_MAX_REPLICAS];
-	char whys[OFS_MAX_REPLICAS][200];
 	int rc;
 
-	wbuf_init(&fw);
-	if (makes(q)) {
-		a = malloc(sizeof(*a));
-		if (!a)
-			return -ENOMEM;
-		*a = q->attr;
-		if (a->nsids > 1 && oid_is_zero(q->oid)) {
-			/* Every copy needs the same OID: choose it here. */
-			rc = oid_generate(&q->oid);
-			if (!rc)
-				rc = proto_encode_req(&fw, q);
-			if (rc)
-				goto out_free;
-			body = fw.data;
-			len = fw.len;
-		}
-	}
-	l = &sv->locks[oid_hash(q->oid) % SERVICE_NLOCKS];
-	pthread_mutex_lock(l);
-	if (late(q)) {
-		/* (waited here past it: its client has gone on to another copy) */
-		pthread_mutex_unlock(l);
-		rc = -OFS_ELATE;
-		goto out_free;
-	}
-	if (!makes(q)) {
-		/* Its copies as they are once no other change of it is in
-		 * flight here: read before the lock, a create still being
-		 * forwarded would leave this change unforwarded. */
-		a = malloc(sizeof(*a));
-		if (!a) {
-			pthread_mutex_unlock(l);
-			rc = -ENOMEM;
-			goto out_free;
-		}
-		if (store_getattr(sv->store, q->oid, a) != 0)
-			a->nsids = 0;      /* let the local handler say why */
-	}
-	for (uint8_t i = 0; i < a->nsids; i++) {
-		if (sid_eq(a->sids[i], self))
-			mine = true;
-		else
-			others[nothers++] = a->sids[i];
-	}
-	need = a->confidence ? a->confidence : a->nsids;
-	if (!makes(q) && is_frozen(sv, q->oid)) {
-		pthread_mutex_unlock(l);
-		rc = -OFS_EMOVING;
-		goto out_free;
-	}
-	if (!mine || nothers == 0) {
-		rc = apply(sv, q, reply);
-		pthread_mutex_unlock(l);
-		goto out_free;
-	}
 	if (overlaps(q)) {
-		/* Nothing this changes is visible before its COMMIT, and a put
-		 * whose COMMIT fails is undone: the copies may work while we
-		 * do. */
 		struct replica_sent sent;
 		replica_send_by(sv->rep, q->op, body, len, forward_deadline(q), others, nothers,
 				&sent, res);
 		rc = apply(sv, q, reply);
 		replica_collect(sv->rep, &sent, res);
-		if (rc) {
-			for (size_t i = 0; i < nothers; i++)
-				free(res[i].body);
-			pthread_mutex_unlock(l);
-			goto out_free;
-		}
-	} else {
-		rc = apply(sv, q, reply);
-		if (!rc && late(q) && q->op != OFS_OP_REMOVE) {
-			/* Applied after its client gave up (this server hung in
-			 * between): the copies it went on with hold the state, this
-			 * one catches up from them. */
-			hold_unacknowledged(sv, q);
-			reply->len = start;
-			rc = -OFS_ELATE;
-		}
-		if (rc) {
-			pthread_mutex_unlock(l);
-			goto out_free;
-		}
-		rc = replica_forward_by(sv->rep, q->op, body, len, forward_deadline(q), others,
-					nothers, res);
-		if (rc) {
-			pthread_mutex_unlock(l);
-			goto out_free;
-		}
+		for (size_t i = 0; rc && i < nothers; i++)
+			free(res[i].body);
+		return rc;
 	}
+	rc = apply(sv, q, reply);
+	if (!rc && late(q) && q->op != OFS_OP_REMOVE) {
+		hold_unacknowledged(sv, q);
+		reply->len = start;
+		rc = -OFS_ELATE;
+	}
+	return rc ? rc : replica_forward_by(sv->rep, q->op, body, len, forward_deadline(q),
+					    others, nothers, res);
+}
+
+/* A copy that answered a DIRENT_CREATE unlike the answer given
+ * (dirent_vote) applied it, so it counts; but it missed a change of that
+ * name: recorded stale here. */
+static void record_disagreeing(struct service *sv, const struct ofs_req *q,
+			       const struct ofs_sid *others, size_t nothers, const bool *disagree)
+{
+	char hex[OFS_OID_HEX], shex[OFS_OID_HEX], why[200];
+
+	oid_to_hex(q->oid, hex);
+	snprintf(why, sizeof(why), "answered a %s of '%.60s' unlike the other copies (missed a "
+		 "change of it)", ofs_op_name(q->op), q->name);
+	for (size_t i = 0; i < nothers; i++) {
+		if (!disagree[i])
+			continue;
+		sid_to_hex(others[i], shex);
+		log_warn("copy of %s on %s is behind: %s", hex, shex, why);
+		store_stale_add(sv->store, q->oid, others[i], why);
+	}
+}
+
+/* The copies' answers res (their bodies freed here): failed[i] and
+ * whys[i] for a copy that did not apply q or holds other bytes than this
+ * one, a DIRENT_CREATE's answers voted on. Returns how many copies hold
+ * the change, this one included. */
+static unsigned tally(struct service *sv, const struct ofs_req *q, struct wbuf *reply,
+		      size_t start, const struct ofs_sid *others, size_t nothers,
+		      struct replica_result *res, bool *failed, char whys[][200])
+{
+	struct dirent_said said[OFS_MAX_REPLICAS];
+	bool disagree[OFS_MAX_REPLICAS];
+	unsigned ok = 1;
+
 	for (size_t i = 0; i < nothers; i++) {
 		int r = res[i].rc;
 
@@ -450,13 +403,13 @@ static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_
 			uint64_t mine_sz = reply_size(reply->data + start, reply->len - start);
 			uint64_t theirs = reply_size(res[i].body, res[i].len);
 			if (mine_sz != theirs) {
-				snprintf(whys[i], sizeof(whys[i]), "%s: copy holds %llu bytes, primary %llu",
+				snprintf(whys[i], 200, "%s: copy holds %llu bytes, primary %llu",
 					 ofs_op_name(q->op), (unsigned long long)theirs,
 					 (unsigned long long)mine_sz);
 				r = -EIO;
 			}
 		} else if (r) {
-			snprintf(whys[i], sizeof(whys[i]), "%s not applied: %s", ofs_op_name(q->op),
+			snprintf(whys[i], 200, "%s not applied: %s", ofs_op_name(q->op),
 				 ofs_strerror(r));
 		}
 		memset(&said[i], 0, sizeof(said[i]));
@@ -471,19 +424,79 @@ static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_
 	}
 	if (q->op == OFS_OP_DIRENT_CREATE) {
 		dirent_vote(sv, q, reply, start, said, nothers, disagree);
-		for (size_t i = 0; i < nothers; i++) {
-			char hex[OFS_OID_HEX], shex[OFS_OID_HEX], why[200];
-			if (!disagree[i])
-				continue;
-			/* (applied there, so it counts; but it missed a change) */
-			oid_to_hex(q->oid, hex);
-			sid_to_hex(others[i], shex);
-			snprintf(why, sizeof(why), "answered a %s of '%.60s' unlike the other "
-				 "copies (missed a change of it)", ofs_op_name(q->op), q->name);
-			log_warn("copy of %s on %s is behind: %s", hex, shex, why);
-			store_stale_add(sv->store, q->oid, others[i], why);
-		}
+		record_disagreeing(sv, q, others, nothers, disagree);
 	}
+	return ok;
+}
+
+/* The object's attributes for a change under its lock: q's own for a
+ * create, else as stored (nsids 0 when it is not: the handler says why).
+ * NULL: no memory. */
+static struct ofs_attr *attrs_for(struct service *sv, const struct ofs_req *q)
+{
+	struct ofs_attr *a = malloc(sizeof(*a));
+
+	if (a && makes(q))
+		*a = q->attr;
+	else if (a && store_getattr(sv->store, q->oid, a) != 0)
+		a->nsids = 0;
+	return a;
+}
+
+static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_t *body,
+			     size_t len, struct wbuf *reply)
+{
+	struct ofs_sid self = store_sid(sv->store), others[OFS_MAX_REPLICAS];
+	struct replica_result res[OFS_MAX_REPLICAS];
+	struct ofs_attr *a = NULL;
+	struct wbuf fw;
+	pthread_mutex_t *l;
+	size_t start = reply->len, nothers = 0;
+	unsigned need, ok;
+	bool mine = false, failed[OFS_MAX_REPLICAS] = { false };
+	char whys[OFS_MAX_REPLICAS][200];
+	int rc = 0;
+
+	wbuf_init(&fw);
+	if (makes(q) && q->attr.nsids > 1 && oid_is_zero(q->oid)) {
+		/* Every copy needs the same OID: choose it here. */
+		rc = oid_generate(&q->oid);
+		if (!rc)
+			rc = proto_encode_req(&fw, q);
+		if (rc)
+			goto out_free;
+		body = fw.data;
+		len = fw.len;
+	}
+	l = &sv->locks[oid_hash(q->oid) % SERVICE_NLOCKS];
+	pthread_mutex_lock(l);
+	/* (its copies read under the lock: read before it, a create still
+	 * being forwarded would leave this change unforwarded) */
+	if (late(q))
+		rc = -OFS_ELATE;    /* (waited here past it: its client went on) */
+	else if (!(a = attrs_for(sv, q)))
+		rc = -ENOMEM;
+	else if (!makes(q) && is_frozen(sv, q->oid))
+		rc = -OFS_EMOVING;
+	for (uint8_t i = 0; !rc && i < a->nsids; i++) {
+		if (sid_eq(a->sids[i], self))
+			mine = true;
+		else
+			others[nothers++] = a->sids[i];
+	}
+	if (!rc && (!mine || nothers == 0)) {
+		rc = apply(sv, q, reply);
+		pthread_mutex_unlock(l);
+		goto out_free;
+	}
+	if (!rc)
+		rc = apply_and_forward(sv, q, body, len, reply, start, others, nothers, res);
+	if (rc) {
+		pthread_mutex_unlock(l);
+		goto out_free;
+	}
+	need = a->confidence ? a->confidence : a->nsids;
+	ok = tally(sv, q, reply, start, others, nothers, res, failed, whys);
 	if (ok >= need || ok > 1 || q->op == OFS_OP_REMOVE)
 		record_missed(sv, q, others, nothers, failed, whys);
 	else

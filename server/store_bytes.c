@@ -872,6 +872,40 @@ static int piece_txn(struct kv_txn *t, void *arg)
 
 #define SCRUB_PIECE_CHUNKS_BYTES (1u << 20)   /* read about this much at once */
 
+/* The chunks pa.first..pa.last of one piece read at off (len bytes asked,
+ * got arrived into buf) against their digests pa.d: each that does not
+ * match (or, a hole, is not all zeros) and the stream's end short of the
+ * piece reported through found. 0, or what found returned to stop. */
+static int scrub_check_piece(const struct piece_args *pa, uint32_t cs, const uint8_t *buf,
+			     uint64_t off, uint64_t len, uint64_t got, store_scrub_finding_fn found,
+			     void *arg)
+{
+	char detail[256];
+	int rc = 0;
+
+	for (uint64_t i = pa->first; i <= pa->last; i++) {
+		uint64_t c0 = (i - pa->first) * cs, c1 = c0 + cs;
+		if (c1 > len)
+			c1 = len;
+		if (c1 > got) {
+			snprintf(detail, sizeof(detail), "chunk %llu: byte stream ends at %llu",
+				 (unsigned long long)i, (unsigned long long)(off + got));
+			return found(OFS_FINDING_SIZE_MISMATCH, detail, arg);
+		}
+		if (!st_chunk_ok(buf + c0, (size_t)(c1 - c0), &pa->d[i - pa->first])) {
+			snprintf(detail, sizeof(detail), st_is_hole(&pa->d[i - pa->first]) ?
+				 "chunk %llu (bytes %llu-%llu) is a hole (no checksum recorded) and holds a byte that is not zero" :
+				 "chunk %llu (bytes %llu-%llu) does not match its checksum",
+				 (unsigned long long)i, (unsigned long long)(off + c0),
+				 (unsigned long long)(off + c1 - 1));
+			rc = found(OFS_FINDING_CHECKSUM_MISMATCH, detail, arg);
+			if (rc)
+				return rc;
+		}
+	}
+	return rc;
+}
+
 int store_scrub_dfile(struct store *s, struct ofs_oid oid, store_scrub_finding_fn found,
 		      store_scrub_throttle_fn throttle, void *arg, uint64_t *bytes_read)
 {
@@ -998,27 +1032,7 @@ out_locked:
 		}
 		got64 = got;
 		*bytes_read += got64;
-		for (uint64_t i = pa.first; i <= pa.last; i++) {
-			uint64_t c0 = (i - pa.first) * cs, c1 = c0 + cs;
-			if (c1 > len)
-				c1 = len;
-			if (c1 > got64) {
-				snprintf(detail, sizeof(detail), "chunk %llu: byte stream ends at %llu",
-					 (unsigned long long)i, (unsigned long long)(off + got64));
-				rc = found(OFS_FINDING_SIZE_MISMATCH, detail, arg);
-				break;
-			}
-			if (!st_chunk_ok(buf + c0, (size_t)(c1 - c0), &pa.d[i - pa.first])) {
-				snprintf(detail, sizeof(detail), st_is_hole(&pa.d[i - pa.first]) ?
-					 "chunk %llu (bytes %llu-%llu) is a hole (no checksum recorded) and holds a byte that is not zero" :
-					 "chunk %llu (bytes %llu-%llu) does not match its checksum",
-					 (unsigned long long)i, (unsigned long long)(off + c0),
-					 (unsigned long long)(off + c1 - 1));
-				rc = found(OFS_FINDING_CHECKSUM_MISMATCH, detail, arg);
-				if (rc)
-					break;
-			}
-		}
+		rc = scrub_check_piece(&pa, cs, buf, off, len, got64, found, arg);
 		if (got64 < len)
 			break;
 		next = pa.last + 1;

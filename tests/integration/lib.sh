@@ -586,24 +586,28 @@ json() { jq -r "$2" "$1"; }
 OFS_PBJ=$OFS_BIN/ofs-pbj
 ofs_pbj() { "$OFS_PBJ" "$@"; }
 
-# start_cluster NAME:RACK... : start one server per argument, the first on
-# its own and every other one with --peer to the first, then wait (bounded)
+# start_cluster NAME[:RACK]... [-- OPTION...] : start one server per
+# NAME (in rack RACK when given), the first on its own and every other one
+# with --peer to the first, each with the OPTIONs too, then wait (bounded)
 # until every one of them lists all of them as up. OFS_CLUSTER ends up
 # pointing at the first.
 start_cluster() {
-	local first="" spec name rack
-	for spec in "$@"; do
+	local first="" spec name names=() opts=() attr
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do names+=("$1"); shift; done
+	[ $# -eq 0 ] || { shift; opts=("$@"); }
+	for spec in "${names[@]}"; do
 		name=${spec%%:*}
-		rack=${spec#*:}
+		attr=()
+		[ "$spec" = "$name" ] || attr=(--attr "rack=${spec#*:}")
 		if [ -z "$first" ]; then
-			start_server "$name" --attr "rack=$rack"
+			start_server "$name" "${attr[@]}" "${opts[@]}"
 			first=$name
 		else
-			start_server "$name" --attr "rack=$rack" --peer "$(srv_addr "$first")"
+			start_server "$name" "${attr[@]}" --peer "$(srv_addr "$first")" "${opts[@]}"
 		fi
 	done
-	for spec in "$@"; do
-		wait_until 30 "${spec%%:*} to list all $# servers as up" sees_up "${spec%%:*}" $#
+	for spec in "${names[@]}"; do
+		wait_until 30 "${spec%%:*} to list all ${#names[@]} servers as up" sees_up "${spec%%:*}" ${#names[@]}
 	done
 	use_server "$first"
 }

@@ -250,6 +250,16 @@ def call(s, op, body=b"", reqid=7, cap=b"", want_cap=False, cred=b""):
     return f["status"], b
 
 
+def status_once(addr, op, body, **kw):
+    """One request on a connection of its own: the reply's status."""
+    s = connect(addr)
+    try:
+        st, _ = call(s, op, body, **kw)
+    finally:
+        s.close()
+    return st
+
+
 def capget(addr, oid):
     """GETATTR of oid: its status and the capability the reply grants."""
     s = connect(addr)
@@ -335,13 +345,11 @@ ATTR_MODE = 1 << 1               # (lib/proto.h: OFS_ATTR_MODE)
 
 def fwdmode(addr, oid, mode, age_ms):
     """A forwarded SETATTR of oid's mode, its deadline age_ms in the past."""
-    s = connect(addr)
     deadline = int(time.time() * 1000) - age_ms
     cred = b"D" + bytes([1]) + struct.pack(">Q", deadline)
     a = enc_owned_attr(OBJ_METAFILE, 0, 0, mode, [])
-    st, _ = call(s, SETATTR | FORWARDED, bytes.fromhex(oid) + struct.pack(">I", ATTR_MODE) + a,
-                 cred=cred)
-    print(st)
+    print(status_once(addr, SETATTR | FORWARDED,
+                      bytes.fromhex(oid) + struct.pack(">I", ATTR_MODE) + a, cred=cred))
 
 
 def getmany(addr, oid):
@@ -889,23 +897,13 @@ def oldrevoked(addr, serials):
     for h in serials:
         b = bytes.fromhex(h)
         body += struct.pack(">B", len(b)) + b
-    s = connect(addr)
-    try:
-        st, _ = call(s, REVOKED, body)
-    finally:
-        s.close()
-    print(st)
+    print(status_once(addr, REVOKED, body))
 
 
 def oldkeys(addr, key_id):
     """The previous release's CAPKEYS body: u8 n, n times u32 id + 32 bytes."""
     body = struct.pack(">BI", 1, key_id) + os.urandom(32)
-    s = connect(addr)
-    try:
-        st, _ = call(s, CAPKEYS, body)
-    finally:
-        s.close()
-    print(st)
+    print(status_once(addr, CAPKEYS, body))
 
 
 def ping(addr):

@@ -17,12 +17,7 @@ TTL=4                      # seconds a capability lives here
 ofs-pbj() { "$OFS_BIN/ofs-pbj" "$@"; }
 keep_going
 
-start_server a --cap-ttl $TTL
-start_server b --peer "$(srv_addr a)" --cap-ttl $TTL
-start_server c --peer "$(srv_addr a)" --cap-ttl $TTL
-use_server a
-await 30 "the three servers to know each other" \
-	bash -c '[ "$("$0" servers --json | jq ".servers | length")" = 3 ]' "$OFS_BIN/ofs-pbj"
+start_cluster a b c -- --cap-ttl $TTL
 issue_identity ann --user ann --uid 1010 --gid 100              # owns what follows
 issue_identity gus --user gus --uid 1011 --gid 1011,100         # in ann's group
 issue_identity ola --user ola --uid 1012 --gid 1012             # another

@@ -53,12 +53,7 @@ accepted_at() {  # accepted_at NAME SERVER...
 
 keep_going
 
-start_server a
-start_server b --peer "$(srv_addr a)"
-start_server c --peer "$(srv_addr a)"
-use_server a
-await 30 "the three servers to know each other" \
-	bash -c '[ "$("$0" servers --json | jq ".servers | length")" = 3 ]' "$OFS_BIN/ofs-pbj"
+start_cluster a b c
 ok ofs mkdir /d
 ok ofs chmod 777 /d
 for u in alice bob carol dave frank george harry ivan; do

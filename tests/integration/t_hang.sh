@@ -79,31 +79,36 @@ shown_down() {
 			"$T/servers.json" >/dev/null
 }
 
-phase c-stopping
-kill -STOP "$(srv_pid c)"
-await 60 "c to be shown down" shown_down c
-phase c-stopped
-base=$(acked)
-await 120 "10 more acknowledged puts with c stopped ($base before)" acked_at_least $((base + 10))
-phase c-continued
-kill -CONT "$(srv_pid c)"
-none_failed c-stopped
+# hang NAME GOING GONE HANG RESUME [AFTER] : NAME hangs (the command
+# HANG; phase NAME-GOING until it is shown down), 10 more puts are
+# acknowledged while it hangs (phase NAME-GONE), none failed; then it
+# comes back (RESUME), AFTER (a command, if any) holds, and it catches up.
+hang() {
+	local name=$1 going=$2 gone=$3 base
+	phase "$name-$going"
+	$4
+	await 60 "$name to be shown down" shown_down "$name"
+	phase "$name-$gone"
+	base=$(acked)
+	await 120 "10 more acknowledged puts with $name $gone ($base before)" \
+		acked_at_least $((base + 10))
+	phase "$name-back"
+	$5
+	none_failed "$name-$gone"
+	[ -z "${6:-}" ] || await 30 "$name: $6" "$6"
+	await 120 "$name to catch up" settled
+}
+stop_c() { kill -STOP "$(srv_pid c)"; }
+cont_c() { kill -CONT "$(srv_pid c)"; }
+stall_b() { touch "$T/stall"; }
+unstall_b() { rm -f "$T/stall"; }
 # (the change a primary forwarded to c, and gave up on, waited in c's
-# socket: c refuses it now rather than apply it after the catch-up)
+# socket: c refuses it when it continues, rather than apply it after the
+# catch-up)
 late_refused() { grep -q "came after its deadline: refused" "$T/c.log"; }
-await 30 "c to refuse the change that waited past its deadline" late_refused
-await 120 "c to catch up" settled
 
-phase b-stalling
-touch "$T/stall"
-await 60 "b to be shown down" shown_down b
-phase b-stalled
-base=$(acked)
-await 120 "10 more acknowledged puts with b's disk stalled ($base before)" acked_at_least $((base + 10))
-phase b-back
-rm -f "$T/stall"
-none_failed b-stalled
-await 120 "b to catch up" settled
+hang c stopping stopped stop_c cont_c late_refused
+hang b stalling stalled stall_b unstall_b
 
 phase end
 touch "$T/stop-writer"

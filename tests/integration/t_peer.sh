@@ -27,12 +27,7 @@ files_read() {   # files_read ADDR...: every file read back whole through them
 
 keep_going
 
-start_server a
-start_server b --peer "$(srv_addr a)"
-start_server c --peer "$(srv_addr a)"
-use_server a
-await 30 "the three servers to know each other" \
-	bash -c '[ "$("$0" servers --json | jq ".servers | length")" = 3 ]' "$OFS_BIN/ofs-pbj"
+start_cluster a b c
 ok ofs mkdir /d
 for f in 1 2 3 4; do
 	head -c $((f * 70000)) /dev/urandom >"$T/f$f"

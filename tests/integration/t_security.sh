@@ -33,12 +33,7 @@ ofs-pbj() { "$OFS_BIN/ofs-pbj" "$@"; }
 keep_going
 
 # ---- the cluster, under security from its first byte ------------------------
-start_server a
-start_server b --peer "$(srv_addr a)"
-start_server c --peer "$(srv_addr a)"
-use_server a
-await 30 "the three servers to know each other" \
-	bash -c '[ "$("$0" servers --json | jq ".servers | length")" = 3 ]' "$OFS_BIN/ofs-pbj"
+start_cluster a b c
 echo "shared bytes" >"$T/shared"
 ok ofs mkdir /d
 ok ofs put --replicas 3 "$T/shared" /d/f

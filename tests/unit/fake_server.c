@@ -10,6 +10,8 @@
 #include "lib/conn.h"
 #include "lib/frame.h"
 #include "lib/ofs_error.h"
+#include "server/replica.h"
+#include "server/sidtab.h"
 #include "tests/unit/fake_server.h"
 
 struct conn_ctx {
@@ -169,4 +171,26 @@ void fake_server_entry(const struct fake_server *f, const char *attr, struct ofs
 		snprintf(e->attrs[0], sizeof(e->attrs[0]), "%s", attr);
 		e->nattrs = 1;
 	}
+}
+
+int fake_table(struct store *s, const char *self_addr, struct fake_server *const *fakes,
+	       size_t n, struct sidtab **t, struct replicator **r)
+{
+	struct ofs_server e[8];
+	char rack[16];
+	int rc;
+
+	if (n > 8)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(rack, sizeof(rack), "rack=r%zu", i + 2);
+		fake_server_entry(fakes[i], rack, &e[i]);
+	}
+	rc = sidtab_open(s, self_addr, t);
+	if (rc)
+		return rc;
+	rc = sidtab_merge(*t, e, n);
+	if (rc != (int)n)
+		return rc < 0 ? rc : -EIO;
+	return replica_open(*t, r);
 }

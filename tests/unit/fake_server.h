@@ -43,4 +43,13 @@ void fake_server_stop(struct fake_server *f);
 /* f as a server table entry (in service, weight 1, attribute attr). */
 void fake_server_entry(const struct fake_server *f, const char *attr, struct ofs_server *e);
 
+/* The server table of a test's own store s (this server at self_addr)
+ * naming the n fakes (n <= 8), in racks r2, r3, ..., and a replicator
+ * over it: 0 or the first error. */
+struct store;
+struct sidtab;
+struct replicator;
+int fake_table(struct store *s, const char *self_addr, struct fake_server *const *fakes,
+	       size_t n, struct sidtab **t, struct replicator **r);
+
 #endif

@@ -447,6 +447,26 @@ static int check_q(struct fix *f, const struct ident *who, const struct wbuf *ca
 
 /* Who may remove (REMOVE granted by a GETATTR showing the directory's
  * capability) and take an entry out, with and without the sticky bit. */
+/* who's capability for the directory dir, into cap, and ar carrying it. */
+static void dir_cap(struct fix *f, const struct ident *who, struct ofs_oid dir, struct wbuf *cap,
+		    struct access_req *ar)
+{
+	grant(f, who, dir, cap);
+	ar->who = who;
+	ar->cap = cap->data;
+	ar->cap_len = cap->len;
+}
+
+/* dir's mode, set to mode. */
+static void set_mode(struct fix *f, struct ofs_oid dir, uint32_t mode)
+{
+	struct ofs_attr d;
+
+	memset(&d, 0, sizeof(d));
+	d.mode = mode;
+	assert_int_equal(store_setattr(f->s, dir, OFS_ATTR_MODE, &d, NULL), 0);
+}
+
 static void removal_is_the_directorys(void **state)
 {
 	struct fix *f = *state;
@@ -477,10 +497,7 @@ static void removal_is_the_directorys(void **state)
 	assert_int_equal(store_dirent_create(f->s, dd, "g", &e, 0, &replaced, &old), 0);
 
 	/* 0777: ola may remove gus's file (w and x on the directory) */
-	grant(f, &ola, dir, &dcap);
-	ar.who = &ola;
-	ar.cap = dcap.data;
-	ar.cap_len = dcap.len;
+	dir_cap(f, &ola, dir, &dcap, &ar);
 	assert_int_equal(store_getattr(f->s, gm, &got), 0);
 	assert_int_equal(access_removal(f->keys, &ar, &got, &why), 0);
 	wbuf_init(&mcap);
@@ -495,20 +512,14 @@ static void removal_is_the_directorys(void **state)
 	wbuf_free(&dcap);
 
 	/* 0755: the directory gives ola no WRITE, so no REMOVE */
-	d.mode = 0755;
-	assert_int_equal(store_setattr(f->s, dir, OFS_ATTR_MODE, &d, NULL), 0);
-	grant(f, &ola, dir, &dcap);
-	ar.cap = dcap.data;
-	ar.cap_len = dcap.len;
+	set_mode(f, dir, 0755);
+	dir_cap(f, &ola, dir, &dcap, &ar);
 	assert_int_equal(access_removal(f->keys, &ar, &got, &why), -EACCES);
 	wbuf_free(&dcap);
 
 	/* 01777: ola removes her own, not gus's; ann, the directory's owner, both */
-	d.mode = 01777;
-	assert_int_equal(store_setattr(f->s, dir, OFS_ATTR_MODE, &d, NULL), 0);
-	grant(f, &ola, dir, &dcap);
-	ar.cap = dcap.data;
-	ar.cap_len = dcap.len;
+	set_mode(f, dir, 01777);
+	dir_cap(f, &ola, dir, &dcap, &ar);
 	assert_int_equal(access_removal(f->keys, &ar, &got, &why), -EACCES);
 	assert_int_equal(store_getattr(f->s, om, &m), 0);
 	assert_int_equal(access_removal(f->keys, &ar, &m, &why), 0);
@@ -526,10 +537,7 @@ static void removal_is_the_directorys(void **state)
 	assert_int_equal(check_q(f, &ola, &dcap, &q), 0);              /* a new name */
 	wbuf_free(&dcap);
 	/* gus, with his file's REMOVE, takes his entry out */
-	grant(f, &gus, dir, &dcap);
-	ar.who = &gus;
-	ar.cap = dcap.data;
-	ar.cap_len = dcap.len;
+	dir_cap(f, &gus, dir, &dcap, &ar);
 	assert_int_equal(access_removal(f->keys, &ar, &got, &why), 0);
 	wbuf_init(&ocap);
 	assert_int_equal(access_grant(f->keys, (struct ofs_sid){ { 1 } }, TTL, NOW, &gus, gm, &got,
@@ -540,11 +548,8 @@ static void removal_is_the_directorys(void **state)
 	assert_int_equal(check_q(f, &gus, &ocap, &q), 0);
 	wbuf_free(&ocap);
 	wbuf_free(&dcap);
-	grant(f, &ann, dir, &dcap);                                      /* not sticky for her */
+	dir_cap(f, &ann, dir, &dcap, &ar);                               /* not sticky for her */
 	assert_int_equal(check_q(f, &ann, &dcap, &q), 0);
-	ar.who = &ann;
-	ar.cap = dcap.data;
-	ar.cap_len = dcap.len;
 	assert_int_equal(access_removal(f->keys, &ar, &got, &why), 0);
 	wbuf_free(&dcap);
 }

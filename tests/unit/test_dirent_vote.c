@@ -76,7 +76,6 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
-	struct ofs_server e[2];
 	struct ofs_attr in;
 	struct ofs_oid dir;
 	struct ofs_sid sid;
@@ -92,11 +91,8 @@ static int setup(void **state)
 	fx->o.srv = fake_server_start(answer, &fx->o);
 	assert_non_null(fx->p.srv);
 	assert_non_null(fx->o.srv);
-	assert_int_equal(sidtab_open(fx->s, "127.0.0.1:1", &fx->t), 0);
-	fake_server_entry(fx->p.srv, "rack=r2", &e[0]);
-	fake_server_entry(fx->o.srv, "rack=r3", &e[1]);
-	assert_int_equal(sidtab_merge(fx->t, e, 2), 2);
-	assert_int_equal(replica_open(fx->t, &fx->r), 0);
+	assert_int_equal(fake_table(fx->s, "127.0.0.1:1", (struct fake_server *[]){ fx->p.srv,
+				    fx->o.srv }, 2, &fx->t, &fx->r), 0);
 	service_init(&fx->sv, fx->s, fx->t, fx->r, NULL);
 	assert_int_equal(oid_generate(&dir), 0);
 	assert_int_equal(oid_generate(&fx->m0), 0);

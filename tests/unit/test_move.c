@@ -169,7 +169,6 @@ static void peer_start(struct fixture *fx, struct peer *pe, const char *name)
 static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
-	struct ofs_server e[3];
 	char p[128];
 	struct ofs_sid sid;
 
@@ -184,12 +183,8 @@ static int setup(void **state)
 	peer_start(fx, &fx->tg, "T");
 	peer_start(fx, &fx->u, "U");
 	/* this server answers on the address its fake does (FREEZE to itself) */
-	assert_int_equal(sidtab_open(fx->s, fx->me.srv->addr, &fx->t), 0);
-	fake_server_entry(fx->p.srv, "rack=r2", &e[0]);
-	fake_server_entry(fx->tg.srv, "rack=r3", &e[1]);
-	fake_server_entry(fx->u.srv, "rack=r4", &e[2]);
-	assert_int_equal(sidtab_merge(fx->t, e, 3), 3);        /* (entries that changed) */
-	assert_int_equal(replica_open(fx->t, &fx->r), 0);
+	assert_int_equal(fake_table(fx->s, fx->me.srv->addr, (struct fake_server *[]){ fx->p.srv,
+				    fx->tg.srv, fx->u.srv }, 3, &fx->t, &fx->r), 0);
 	/* X: a dfile, copies here and on P; its owner M (stripe 0) on P */
 	assert_int_equal(oid_generate(&fx->m), 0);
 	fx->xa = calloc(1, sizeof(*fx->xa));

@@ -130,7 +130,6 @@ static struct store *new_store(struct fixture *fx, const char *name)
 static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
-	struct ofs_server e[2];
 	struct ofs_attr *xa = calloc(1, sizeof(*xa));
 	uint8_t *bytes = malloc(XLEN);
 	uint64_t v, size;
@@ -148,11 +147,8 @@ static int setup(void **state)
 	fx->o.srv = fake_server_start(answer, &fx->o);
 	assert_non_null(fx->p.srv);
 	assert_non_null(fx->o.srv);
-	assert_int_equal(sidtab_open(fx->s, "127.0.0.1:1", &fx->t), 0);
-	fake_server_entry(fx->p.srv, "rack=r2", &e[0]);
-	fake_server_entry(fx->o.srv, "rack=r3", &e[1]);
-	assert_int_equal(sidtab_merge(fx->t, e, 2), 2);
-	assert_int_equal(replica_open(fx->t, &fx->r), 0);
+	assert_int_equal(fake_table(fx->s, "127.0.0.1:1", (struct fake_server *[]){ fx->p.srv,
+				    fx->o.srv }, 2, &fx->t, &fx->r), 0);
 	service_init(&fx->psv, fx->src, fx->t, NULL, NULL);
 	/* X: the same dfile here (empty, version 1) and on P (written since) */
 	xa->type = OFS_OBJ_DFILE;
