@@ -271,6 +271,30 @@ static int exchange(struct gossip *g, const char *addr, const struct ofs_sid *si
 	return rc;
 }
 
+/* Where peers said a known server moved: ask there, on a connection of
+ * its own that takes only that server's certificate (conn_open_sid); its
+ * answer, its own entry, moves it here (sidtab_merge_from). GOSSIP_LEADS
+ * a round, so that leads a rogue peer plants cost a round little. */
+#define GOSSIP_LEADS 2
+static void ask_leads(struct gossip *g)
+{
+	struct ofs_sid sids[GOSSIP_LEADS];
+	char addrs[GOSSIP_LEADS][OFS_SERVER_ADDR_LEN];
+	size_t n = sidtab_leads(g->t, sids, addrs, GOSSIP_LEADS);
+
+	for (size_t i = 0; i < n; i++) {
+		struct conn *c = NULL;
+		int rc = conn_open_sid(addrs[i], &sids[i], &c);
+		if (!rc)
+			rc = exchange_on(g->t, &g->tr, c, addrs[i], GOSSIP_TIMEOUT_MS, g->contact,
+					 g->contact_arg);
+		conn_close(c);
+		if (rc)
+			log_debug("gossip: a peer said a server moved to %s; not there: %s",
+				  addrs[i], ofs_strerror(rc));
+	}
+}
+
 static void round_once(struct gossip *g)
 {
 	struct ofs_server *e = NULL;
@@ -309,6 +333,7 @@ static void round_once(struct gossip *g)
 			log_debug("gossip: %s did not answer", pick.address);
 	}
 	free(e);
+	ask_leads(g);
 }
 
 static void *gossip_main(void *arg)

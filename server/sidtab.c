@@ -35,7 +35,44 @@ struct sidtab {
 	struct vouch *v;          /* guarded by mu: what peers said of other
 	                             servers' operator's parts (sidtab_merge_from) */
 	size_t nv, capv;
+	struct ofs_sid lead_sid[SIDTAB_LEADS];     /* guarded by mu: addresses */
+	char lead_addr[SIDTAB_LEADS][OFS_SERVER_ADDR_LEN]; /* relayed, to be asked */
+	size_t nleads;
 };
+
+/* A peer said sid is at addr (not ours): keep it to ask (call locked). */
+static void keep_lead(struct sidtab *t, struct ofs_sid sid, const char *addr)
+{
+	size_t i;
+
+	for (i = 0; i < t->nleads; i++)
+		if (sid_eq(t->lead_sid[i], sid) && strcmp(t->lead_addr[i], addr) == 0)
+			return;
+	if (t->nleads == SIDTAB_LEADS)
+		i = sid.b[0] % SIDTAB_LEADS;      /* (full: one gives way) */
+	else
+		i = t->nleads++;
+	t->lead_sid[i] = sid;
+	snprintf(t->lead_addr[i], OFS_SERVER_ADDR_LEN, "%s", addr);
+}
+
+size_t sidtab_leads(struct sidtab *t, struct ofs_sid *sids, char (*addrs)[OFS_SERVER_ADDR_LEN],
+		    size_t max)
+{
+	size_t n;
+
+	pthread_mutex_lock(&t->mu);
+	n = t->nleads < max ? t->nleads : max;
+	for (size_t i = 0; i < n; i++) {
+		sids[i] = t->lead_sid[i];
+		snprintf(addrs[i], OFS_SERVER_ADDR_LEN, "%s", t->lead_addr[i]);
+	}
+	t->nleads -= n;
+	memmove(t->lead_sid, t->lead_sid + n, t->nleads * sizeof(t->lead_sid[0]));
+	memmove(t->lead_addr, t->lead_addr + n, t->nleads * sizeof(t->lead_addr[0]));
+	pthread_mutex_unlock(&t->mu);
+	return n;
+}
 
 /* One peer's word about another server's operator's part: the newest it
  * said, by its version and the SHA-256 of its encoding. In memory only. */
@@ -667,6 +704,8 @@ int sidtab_merge_from(struct sidtab *t, const struct ofs_server *e, size_t n,
 				if (own) {
 					keep_operator_part(&in, cur);
 					diff = merge_entry(cur, &in, true) || diff;
+				} else if (in.address[0] && strcmp(in.address, cur->address) != 0) {
+					keep_lead(t, in.sid, in.address);
 				}
 			}
 		} else {

@@ -66,10 +66,20 @@ int sidtab_merge(struct sidtab *t, const struct ofs_server *e, size_t n);
  * one, newer than ours: one server alone cannot change another's entry,
  * and a server that was down when an admin changed it learns the change
  * from the others. The caller has checked that *from is who sent it (its
- * certificate).
+ * certificate). A relayed address that differs from ours is not taken
+ * but kept as a lead (sidtab_leads): gossip asks the server there, and
+ * only the server itself, its certificate naming that SID, says it moved
+ * - so all the servers of a cluster may restart on new addresses.
  */
 int sidtab_merge_from(struct sidtab *t, const struct ofs_server *e, size_t n,
 		      const struct ofs_sid *from);
+
+/* Take the oldest leads kept (at most max; a lead is given once): a
+ * server known here and the address a peer said it is at now. Their
+ * number. */
+#define SIDTAB_LEADS 16
+size_t sidtab_leads(struct sidtab *t, struct ofs_sid *sids, char (*addrs)[OFS_SERVER_ADDR_LEN],
+		    size_t max);
 
 /* A copy of the whole table (caller frees *out), own entry first. */
 int sidtab_snapshot(struct sidtab *t, struct ofs_server **out, size_t *n);

@@ -117,4 +117,16 @@ ok ofs ls /
 assert_contains "$(cat "$T/last.out")" "x" "ls / through e"
 grep -q "namespace root .* has moved" "$T/e.log" || fail "e did not log that it took the moved root's list"
 
+# Every server restarted on a fresh port, the later ones given a's new
+# address: each learns where the others are now from each of them. (A
+# server takes no other's address from a third party; where one is said
+# to be now, it asks there, and the certificate answering names it.)
+log "all five restarted on new ports"
+stop_servers a b c d e
+restart_server a
+for n in b c d e; do restart_server $n --peer "$(srv_addr a)"; done
+for n in a b c d e; do
+	wait_until 60 "$n to list all five servers up at their new addresses" sees_up $n 5
+done
+
 finish

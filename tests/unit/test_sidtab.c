@@ -645,6 +645,15 @@ static void test_a_server_speaks_for_its_own_entry_only(void **state)
 	assert_string_equal(got.address, y.address);
 	assert_int_equal(got.state, OFS_SERVER_IN);
 	assert_true(got.version == y.version);
+	/* ... where Y was said to be is kept as a lead to ask Y there, once */
+	{
+		struct ofs_sid ls[SIDTAB_LEADS];
+		char la[SIDTAB_LEADS][OFS_SERVER_ADDR_LEN];
+		assert_int_equal(sidtab_leads(fx->t[0], ls, la, SIDTAB_LEADS), 1);
+		assert_memory_equal(ls[0].b, y.sid.b, OFS_OID_LEN);
+		assert_string_equal(la[0], "127.0.0.1:9999");
+		assert_int_equal(sidtab_leads(fx->t[0], ls, la, SIDTAB_LEADS), 0);
+	}
 	assert_int_equal(sidtab_get(fx->t[0], me, &got), 0);
 	assert_int_equal(got.state, OFS_SERVER_IN);
 	assert_true(got.version == mine.version);
