@@ -401,12 +401,6 @@ static int cmd_certify(int argc, char **argv)
 	return certify(a.data, a.ca, sid, true);
 }
 
-/* Gossip reached a peer: tell it which of its copies fell behind. */
-/* gossip's question: does this server's store commit? */
-static bool store_stalled_fn(void *arg)
-{
-	return store_stalled(arg);
-}
 
 static void on_contact(struct ofs_sid peer, void *arg)
 {
@@ -440,6 +434,31 @@ struct running {
 	char sidhex[OFS_OID_HEX], where[OFS_ADDR_MAX];
 	int lfd, sfd, logfd;
 };
+
+/*
+ * gossip's question, each round: is this server down because its store
+ * does not commit? Once a stall ends it stays down (store_hold) until it
+ * has asked its peers which of its copies missed changes meanwhile, as a
+ * server does at start (behind_catch_up) - so that it serves none of
+ * them stale in the second before their gossip would tell it.
+ */
+static bool store_stalled_fn(void *arg)
+{
+	struct running *r = arg;
+
+	if (store_stalled(r->s)) {
+		store_hold(r->s, true);
+		return true;
+	}
+	if (store_down(r->s)) {
+		if (behind_catch_up(r->s, r->tab, CATCH_UP_TIMEOUT_MS) < 0)
+			return true;
+		store_hold(r->s, false);
+		log_info("the store commits again: copies that missed changes meanwhile are "
+			 "marked behind; serving its peers again");
+	}
+	return false;
+}
 
 /* run's arguments: 0, or the exit status of a usage error. */
 static int run_args(struct running *r, struct sockaddr_in *addr)
@@ -588,7 +607,7 @@ static int run_cluster(struct running *r)
 		log_warn("%d copies here missed changes while this server was away; "
 			 "they are not served until caught up", rc);
 	rc = gossip_start(r->tab,
-			  &(struct gossip_trust){ r->crl, r->capkeys, store_stalled_fn, r->s },
+			  &(struct gossip_trust){ r->crl, r->capkeys, store_stalled_fn, r },
 			  r->a.peers, r->a.npeers, on_contact, r->bh, &r->g);
 	return rc ? fail("gossip", rc) : 0;
 }

@@ -91,7 +91,7 @@ static int do_servers(struct service *sv, const struct ofs_req *q, struct wbuf *
 
 	if (!rc && nin)
 		rc = speaks_as(q, in[0].sid);
-	if (!rc && nin && store_stalled(sv->store))
+	if (!rc && nin && store_down(sv->store))
 		rc = -OFS_EBUSY;   /* a peer's gossip: not heard, as if down (store.h) */
 	if (!rc && nin) {
 		rc = sidtab_merge_from(sv->tab, in, nin, &in[0].sid);
@@ -437,7 +437,7 @@ static int op_stats(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 	int rc;
 
 	(void)q;
-	if (store_stalled(sv->store))
+	if (store_down(sv->store))
 		return -EIO;       /* (its disk hangs: it is down, store.h) */
 	rc = store_stats(sv->store, &st);
 	if (!rc && sv->hooks.stats)

@@ -482,6 +482,16 @@ bool store_stalled(struct store *s)
 	return kv_busy_ms(s->kv) > STORE_STALL_MS;
 }
 
+bool store_down(struct store *s)
+{
+	return atomic_load(&s->held) || store_stalled(s);
+}
+
+void store_hold(struct store *s, bool held)
+{
+	atomic_store(&s->held, held);
+}
+
 struct ofs_sid store_sid(const struct store *s) { return s->sid; }
 uint32_t store_chunk_size(const struct store *s) { return s->chunk_size; }
 const char *store_datadir(const struct store *s) { return s->datadir; }

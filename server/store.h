@@ -81,6 +81,10 @@ struct ofs_sid store_sid(const struct store *s);
  * disk is back (docs/design.md, "A hung server"). Thread-safe. */
 #define STORE_STALL_MS 4000
 bool store_stalled(struct store *s);
+/* Stalled, or held down after a stall until this server has learned what
+ * it missed meanwhile (store_hold): what peers and STATS are told. */
+bool store_down(struct store *s);
+void store_hold(struct store *s, bool held);
 uint32_t store_chunk_size(const struct store *s);
 const char *store_datadir(const struct store *s);
 /* Site attributes, as "key=value" strings owned by the store. */

@@ -62,6 +62,7 @@ struct store {
 	char *datadir;                      /* owned */
 	struct kv *kv;
 	bool read_only;
+	_Atomic bool held;                  /* store_hold: down until caught up */
 	uint64_t capacity;                  /* bytes it may hold; 0: its disk's size */
 	int lock_fd;                        /* DATA/lock, flock'd; -1 read-only */
 	struct ofs_sid sid;
