@@ -295,6 +295,14 @@ static void ask_leads(struct gossip *g)
 	}
 }
 
+/* Failures that say the peer does not answer (a hung or stopped server,
+ * or one whose store is down, which answers that it is busy). */
+static bool unanswered(int rc)
+{
+	return rc == -ETIMEDOUT || rc == -ECONNREFUSED || rc == -EHOSTUNREACH ||
+	       rc == -ENETUNREACH || rc == -OFS_EUNREACHABLE || rc == -OFS_EBUSY;
+}
+
 static void round_once(struct gossip *g)
 {
 	struct ofs_server *e = NULL;
@@ -329,6 +337,13 @@ static void round_once(struct gossip *g)
 			continue;
 		}
 		int rc = exchange(g, pick.address, &pick.sid);
+		if (unanswered(rc) && sidtab_unanswered(g->t, pick.sid)) {
+			char hex[OFS_OID_HEX];
+			sid_to_hex(pick.sid, hex);
+			log_info("gossip: peer %s at %s does not answer (%s): changes skip it "
+				 "until it is heard from", hex, pick.address,
+				 rc == -OFS_EBUSY ? "busy: its store stalled, or full" : ofs_strerror(rc));
+		}
 		if (rc && rc != -EAGAIN && !conn_is_refusal(rc))
 			log_debug("gossip: %s did not answer", pick.address);
 	}

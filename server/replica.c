@@ -88,8 +88,10 @@ static void answered(struct replicator *r, struct ofs_sid sid)
 	pthread_mutex_unlock(&r->mu);
 }
 
-/* Is sid skipped now: marked gone, and not heard from (gossip) since? */
-static bool is_gone(struct replicator *r, struct ofs_sid sid)
+/* Is sid skipped now: marked gone (a request to it failed), and not
+ * heard from since - or, with silent_too, its gossip ping unanswered
+ * (sidtab_silent)? */
+static bool is_gone(struct replicator *r, struct ofs_sid sid, bool silent_too)
 {
 	struct ofs_server e;
 	int64_t since = 0;
@@ -100,9 +102,9 @@ static bool is_gone(struct replicator *r, struct ofs_sid sid)
 		if (sid_eq(r->gone[i].sid, sid))
 			since = r->gone[i].since_ns;
 	pthread_mutex_unlock(&r->mu);
-	if (since == 0)
-		return false;
-	return sidtab_get(r->t, sid, &e) == 0 && e.last_seen_ns <= since;
+	if (since && sidtab_get(r->t, sid, &e) == 0 && e.last_seen_ns <= since)
+		return true;
+	return silent_too && sidtab_silent(r->t, sid);
 }
 
 /* Failures that say the peer itself is not there (not an answer of it). */
@@ -237,16 +239,39 @@ static int wait_ms(uint64_t deadline_ms)
 	return (int)((deadline_ms > now ? deadline_ms - now : 0) + REPLICA_GRACE_MS);
 }
 
+/*
+ * Which of sids to skip: those gone. A change with a deadline (a
+ * client's) skips the silent ones too - but none at all when what is left
+ * is fewer than need, the copies it must reach to count: a server just
+ * healed from a partition finds every peer silent until gossip hears from
+ * them, and skipping them would refuse a change they would take.
+ */
+static void pick_skipped(struct replicator *r, uint64_t deadline_ms, size_t need,
+			 const struct ofs_sid *sids, size_t n, bool *skip)
+{
+	size_t left = n;
+
+	for (size_t i = 0; i < n; i++) {
+		skip[i] = is_gone(r, sids[i], deadline_ms != 0);
+		left -= skip[i];
+	}
+	if (deadline_ms && left < need)
+		memset(skip, 0, n * sizeof(*skip));
+}
+
 static void send_wire(struct replicator *r, uint16_t wire_op, const uint8_t *body, size_t len,
-		      uint64_t deadline_ms, const struct ofs_sid *sids, size_t n,
+		      uint64_t deadline_ms, size_t need, const struct ofs_sid *sids, size_t n,
 		      struct replica_sent *sent, struct replica_result *res)
 {
+	bool skip[OFS_MAX_REPLICAS];
+
 	memset(sent, 0, sizeof(*sent));
 	memset(res, 0, n * sizeof(*res));
 	sent->n = n;
+	pick_skipped(r, deadline_ms, need, sids, n, skip);
 	for (size_t i = 0; i < n; i++) {
 		sent->sids[i] = sids[i];
-		if (is_gone(r, sids[i])) {
+		if (skip[i]) {
 			res[i].rc = -OFS_EUNREACHABLE;
 			continue;
 		}
@@ -269,15 +294,15 @@ void replica_send(struct replicator *r, uint16_t op, const uint8_t *body, size_t
 		  const struct ofs_sid *sids, size_t n, struct replica_sent *sent,
 		  struct replica_result *res)
 {
-	send_wire(r, (uint16_t)(op | OFS_OP_FORWARDED), body, len, 0, sids, n, sent, res);
+	send_wire(r, (uint16_t)(op | OFS_OP_FORWARDED), body, len, 0, 0, sids, n, sent, res);
 }
 
 void replica_send_by(struct replicator *r, uint16_t op, const uint8_t *body, size_t len,
-		     uint64_t deadline_ms, const struct ofs_sid *sids, size_t n,
+		     uint64_t deadline_ms, size_t need, const struct ofs_sid *sids, size_t n,
 		     struct replica_sent *sent, struct replica_result *res)
 {
-	send_wire(r, (uint16_t)(op | OFS_OP_FORWARDED), body, len, deadline_ms, sids, n, sent,
-		  res);
+	send_wire(r, (uint16_t)(op | OFS_OP_FORWARDED), body, len, deadline_ms, need, sids, n,
+		  sent, res);
 }
 
 void replica_collect(struct replicator *r, struct replica_sent *sent, struct replica_result *res)
@@ -334,11 +359,11 @@ static void drop_pooled(struct replicator *r, struct ofs_sid sid)
 int replica_forward(struct replicator *r, uint16_t op, const uint8_t *body, size_t len,
 		    const struct ofs_sid *sids, size_t n, struct replica_result *res)
 {
-	return replica_forward_by(r, op, body, len, 0, sids, n, res);
+	return replica_forward_by(r, op, body, len, 0, 0, sids, n, res);
 }
 
 int replica_forward_by(struct replicator *r, uint16_t op, const uint8_t *body, size_t len,
-		       uint64_t deadline_ms, const struct ofs_sid *sids, size_t n,
+		       uint64_t deadline_ms, size_t need, const struct ofs_sid *sids, size_t n,
 		       struct replica_result *res)
 {
 	struct replica_sent sent;
@@ -347,7 +372,7 @@ int replica_forward_by(struct replicator *r, uint16_t op, const uint8_t *body, s
 	 * collect; OFS_MAX_REPLICAS at a time. */
 	for (size_t at = 0; at < n; at += OFS_MAX_REPLICAS) {
 		size_t m = n - at < OFS_MAX_REPLICAS ? n - at : OFS_MAX_REPLICAS;
-		replica_send_by(r, op, body, len, deadline_ms, sids + at, m, &sent, res + at);
+		replica_send_by(r, op, body, len, deadline_ms, need, sids + at, m, &sent, res + at);
 		replica_collect(r, &sent, res + at);
 	}
 	for (size_t i = 0; i < n && read_only(op); i++) {
@@ -366,7 +391,7 @@ int replica_request(struct replicator *r, struct ofs_sid sid, uint16_t op, const
 {
 	struct replica_sent sent;
 
-	send_wire(r, op, body, len, 0, &sid, 1, &sent, res);
+	send_wire(r, op, body, len, 0, 0, &sid, 1, &sent, res);
 	replica_collect(r, &sent, res);
 	return 0;
 }

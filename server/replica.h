@@ -87,14 +87,18 @@ void replica_send(struct replicator *r, uint16_t op, const uint8_t *body, size_t
  * a copy applies it only before the deadline (else it answers
  * OFS_ELATE), and its answer is awaited until REPLICA_GRACE_MS after it -
  * so a copy that hung with the change in its socket cannot apply it after
- * its primary counted it missed (docs/design.md, "A hung server").
+ * its primary counted it missed (docs/design.md, "A hung server"). Copies
+ * gone or silent (sidtab_silent) are skipped, answering
+ * OFS_EUNREACHABLE at once - unless fewer than need of sids would be left,
+ * need being how many must apply the change for it to count: then all
+ * are tried.
  */
 void replica_send_by(struct replicator *r, uint16_t op, const uint8_t *body, size_t len,
-		     uint64_t deadline_ms, const struct ofs_sid *sids, size_t n,
+		     uint64_t deadline_ms, size_t need, const struct ofs_sid *sids, size_t n,
 		     struct replica_sent *sent, struct replica_result *res);
-/* replica_forward with a deadline (as replica_send_by). */
+/* replica_forward with a deadline and need (as replica_send_by). */
 int replica_forward_by(struct replicator *r, uint16_t op, const uint8_t *body, size_t len,
-		       uint64_t deadline_ms, const struct ofs_sid *sids, size_t n,
+		       uint64_t deadline_ms, size_t need, const struct ofs_sid *sids, size_t n,
 		       struct replica_result *res);
 void replica_collect(struct replicator *r, struct replica_sent *sent, struct replica_result *res);
 

@@ -335,19 +335,22 @@ static bool dirent_vote(struct service *sv, const struct ofs_req *q, struct wbuf
  * (overlaps), else applied here first and forwarded only when it applied
  * - and in time: one applied after its client's deadline (this server
  * hung in between) is not forwarded, the copies the client went on with
- * hold the state, and this one catches up from them. 0, or this copy's
- * error (then no result is left to free). Call under q's lock. */
+ * hold the state, and this one catches up from them. need: the copies,
+ * this one included, that must apply q for it to count (replica.h: the
+ * silent ones are skipped only when the rest can make it). 0, or this
+ * copy's error (then no result is left to free). Call under q's lock. */
 static int apply_and_forward(struct service *sv, struct ofs_req *q, const uint8_t *body,
-			     size_t len, struct wbuf *reply, size_t start,
+			     size_t len, struct wbuf *reply, size_t start, unsigned need,
 			     const struct ofs_sid *others, size_t nothers,
 			     struct replica_result *res)
 {
+	size_t need_others = need > 1 ? need - 1 : 0;
 	int rc;
 
 	if (overlaps(q)) {
 		struct replica_sent sent;
-		replica_send_by(sv->rep, q->op, body, len, forward_deadline(q), others, nothers,
-				&sent, res);
+		replica_send_by(sv->rep, q->op, body, len, forward_deadline(q), need_others,
+				others, nothers, &sent, res);
 		rc = apply(sv, q, reply);
 		replica_collect(sv->rep, &sent, res);
 		for (size_t i = 0; rc && i < nothers; i++)
@@ -361,7 +364,7 @@ static int apply_and_forward(struct service *sv, struct ofs_req *q, const uint8_
 		rc = -OFS_ELATE;
 	}
 	return rc ? rc : replica_forward_by(sv->rep, q->op, body, len, forward_deadline(q),
-					    others, nothers, res);
+					    need_others, others, nothers, res);
 }
 
 /* A copy that answered a DIRENT_CREATE unlike the answer given
@@ -489,13 +492,13 @@ static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_
 		pthread_mutex_unlock(l);
 		goto out_free;
 	}
+	need = a && a->confidence ? a->confidence : a ? a->nsids : 0;
 	if (!rc)
-		rc = apply_and_forward(sv, q, body, len, reply, start, others, nothers, res);
+		rc = apply_and_forward(sv, q, body, len, reply, start, need, others, nothers, res);
 	if (rc) {
 		pthread_mutex_unlock(l);
 		goto out_free;
 	}
-	need = a->confidence ? a->confidence : a->nsids;
 	ok = tally(sv, q, reply, start, others, nothers, res, failed, whys);
 	if (ok >= need || ok > 1 || q->op == OFS_OP_REMOVE)
 		record_missed(sv, q, others, nothers, failed, whys);

@@ -38,6 +38,9 @@ struct sidtab {
 	struct ofs_sid lead_sid[SIDTAB_LEADS];     /* guarded by mu: addresses */
 	char lead_addr[SIDTAB_LEADS][OFS_SERVER_ADDR_LEN]; /* relayed, to be asked */
 	size_t nleads;
+	struct ofs_sid silent_sid[SIDTAB_SILENT];  /* guarded by mu: peers whose */
+	int64_t silent_ns[SIDTAB_SILENT];          /* ping went unanswered, when */
+	size_t nsilent;
 };
 
 /* A peer said sid is at addr (not ours): keep it to ask (call locked). */
@@ -825,6 +828,42 @@ int sidtab_set(struct sidtab *t, const struct ofs_server_set *set, struct ofs_se
 	if (!rc)
 		*e = next;
 	return rc;
+}
+
+bool sidtab_unanswered(struct sidtab *t, struct ofs_sid sid)
+{
+	struct ofs_server *cur;
+	bool was = false;
+	size_t i;
+
+	pthread_mutex_lock(&t->mu);
+	cur = find(t, sid);
+	for (i = 0; i < t->nsilent && !sid_eq(t->silent_sid[i], sid); i++)
+		;
+	if (i < t->nsilent)
+		was = cur && t->silent_ns[i] >= cur->last_seen_ns;
+	else if (t->nsilent == SIDTAB_SILENT)
+		i = sid.b[0] % SIDTAB_SILENT;      /* (full: one gives way) */
+	else
+		t->nsilent++;
+	t->silent_sid[i] = sid;
+	t->silent_ns[i] = now_ns();
+	pthread_mutex_unlock(&t->mu);
+	return cur && !was;
+}
+
+bool sidtab_silent(struct sidtab *t, struct ofs_sid sid)
+{
+	struct ofs_server *cur;
+	bool silent = false;
+
+	pthread_mutex_lock(&t->mu);
+	cur = find(t, sid);
+	for (size_t i = 0; cur && i < t->nsilent; i++)
+		if (sid_eq(t->silent_sid[i], sid))
+			silent = t->silent_ns[i] >= cur->last_seen_ns;
+	pthread_mutex_unlock(&t->mu);
+	return silent;
 }
 
 void sidtab_seen(struct sidtab *t, struct ofs_sid sid)

@@ -19,6 +19,7 @@
 #ifndef OFS_SIDTAB_H
 #define OFS_SIDTAB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -116,5 +117,18 @@ int sidtab_move_root(struct sidtab *t, const struct ofs_handle *h, int64_t birth
 
 /* Record that sid answered just now. */
 void sidtab_seen(struct sidtab *t, struct ofs_sid sid);
+
+/*
+ * A hung server is a down server (docs/design.md, "A hung server"):
+ * gossip records a ping of sid that got no answer in time (or no
+ * connection); sid is silent from then until it is heard from again
+ * (sidtab_seen), and changes skip it (replica.h) without each primary
+ * waiting out a request of its own first. SIDTAB_SILENT peers are
+ * remembered (full: one gives way). sidtab_unanswered returns true when
+ * sid, a server the table knows, was not silent before (to be logged).
+ */
+#define SIDTAB_SILENT 64
+bool sidtab_unanswered(struct sidtab *t, struct ofs_sid sid);
+bool sidtab_silent(struct sidtab *t, struct ofs_sid sid);
 
 #endif

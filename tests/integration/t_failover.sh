@@ -28,6 +28,11 @@
 # they replaced, the put destroys that file (no orphan: gone on every
 # server), the primary marks its own copy behind and catches up, and a
 # scrub finds nothing.
+# Last, a remove through a dfile's primary that does not hold it (lost
+# with the object tool, as a server just healed lacks an object made
+# while it was cut off): it answers "no copy here", the next copy takes
+# the remove, and the file is gone on every server with nothing left for
+# a scrub to find.
 OFS_ITEST_REAL_SYNC=1      # (about durability: its servers sync for real)
 . "$(dirname "$0")/lib.sh"
 
@@ -154,4 +159,26 @@ for m in a b c; do
 	OFS_CLUSTER=$(srv_addr "$m") ok ofs get /e/x "$T/x.back"
 	assert_same_file "$T/src3" "$T/x.back"
 done
+
+# The remove through a dfile's primary that does not hold it (it missed
+# the create, cut off, and has not caught up yet): the next copy takes
+# the remove, and no copy is left an orphan.
+ok ofs put --replicas 3 --confidence 2 "$T/src" /e/gone
+ok ofs stat --json /e/gone
+MF=$(json "$T/last.out" .oid)
+DF=$(json "$T/last.out" '.dfiles[0].oid')
+P=$(srv_by_sid "$(json "$T/last.out" '.dfiles[0].sids[0]')") || fail "no server holds the dfile first"
+on_all_copies "$(srv_sid "$P")" \
+	bash -c 'exec "$0" tool --data "$DATA" remove "$1"' "$OFS_SERVER" "$DF"
+wait_until 60 "every server up with no copies behind" settled
+use_server "$P"
+ok ofs rm /e/gone
+for m in a b c; do                  # (the file: gone everywhere)
+	for o in "$MF" "$DF"; do
+		assert_exit 3 ofs_server inspect --data "$(srv_data "$m")" "$o"
+		assert_contains "$(cat "$T/last.err")" "no such object"
+	done
+done
+wait_until 60 "every server up with no copies behind" settled
+clean_scrub_no_repair "$T/pbj.db"
 finish

@@ -18,9 +18,10 @@
 #  - with it cut off at least 5 more puts are acknowledged within
 #    $OFS_ITEST_PARTITION_WAIT seconds (default 120: a put already waiting
 #    on the cut-off server waits out its change's deadline, 5 s, and goes
-#    to the next copy, and the first change each primary forwards to it
-#    waits out the copy's, 2.5 s, after which primaries skip it until it is
-#    heard from; refusals are counted, not failed), and every file
+#    to the next copy, and a change a primary forwards to it before its
+#    gossip finds it silent waits out the copy's, 2.5 s; then primaries
+#    skip it until it is heard from; refusals are counted, not failed),
+#    and every file
 #    acknowledged so far reads back, through a server that is not cut off,
 #    as the last version acknowledged; a client that names the cut-off
 #    server first still lists /p;
@@ -34,8 +35,9 @@
 # unanswered: EHOSTUNREACH; CONN_CONNECT_MS is 5 s, REPLICA_CONNECT_MS
 # 2 s), a request already sent waits for its deadline (a client's
 # change, CL_CHANGE_MS and CL_LATE_MS, 5 s; a primary forwarding to a
-# copy, REPLICA_CHANGE_MS and REPLICA_GRACE_MS, 3 s, once: then the copy
-# is skipped until gossip hears from it). The
+# copy, REPLICA_CHANGE_MS and REPLICA_GRACE_MS, 3 s, until a missed
+# deadline or an unanswered gossip ping makes the copy silent: then it is
+# skipped until it is heard from). The
 # put log records each put's time; the log line of each phase says how
 # long its puts took.
 #

@@ -165,6 +165,35 @@ static void test_merge_adds_unknown_takes_newer_ignores_older(void **state)
 	assert_int_equal(got.version, 6);
 }
 
+/* A peer whose ping went unanswered is silent until it is heard from
+ * again; only that peer, and never one the table does not know. */
+static void test_an_unanswered_peer_is_silent_until_heard_from(void **state)
+{
+	struct fixture *fx = *state;
+	struct ofs_server a = peer(0x41, 1, 1000), b = peer(0x42, 1, 1000);
+	struct ofs_server two[2] = { a, b };
+
+	assert_int_equal(sidtab_merge(fx->t[0], two, 2), 2);
+	assert_false(sidtab_silent(fx->t[0], a.sid));
+	assert_true(sidtab_unanswered(fx->t[0], a.sid));     /* (newly silent) */
+	assert_true(sidtab_silent(fx->t[0], a.sid));
+	assert_false(sidtab_unanswered(fx->t[0], a.sid));    /* (still) */
+	assert_false(sidtab_silent(fx->t[0], b.sid));
+	sidtab_seen(fx->t[0], a.sid);
+	assert_false(sidtab_silent(fx->t[0], a.sid));
+	assert_true(sidtab_unanswered(fx->t[0], a.sid));
+	assert_true(sidtab_silent(fx->t[0], a.sid));
+	/* More silent peers than are remembered: one gives way, none
+	 * unknown to the table is ever silent. */
+	for (int i = 0; i < 2 * SIDTAB_SILENT; i++) {
+		struct ofs_server x = peer((uint8_t)(0x80 + i), 1, 1000);
+		assert_false(sidtab_unanswered(fx->t[0], x.sid));
+		assert_false(sidtab_silent(fx->t[0], x.sid));
+	}
+	sidtab_unanswered(fx->t[0], b.sid);
+	assert_true(sidtab_silent(fx->t[0], b.sid));
+}
+
 static void test_equal_versions_settle_on_one_entry_whatever_the_order(void **state)
 {
 	struct fixture *fx = *state;
@@ -837,6 +866,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_open_fresh_lists_own_entry_first_with_init_attributes),
 		T(test_merge_adds_unknown_takes_newer_ignores_older),
+		T(test_an_unanswered_peer_is_silent_until_heard_from),
 		T(test_equal_versions_settle_on_one_entry_whatever_the_order),
 		T(test_merged_entries_survive_a_restart),
 		T(test_own_entry_changed_elsewhere_keeps_own_address_and_root),
