@@ -270,8 +270,8 @@ static bool said_same(const struct dirent_said *x, const struct dirent_said *y)
  * before it; copies that hold the same entries answer the same. One that
  * answers otherwise missed a change of that name (a server just healed
  * from a partition serves until its peers tell it what it missed, within
- * a second or two). The answer most copies gave (this one's on a tie) is
- * the one the client gets - it destroys the file replaced, which the
+ * a second or two). The answer most copies gave (this one's on a tie
+ * that remains after ask_the_rest) is the one the client gets - it destroys the file replaced, which the
  * answer of a copy that missed the change would leave, an orphan - and a
  * copy that answered otherwise is marked behind: this one by itself, the
  * others by a stale record here (docs/design.md, "Partitions"). An
@@ -365,6 +365,47 @@ static int apply_and_forward(struct service *sv, struct ofs_req *q, const uint8_
 	}
 	return rc ? rc : replica_forward_by(sv->rep, q->op, body, len, forward_deadline(q),
 					    need_others, others, nothers, res);
+}
+
+/*
+ * A DIRENT_CREATE that some copy answered unlike this one, while others
+ * were not reached (skipped as silent, or unreachable): with one answer
+ * against another there is no majority, and the copy that missed a change
+ * of the name may be this one - a server back from a partition, which
+ * has heard from one peer again but not yet from the other. Ask the
+ * copies not reached once more, none skipped (replica.h), so that the
+ * vote (dirent_vote) has every answer it can get.
+ */
+static void ask_the_rest(struct service *sv, const struct ofs_req *q, const uint8_t *body,
+			 size_t len, const struct wbuf *reply, size_t start,
+			 const struct ofs_sid *others, size_t nothers, struct replica_result *res)
+{
+	struct dirent_said mine = { .ok = true }, theirs;
+	struct ofs_sid rest[OFS_MAX_REPLICAS];
+	struct replica_result again[OFS_MAX_REPLICAS];
+	size_t at[OFS_MAX_REPLICAS], nrest = 0;
+	bool differ = false;
+
+	if (proto_decode_dirent_reply(reply->data + start, reply->len - start, &mine.present,
+				      &mine.old))
+		return;
+	for (size_t i = 0; i < nothers; i++) {
+		if (res[i].rc == -OFS_EUNREACHABLE) {
+			at[nrest] = i;
+			rest[nrest++] = others[i];
+		} else if (!res[i].rc &&
+			   proto_decode_dirent_reply(res[i].body, res[i].len, &theirs.present,
+						     &theirs.old) == 0 &&
+			   !(theirs.present && oid_eq(theirs.old.handle.oid, q->dirent.handle.oid))) {
+			differ |= !said_same(&theirs, &mine);
+		}
+	}
+	if (!differ || nrest == 0 || late(q))
+		return;
+	replica_forward_by(sv->rep, q->op, body, len, forward_deadline(q), nrest, rest, nrest,
+			   again);
+	for (size_t k = 0; k < nrest; k++)
+		res[at[k]] = again[k];
 }
 
 /* A copy that answered a DIRENT_CREATE unlike the answer given
@@ -499,6 +540,8 @@ static int handle_replicated(struct service *sv, struct ofs_req *q, const uint8_
 		pthread_mutex_unlock(l);
 		goto out_free;
 	}
+	if (q->op == OFS_OP_DIRENT_CREATE)
+		ask_the_rest(sv, q, body, len, reply, start, others, nothers, res);
 	ok = tally(sv, q, reply, start, others, nothers, res, failed, whys);
 	if (ok >= need || ok > 1 || q->op == OFS_OP_REMOVE)
 		record_missed(sv, q, others, nothers, failed, whys);

@@ -4,8 +4,9 @@
  * store and two fake copies P and O that answer the forwarded create as
  * scripted: the client is told the entry most copies replaced, a primary
  * that is outvoted marks its own copy behind, a copy that answered
- * otherwise is recorded stale here, and an answer naming the file being
- * linked has no vote (docs/design.md, "Partitions").
+ * otherwise is recorded stale here, an answer naming the file being
+ * linked has no vote, and a copy skipped as silent is asked after all
+ * when the answers disagree (docs/design.md, "Partitions").
  */
 #include <errno.h>
 #include <ftw.h>
@@ -141,8 +142,10 @@ static void name_here(struct fixture *fx, struct ofs_oid oid)
 					     NULL), 0);
 }
 
-/* A client's put links m1 at "f": the answer, *present and *old. */
-static void link_m1(struct fixture *fx, bool *present, struct ofs_oid *old)
+/* A client's put links m1 at "f": the answer, *present and *old; P and
+ * O were each asked asked_p and asked_o times. */
+static void link_m1_asking(struct fixture *fx, bool *present, struct ofs_oid *old, int asked_p,
+			   int asked_o)
 {
 	struct ofs_req q;
 	struct service_call call = { .who = NULL };
@@ -168,8 +171,13 @@ static void link_m1(struct fixture *fx, bool *present, struct ofs_oid *old)
 	*old = d.handle.oid;
 	wbuf_free(&body);
 	wbuf_free(&reply);
-	assert_int_equal(fx->p.creates, 1);
-	assert_int_equal(fx->o.creates, 1);
+	assert_int_equal(fx->p.creates, asked_p);
+	assert_int_equal(fx->o.creates, asked_o);
+}
+
+static void link_m1(struct fixture *fx, bool *present, struct ofs_oid *old)
+{
+	link_m1_asking(fx, present, old, 1, 1);
 }
 
 struct stale_seen {
@@ -251,6 +259,44 @@ static void test_on_a_tie_the_primary_answer_stands(void **state)
 	assert_false(recorded_stale(fx, &fx->o));
 }
 
+/* O silent (its ping unanswered: skipped, the copies left being enough)
+ * while this copy, back from a partition, missed the name: P's answer
+ * against this one's is no majority, so O is asked after all, and the
+ * others' answer wins. */
+static void test_a_disagreement_asks_the_copy_skipped_as_silent(void **state)
+{
+	struct fixture *fx = *state;
+	struct ofs_oid old;
+	bool present;
+
+	sidtab_unanswered(fx->t, fx->o.srv->sid);
+	assert_true(sidtab_silent(fx->t, fx->o.srv->sid));
+	fx->p.present = fx->o.present = true;
+	fx->p.old = fx->o.old = fx->m0;
+	link_m1(fx, &present, &old);
+	assert_true(present);
+	assert_true(oid_eq(old, fx->m0));
+	assert_int_equal(store_behind(fx->s, fx->dd), 1);
+}
+
+/* O silent, and this copy and P agree: O is not asked. */
+static void test_a_silent_copy_is_skipped_when_the_answers_agree(void **state)
+{
+	struct fixture *fx = *state;
+	struct ofs_oid old;
+	bool present;
+
+	sidtab_unanswered(fx->t, fx->o.srv->sid);
+	name_here(fx, fx->m0);
+	fx->p.present = true;
+	fx->p.old = fx->m0;
+	link_m1_asking(fx, &present, &old, 1, 0);
+	assert_true(present);
+	assert_true(oid_eq(old, fx->m0));
+	assert_int_equal(store_behind(fx->s, fx->dd), 0);
+	assert_true(recorded_stale(fx, &fx->o));       /* (it missed the change) */
+}
+
 /* The create applied here already (sent again after its first primary
  * died; no note of what it replaced): the copies' answer says it. */
 static void test_an_answer_naming_the_new_file_has_no_vote(void **state)
@@ -276,6 +322,8 @@ int main(void)
 		T(test_a_copy_that_answers_otherwise_is_recorded_stale),
 		T(test_on_a_tie_the_primary_answer_stands),
 		T(test_an_answer_naming_the_new_file_has_no_vote),
+		T(test_a_disagreement_asks_the_copy_skipped_as_silent),
+		T(test_a_silent_copy_is_skipped_when_the_answers_agree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
