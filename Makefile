@@ -51,19 +51,20 @@ ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) -pthread
 LIB_SRCS := lib/error.c lib/ident.c lib/tls.c lib/ca.c lib/cap.c lib/crl.c lib/oid.c lib/wire.c lib/frame.c lib/proto.c \
 	lib/checksum.c lib/log.c lib/net.c lib/path.c lib/parse.c lib/timefmt.c \
 	lib/conn.c lib/backoff.c lib/placement.c lib/proto_reply.c lib/fdio.c lib/attr_json.c
-SERVER_SRCS := server/kv.c server/records.c server/bstream.c server/store.c \
-	server/store_object.c server/store_bytes.c server/store_kv.c server/store_stale.c \
-	server/store_walk.c server/store_tool.c server/store_incoming.c server/store_inline.c \
-	server/service.c server/access.c server/ops.c server/listener.c server/inspect.c \
+STORE_SRCS := store/kv.c store/records.c store/bstream.c store/store.c \
+	store/store_object.c store/store_bytes.c store/store_kv.c store/store_stale.c \
+	store/store_walk.c store/store_tool.c store/store_incoming.c store/store_inline.c \
+	store/inspect.c store/replaced.c store/removed.c store/changelog.c
+SERVER_SRCS := server/service.c server/access.c server/ops.c server/listener.c \
 	server/sidtab.c server/gossip.c server/replica.c server/behind.c server/tool.c \
-	server/replaced.c server/removed.c server/changelog.c server/repair.c server/reconcile.c server/recover.c \
+	server/repair.c server/reconcile.c server/recover.c \
 	server/taskhost.c server/mailbox.c
 BACKREF_SRCS := backref/rules.c backref/points.c
 REBALANCER_SRCS := rebalancer/move.c rebalancer/drain.c rebalancer/kinds.c
 PBJ_SRCS := $(wildcard pbj/*.c)
 SCRUBBER_SRCS := scrubber/scrub.c scrubber/scrub_copies.c scrubber/scrub_structure.c scrubber/scrub_mend.c scrubber/scrub_join.c
 CLIENT_SRCS := client/ofs.c client/ofs_io.c client/ofs_repair.c client/ofs_cap.c client/ofs_dcache.c
-CORE_SRCS := $(LIB_SRCS) $(SERVER_SRCS) $(BACKREF_SRCS) $(REBALANCER_SRCS) $(CLIENT_SRCS) $(PBJ_SRCS) $(SCRUBBER_SRCS)
+CORE_SRCS := $(LIB_SRCS) $(STORE_SRCS) $(SERVER_SRCS) $(BACKREF_SRCS) $(REBALANCER_SRCS) $(CLIENT_SRCS) $(PBJ_SRCS) $(SCRUBBER_SRCS)
 CORE_OBJS := $(CORE_SRCS:%.c=$(O)/%.o)
 CORE_LIB := $(O)/libofscore.a
 
@@ -178,7 +179,7 @@ fuzz-long: fuzz
 # the seed corpora of the on-disk decoders from their encoders.
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -DOFS_VERSION='"$(VERSION)"' -g -O1 -I. \
 	-Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
-FUZZ_SRCS := $(LIB_SRCS) server/records.c server/changelog.c server/kv.c server/bstream.c \
+FUZZ_SRCS := $(LIB_SRCS) store/records.c store/changelog.c store/kv.c store/bstream.c \
 	pbj/jobargs.c
 FUZZ_OBJS := $(FUZZ_SRCS:%.c=build/fuzz/obj/%.o)
 FUZZ_LIBS := -lssl -lcrypto -lxxhash -ljansson -llmdb -lpthread
@@ -208,7 +209,7 @@ cppcheck:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
 		--std=c11 -I. --suppress=missingIncludeSystem \
 		--library=scripts/jansson.cfg --inline-suppr \
-		lib server client backref cli rebalancer $(wildcard pbj scrubber)
+		lib store server client backref cli rebalancer $(wildcard pbj scrubber)
 
 bench: deps all $(BENCH_BINS)
 	OFS_BIN=$(abspath $(BINDIR)) OFS_BENCH_BIN=$(abspath $(O)/bench) bench/run

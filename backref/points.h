@@ -17,7 +17,7 @@
 #include "backref/rules.h"
 #include "lib/proto.h"
 #include "server/replica.h"
-#include "server/store.h"
+#include "store/store.h"
 
 /* 0 and *ans (POINTS_*, backref/rules.h), or -ENOENT when this server
  * holds no copy of the owner, or a store or transport error. */

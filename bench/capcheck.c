@@ -60,7 +60,7 @@
 #include "lib/proto.h"
 #include "lib/wire.h"
 #include "server/access.h"
-#include "server/store.h"
+#include "store/store.h"
 
 #define ROUNDS 3                 /* timed rounds of each; the best is kept */
 #define WARMUP 2000              /* untimed calls before each timed round */

@@ -32,8 +32,8 @@
 #include "lib/checksum.h"
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
-#include "server/records.h"
-#include "server/store.h"
+#include "store/records.h"
+#include "store/store.h"
 
 static double now(void)
 {

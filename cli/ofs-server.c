@@ -30,17 +30,17 @@
 #include "rebalancer/drain.h"
 #include "rebalancer/kinds.h"
 #include "scrubber/scrub.h"
-#include "server/kv.h"
 #include "server/recover.h"
 #include "server/taskhost.h"
 #include "server/behind.h"
 #include "server/gossip.h"
-#include "server/inspect.h"
 #include "server/listener.h"
 #include "server/mailbox.h"
 #include "server/ops.h"
-#include "server/store.h"
 #include "server/tool.h"
+#include "store/inspect.h"
+#include "store/kv.h"
+#include "store/store.h"
 
 #define EXIT_USAGE 2
 #define EXIT_FAIL 3

@@ -14,7 +14,7 @@
 #include "lib/proto.h"
 #include "server/replica.h"
 #include "server/sidtab.h"
-#include "server/store.h"
+#include "store/store.h"
 
 /*
  * STOP_CHECK: walk this server's copies; for each, count the good copies

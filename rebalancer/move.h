@@ -57,7 +57,7 @@
 #include "server/repair.h"
 #include "server/replica.h"
 #include "server/sidtab.h"
-#include "server/store.h"
+#include "store/store.h"
 
 enum {
 	MOVE_F_DRYRUN = 1u << 0,         /* choose the target, change nothing */

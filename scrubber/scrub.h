@@ -43,8 +43,8 @@
 
 #include "server/replica.h"
 #include "server/sidtab.h"
-#include "server/store.h"
 #include "server/taskhost.h"
+#include "store/store.h"
 
 #define SCRUB_ORPHAN_GRACE_S 600                 /* orphans younger are left */
 #define SCRUB_SETTLE_MS 1000                     /* a suspect's second look */

@@ -27,9 +27,9 @@
 #include "scrubber/scrub.h"
 #include "backref/points.h"
 #include "backref/rules.h"
-#include "server/records.h"
 #include "server/repair.h"
 #include "server/taskhost.h"
+#include "store/records.h"
 
 /* What repair needs to mend a structure finding (repair mode only). */
 enum { MEND_NONE, MEND_BACKREF, MEND_DANGLING_ENTRY, MEND_DANGLING_PART, MEND_ORPHAN,

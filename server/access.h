@@ -39,7 +39,7 @@
 #include "lib/ident.h"
 #include "lib/proto.h"
 #include "lib/wire.h"
-#include "server/store.h"
+#include "store/store.h"
 
 #define ACCESS_CACHE_OIDS 16
 

@@ -22,7 +22,7 @@
 
 #include "server/replica.h"
 #include "server/sidtab.h"
-#include "server/store.h"
+#include "store/store.h"
 
 struct behind;
 

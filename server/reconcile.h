@@ -38,7 +38,7 @@
 
 #include "lib/proto.h"
 #include "server/replica.h"
-#include "server/store.h"
+#include "store/store.h"
 
 /* Outcome of reconcile_dirdata. */
 struct reconcile_result {

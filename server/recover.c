@@ -10,10 +10,10 @@
 #include "lib/log.h"
 #include "lib/ofs_error.h"
 #include "lib/wire.h"
-#include "server/records.h"
 #include "server/recover.h"
 #include "server/taskhost.h"
 #include "server/repair.h"
+#include "store/records.h"
 
 #define TICK_MS 200                  /* look for marks this often when idle */
 #define RETRY_MS 500                 /* a pass that left copies waiting (a sibling

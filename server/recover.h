@@ -49,7 +49,7 @@
 #include "server/replica.h"
 #include "server/service.h"
 #include "server/sidtab.h"
-#include "server/store.h"
+#include "store/store.h"
 
 struct recover;
 

@@ -25,7 +25,7 @@
 #include "lib/proto.h"
 #include "server/replica.h"
 #include "server/sidtab.h"
-#include "server/store.h"
+#include "store/store.h"
 
 /* Pace fetched bytes; non-zero stops the fetch with that status. */
 typedef int (*repair_pace_fn)(uint64_t bytes, void *arg);

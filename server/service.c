@@ -14,8 +14,8 @@
 #include "lib/timefmt.h"
 #include "server/access.h"
 #include "server/ops.h"
-#include "server/records.h"
 #include "server/service.h"
+#include "store/records.h"
 
 /* Apply q to this server alone, through its row of the table. */
 static int apply(struct service *sv, struct ofs_req *q, struct wbuf *reply)

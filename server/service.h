@@ -16,7 +16,7 @@
 #include "lib/wire.h"
 #include "server/replica.h"
 #include "server/sidtab.h"
-#include "server/store.h"
+#include "store/store.h"
 
 #define SERVICE_NLOCKS 256
 #define SERVICE_NFROZEN 256     /* objects held still at once, at most */

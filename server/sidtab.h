@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #include "lib/proto.h"
-#include "server/store.h"
+#include "store/store.h"
 
 struct sidtab;
 

@@ -39,7 +39,7 @@
 #include "lib/wire.h"
 #include "server/replica.h"
 #include "server/sidtab.h"
-#include "server/store.h"
+#include "store/store.h"
 
 #define TASKHOST_DEFAULT_RATE ((uint64_t)64 << 20)   /* bytes/s of a task */
 #define TASKHOST_MAX_RUNNING 2     /* tasks running at once */

@@ -14,8 +14,8 @@
 
 #include "lib/ofs_error.h"
 #include "lib/parse.h"
-#include "server/store.h"
 #include "server/tool.h"
+#include "store/store.h"
 
 #define EXIT_USAGE 2
 #define EXIT_FAIL 3

@@ -19,8 +19,8 @@
 
 #include "lib/ofs_error.h"
 #include "lib/wire.h"
-#include "server/changelog.h"
-#include "server/records.h"
+#include "store/changelog.h"
+#include "store/records.h"
 #include "tests/fuzz/fuzz_check.h"
 
 struct again {

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "lib/oid.h"
-#include "server/bstream.h"
+#include "store/bstream.h"
 #include "tests/fuzz/fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -20,7 +20,7 @@
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
 #include "lib/wire.h"
-#include "server/records.h"
+#include "store/records.h"
 #include "tests/fuzz/fuzz_check.h"
 
 /* w holds exactly the n bytes at b (then, when tail, 16 zero bytes). */

@@ -26,10 +26,10 @@
 #include "lib/proto.h"
 #include "lib/wire.h"
 #include "pbj/jobargs.h"
-#include "server/bstream.h"
-#include "server/changelog.h"
-#include "server/kv.h"
-#include "server/records.h"
+#include "store/bstream.h"
+#include "store/changelog.h"
+#include "store/kv.h"
+#include "store/records.h"
 
 static const char *top;
 static int failed;

@@ -22,7 +22,7 @@
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
 #include "server/access.h"
-#include "server/store.h"
+#include "store/store.h"
 
 #define NOW 2000000000u
 #define TTL 600u

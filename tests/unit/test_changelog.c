@@ -24,9 +24,9 @@
 #include "lib/checksum.h"
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
-#include "server/changelog.h"
-#include "server/records.h"
-#include "server/store.h"
+#include "store/changelog.h"
+#include "store/records.h"
+#include "store/store.h"
 
 struct fixture {
 	char dir[64];

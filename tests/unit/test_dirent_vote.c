@@ -27,7 +27,7 @@
 #include "server/replica.h"
 #include "server/service.h"
 #include "server/sidtab.h"
-#include "server/store.h"
+#include "store/store.h"
 #include "tests/unit/fake_server.h"
 
 /* What a fake copy answers to the forwarded DIRENT_CREATE. */

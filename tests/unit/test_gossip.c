@@ -22,7 +22,7 @@
 #include "lib/ofs_error.h"
 #include "server/gossip.h"
 #include "server/sidtab.h"
-#include "server/store.h"
+#include "store/store.h"
 #include "tests/unit/fake_server.h"
 
 #define ASKED_MAX 8

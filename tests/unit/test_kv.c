@@ -24,7 +24,7 @@
 #include <cmocka.h>
 
 #include "lib/ofs_error.h"
-#include "server/kv.h"
+#include "store/kv.h"
 
 struct fixture {
 	char dir[64];        /* the mkdtemp folder */

@@ -36,7 +36,7 @@
 #include "rebalancer/move.h"
 #include "server/replica.h"
 #include "server/sidtab.h"
-#include "server/store.h"
+#include "store/store.h"
 #include "tests/unit/fake_server.h"
 
 #define MAXREC 64

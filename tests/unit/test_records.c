@@ -21,7 +21,7 @@
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
 #include "lib/wire.h"
-#include "server/records.h"
+#include "store/records.h"
 
 static struct ofs_oid mk_oid(uint8_t seed)
 {

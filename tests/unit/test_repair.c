@@ -33,7 +33,7 @@
 #include "server/replica.h"
 #include "server/service.h"
 #include "server/sidtab.h"
-#include "server/store.h"
+#include "store/store.h"
 #include "tests/unit/fake_server.h"
 
 #define XLEN 20000

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "lib/oid.h"
-#include "server/replaced.h"
+#include "store/replaced.h"
 
 static struct ofs_oid oid_n(unsigned n)
 {

@@ -29,7 +29,7 @@
 #include "lib/wire.h"
 #include "server/gossip.h"
 #include "server/sidtab.h"
-#include "server/store.h"
+#include "store/store.h"
 
 struct fixture {
 	char dir[64];

@@ -35,11 +35,11 @@
 #include "lib/fdio.h"
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
-#include "server/bstream.h"
-#include "server/kv.h"
 #include "backref/points.h"
-#include "server/records.h"
-#include "server/store.h"
+#include "store/bstream.h"
+#include "store/kv.h"
+#include "store/records.h"
+#include "store/store.h"
 
 #define CS 4096u     /* the chunk size of every test store */
 

@@ -33,8 +33,8 @@
 
 #include "lib/checksum.h"
 #include "lib/ofs_error.h"
-#include "server/bstream.h"
-#include "server/store.h"
+#include "store/bstream.h"
+#include "store/store.h"
 
 #define CS 4096u
 #define LIMIT (16u << 10)

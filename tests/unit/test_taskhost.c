@@ -28,8 +28,8 @@
 
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
-#include "server/store.h"
 #include "server/taskhost.h"
+#include "store/store.h"
 
 #define FAKE_KIND 9
 #define WAIT_MS 20000            /* the bound of every wait */

@@ -9,11 +9,11 @@
 #include <unistd.h>
 
 #include "lib/ofs_error.h"
-#include "server/bstream.h"
-#include "server/kv.h"
-#include "server/records.h"
-#include "server/store.h"
-#include "server/store_impl.h"
+#include "store/bstream.h"
+#include "store/kv.h"
+#include "store/records.h"
+#include "store/store.h"
+#include "store/store_impl.h"
 
 int st_inline_get(struct kv_txn *t, struct ofs_oid oid, const void **v, size_t *vn)
 {

@@ -31,8 +31,8 @@
 
 #include "lib/oid.h"
 #include "lib/wire.h"
-#include "server/kv.h"
-#include "server/records.h"
+#include "store/kv.h"
+#include "store/records.h"
 
 #define CHANGELOG_KEEP 1024u               /* notes kept per object */
 #define CHANGELOG_MAX_BYTES (2u << 20)     /* in one CHANGES reply */

@@ -19,13 +19,13 @@
 
 #include "lib/fdio.h"
 #include "lib/ofs_error.h"
-#include "server/bstream.h"
-#include "server/kv.h"
-#include "server/records.h"
-#include "server/removed.h"
-#include "server/replaced.h"
-#include "server/store.h"
-#include "server/store_impl.h"
+#include "store/bstream.h"
+#include "store/kv.h"
+#include "store/records.h"
+#include "store/removed.h"
+#include "store/replaced.h"
+#include "store/store.h"
+#include "store/store_impl.h"
 
 /* DATA/format (docs/design.md, "On disk"): 1, every chunk inside a
  * dfile's size has a digest record; 2, a chunk may be a hole (none). A

@@ -4,8 +4,8 @@
 
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
-#include "server/changelog.h"
-#include "server/records.h"
+#include "store/changelog.h"
+#include "store/records.h"
 
 #define NOTE_KEY (OFS_OID_LEN + 8)         /* OID | u64 BE version */
 

@@ -9,12 +9,12 @@
 
 #include "lib/log.h"
 #include "lib/ofs_error.h"
-#include "server/changelog.h"
-#include "server/kv.h"
-#include "server/records.h"
-#include "server/replaced.h"
-#include "server/store.h"
-#include "server/store_impl.h"
+#include "store/changelog.h"
+#include "store/kv.h"
+#include "store/records.h"
+#include "store/replaced.h"
+#include "store/store.h"
+#include "store/store_impl.h"
 
 /* ---- key-value parts and directory entries ----------------------------- */
 

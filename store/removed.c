@@ -1,7 +1,7 @@
 /*
  * removed.c - a ring of the latest removals (see removed.h).
  */
-#include "server/removed.h"
+#include "store/removed.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -15,7 +15,7 @@
 
 #include "lib/ofs_error.h"
 #include "lib/timefmt.h"
-#include "server/kv.h"
+#include "store/kv.h"
 
 #define KV_MAPSIZE ((size_t)256 << 30)   /* virtual; the file grows as used */
 #define KV_MAXREADERS 4096               /* one per concurrent request */

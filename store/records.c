@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "lib/ofs_error.h"
-#include "server/records.h"
+#include "store/records.h"
 
 int rec_encode_object(struct wbuf *w, const struct ofs_attr *a)
 {

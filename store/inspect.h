@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "server/store.h"
+#include "store/store.h"
 
 /* Print oid's record to out, as text or as one JSON document. Returns 0,
  * -ENOENT (no such object), or another store error. */

@@ -51,8 +51,8 @@
 #include <stdint.h>
 
 #include "lib/checksum.h"
-#include "server/kv.h"
-#include "server/store.h"
+#include "store/kv.h"
+#include "store/store.h"
 
 #define STORE_NLOCKS 1024
 #define STORE_PREFETCH_MIN (1u << 20)   /* reads this large prefetch the next */

@@ -9,11 +9,11 @@
 #include <string.h>
 
 #include "lib/ofs_error.h"
-#include "server/bstream.h"
-#include "server/kv.h"
-#include "server/records.h"
-#include "server/store.h"
-#include "server/store_impl.h"
+#include "store/bstream.h"
+#include "store/kv.h"
+#include "store/records.h"
+#include "store/store.h"
+#include "store/store_impl.h"
 
 /* ---- stale copies --------------------------------------------------------- */
 

@@ -9,13 +9,13 @@
 
 #include "lib/log.h"
 #include "lib/ofs_error.h"
-#include "server/bstream.h"
-#include "server/changelog.h"
-#include "server/kv.h"
-#include "server/records.h"
-#include "server/removed.h"
-#include "server/store.h"
-#include "server/store_impl.h"
+#include "store/bstream.h"
+#include "store/changelog.h"
+#include "store/kv.h"
+#include "store/records.h"
+#include "store/removed.h"
+#include "store/store.h"
+#include "store/store_impl.h"
 
 /* ---- objects ---------------------------------------------------------- */
 

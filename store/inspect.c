@@ -7,8 +7,8 @@
 #include "lib/attr_json.h"
 #include "lib/ofs_error.h"
 #include "lib/timefmt.h"
-#include "server/bstream.h"
-#include "server/inspect.h"
+#include "store/bstream.h"
+#include "store/inspect.h"
 
 struct digests {
 	size_t n, cap;

@@ -12,7 +12,7 @@
 
 #include "lib/fdio.h"
 #include "lib/parse.h"
-#include "server/bstream.h"
+#include "store/bstream.h"
 
 static int sys_fdatasync(int fd) { return fdatasync(fd); }
 static int sys_fsync(int fd) { return fsync(fd); }

@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include "lib/ofs_error.h"
-#include "server/kv.h"
-#include "server/records.h"
-#include "server/store.h"
-#include "server/store_impl.h"
+#include "store/kv.h"
+#include "store/records.h"
+#include "store/store.h"
+#include "store/store_impl.h"
 
 /* ---- scrub support ------------------------------------------------------- */
 

@@ -1,7 +1,7 @@
 /*
  * replaced.c - a ring of the latest replacements (see replaced.h).
  */
-#include "server/replaced.h"
+#include "store/replaced.h"
 
 #include <pthread.h>
 #include <stdlib.h>
