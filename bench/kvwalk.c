@@ -14,7 +14,7 @@
  *
  *   objects=2000000 records=4000000 walk_s=0.812 records_per_s=4926108.4 objects_per_s=2463054.2
  *
- * This is the one place outside server/kv.c that sees LMDB: the baseline
+ * This is the one place outside store/kv.c that sees LMDB: the baseline
  * is LMDB itself, with nothing of OFS on top. Exit 0, 2 on bad usage, 3
  * when LMDB fails (its message printed).
  */

@@ -1,6 +1,6 @@
 /*
  * store_impl.h - what the parts of the storage engine share. Private to
- * server/store*.c: everyone else uses store.h.
+ * store/store*.c: everyone else uses store.h.
  *
  *   store.c           init, open and close; the root; the server table;
  *                     statistics; the helpers below

@@ -1,6 +1,6 @@
 /*
  * fuzz_names.c - libFuzzer target for the names the store reads back from
- * its own folders (server/bstream.h): DATA/incoming/OIDHEX and
+ * its own folders (store/bstream.h): DATA/incoming/OIDHEX and
  * DATA/quarantine/OIDHEX.SECONDS.vVERSION.TAG[.N].
  *
  * The input, up to a NUL byte (a name holds none), is a name. Each has

@@ -1,6 +1,6 @@
 /*
  * fuzz_records.c - libFuzzer target for the decoders of the server's LMDB
- * values (server/records.h): object records, dirents, chunk digests and
+ * values (store/records.h): object records, dirents, chunk digests and
  * keys, the site attributes and the root (KV_META), server-table entries
  * (KV_SERVERS, the old form too), stale records and the missed version
  * their reason may name, and move records.

@@ -4,9 +4,9 @@
  * change to an encoding changes its seeds, and a seed that no longer
  * decodes points at a decoder that drifted from its encoder):
  *
- *   corpus_records/    LMDB values (server/records.h)
+ *   corpus_records/    LMDB values (store/records.h)
  *   corpus_changelog/  change notes and CHANGES lists, from a real LMDB
- *   corpus_names/      incoming/ and quarantine/ names (server/bstream.h)
+ *   corpus_names/      incoming/ and quarantine/ names (store/bstream.h)
  *   corpus_capkeys/    key file (cap_keys_format) and wire forms
  *   corpus_jobargs/    a job's and a schedule's arguments (pbj/jobargs.h)
  *

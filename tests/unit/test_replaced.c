@@ -1,5 +1,5 @@
 /* test_replaced.c - the notes that let a retried create say what the first
- * one replaced (server/replaced.c). */
+ * one replaced (store/replaced.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
