@@ -48,7 +48,7 @@ ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -DOFS_VERSION='"$(VERSION)"' $(HOOKFLAGS) $
 LDLIBS := -lssl -lcrypto -llmdb -lxxhash -ljansson -lsqlite3 -lpthread -lm
 ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) -pthread
 
-LIB_SRCS := lib/error.c lib/ident.c lib/tls.c lib/ca.c lib/cap.c lib/crl.c lib/oid.c lib/wire.c lib/frame.c lib/proto.c \
+LIB_SRCS := lib/error.c lib/optable.c lib/ident.c lib/tls.c lib/ca.c lib/cap.c lib/crl.c lib/oid.c lib/wire.c lib/frame.c lib/proto.c \
 	lib/checksum.c lib/log.c lib/net.c lib/path.c lib/parse.c lib/timefmt.c \
 	lib/conn.c lib/backoff.c lib/placement.c lib/proto_reply.c lib/fdio.c lib/attr_json.c
 STORE_SRCS := store/kv.c store/records.c store/bstream.c store/store.c \

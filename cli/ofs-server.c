@@ -24,6 +24,7 @@
 #include "lib/log.h"
 #include "lib/net.h"
 #include "lib/ofs_error.h"
+#include "lib/optable.h"
 #include "lib/parse.h"
 #include "lib/tls.h"
 #include "backref/points.h"
@@ -810,25 +811,25 @@ static int cmd_ops(int argc, char **argv)
 	if (!all)
 		return EXIT_FAIL;
 	for (uint16_t op = 1; op < OFS_OP_MAX; op++) {
-		const struct ops_row *r = ops_row(op);
+		const struct op_def *r = op_def(op);
 		json_t *roles = json_array();
 		if (!r || !roles) {
 			json_decref(roles);
 			continue;
 		}
-		if (r->roles & OPS_USER)
+		if (r->roles & OPR_USER)
 			json_array_append_new(roles, json_string("user"));
-		if (r->roles & OPS_ADMIN)
+		if (r->roles & OPR_ADMIN)
 			json_array_append_new(roles, json_string("admin"));
-		if (r->roles & OPS_SERVER)
+		if (r->roles & OPR_SERVER)
 			json_array_append_new(roles, json_string("server"));
 		if (json) {
 			json_array_append_new(all, json_pack("{s:i, s:s, s:o}", "op", op, "name",
 							     ofs_op_name(op), "roles", roles));
 		} else {
-			printf("%-14s %s%s%s\n", ofs_op_name(op), (r->roles & OPS_USER) ? "user " : "",
-			       (r->roles & OPS_ADMIN) ? "admin " : "",
-			       (r->roles & OPS_SERVER) ? "server" : "");
+			printf("%-14s %s%s%s\n", ofs_op_name(op), (r->roles & OPR_USER) ? "user " : "",
+			       (r->roles & OPR_ADMIN) ? "admin " : "",
+			       (r->roles & OPR_SERVER) ? "server" : "");
 			json_decref(roles);
 		}
 	}

@@ -30,6 +30,7 @@
 #include "client/ofs_impl.h"
 #include "lib/cap.h"
 #include "lib/conn.h"
+#include "lib/optable.h"
 #include "lib/tls.h"
 #include "lib/timefmt.h"
 
@@ -44,18 +45,13 @@ int cl_map_transport(int rc)
 
 int cl_change_ms(uint16_t op)
 {
-	switch (op) {
-	case OFS_OP_CREATE: case OFS_OP_CREATE_SMALL: case OFS_OP_REMOVE: case OFS_OP_SETATTR:
-	case OFS_OP_KV_PUT: case OFS_OP_KV_DEL: case OFS_OP_DIRENT_CREATE:
-	case OFS_OP_DIRENT_REMOVE:
-		return CL_CHANGE_MS;
-	case OFS_OP_WRITE:
+	if (!(op_flags(op) & OPF_CHANGES))
+		return 0;              /* (a question: lib/ops.def) */
+	if (op == OFS_OP_WRITE)
 		return CL_WRITE_MS;
-	case OFS_OP_COMMIT:
+	if (op == OFS_OP_COMMIT)
 		return CONN_REPLY_MS - CL_LATE_MS;
-	default:
-		return 0;
-	}
+	return CL_CHANGE_MS;
 }
 
 void cl_bound(struct conn *cn, struct ofs_req *q)

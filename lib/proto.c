@@ -16,6 +16,7 @@
 #include "lib/crl.h"
 #include "lib/frame.h"
 #include "lib/ofs_error.h"
+#include "lib/optable.h"
 #include "lib/proto.h"
 #include "lib/proto_impl.h"
 
@@ -59,37 +60,9 @@ const char *ofs_type_name(uint8_t type)
 
 const char *ofs_op_name(uint16_t op)
 {
-	static const char *names[] = {
-		[OFS_OP_PING] = "ping", [OFS_OP_GET_ROOT] = "get_root",
-		[OFS_OP_CREATE] = "create", [OFS_OP_REMOVE] = "remove",
-		[OFS_OP_CREATE_SMALL] = "create_small",
-		[OFS_OP_GETATTR_MANY] = "getattr_many",
-		[OFS_OP_GET_SMALL] = "get_small",
-		[OFS_OP_GETATTR] = "getattr", [OFS_OP_SETATTR] = "setattr",
-		[OFS_OP_READ] = "read", [OFS_OP_WRITE] = "write",
-		[OFS_OP_KV_GET] = "kv_get", [OFS_OP_KV_PUT] = "kv_put",
-		[OFS_OP_KV_DEL] = "kv_del", [OFS_OP_KV_LIST] = "kv_list",
-		[OFS_OP_DIRENT_CREATE] = "dirent_create",
-		[OFS_OP_DIRENT_REMOVE] = "dirent_remove",
-		[OFS_OP_DIRENT_LOOKUP] = "dirent_lookup",
-		[OFS_OP_DIRENT_LIST] = "dirent_list",
-		[OFS_OP_COMMIT] = "commit",
-		[OFS_OP_SERVERS] = "servers", [OFS_OP_SERVER_SET] = "server_set",
-		[OFS_OP_STATS] = "stats", [OFS_OP_REPORT] = "report",
-		[OFS_OP_SET_ROOT] = "set_root", [OFS_OP_BEHIND] = "behind",
-		[OFS_OP_STALE_FOR] = "stale_for", [OFS_OP_SUMMARY] = "summary",
-		[OFS_OP_TASK_START] = "task_start", [OFS_OP_TASK_POLL] = "task_poll",
-		[OFS_OP_TASK_CTL] = "task_ctl", [OFS_OP_POINTS] = "points",
-		[OFS_OP_VERIFY] = "verify", [OFS_OP_SUMMARY_MANY] = "summary_many", [OFS_OP_REPAIR_FETCH] = "repair_fetch",
-		[OFS_OP_STALE_CLEAR] = "stale_clear", [OFS_OP_FREEZE] = "freeze",
-		[OFS_OP_ROOT_MOVE] = "root_move", [OFS_OP_STOP_CHECK] = "stop_check",
-		[OFS_OP_CHANGES] = "changes", [OFS_OP_REVOKED] = "revoked",
-		[OFS_OP_CAPKEYS] = "capkeys", [OFS_OP_JOIN] = "join",
-	};
-	op &= (uint16_t)~(OFS_OP_RESPONSE | OFS_OP_FORWARDED);
-	if (op >= OFS_OP_PING && op < OFS_OP_MAX)
-		return names[op];
-	return "unknown";
+	const struct op_def *d = op_def(op);
+
+	return d ? d->name : "unknown";
 }
 
 /* Clamp the count as wbuf_handle does, so the count written always
@@ -197,70 +170,64 @@ void proto_decode_dirent(struct rbuf *r, struct ofs_dirent *d)
 
 /* The namespace's and the data's operations: 0, or 1 when op is not one
  * of them. */
-static int encode_data_req(struct wbuf *w, const struct ofs_req *q)
+static int encode_data_req(struct wbuf *w, const struct ofs_req *q, const struct op_def *d)
 {
-	switch (q->op) {
-	case OFS_OP_PING:
-	case OFS_OP_GET_ROOT:
+	switch (d->form) {
+	case RQ_NONE:
 		break;
-	case OFS_OP_CREATE:
+	case RQ_CREATE:
 		wbuf_oid(w, q->oid);
 		proto_encode_attr(w, &q->attr);
 		break;
-	case OFS_OP_CREATE_SMALL:
+	case RQ_CREATE_SMALL:
 		wbuf_oid(w, q->oid);
 		proto_encode_attr(w, &q->attr);
 		wbuf_blob(w, q->data, q->data_len);
 		break;
-	case OFS_OP_REMOVE:
-	case OFS_OP_GETATTR:
-	case OFS_OP_GET_SMALL:
-	case OFS_OP_COMMIT:
+	case RQ_OID:
 		wbuf_oid(w, q->oid);
 		break;
-	case OFS_OP_SETATTR:
+	case RQ_SETATTR:
 		wbuf_oid(w, q->oid);
 		wbuf_u32(w, q->mask);
 		proto_encode_attr(w, &q->attr);
 		break;
-	case OFS_OP_READ:
+	case RQ_READ:
 		wbuf_oid(w, q->oid);
 		wbuf_u64(w, q->offset);
 		wbuf_u32(w, q->length);
 		break;
-	case OFS_OP_WRITE:
+	case RQ_WRITE:
 		wbuf_oid(w, q->oid);
 		wbuf_u64(w, q->offset);
 		wbuf_u32(w, q->flags);
 		wbuf_blob(w, q->data, q->data_len);
 		break;
-	case OFS_OP_KV_GET:
-	case OFS_OP_KV_DEL:
+	case RQ_KEY:
 		wbuf_oid(w, q->oid);
 		wbuf_blob(w, q->key, q->key_len);
 		break;
-	case OFS_OP_KV_PUT:
+	case RQ_KEY_VALUE:
 		wbuf_oid(w, q->oid);
 		wbuf_blob(w, q->key, q->key_len);
 		wbuf_blob(w, q->data, q->data_len);
 		break;
-	case OFS_OP_KV_LIST:
+	case RQ_KEY_MAX:
 		wbuf_oid(w, q->oid);
 		wbuf_blob(w, q->key, q->key_len);
 		wbuf_u32(w, q->max);
 		break;
-	case OFS_OP_DIRENT_CREATE:
+	case RQ_DIRENT:
 		wbuf_oid(w, q->oid);
 		wbuf_str(w, q->name);
 		proto_encode_dirent(w, &q->dirent);
 		wbuf_u32(w, q->flags);
 		break;
-	case OFS_OP_DIRENT_REMOVE:
-	case OFS_OP_DIRENT_LOOKUP:
+	case RQ_NAME:
 		wbuf_oid(w, q->oid);
 		wbuf_str(w, q->name);
 		break;
-	case OFS_OP_DIRENT_LIST:
+	case RQ_NAME_MAX:
 		wbuf_oid(w, q->oid);
 		wbuf_str(w, q->name);
 		wbuf_u32(w, q->max);
@@ -273,43 +240,34 @@ static int encode_data_req(struct wbuf *w, const struct ofs_req *q)
 
 /* The cluster's, repair's and the tasks' operations: 0, 1 when op is not
  * one of them, or -EINVAL. */
-static int encode_peer_req(struct wbuf *w, const struct ofs_req *q)
+static int encode_peer_req(struct wbuf *w, const struct ofs_req *q, const struct op_def *d)
 {
-	switch (q->op) {
-	case OFS_OP_SERVERS:
+	switch (d->form) {
+	case RQ_SERVERS:
 		proto_encode_servers(w, NULL, q->servers, q->nservers);
 		break;
-	case OFS_OP_REVOKED:
-	case OFS_OP_CAPKEYS:
+	case RQ_CRL:
+	case RQ_CAPKEYS:
 		wbuf_bytes(w, q->data, q->data_len);   /* (crl.h's, cap.h's forms) */
 		break;
-	case OFS_OP_SERVER_SET:
+	case RQ_SERVER_SET:
 		proto_encode_server_set(w, &q->set);
 		break;
-	case OFS_OP_STATS:
-		break;
-	case OFS_OP_REPORT:
-	case OFS_OP_BEHIND:
-	case OFS_OP_STALE_FOR:
+	case RQ_REPORT:
 		proto_encode_report(w, q->oid, q->sid, q->reason);
 		break;
-	case OFS_OP_SET_ROOT:
-	case OFS_OP_ROOT_MOVE:
+	case RQ_ROOT:
 		proto_encode_root(w, &q->root, q->birth_ns);
 		break;
-	case OFS_OP_FREEZE:
+	case RQ_FREEZE:
 		wbuf_oid(w, q->oid);
 		wbuf_u32(w, q->ms);
 		wbuf_sid(w, q->sid);
 		break;
-	case OFS_OP_STOP_CHECK:
+	case RQ_STOP_CHECK:
 		wbuf_u32(w, q->max);
 		break;
-	case OFS_OP_SUMMARY:
-	case OFS_OP_VERIFY:
-		wbuf_oid(w, q->oid);
-		break;
-	case OFS_OP_REPAIR_FETCH:
+	case RQ_REPAIR_FETCH:
 		wbuf_oid(w, q->oid);
 		wbuf_u32(w, q->flags);
 		wbuf_u64(w, q->rate);
@@ -318,16 +276,16 @@ static int encode_peer_req(struct wbuf *w, const struct ofs_req *q)
 			wbuf_sid(w, q->cands[i]);
 		wbuf_str(w, q->reason);
 		break;
-	case OFS_OP_STALE_CLEAR:
+	case RQ_STALE_CLEAR:
 		wbuf_oid(w, q->oid);
 		wbuf_sid(w, q->sid);
 		wbuf_u64(w, q->version);
 		break;
-	case OFS_OP_CHANGES:
+	case RQ_CHANGES:
 		wbuf_oid(w, q->oid);
 		wbuf_u64(w, q->version);
 		break;
-	case OFS_OP_TASK_START:
+	case RQ_TASK_START:
 		wbuf_u64(w, q->task.job);
 		wbuf_u8(w, q->task.kind);
 		wbuf_u32(w, q->task.flags);
@@ -345,16 +303,16 @@ static int encode_peer_req(struct wbuf *w, const struct ofs_req *q)
 			wbuf_u64(w, q->task.alloc_bytes[i]);
 		}
 		break;
-	case OFS_OP_TASK_POLL:
+	case RQ_TASK_POLL:
 		wbuf_u64(w, q->task.job);
 		wbuf_u64(w, q->task.ack);
 		wbuf_u64(w, q->task.budget);
 		break;
-	case OFS_OP_TASK_CTL:
+	case RQ_TASK_CTL:
 		wbuf_u64(w, q->task.job);
 		wbuf_u8(w, q->task.action);
 		break;
-	case OFS_OP_JOIN:
+	case RQ_JOIN:
 		if ((q->flags & ~(OFS_JOIN_END | (OFS_JOIN_CHANNELS - 1))) ||
 		    q->reclen == 0 || q->reclen > OFS_JOIN_MAX_RECLEN ||
 		    (q->flags & OFS_JOIN_END ? q->data_len != 0
@@ -372,15 +330,13 @@ static int encode_peer_req(struct wbuf *w, const struct ofs_req *q)
 			wbuf_bytes(w, q->data, q->data_len);
 		}
 		break;
-	case OFS_OP_SUMMARY_MANY:
-	case OFS_OP_GETATTR_MANY:
-		if (q->data_len % OFS_OID_LEN || q->data_len / OFS_OID_LEN >
-		    (q->op == OFS_OP_SUMMARY_MANY ? OFS_SUMMARY_MANY_MAX : OFS_GETATTR_MANY_MAX))
+	case RQ_OIDS:
+		if (q->data_len % OFS_OID_LEN || q->data_len / OFS_OID_LEN > d->most)
 			return -EINVAL;
 		wbuf_u32(w, (uint32_t)(q->data_len / OFS_OID_LEN));
 		wbuf_bytes(w, q->data, q->data_len);
 		break;
-	case OFS_OP_POINTS:
+	case RQ_POINTS:
 		wbuf_oid(w, q->oid);
 		wbuf_oid(w, q->child);
 		wbuf_u32(w, (uint32_t)q->offset);
@@ -394,10 +350,14 @@ static int encode_peer_req(struct wbuf *w, const struct ofs_req *q)
 
 int proto_encode_req(struct wbuf *w, const struct ofs_req *q)
 {
-	int rc = encode_data_req(w, q);
+	const struct op_def *d = op_def(q->op);
+	int rc;
 
+	if (!d || (q->op & (OFS_OP_RESPONSE | OFS_OP_FORWARDED)))
+		return -OFS_EUNKNOWNOP;
+	rc = encode_data_req(w, q, d);
 	if (rc == 1)
-		rc = encode_peer_req(w, q);
+		rc = encode_peer_req(w, q, d);
 	if (rc == 1)
 		return -OFS_EUNKNOWNOP;
 	return rc ? rc : wbuf_error(w);
@@ -441,10 +401,11 @@ void proto_decode_name(struct rbuf *r, char *name, bool allow_empty)
 		rbuf_fail(r, -OFS_ENAME);
 }
 
-static void decode_max(struct rbuf *r, uint32_t *max)
+/* A list's max: 1 to most. */
+static void decode_max(struct rbuf *r, uint32_t *max, uint32_t most)
 {
 	*max = rbuf_u32(r);
-	if (!rbuf_error(r) && (*max == 0 || *max > OFS_MAX_LIST))
+	if (!rbuf_error(r) && (*max == 0 || *max > most))
 		rbuf_fail(r, -OFS_ETOOBIG);
 }
 
@@ -467,19 +428,18 @@ static bool task_start_valid(const struct ofs_task_req *t)
 
 /* The namespace's and the data's operations, field by field from r: 0
  * (the caller checks r), or 1 when op is not one of them. */
-static int decode_data_req(uint16_t op, struct rbuf *r, struct ofs_req *q)
+static int decode_data_req(const struct op_def *d, struct rbuf *r, struct ofs_req *q)
 {
-	switch (op) {
-	case OFS_OP_PING:
-	case OFS_OP_GET_ROOT:
+	switch (d->form) {
+	case RQ_NONE:
 		break;
-	case OFS_OP_CREATE:
+	case RQ_CREATE:
 		q->oid = rbuf_oid(r);
 		proto_decode_attr(r, &q->attr);
 		if (!rbuf_error(r) && !ofs_type_valid(q->attr.type))
 			rbuf_fail(r, -OFS_ECORRUPT);
 		break;
-	case OFS_OP_CREATE_SMALL:
+	case RQ_CREATE_SMALL:
 		/* (a metafile with its one dfile on its own servers, both
 		 * named, and its size the bytes') */
 		q->oid = rbuf_oid(r);
@@ -491,27 +451,24 @@ static int decode_data_req(uint16_t op, struct rbuf *r, struct ofs_req *q)
 		     oid_eq(q->oid, q->attr.parts[0].oid) || q->attr.size != q->data_len))
 			rbuf_fail(r, -OFS_ECORRUPT);
 		break;
-	case OFS_OP_REMOVE:
-	case OFS_OP_GETATTR:
-	case OFS_OP_GET_SMALL:
-	case OFS_OP_COMMIT:
+	case RQ_OID:
 		q->oid = rbuf_oid(r);
 		break;
-	case OFS_OP_SETATTR:
+	case RQ_SETATTR:
 		q->oid = rbuf_oid(r);
 		q->mask = rbuf_u32(r);
 		proto_decode_attr(r, &q->attr);
 		if (!rbuf_error(r) && (q->mask & ~(uint32_t)OFS_ATTR_ALL))
 			rbuf_fail(r, -OFS_ECORRUPT);
 		break;
-	case OFS_OP_READ:
+	case RQ_READ:
 		q->oid = rbuf_oid(r);
 		q->offset = rbuf_u64(r);
 		q->length = rbuf_u32(r);
 		if (!rbuf_error(r) && q->length > OFS_MAX_IO)
 			rbuf_fail(r, -OFS_ETOOBIG);
 		break;
-	case OFS_OP_WRITE:
+	case RQ_WRITE:
 		q->oid = rbuf_oid(r);
 		q->offset = rbuf_u64(r);
 		q->flags = rbuf_u32(r);
@@ -519,26 +476,25 @@ static int decode_data_req(uint16_t op, struct rbuf *r, struct ofs_req *q)
 		if (!rbuf_error(r) && (q->flags & ~(uint32_t)OFS_WRITE_UNSTABLE))
 			rbuf_fail(r, -OFS_ECORRUPT);
 		break;
-	case OFS_OP_KV_GET:
-	case OFS_OP_KV_DEL:
+	case RQ_KEY:
 		q->oid = rbuf_oid(r);
 		q->key = rbuf_blob(r, OFS_MAX_KEY, &q->key_len);
 		if (!rbuf_error(r) && q->key_len == 0)
 			rbuf_fail(r, -OFS_ECORRUPT);
 		break;
-	case OFS_OP_KV_PUT:
+	case RQ_KEY_VALUE:
 		q->oid = rbuf_oid(r);
 		q->key = rbuf_blob(r, OFS_MAX_KEY, &q->key_len);
 		q->data = rbuf_blob(r, OFS_MAX_VALUE, &q->data_len);
 		if (!rbuf_error(r) && q->key_len == 0)
 			rbuf_fail(r, -OFS_ECORRUPT);
 		break;
-	case OFS_OP_KV_LIST:
+	case RQ_KEY_MAX:
 		q->oid = rbuf_oid(r);
 		q->key = rbuf_blob(r, OFS_MAX_KEY, &q->key_len);
-		decode_max(r, &q->max);
+		decode_max(r, &q->max, d->most);
 		break;
-	case OFS_OP_DIRENT_CREATE:
+	case RQ_DIRENT:
 		q->oid = rbuf_oid(r);
 		proto_decode_name(r, q->name, false);
 		proto_decode_dirent(r, &q->dirent);
@@ -546,15 +502,14 @@ static int decode_data_req(uint16_t op, struct rbuf *r, struct ofs_req *q)
 		if (!rbuf_error(r) && (q->flags & ~(uint32_t)OFS_DIRENT_REPLACE))
 			rbuf_fail(r, -OFS_ECORRUPT);
 		break;
-	case OFS_OP_DIRENT_REMOVE:
-	case OFS_OP_DIRENT_LOOKUP:
+	case RQ_NAME:
 		q->oid = rbuf_oid(r);
 		proto_decode_name(r, q->name, false);
 		break;
-	case OFS_OP_DIRENT_LIST:
+	case RQ_NAME_MAX:
 		q->oid = rbuf_oid(r);
 		proto_decode_name(r, q->name, true);
-		decode_max(r, &q->max);
+		decode_max(r, &q->max, d->most);
 		break;
 	default:
 		return 1;
@@ -565,28 +520,22 @@ static int decode_data_req(uint16_t op, struct rbuf *r, struct ofs_req *q)
 /* The cluster's, repair's and the tasks' operations decoded field by
  * field: 0 (the caller checks r), 1 when op is not one of them, or a
  * negative code. */
-static int decode_peer_req(uint16_t op, struct rbuf *r, struct ofs_req *q)
+static int decode_peer_req(const struct op_def *d, struct rbuf *r, struct ofs_req *q)
 {
-	switch (op) {
-	case OFS_OP_STATS:
-		break;
-	case OFS_OP_FREEZE:
+	switch (d->form) {
+	case RQ_FREEZE:
 		q->oid = rbuf_oid(r);
 		q->ms = rbuf_u32(r);
 		q->sid = rbuf_sid(r);
 		if (!rbuf_error(r) && q->ms > 600000)
 			return -OFS_ECORRUPT;    /* ten minutes at most */
 		break;
-	case OFS_OP_STOP_CHECK:
+	case RQ_STOP_CHECK:
 		q->max = rbuf_u32(r);
-		if (!rbuf_error(r) && q->max > OFS_STOP_LIST_MAX)
+		if (!rbuf_error(r) && q->max > d->most)
 			return -OFS_ECORRUPT;
 		break;
-	case OFS_OP_SUMMARY:
-	case OFS_OP_VERIFY:
-		q->oid = rbuf_oid(r);
-		break;
-	case OFS_OP_REPAIR_FETCH:
+	case RQ_REPAIR_FETCH:
 		q->oid = rbuf_oid(r);
 		q->flags = rbuf_u32(r);
 		q->rate = rbuf_u64(r);
@@ -599,16 +548,16 @@ static int decode_peer_req(uint16_t op, struct rbuf *r, struct ofs_req *q)
 		if (!rbuf_error(r) && !proto_printable(q->reason))
 			return -OFS_ECORRUPT;
 		break;
-	case OFS_OP_STALE_CLEAR:
+	case RQ_STALE_CLEAR:
 		q->oid = rbuf_oid(r);
 		q->sid = rbuf_sid(r);
 		q->version = rbuf_u64(r);
 		break;
-	case OFS_OP_CHANGES:
+	case RQ_CHANGES:
 		q->oid = rbuf_oid(r);
 		q->version = rbuf_u64(r);
 		break;
-	case OFS_OP_TASK_START:
+	case RQ_TASK_START:
 		q->task.job = rbuf_u64(r);
 		q->task.kind = rbuf_u8(r);
 		q->task.flags = rbuf_u32(r);
@@ -631,34 +580,32 @@ static int decode_peer_req(uint16_t op, struct rbuf *r, struct ofs_req *q)
 		if (!rbuf_error(r) && !task_start_valid(&q->task))
 			return -OFS_ECORRUPT;
 		break;
-	case OFS_OP_TASK_POLL:
+	case RQ_TASK_POLL:
 		q->task.job = rbuf_u64(r);
 		q->task.ack = rbuf_u64(r);
 		q->task.budget = rbuf_u64(r);
 		break;
-	case OFS_OP_SUMMARY_MANY:
-	case OFS_OP_GETATTR_MANY: {
+	case RQ_OIDS: {
 		uint32_t n = rbuf_u32(r);
-		if (rbuf_error(r) || n == 0 ||
-		    n > (op == OFS_OP_SUMMARY_MANY ? OFS_SUMMARY_MANY_MAX : OFS_GETATTR_MANY_MAX))
+		if (rbuf_error(r) || n == 0 || n > d->most)
 			return -OFS_ECORRUPT;
 		q->data = rbuf_bytes(r, (size_t)n * OFS_OID_LEN);
 		q->data_len = (size_t)n * OFS_OID_LEN;
 		break;
 	}
-	case OFS_OP_POINTS:
+	case RQ_POINTS:
 		q->oid = rbuf_oid(r);
 		q->child = rbuf_oid(r);
 		q->offset = rbuf_u32(r);
 		proto_decode_name(r, q->name, true);
 		break;
-	case OFS_OP_TASK_CTL:
+	case RQ_TASK_CTL:
 		q->task.job = rbuf_u64(r);
 		q->task.action = rbuf_u8(r);
 		if (!rbuf_error(r) && (q->task.action < OFS_TASK_PAUSE || q->task.action > OFS_TASK_FORGET))
 			return -OFS_ECORRUPT;
 		break;
-	case OFS_OP_JOIN:
+	case RQ_JOIN:
 		q->task.job = rbuf_u64(r);
 		q->epoch = rbuf_u64(r);
 		q->sid = rbuf_sid(r);
@@ -685,14 +632,17 @@ static int decode_peer_req(uint16_t op, struct rbuf *r, struct ofs_req *q)
 
 int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_req *q)
 {
+	const struct op_def *d = op_def(op);
 	struct rbuf r;
 	int rc;
 
 	memset(q, 0, sizeof(*q));
 	q->op = op;
-	/* the operations whose body has a decoder of its own */
-	switch (op) {
-	case OFS_OP_REVOKED: {
+	if (!d || (op & (OFS_OP_RESPONSE | OFS_OP_FORWARDED)))
+		return -OFS_EUNKNOWNOP;
+	/* the forms that have a decoder of their own */
+	switch (d->form) {
+	case RQ_CRL: {
 		/* a pull, a CRL (checked whole, signature first, by the
 		 * receiver's list: crl_offer), or the previous release's
 		 * unsigned list (kept to be refused as such) */
@@ -704,7 +654,7 @@ int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_re
 		q->data_len = len;
 		return 0;
 	}
-	case OFS_OP_CAPKEYS: {
+	case RQ_CAPKEYS: {
 		/* a pull, a signed key set, or the previous release's unsigned
 		 * one (kept to be refused as such); cap.h */
 		struct cap_key k[CAP_MAX_KEYS];
@@ -722,7 +672,7 @@ int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_re
 		q->data_len = len;
 		return 0;
 	}
-	case OFS_OP_SERVERS: {
+	case RQ_SERVERS: {
 		struct ofs_server *e = NULL;
 		int src = proto_decode_servers(body, len, false, NULL, &e, &q->nservers);
 		free(e);
@@ -732,22 +682,19 @@ int proto_decode_req(uint16_t op, const uint8_t *body, size_t len, struct ofs_re
 		q->data_len = len;
 		return 0;
 	}
-	case OFS_OP_SERVER_SET:
+	case RQ_SERVER_SET:
 		return proto_decode_server_set(body, len, &q->set);
-	case OFS_OP_REPORT:
-	case OFS_OP_BEHIND:
-	case OFS_OP_STALE_FOR:
+	case RQ_REPORT:
 		return proto_decode_report(body, len, &q->oid, &q->sid, q->reason);
-	case OFS_OP_SET_ROOT:
-	case OFS_OP_ROOT_MOVE:
+	case RQ_ROOT:
 		return proto_decode_root(body, len, &q->root, &q->birth_ns);
 	default:
 		break;
 	}
 	rbuf_init(&r, body, len);
-	rc = decode_data_req(op, &r, q);
+	rc = decode_data_req(d, &r, q);
 	if (rc == 1)
-		rc = decode_peer_req(op, &r, q);
+		rc = decode_peer_req(d, &r, q);
 	if (rc == 1)
 		return -OFS_EUNKNOWNOP;
 	return rc ? rc : rbuf_done(&r);

@@ -41,90 +41,14 @@
 #define OFS_JOIN_END 0x100u       /* JOIN flags: the channel's end; max
                                      is then the count sent on it */
 
+/* Every operation, in wire order: one row each in lib/ops.def, where what
+ * each request carries and its reply says stands beside its row (the rest
+ * of the row: lib/optable.h). */
 enum ofs_op {
-	OFS_OP_PING = 1,        /* -> server SID, server version */
-	OFS_OP_GET_ROOT,        /* -> handle of the root directory */
-	OFS_OP_CREATE,          /* OID (zero: the server picks), attr -> OID */
-	OFS_OP_REMOVE,          /* oid -> (nothing) */
-	OFS_OP_GETATTR,         /* oid -> attr */
-	OFS_OP_SETATTR,         /* oid, mask, attr -> attr as stored */
-	OFS_OP_READ,            /* oid, offset, length -> bytes (short at EOF) */
-	OFS_OP_WRITE,           /* oid, offset, flags, bytes -> version, size */
-	OFS_OP_KV_GET,          /* oid, key -> value */
-	OFS_OP_KV_PUT,          /* oid, key, value -> (nothing) */
-	OFS_OP_KV_DEL,          /* oid, key -> (nothing) */
-	OFS_OP_KV_LIST,         /* oid, after-key, max -> keys and values, more */
-	OFS_OP_DIRENT_CREATE,   /* dirdata oid, name, dirent, flags -> old dirent */
-	OFS_OP_DIRENT_REMOVE,   /* dirdata oid, name -> removed dirent */
-	OFS_OP_DIRENT_LOOKUP,   /* dirdata oid, name -> dirent */
-	OFS_OP_DIRENT_LIST,     /* dirdata oid, after-name, max -> entries, more */
-	OFS_OP_COMMIT,          /* oid -> version, size once unstable writes are durable */
-	OFS_OP_SERVERS,         /* server entries -> responder SID, its entries */
-	OFS_OP_SERVER_SET,      /* SID, mask, state, weight, attr -> the entry */
-	OFS_OP_STATS,           /* -> objects and bytes stored */
-	OFS_OP_REPORT,          /* oid, SID, reason -> (logged by the server) */
-	OFS_OP_SET_ROOT,        /* root handle, birth -> the root the server uses */
-	OFS_OP_BEHIND,          /* oid, SID of the teller, reason -> (the
-	                           receiver's copy of oid is marked behind) */
-	OFS_OP_STALE_FOR,       /* after-oid, SID -> the stale records naming
-	                           SID: oids and reasons, more */
-	OFS_OP_SUMMARY,         /* oid -> present, version, size, content digest,
-	                           behind (for comparing sibling copies) */
-	OFS_OP_TASK_START,      /* job, kind, flags, rate, cursor -> (started) */
-	OFS_OP_TASK_POLL,       /* job, findings acknowledged -> task status and
-	                           the findings not yet acknowledged */
-	OFS_OP_TASK_CTL,        /* job, action (pause, resume, cancel, forget) */
-	OFS_OP_POINTS,          /* owner oid, child oid, stripe, name -> whether
-	                           the owner's forward pointer names the child */
-	OFS_OP_VERIFY,          /* oid -> its summary after re-reading every
-	                           chunk of the copy (checked, bad) */
-	OFS_OP_REPAIR_FETCH,    /* oid, flags, rate, candidate SIDs, tag -> the
-	                           receiver fetches a good copy and swaps it in */
-	OFS_OP_STALE_CLEAR,     /* oid, SID, version -> the stale record of that
-	                           copy is dropped (it is current at version) */
-	OFS_OP_FREEZE,          /* oid, milliseconds -> changes from clients are
-	                           refused (OFS_EMOVING) that long; 0 lifts it.
-	                           Taken under the object's change lock, so a
-	                           change in progress finishes first */
-	OFS_OP_ROOT_MOVE,       /* root handle, birth -> the root's copies moved:
-	                           the same root (OID and birth) now has this
-	                           handle; the root the server uses */
-	OFS_OP_STOP_CHECK,      /* max -> objects of this server that would be
-	                           left with fewer good copies than their write
-	                           confidence if it stopped now */
-	OFS_OP_SUMMARY_MANY,    /* n, n oids -> n summaries, in order (SUMMARY
-	                           of each; an object not here: not present) */
-	OFS_OP_CHANGES,         /* oid, version -> the notes of its changes after
-	                           that version, and the version and content
-	                           digest they lead to (changelog.h); ERANGE
-	                           when the copy's log no longer holds them */
-	OFS_OP_REVOKED,         /* a CRL the cluster CA signed, or a pull
-	                           (crl.h) -> the receiver's CRL number after
-	                           taking it when newer, and its CRL when
-	                           newer than the one named */
-	OFS_OP_CAPKEYS,         /* a key set the cluster CA signed (cap.h) ->
-	                           the receiver holds it from now on when
-	                           newer; or, from a server, u8 0 and the u32
-	                           id of its current key -> the receiver's
-	                           signed set when newer, else nothing
-	                           (gossip's pull) */
-	OFS_OP_CREATE_SMALL,    /* metafile oid, attr (its one dfile named in
-	                           parts[0], on the metafile's servers), bytes
-	                           (at most OFS_SMALL_MAX) -> metafile oid: the
-	                           file whole - metafile, dfile and bytes - in
-	                           one request and one commit per copy */
-	OFS_OP_GET_SMALL,       /* metafile oid -> its attr and, for a file of
-	                           one dfile of at most OFS_SMALL_MAX bytes held
-	                           current on this server, its bytes: a small
-	                           file read in one round trip */
-	OFS_OP_GETATTR_MANY,    /* n, n oids -> n statuses, each followed by the
-	                           object's attr when 0, in order (GETATTR of
-	                           each: a listing's attributes, readdir-plus) */
-	OFS_OP_JOIN,            /* job, epoch, sender SID, flags (channel, END),
-	                           record length, records -> (taken): one
-	                           server's records for another server's task
-	                           of the same job (the namespace check's
-	                           join: server/mailbox.h) */
+	OFS_OP_NONE_ = 0,       /* (no operation has number 0) */
+#define OP(id, ...) OFS_OP_##id,
+#include "lib/ops.def"
+#undef OP
 	OFS_OP_MAX
 };
 

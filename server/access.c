@@ -6,6 +6,7 @@
 #include <openssl/crypto.h>
 
 #include "lib/ofs_error.h"
+#include "lib/optable.h"
 #include "server/access.h"
 
 static bool carries_mode(uint8_t type)
@@ -35,68 +36,36 @@ uint32_t access_rights(const struct ofs_attr *a, const struct ident *who)
 }
 
 /*
- * The right a user's request needs on its object (0: none). Default
- * deny: an operation this does not name is not a user's to make on an
- * object (a new one cannot forget its rule and be open).
+ * The right a user's request needs on its object (0: none): its row's
+ * (lib/ops.def), or for a SETATTR what its mask changes. Default deny: an
+ * operation whose row does not name users is not a user's to make.
  */
 static int need_of(const struct ofs_req *q, uint32_t *need, const char **why)
 {
+	const struct op_def *d = op_def(q->op);
+
 	*need = 0;
-	switch (q->op) {
-	case OFS_OP_PING:
-	case OFS_OP_GET_ROOT:
-	case OFS_OP_SERVERS:
-	case OFS_OP_STATS:
-	case OFS_OP_REPORT:
-	case OFS_OP_REVOKED:             /* (a pull: a client checks servers
-	                                    against the CRL; giving one is not a
-	                                    user's - ops.c) */
-	case OFS_OP_CREATE:
-	case OFS_OP_CREATE_SMALL:
-	case OFS_OP_GETATTR_MANY:        /* (as GETATTR: stat needs no right on a
-	                                    file or directory; a data object is
-	                                    answered EACCES: ops.c) */
-		return 0;
-	case OFS_OP_GETATTR:
-	case OFS_OP_GET_SMALL:           /* (a file's bytes: its r, by its mode) */
-	case OFS_OP_READ:
-	case OFS_OP_KV_GET:
-	case OFS_OP_KV_LIST:
-	case OFS_OP_DIRENT_LIST:
-		*need = CAP_READ;
-		return 0;
-	case OFS_OP_WRITE:
-	case OFS_OP_COMMIT:
-	case OFS_OP_KV_PUT:
-	case OFS_OP_KV_DEL:
-	case OFS_OP_DIRENT_CREATE:
-	case OFS_OP_DIRENT_REMOVE:
-		*need = CAP_WRITE;
-		return 0;
-	case OFS_OP_DIRENT_LOOKUP:
-		*need = CAP_SEARCH;
-		return 0;
-	case OFS_OP_REMOVE:
-		*need = CAP_REMOVE;
-		return 0;
-	case OFS_OP_SETATTR:
-		/* (MODE: the owner's, OWNER: an admin's - service.c's owner
-		 * check; where copies live: the maintenance jobs') */
-		if (q->mask & (OFS_ATTR_OWNER | OFS_ATTR_SIDS | OFS_ATTR_STALE | OFS_ATTR_PART)) {
-			*why = "only an admin or a server changes owners and copies";
-			return -EACCES;
-		}
-		if (q->mask & (OFS_ATTR_SIZE | OFS_ATTR_MTIME | OFS_ATTR_LAYOUT))
-			*need |= CAP_WRITE;
-		if (q->mask & OFS_ATTR_BACKREF)
-			*need |= CAP_REMOVE;
-		if (!q->mask)
-			*need = CAP_WRITE;   /* (touches nothing, but as any change) */
-		return 0;
-	default:
+	if (!d || !(d->roles & OPR_USER)) {
 		*why = "not a user's operation";
 		return -EACCES;
 	}
+	if (!(d->flags & OPF_BY_MASK)) {
+		*need = d->right;
+		return 0;
+	}
+	/* (MODE: the owner's, OWNER: an admin's - service.c's owner check;
+	 * where copies live: the maintenance jobs') */
+	if (q->mask & (OFS_ATTR_OWNER | OFS_ATTR_SIDS | OFS_ATTR_STALE | OFS_ATTR_PART)) {
+		*why = "only an admin or a server changes owners and copies";
+		return -EACCES;
+	}
+	if (q->mask & (OFS_ATTR_SIZE | OFS_ATTR_MTIME | OFS_ATTR_LAYOUT))
+		*need |= CAP_WRITE;
+	if (q->mask & OFS_ATTR_BACKREF)
+		*need |= CAP_REMOVE;
+	if (!q->mask)
+		*need = CAP_WRITE;   /* (touches nothing, but as any change) */
+	return 0;
 }
 
 static bool is_create(const struct ofs_req *q)

@@ -10,6 +10,7 @@
 #include "lib/crl.h"
 #include "lib/log.h"
 #include "lib/ofs_error.h"
+#include "lib/optable.h"
 #include "lib/proto.h"
 #include "server/mailbox.h"
 #include "server/ops.h"
@@ -790,77 +791,63 @@ static int op_join(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 	return rc;
 }
 
-/* ---- the table ---------------------------------------------------------- */
+/* ---- the handlers, by operation (the rest of each row: lib/ops.def) ---- */
 
-#define ANYONE (OPS_USER | OPS_ADMIN | OPS_SERVER)
-#define OPERATOR (OPS_ADMIN | OPS_SERVER)      /* maintenance */
-#define PEER OPS_SERVER                          /* server to server */
-#define RD (OPS_OBJECT | OPS_READ)
-#define CH (OPS_OBJECT | OPS_CHANGE)
-
-/* (rows with no handler are filled in by ops_register) */
-static struct ops_row table[OFS_OP_MAX] = {
-	[OFS_OP_PING] = { op_ping, ANYONE, 0 },
-	[OFS_OP_GET_ROOT] = { op_get_root, ANYONE, 0 },
-	[OFS_OP_CREATE] = { op_create, ANYONE, OPS_CHANGE },
-	[OFS_OP_REMOVE] = { op_remove, ANYONE, CH },
-	[OFS_OP_CREATE_SMALL] = { op_create_small, ANYONE, OPS_CHANGE },
-	[OFS_OP_GETATTR_MANY] = { op_getattr_many, ANYONE, 0 },
-	[OFS_OP_GET_SMALL] = { op_get_small, ANYONE, RD },
-	[OFS_OP_GETATTR] = { op_attr, ANYONE, RD },
-	[OFS_OP_SETATTR] = { op_attr, ANYONE, CH },
-	[OFS_OP_READ] = { op_read, ANYONE, RD },
-	[OFS_OP_WRITE] = { op_write, ANYONE, CH },
-	[OFS_OP_COMMIT] = { op_commit, ANYONE, CH },
-	[OFS_OP_KV_GET] = { op_kv_get, ANYONE, RD },
-	[OFS_OP_KV_PUT] = { op_kv_put, ANYONE, CH },
-	[OFS_OP_KV_DEL] = { op_kv_del, ANYONE, CH },
-	[OFS_OP_KV_LIST] = { op_kv_list, ANYONE, RD },
-	[OFS_OP_DIRENT_CREATE] = { op_dirent_create, ANYONE, CH },
-	[OFS_OP_DIRENT_REMOVE] = { op_dirent_remove, ANYONE, CH },
-	[OFS_OP_DIRENT_LOOKUP] = { op_dirent_lookup, ANYONE, RD },
-	[OFS_OP_DIRENT_LIST] = { op_dirent_list, ANYONE, RD },
-	/* (a table sent with it is merged: from a server only, once roles
-	 * are checked; a client sends none) */
-	[OFS_OP_SERVERS] = { op_servers, ANYONE, 0 },
-	[OFS_OP_STATS] = { op_stats, ANYONE, 0 },
-	[OFS_OP_REPORT] = { op_report, ANYONE, 0 },
-	[OFS_OP_SET_ROOT] = { op_set_root, OPERATOR, 0 },    /* an admin's first command makes it
-	                                                        (the oldest root wins: a user
-	                                                        could offer an older one) */
-	[OFS_OP_SERVER_SET] = { op_server_set, OPS_ADMIN, 0 },   /* an admin's word: a server
-	                                                           speaks for itself only */
-	[OFS_OP_ROOT_MOVE] = { op_root_move, OPERATOR, 0 },
-	[OFS_OP_STOP_CHECK] = { NULL, OPERATOR, 0 },
-	[OFS_OP_TASK_START] = { op_task_start, OPERATOR, 0 },
-	[OFS_OP_TASK_POLL] = { op_task_poll, OPERATOR, 0 },
-	[OFS_OP_TASK_CTL] = { op_task_ctl, OPERATOR, 0 },
-	[OFS_OP_BEHIND] = { op_behind, PEER, 0 },
-	[OFS_OP_STALE_FOR] = { op_stale_for, PEER, 0 },
-	[OFS_OP_SUMMARY] = { op_summary, PEER, 0 },
-	[OFS_OP_SUMMARY_MANY] = { op_summary_many, PEER, 0 },
-	[OFS_OP_JOIN] = { op_join, PEER, 0 },
-	[OFS_OP_VERIFY] = { op_verify, PEER, 0 },
-	[OFS_OP_POINTS] = { NULL, PEER, 0 },
-	[OFS_OP_REPAIR_FETCH] = { op_repair_fetch, PEER, 0 },
-	[OFS_OP_STALE_CLEAR] = { op_stale_clear, PEER, 0 },
-	[OFS_OP_FREEZE] = { op_freeze, PEER, 0 },
-	[OFS_OP_CHANGES] = { op_changes, PEER, 0 },
-	[OFS_OP_REVOKED] = { op_revoked, ANYONE, 0 },    /* (a user's: a pull only) */
-	[OFS_OP_CAPKEYS] = { op_capkeys, OPERATOR, 0 },
+/* (the rows with no handler here are filled in by ops_register) */
+static ops_fn handlers[OFS_OP_MAX] = {
+	[OFS_OP_PING] = op_ping,
+	[OFS_OP_GET_ROOT] = op_get_root,
+	[OFS_OP_CREATE] = op_create,
+	[OFS_OP_REMOVE] = op_remove,
+	[OFS_OP_CREATE_SMALL] = op_create_small,
+	[OFS_OP_GETATTR_MANY] = op_getattr_many,
+	[OFS_OP_GET_SMALL] = op_get_small,
+	[OFS_OP_GETATTR] = op_attr,
+	[OFS_OP_SETATTR] = op_attr,
+	[OFS_OP_READ] = op_read,
+	[OFS_OP_WRITE] = op_write,
+	[OFS_OP_COMMIT] = op_commit,
+	[OFS_OP_KV_GET] = op_kv_get,
+	[OFS_OP_KV_PUT] = op_kv_put,
+	[OFS_OP_KV_DEL] = op_kv_del,
+	[OFS_OP_KV_LIST] = op_kv_list,
+	[OFS_OP_DIRENT_CREATE] = op_dirent_create,
+	[OFS_OP_DIRENT_REMOVE] = op_dirent_remove,
+	[OFS_OP_DIRENT_LOOKUP] = op_dirent_lookup,
+	[OFS_OP_DIRENT_LIST] = op_dirent_list,
+	[OFS_OP_SERVERS] = op_servers,
+	[OFS_OP_STATS] = op_stats,
+	[OFS_OP_REPORT] = op_report,
+	[OFS_OP_SET_ROOT] = op_set_root,
+	[OFS_OP_SERVER_SET] = op_server_set,
+	[OFS_OP_ROOT_MOVE] = op_root_move,
+	[OFS_OP_TASK_START] = op_task_start,
+	[OFS_OP_TASK_POLL] = op_task_poll,
+	[OFS_OP_TASK_CTL] = op_task_ctl,
+	[OFS_OP_BEHIND] = op_behind,
+	[OFS_OP_STALE_FOR] = op_stale_for,
+	[OFS_OP_SUMMARY] = op_summary,
+	[OFS_OP_SUMMARY_MANY] = op_summary_many,
+	[OFS_OP_JOIN] = op_join,
+	[OFS_OP_VERIFY] = op_verify,
+	[OFS_OP_REPAIR_FETCH] = op_repair_fetch,
+	[OFS_OP_STALE_CLEAR] = op_stale_clear,
+	[OFS_OP_FREEZE] = op_freeze,
+	[OFS_OP_CHANGES] = op_changes,
+	[OFS_OP_REVOKED] = op_revoked,
+	[OFS_OP_CAPKEYS] = op_capkeys,
 };
 
-const struct ops_row *ops_row(uint16_t op)
+ops_fn ops_handler(uint16_t op)
 {
-	if (op >= OFS_OP_MAX || !table[op].roles)
-		return NULL;
-	return &table[op];
+	op &= (uint16_t)~OFS_OP_FORWARDED;
+	return op < OFS_OP_MAX && op_def(op) ? handlers[op] : NULL;
 }
 
 int ops_register(uint16_t op, ops_fn fn)
 {
-	if (op >= OFS_OP_MAX || !table[op].roles || table[op].fn || !fn)
+	if (op >= OFS_OP_MAX || !op_def(op) || handlers[op] || !fn)
 		return -EINVAL;
-	table[op].fn = fn;
+	handlers[op] = fn;
 	return 0;
 }

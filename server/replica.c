@@ -16,6 +16,7 @@
 #include "lib/frame.h"
 #include "lib/log.h"
 #include "lib/ofs_error.h"
+#include "lib/optable.h"
 #include "lib/proto.h"
 #include "lib/timefmt.h"
 #include "server/replica.h"
@@ -324,21 +325,12 @@ void replica_collect(struct replicator *r, struct replica_sent *sent, struct rep
 	}
 }
 
-/* Questions that change nothing: asked again when a pooled connection
- * turns out dead (its server restarted since), since nothing can have
- * been applied twice. */
+/* Questions that change nothing (lib/ops.def: ASKS): asked again when a
+ * pooled connection turns out dead (its server restarted since), since
+ * nothing can have been applied twice. */
 static bool read_only(uint16_t op)
 {
-	switch (op) {
-	case OFS_OP_PING: case OFS_OP_GETATTR: case OFS_OP_READ: case OFS_OP_KV_GET:
-	case OFS_OP_KV_LIST: case OFS_OP_DIRENT_LOOKUP: case OFS_OP_DIRENT_LIST:
-	case OFS_OP_STATS: case OFS_OP_STALE_FOR: case OFS_OP_SUMMARY: case OFS_OP_POINTS:
-	case OFS_OP_VERIFY: case OFS_OP_STOP_CHECK: case OFS_OP_SUMMARY_MANY:
-	case OFS_OP_CHANGES:
-		return true;
-	default:
-		return false;
-	}
+	return (op_flags(op) & OPF_ASKS) != 0;
 }
 
 /* Close every idle connection to sid (after one of them was found dead). */

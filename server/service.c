@@ -10,6 +10,7 @@
 #include "lib/frame.h"
 #include "lib/log.h"
 #include "lib/ofs_error.h"
+#include "lib/optable.h"
 #include "lib/proto.h"
 #include "lib/timefmt.h"
 #include "server/access.h"
@@ -20,8 +21,8 @@
 /* Apply q to this server alone, through its row of the table. */
 static int apply(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 {
-	const struct ops_row *row = ops_row(q->op);
-	int rc = row && row->fn ? row->fn(sv, q, reply) : -OFS_EUNKNOWNOP;
+	ops_fn fn = ops_handler(q->op);
+	int rc = fn ? fn(sv, q, reply) : -OFS_EUNKNOWNOP;
 
 	return rc ? rc : wbuf_error(reply);
 }
@@ -109,7 +110,7 @@ static uint64_t reply_size(const uint8_t *b, size_t n)
 /* A request that makes its objects (the copies named in it, not read). */
 static bool makes(const struct ofs_req *q)
 {
-	return q->op == OFS_OP_CREATE || q->op == OFS_OP_CREATE_SMALL;
+	return (op_flags(q->op) & OPF_MAKES) != 0;
 }
 
 /* The objects a change changes: its own, and a small file's dfile. */
@@ -565,7 +566,7 @@ out_free:
 /* May who call row's operation? (NULL who: --insecure; no row: the
  * decoder refuses it.) A forwarded request applies to one copy only and
  * skips the primary's checks: servers alone send those. */
-static int role_check(const struct ident *who, const struct ops_row *row, bool forwarded)
+static int role_check(const struct ident *who, const struct op_def *row, bool forwarded)
 {
 	unsigned bit;
 
@@ -573,13 +574,13 @@ static int role_check(const struct ident *who, const struct ops_row *row, bool f
 		return 0;
 	switch (who->role) {
 	case IDENT_SERVER:
-		bit = OPS_SERVER;
+		bit = OPR_SERVER;
 		break;
 	case IDENT_ADMIN:
-		bit = OPS_ADMIN;
+		bit = OPR_ADMIN;
 		break;
 	case IDENT_USER:
-		bit = OPS_USER;
+		bit = OPR_USER;
 		break;
 	default:
 		return -EACCES;
@@ -700,7 +701,7 @@ int service_handle(struct service *sv, const struct service_call *call, uint16_t
 	struct ofs_req *q = malloc(sizeof(*q));
 	bool forwarded = (op & OFS_OP_FORWARDED) != 0;
 	bool user = who && who->role == IDENT_USER && !forwarded;
-	const struct ops_row *row;
+	const struct op_def *row;
 	size_t start = reply->len;
 	unsigned flags;
 	int rc;
@@ -708,7 +709,7 @@ int service_handle(struct service *sv, const struct service_call *call, uint16_t
 	if (!q)
 		return -ENOMEM;
 	op &= (uint16_t)~OFS_OP_FORWARDED;
-	row = ops_row(op);
+	row = op_def(op);
 	flags = row ? row->flags : 0;
 	rc = role_check(who, row, forwarded);
 	if (rc) {
@@ -722,7 +723,7 @@ int service_handle(struct service *sv, const struct service_call *call, uint16_t
 	rc = proto_decode_req(op, body, len, q);
 	q->forwarded = forwarded;
 	q->who = who;
-	q->deadline_ms = (flags & OPS_CHANGE) ? call->deadline_ms : 0;
+	q->deadline_ms = (flags & OPF_CHANGES) ? call->deadline_ms : 0;
 	if (rc) {
 		log_debug("rejected %s request: %s", ofs_op_name(op), ofs_strerror(rc));
 	} else if (!forwarded && (rc = owner_check(sv, who, q)) != 0) {
@@ -734,13 +735,13 @@ int service_handle(struct service *sv, const struct service_call *call, uint16_t
 		}
 	} else if (user && (rc = user_check(sv, call, q)) != 0) {
 		/* (logged there) */
-	} else if (!forwarded && (flags & (OPS_READ | OPS_CHANGE)) && !makes(q) &&
+	} else if (!forwarded && (flags & (OPF_READS | OPF_CHANGES)) && !makes(q) &&
 		   (rc = store_behind(sv->store, q->oid)) != 0) {
 		if (rc > 0)
 			rc = -OFS_EBEHIND;
-	} else if (!forwarded && sv->rep && (flags & OPS_CHANGE)) {
+	} else if (!forwarded && sv->rep && (flags & OPF_CHANGES)) {
 		rc = handle_replicated(sv, q, body, len, reply);
-	} else if (forwarded && (flags & OPS_CHANGE)) {
+	} else if (forwarded && (flags & OPF_CHANGES)) {
 		rc = apply_forwarded(sv, q, reply);
 	} else if (late(q)) {
 		rc = -OFS_ELATE;     /* (a change to this copy alone, past its deadline) */
@@ -748,9 +749,9 @@ int service_handle(struct service *sv, const struct service_call *call, uint16_t
 		rc = apply(sv, q, reply);
 	}
 	if (!rc && user && call->grant &&
-	    (op == OFS_OP_GETATTR || op == OFS_OP_GET_SMALL || makes(q)))
+	    (flags & OPF_GRANTS))
 		grant(sv, call, q, reply, start);
-	if (rc == -ENOENT && !forwarded && (flags & OPS_OBJECT)) {
+	if (rc == -ENOENT && !forwarded && (flags & OPF_OBJECT)) {
 		/* No such entry, or no such object here? A client asks another
 		 * copy for the second (this one may have moved away). */
 		struct ofs_attr *a = malloc(sizeof(*a));

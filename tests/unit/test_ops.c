@@ -1,56 +1,83 @@
 /*
- * test_ops.c - the operation table (ops.h): every operation the protocol
- * defines has a row with a handler and the roles that may call it; no
- * server-to-server or maintenance operation is open to users; what the
- * service reads from the flags (which requests name one object, which are
- * reads a copy marked behind refuses, which changes are replicated) is
- * what each operation is; the operations the parts above the server
- * serve have no handler until those parts register theirs, and then
- * every operation has one.
+ * test_ops.c - the operation table (lib/ops.def, lib/optable.h) and the
+ * server's handlers (server/ops.h), walked row by row: every operation
+ * the protocol defines has a row and, once the parts above the server
+ * register theirs, a handler; no server-to-server or maintenance
+ * operation is open to users; the flags say what each operation is; and,
+ * through the real service on a real store, a caller whose role a row
+ * does not name is refused before anything is decoded, and a user
+ * without the right a row names - a request of the row's form on an
+ * object whose mode gives her nothing - is refused (EACCES). The codec's
+ * round trip of every row is test_proto's (test_req_round_trips_every_op).
  */
 #include <errno.h>
+#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
-#include "lib/proto.h"
 #include "backref/points.h"
+#include "lib/cap.h"
+#include "lib/ofs_error.h"
+#include "lib/optable.h"
+#include "lib/proto.h"
 #include "rebalancer/drain.h"
 #include "server/ops.h"
+#include "server/service.h"
+#include "store/store.h"
 
-static void test_every_operation_has_a_handler_and_roles(void **state)
+static void test_every_operation_has_a_row_and_a_handler(void **state)
 {
 	(void)state;
 	/* before the background parts register theirs: only theirs lack one */
-	assert_null(ops_row(OFS_OP_STOP_CHECK)->fn);
-	assert_null(ops_row(OFS_OP_POINTS)->fn);
-	assert_non_null(ops_row(OFS_OP_GETATTR)->fn);
+	assert_null(ops_handler(OFS_OP_STOP_CHECK));
+	assert_null(ops_handler(OFS_OP_POINTS));
+	assert_non_null(ops_handler(OFS_OP_GETATTR));
 	assert_int_equal(points_register_ops(), 0);
 	assert_int_equal(drain_register_ops(), 0);
 	/* once only */
 	assert_int_equal(drain_register_ops(), -EINVAL);
-	assert_int_equal(ops_register(OFS_OP_READ, ops_row(OFS_OP_READ)->fn), -EINVAL);
-	assert_int_equal(ops_register(OFS_OP_MAX, ops_row(OFS_OP_READ)->fn), -EINVAL);
+	assert_int_equal(ops_register(OFS_OP_READ, ops_handler(OFS_OP_READ)), -EINVAL);
+	assert_int_equal(ops_register(OFS_OP_MAX, ops_handler(OFS_OP_READ)), -EINVAL);
+	assert_int_equal(ops_register(OFS_OP_READ | 0x8000, ops_handler(OFS_OP_READ)), -EINVAL);
 	for (uint16_t op = OFS_OP_PING; op < OFS_OP_MAX; op++) {
-		const struct ops_row *r = ops_row(op);
-		if (!r)
-			fail_msg("operation %u (%s) has no row", op, ofs_op_name(op));
-		assert_non_null(r->fn);
-		assert_int_not_equal(r->roles, 0);
-		assert_int_equal(r->roles & ~(OPS_USER | OPS_ADMIN | OPS_SERVER), 0);
+		const struct op_def *d = op_def(op);
+		if (!d)
+			fail_msg("operation %u has no row", op);
+		assert_non_null(ops_handler(op));
+		assert_non_null(d->name);
+		assert_true(d->form >= RQ_NONE && d->form <= RQ_JOIN);
+		assert_int_not_equal(d->roles, 0);
+		assert_int_equal(d->roles & ~(OPR_USER | OPR_ADMIN | OPR_SERVER), 0);
+		/* a right is a user's, on the object the request names */
+		if (d->right)
+			assert_true((d->roles & OPR_USER) && (d->flags & OPF_OBJECT));
+		/* a count carried has its bound */
+		if (d->form == RQ_OIDS || d->form == RQ_KEY_MAX || d->form == RQ_NAME_MAX ||
+		    d->form == RQ_STOP_CHECK)
+			assert_int_not_equal(d->most, 0);
+		assert_ptr_equal(ops_handler(op | OFS_OP_FORWARDED), ops_handler(op));
 	}
 }
 
 static void test_unknown_operations_have_no_row(void **state)
 {
 	(void)state;
-	assert_null(ops_row(0));
-	assert_null(ops_row(OFS_OP_MAX));
-	assert_null(ops_row(0x3fff));
-	assert_null(ops_row(0xffff));
+	assert_null(op_def(0));
+	assert_null(op_def(OFS_OP_MAX));
+	assert_null(op_def(0x3fff));
+	assert_null(ops_handler(0));
+	assert_null(ops_handler(OFS_OP_MAX));
+	assert_null(ops_handler(0x3fff));
+	assert_null(ops_handler(0xffff));
+	assert_string_equal(ofs_op_name(0x3fff), "unknown");
 }
 
 static void test_server_to_server_operations_are_for_servers_only(void **state)
@@ -58,30 +85,30 @@ static void test_server_to_server_operations_are_for_servers_only(void **state)
 	static const uint16_t peer[] = {
 		OFS_OP_BEHIND, OFS_OP_STALE_FOR, OFS_OP_SUMMARY, OFS_OP_SUMMARY_MANY,
 		OFS_OP_VERIFY, OFS_OP_POINTS, OFS_OP_REPAIR_FETCH, OFS_OP_STALE_CLEAR,
-		OFS_OP_FREEZE, OFS_OP_CHANGES,
+		OFS_OP_FREEZE, OFS_OP_CHANGES, OFS_OP_JOIN,
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(peer) / sizeof(peer[0]); i++)
-		assert_int_equal(ops_row(peer[i])->roles, OPS_SERVER);
+		assert_int_equal(op_def(peer[i])->roles, OPR_SERVER);
 }
 
 static void test_maintenance_is_not_open_to_users(void **state)
 {
 	static const uint16_t maint[] = {
 		OFS_OP_SERVER_SET, OFS_OP_ROOT_MOVE, OFS_OP_STOP_CHECK, OFS_OP_TASK_START,
-		OFS_OP_TASK_POLL, OFS_OP_TASK_CTL, OFS_OP_CAPKEYS,
+		OFS_OP_TASK_POLL, OFS_OP_TASK_CTL, OFS_OP_CAPKEYS, OFS_OP_SET_ROOT,
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(maint) / sizeof(maint[0]); i++) {
-		assert_int_equal(ops_row(maint[i])->roles & OPS_USER, 0);
-		assert_true(ops_row(maint[i])->roles & OPS_ADMIN);
+		assert_int_equal(op_def(maint[i])->roles & OPR_USER, 0);
+		assert_true(op_def(maint[i])->roles & OPR_ADMIN);
 	}
 	/* An operator's change to the server table is an admin's word: a
 	 * server speaks for its own entry only (docs/design.md, "Security") */
-	assert_int_equal(ops_row(OFS_OP_SERVER_SET)->roles, OPS_ADMIN);
+	assert_int_equal(op_def(OFS_OP_SERVER_SET)->roles, OPR_ADMIN);
 	/* Anyone pulls the CRL (a client checks servers against it); only an
 	 * admin or a server gives one (op_revoked refuses a user's) */
-	assert_true(ops_row(OFS_OP_REVOKED)->roles & OPS_USER);
+	assert_true(op_def(OFS_OP_REVOKED)->roles & OPR_USER);
 }
 
 static void test_flags_say_what_each_operation_is(void **state)
@@ -94,33 +121,223 @@ static void test_flags_say_what_each_operation_is(void **state)
 		OFS_OP_REMOVE, OFS_OP_SETATTR, OFS_OP_WRITE, OFS_OP_COMMIT, OFS_OP_KV_PUT,
 		OFS_OP_KV_DEL, OFS_OP_DIRENT_CREATE, OFS_OP_DIRENT_REMOVE,
 	};
-	size_t nr = 0, nc = 0;
+	const uint32_t kind = OPF_OBJECT | OPF_READS | OPF_CHANGES | OPF_MAKES;
+	size_t nr = 0, nc = 0, ng = 0;
 	(void)state;
-	for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++)
-		assert_int_equal(ops_row(reads[i])->flags, OPS_OBJECT | OPS_READ);
-	for (size_t i = 0; i < sizeof(changes) / sizeof(changes[0]); i++)
-		assert_int_equal(ops_row(changes[i])->flags, OPS_OBJECT | OPS_CHANGE);
+	for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++) {
+		assert_int_equal(op_flags(reads[i]) & kind, OPF_OBJECT | OPF_READS);
+		assert_true(op_flags(reads[i]) & OPF_ASKS);     /* (a read changes nothing) */
+	}
+	for (size_t i = 0; i < sizeof(changes) / sizeof(changes[0]); i++) {
+		assert_int_equal(op_flags(changes[i]) & kind, OPF_OBJECT | OPF_CHANGES);
+		assert_false(op_flags(changes[i]) & OPF_ASKS);
+	}
 	/* a create is a replicated change of an object that does not exist
 	 * yet, and so is a small file's (its metafile and dfile) */
-	assert_int_equal(ops_row(OFS_OP_CREATE)->flags, OPS_CHANGE);
-	assert_int_equal(ops_row(OFS_OP_CREATE_SMALL)->flags, OPS_CHANGE);
-	/* and nothing else is either */
+	assert_int_equal(op_flags(OFS_OP_CREATE) & kind, OPF_CHANGES | OPF_MAKES);
+	assert_int_equal(op_flags(OFS_OP_CREATE_SMALL) & kind, OPF_CHANGES | OPF_MAKES);
+	/* and nothing else is either; what grants a capability is a read of a
+	 * file's or directory's attributes, or a create */
 	for (uint16_t op = OFS_OP_PING; op < OFS_OP_MAX; op++) {
-		nr += (ops_row(op)->flags & OPS_READ) != 0;
-		nc += (ops_row(op)->flags & OPS_CHANGE) != 0;
+		nr += (op_flags(op) & OPF_READS) != 0;
+		nc += (op_flags(op) & OPF_CHANGES) != 0;
+		ng += (op_flags(op) & OPF_GRANTS) != 0;
+		if (op_flags(op) & OPF_GRANTS)
+			assert_true(op == OFS_OP_GETATTR || op == OFS_OP_GET_SMALL ||
+				    (op_flags(op) & OPF_MAKES));
+		if (op_flags(op) & OPF_BY_MASK)
+			assert_int_equal(op, OFS_OP_SETATTR);
 	}
 	assert_int_equal(nr, sizeof(reads) / sizeof(reads[0]));
 	assert_int_equal(nc, sizeof(changes) / sizeof(changes[0]) + 2);
+	assert_int_equal(ng, 4);
+}
+
+/* ---- through the service, row by row ------------------------------------ */
+
+struct fixture {
+	char dir[64];
+	struct store *s;
+	struct service sv;
+	struct ofs_oid none;         /* a directory, mode 0, another user's */
+	struct ofs_oid all;          /* a directory, mode 0777, ann's own */
+};
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st; (void)flag; (void)f;
+	return remove(p);
+}
+
+static int setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	struct ofs_attr in;
+	struct ofs_sid sid;
+	char p[128];
+
+	assert_non_null(fx);
+	snprintf(fx->dir, sizeof(fx->dir), "/tmp/ofs-test-ops.XXXXXX");
+	assert_non_null(mkdtemp(fx->dir));
+	snprintf(p, sizeof(p), "%s/s", fx->dir);
+	assert_int_equal(store_init(p, 4096, NULL, 0, &sid), 0);
+	assert_int_equal(store_open(p, false, &fx->s), 0);
+	service_init(&fx->sv, fx->s, NULL, NULL, NULL);
+	memset(&in, 0, sizeof(in));
+	in.type = OFS_OBJ_DIRECTORY;    /* (the mode gives every right) */
+	in.mode = 0;
+	in.uid = 999;
+	in.gid = 999;
+	in.nsids = 1;
+	in.sids[0] = sid;
+	in.replicas = 1;
+	assert_int_equal(store_create(fx->s, &in, &fx->none), 0);
+	in.mode = 0777;
+	in.uid = in.gid = 1000;
+	assert_int_equal(store_create(fx->s, &in, &fx->all), 0);
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+
+	service_fini(&fx->sv);
+	store_close(fx->s);
+	nftw(fx->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	free(fx);
+	return 0;
+}
+
+static int call_as(struct fixture *fx, const struct ident *who, uint16_t op, const uint8_t *body,
+		   size_t len)
+{
+	struct service_call call = { .who = who };
+	struct wbuf reply;
+	int rc;
+
+	wbuf_init(&reply);
+	rc = service_handle(&fx->sv, &call, op, body, len, &reply);
+	wbuf_free(&reply);
+	return rc;
+}
+
+static void test_a_role_a_row_does_not_name_is_refused(void **state)
+{
+	struct fixture *fx = *state;
+	static const struct { uint8_t role; uint8_t bit; } roles[] = {
+		{ IDENT_USER, OPR_USER }, { IDENT_ADMIN, OPR_ADMIN }, { IDENT_SERVER, OPR_SERVER },
+	};
+
+	for (uint16_t op = OFS_OP_PING; op < OFS_OP_MAX; op++) {
+		for (size_t i = 0; i < sizeof(roles) / sizeof(roles[0]); i++) {
+			struct ident who = { .role = roles[i].role, .uid = 1000, .ngids = 1,
+					     .gids = { 1000 } };
+			int rc = call_as(fx, &who, op, NULL, 0);   /* (refused before decoding) */
+			if (op_def(op)->roles & roles[i].bit)
+				assert_int_not_equal(rc, -EACCES);
+			else
+				assert_int_equal(rc, -EACCES);
+		}
+	}
+}
+
+/* A request of form f on oid: every field plausible, so that only its
+ * right stands in the way. */
+static void request_of_form(struct ofs_req *q, uint16_t op, struct ofs_oid oid)
+{
+	static const uint8_t key[] = "user.k", value[] = "v", bytes[] = "x";
+	const struct op_def *d = op_def(op);
+
+	memset(q, 0, sizeof(*q));
+	q->op = op;
+	q->oid = oid;
+	switch (d->form) {
+	case RQ_READ:
+		q->length = 1;
+		break;
+	case RQ_WRITE:
+		q->data = bytes;
+		q->data_len = 1;
+		break;
+	case RQ_KEY_VALUE:
+		q->data = value;
+		q->data_len = 1;
+		/* fall through */
+	case RQ_KEY:
+		q->key = key;
+		q->key_len = sizeof(key) - 1;
+		break;
+	case RQ_KEY_MAX:
+	case RQ_NAME_MAX:
+		q->max = 1;
+		break;
+	case RQ_DIRENT:
+		q->dirent.type = OFS_OBJ_METAFILE;
+		q->dirent.handle.oid = oid;
+		/* fall through */
+	case RQ_NAME:
+		snprintf(q->name, sizeof(q->name), "n");
+		break;
+	default:
+		break;                   /* (RQ_OID, RQ_SETATTR with no mask) */
+	}
+}
+
+/* Each row a user may call that names a right, as ann: on an object whose
+ * mode gives her nothing, refused; on one whose mode gives her all, not -
+ * but for the two the mode does not decide: GETATTR, which needs
+ * no right on it (as stat(2)), and REMOVE, whose right only her
+ * capability for the directory proves (docs/design.md "Security"). */
+static void test_a_user_without_a_rows_right_is_refused(void **state)
+{
+	struct fixture *fx = *state;
+	struct ident ann = { .role = IDENT_USER, .uid = 1000, .ngids = 1, .gids = { 1000 } };
+	size_t tried = 0;
+
+	for (uint16_t op = OFS_OP_PING; op < OFS_OP_MAX; op++) {
+		const struct op_def *d = op_def(op);
+		struct ofs_req q;
+		struct wbuf body;
+		int rc;
+
+		if (!(d->roles & OPR_USER) || !(d->right || (d->flags & OPF_BY_MASK)))
+			continue;
+		request_of_form(&q, op, fx->none);
+		wbuf_init(&body);
+		assert_int_equal(proto_encode_req(&body, &q), 0);
+		rc = call_as(fx, &ann, op, body.data, body.len);
+		wbuf_free(&body);
+		if (op == OFS_OP_GETATTR)
+			assert_int_not_equal(rc, -EACCES);
+		else if (rc != -EACCES)
+			fail_msg("%s without its right: %d, not refused", d->name, rc);
+		request_of_form(&q, op, fx->all);
+		wbuf_init(&body);
+		assert_int_equal(proto_encode_req(&body, &q), 0);
+		rc = call_as(fx, &ann, op, body.data, body.len);
+		wbuf_free(&body);
+		if (op == OFS_OP_REMOVE)
+			assert_int_equal(rc, -EACCES);
+		else if (rc == -EACCES)
+			fail_msg("%s with its right: refused", d->name);
+		tried++;
+	}
+	assert_int_equal(tried, 15);
 }
 
 int main(void)
 {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_every_operation_has_a_handler_and_roles),
+		cmocka_unit_test(test_every_operation_has_a_row_and_a_handler),
 		cmocka_unit_test(test_unknown_operations_have_no_row),
 		cmocka_unit_test(test_server_to_server_operations_are_for_servers_only),
 		cmocka_unit_test(test_maintenance_is_not_open_to_users),
 		cmocka_unit_test(test_flags_say_what_each_operation_is),
+		T(test_a_role_a_row_does_not_name_is_refused),
+		T(test_a_user_without_a_rows_right_is_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

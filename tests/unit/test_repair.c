@@ -103,7 +103,7 @@ static int answer(void *arg, uint16_t op, bool forwarded, const struct ofs_req *
 		if (!c)
 			return -ENOMEM;
 		*c = *q;
-		rc = ops_row(op)->fn(&fx->psv, c, reply);
+		rc = ops_handler(op)(&fx->psv, c, reply);
 		free(c);
 		return rc;
 	}
