@@ -24,6 +24,7 @@
 #include "pbj/cron.h"
 #include "pbj/jobargs.h"
 #include "pbj/jobstore.h"
+#include "pbj/jobtype.h"
 #include "pbj/runner.h"
 
 
@@ -273,7 +274,7 @@ static int job_exit(const json_t *st)
 	if (strcmp(state, "succeeded") != 0)
 		return EXIT_FAIL;
 	if (pbj_type_parse(json_string_value(json_object_get(st, "type")), &type) == 0 &&
-	    (type == PBJ_TYPE_DRAIN || type == PBJ_TYPE_REBALANCE))
+	    pbj_jobtype(type)->ends == PBJ_ENDS_BY_MOVING)
 		return 0;                    /* moved what it had to (or, dry: the plan) */
 	return json_integer_value(json_object_get(f, "total")) >
 	       json_integer_value(json_object_get(f, "repaired")) ? EXIT_FINDINGS : 0;
@@ -631,17 +632,14 @@ static int64_t setting_int(struct pbj_db *db, const char *name, int64_t dflt)
 static int submit_args(struct pbj_db *db, struct pbj_job *j, struct pbj_job_args *args,
 		       int repair, int64_t max_repairs)
 {
+	const struct pbj_jobtype *t = pbj_jobtype(j->type);
 	int rc;
 
-	if (j->type == PBJ_TYPE_DRAIN && args->nservers != 1) {
-		return jobs_usage_err("submit drain needs --server SID%s", "");
-	}
-	if (j->type == PBJ_TYPE_REBALANCE && args->nservers) {
-		return jobs_usage_err("submit rebalance: every server takes part; no --server%s", "");
-	}
-	if (j->type == PBJ_TYPE_DRAIN || j->type == PBJ_TYPE_REBALANCE)
+	if ((t->opts & PBJ_OPT_SERVER_ONE) && args->nservers != 1)
+		return jobs_usage_err("submit %s needs --server SID", t->name);
+	if (t->repairs == PBJ_REPAIRS_NEVER)
 		repair = 0;
-	else if (j->type == PBJ_TYPE_REPAIR)
+	else if (t->repairs == PBJ_REPAIRS_ALWAYS)
 		repair = 1;
 	else if (repair < 0)
 		repair = setting_bool(db, "scrub.auto_repair") == 1;
@@ -676,6 +674,7 @@ static const struct cli_prog submit_prog = { "ofs-pbj", NULL };
 int jobs_parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job *j, bool *wait)
 {
 	struct pbj_job_args *args = calloc(1, sizeof(*args));
+	const struct pbj_jobtype *t;
 	int64_t max_repairs = -1;
 	int repair = -1;                  /* --repair / --no-repair; -1: the setting */
 	int rc = 0;
@@ -690,10 +689,15 @@ int jobs_parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job *
 		rc = jobs_usage_err("submit needs a job type%s", "");
 		goto out;
 	}
-	if (pbj_type_parse(argv[0], &j->type) || j->type == PBJ_TYPE_CATCHUP) {
-		rc = jobs_usage_err("submit %s: unknown job type (scrub, repair, rebalance, drain)", argv[0]);
+	t = pbj_jobtype_named(argv[0]);
+	if (!t || !t->submitted) {
+		char names[128];
+		pbj_jobtype_submitted_names(names, sizeof(names));
+		fprintf(stderr, "ofs-pbj: submit %s: unknown job type (%s)\n", argv[0], names);
+		rc = EXIT_USAGE;
 		goto out;
 	}
+	j->type = t->type;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		uint64_t n;
@@ -719,18 +723,18 @@ int jobs_parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job *
 			}
 			j->priority = (int)p;
 			i++;
-		} else if (!strcmp(a, "--threshold") && v && j->type == PBJ_TYPE_REBALANCE) {
+		} else if (!strcmp(a, "--threshold") && v && (t->opts & PBJ_OPT_THRESHOLD)) {
 			char *end;
-			long t = strtol(v, &end, 10);
-			if (!*v || *end || t < 1 || t > 100) {
+			long pct = strtol(v, &end, 10);
+			if (!*v || *end || pct < 1 || pct > 100) {
 				rc = jobs_usage_err("--threshold %s: points from the mean, 1 to 100", v);
 				goto out;
 			}
-			args->threshold = t;
+			args->threshold = pct;
 			i++;
-		} else if (!strcmp(a, "--server") && v && j->type == PBJ_TYPE_DRAIN) {
+		} else if (!strcmp(a, "--server") && v && (t->opts & PBJ_OPT_SERVER_ONE)) {
 			if (args->nservers) {
-				rc = jobs_usage_err("submit drain: one --server at a time%s", "");
+				rc = jobs_usage_err("submit %s: one --server at a time", t->name);
 				goto out;
 			}
 			/* (a SID or a prefix of one, looked up at submit: an
@@ -739,7 +743,7 @@ int jobs_parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job *
 				goto out;
 			args->servers[args->nservers++] = v;   /* (resolved at submit) */
 			i++;
-		} else if (!strcmp(a, "--server") && v) {
+		} else if (!strcmp(a, "--server") && v && (t->opts & PBJ_OPT_SERVERS)) {
 			if (sid_from_hex(v, &sid)) {
 				rc = jobs_usage_err("--server %s: not a SID (32 hex digits)", v);
 				goto out;
@@ -750,8 +754,7 @@ int jobs_parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job *
 			}
 			args->servers[args->nservers++] = v;
 			i++;
-		} else if (!strcmp(a, "--path") && v && j->type != PBJ_TYPE_DRAIN &&
-			   j->type != PBJ_TYPE_REBALANCE) {
+		} else if (!strcmp(a, "--path") && v && (t->opts & PBJ_OPT_PATH)) {
 			if (v[0] != '/' || strlen(v) > 4096) {
 				rc = jobs_usage_err("--path %s: an absolute path in the cluster", v);
 				goto out;
@@ -762,21 +765,19 @@ int jobs_parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job *
 			}
 			args->paths[args->npaths++] = v;
 			i++;
-		} else if (!strcmp(a, "--repair") && j->type == PBJ_TYPE_SCRUB) {
+		} else if (!strcmp(a, "--repair") && (t->opts & PBJ_OPT_REPAIR)) {
 			repair = 1;
-		} else if (!strcmp(a, "--no-repair") && j->type == PBJ_TYPE_SCRUB) {
+		} else if (!strcmp(a, "--no-repair") && (t->opts & PBJ_OPT_REPAIR)) {
 			repair = 0;
-		} else if (!strcmp(a, "--metadata-only") &&
-			   (j->type == PBJ_TYPE_SCRUB || j->type == PBJ_TYPE_REPAIR)) {
+		} else if (!strcmp(a, "--metadata-only") && (t->opts & PBJ_OPT_METADATA_ONLY)) {
 			args->metadata_only = true;
-		} else if (!strcmp(a, "--job") && v && j->type == PBJ_TYPE_REPAIR) {
+		} else if (!strcmp(a, "--job") && v && (t->opts & PBJ_OPT_FROM_JOB)) {
 			if (parse_job_id(v, &args->from_job)) {
 				rc = jobs_usage_err("--job %s: not a job id", v);
 				goto out;
 			}
 			i++;
-		} else if (!strcmp(a, "--max-repairs") && v && j->type != PBJ_TYPE_DRAIN &&
-			   j->type != PBJ_TYPE_REBALANCE) {
+		} else if (!strcmp(a, "--max-repairs") && v && (t->opts & PBJ_OPT_MAX_REPAIRS)) {
 			char *end;
 			long long m = strtoll(v, &end, 10);
 			if (!*v || *end || m < 0 || m > 1000000000) {
@@ -786,9 +787,9 @@ int jobs_parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job *
 			max_repairs = m;
 			i++;
 		} else {
-			char what[64];
-			snprintf(what, sizeof(what), "submit %s: unknown or incomplete option", type_name(j->type));
-			fprintf(stderr, "ofs-pbj: %s '%s' (see ofs-pbj --help)\n", what, a);
+			fprintf(stderr, "ofs-pbj: submit %s: unknown or incomplete option '%s' (%s takes "
+				"%s%s[--dry-run] [--rate BYTES] [--priority N] [--wait])\n", t->name, a,
+				t->name, t->usage, *t->usage ? " " : "");
 			rc = EXIT_USAGE;
 			goto out;
 		}

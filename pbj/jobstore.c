@@ -9,6 +9,7 @@
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
 #include "pbj/jobstore.h"
+#include "pbj/jobtype.h"
 
 #define PBJ_APP_ID 0x4F46534A        /* "OFSJ": marks the file as ours */
 #define BUSY_MS 5000
@@ -37,24 +38,21 @@ int pbj_state_parse(const char *name, int *state)
 	return -EINVAL;
 }
 
-static const char *const type_names[] = {
-	[PBJ_TYPE_SCRUB] = "scrub", [PBJ_TYPE_REPAIR] = "repair", [PBJ_TYPE_DRAIN] = "drain",
-	[PBJ_TYPE_REBALANCE] = "rebalance", [PBJ_TYPE_CATCHUP] = "catch-up",
-};
-
 const char *pbj_type_name(int type)
 {
-	return type > PBJ_TYPE_NONE && type <= PBJ_TYPE_CATCHUP ? type_names[type] : NULL;
+	const struct pbj_jobtype *t = pbj_jobtype(type);
+
+	return t ? t->name : NULL;
 }
 
 int pbj_type_parse(const char *name, int *type)
 {
-	for (int i = PBJ_TYPE_NONE + 1; i <= PBJ_TYPE_CATCHUP; i++)
-		if (!strcmp(name, type_names[i])) {
-			*type = i;
-			return 0;
-		}
-	return -EINVAL;
+	const struct pbj_jobtype *t = pbj_jobtype_named(name);
+
+	if (!t)
+		return -EINVAL;
+	*type = t->type;
+	return 0;
 }
 
 bool pbj_state_final(int state)

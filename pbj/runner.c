@@ -11,6 +11,7 @@
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
 #include "pbj/jobargs.h"
+#include "pbj/jobtype.h"
 #include "pbj/plan.h"
 #include "pbj/runner.h"
 
@@ -634,8 +635,7 @@ static void start_req(const struct pbj_job *j, const struct live *l, struct ofs_
 	memset(q, 0, sizeof(*q));
 	q->op = OFS_OP_TASK_START;
 	q->task.job = (uint64_t)j->id;
-	q->task.kind = j->type == PBJ_TYPE_DRAIN ? OFS_TASK_DRAIN :
-		       j->type == PBJ_TYPE_REBALANCE ? OFS_TASK_REBALANCE : OFS_TASK_SCRUB;
+	q->task.kind = pbj_jobtype(j->type) ? pbj_jobtype(j->type)->kind : 0;
 	q->task.rate = j->rate;
 	q->task.cursor = l->t.cursor;
 	q->task.objects_base = oid_is_zero(l->t.cursor) ? 0 : l->t.objects_done;
@@ -1044,7 +1044,8 @@ static int finish_job(struct pbj_db *db, int64_t id, const struct pbj_job *j, st
 	if (!any_failed && (j->flags & PBJ_REPAIR) && !(j->flags & PBJ_DRY_RUN) &&
 	    job_ints(j).from_job > 0)
 		rc = mark_source(db, job_ints(j).from_job, id);
-	if (!any_failed && !rc && j->type == PBJ_TYPE_DRAIN && !(j->flags & PBJ_DRY_RUN)) {
+	if (!any_failed && !rc && pbj_jobtype(j->type) && pbj_jobtype(j->type)->empties &&
+	    !(j->flags & PBJ_DRY_RUN)) {
 		/* Emptied: out of service. (A drain whose task could not move
 		 * everything failed above; the server stays draining.) */
 		for (size_t i = 0; i < n; i++) {
@@ -1206,8 +1207,8 @@ int pbj_run(struct pbj_db *db, int64_t id, const struct pbj_runner_opts *o)
 	rc = pbj_job_get(db, id, j);
 	if (!rc && pbj_state_final(j->state))
 		goto out;
-	if (!rc && j->type == PBJ_TYPE_CATCHUP) {
-		rc = -EINVAL;            /* recorded by ofs-pbj serve, never run */
+	if (!rc && (!pbj_jobtype(j->type) || !pbj_jobtype(j->type)->kind)) {
+		rc = -EINVAL;            /* recorded (a catch-up: ofs-pbj serve), never run */
 		goto out;
 	}
 	if (!rc) {

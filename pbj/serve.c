@@ -6,6 +6,7 @@
 
 #include "lib/backoff.h"
 #include "pbj/catchup.h"
+#include "pbj/jobtype.h"
 #include "pbj/serve.h"
 
 #define LEASE_TTL_MS 10000
@@ -42,8 +43,8 @@ static int pick_oldest(const struct pbj_job *j, void *arg)
 {
 	int64_t *id = arg;
 
-	if (j->type == PBJ_TYPE_CATCHUP)
-		return 0;                    /* recorded, not run */
+	if (!pbj_jobtype(j->type) || !pbj_jobtype(j->type)->kind)
+		return 0;                    /* recorded (a catch-up), not run */
 	if (*id == 0 || j->id < *id)
 		*id = j->id;
 	return 0;
