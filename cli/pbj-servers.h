@@ -1,9 +1,8 @@
-/* pbj-servers.h - ofs-pbj's calls to the cluster's servers (pbj-servers.c):
- * the server table, one call to one server, SID arguments, and the server
- * commands that need more than one call (ok-to-stop, the checks before a
- * drain). */
-#ifndef OFS_PBJ_SERVERS_H
-#define OFS_PBJ_SERVERS_H
+/* pbj-servers.h - ofs-pbj's server commands that print what pbj/servers.h
+ * finds (pbj-servers.c): the checks before a drain, ok-to-stop, and the
+ * rebalance preview. */
+#ifndef OFS_CLI_PBJ_SERVERS_H
+#define OFS_CLI_PBJ_SERVERS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -11,14 +10,7 @@
 #include <stdio.h>
 
 #include "lib/proto.h"
-
-/* The server table as the first reachable cluster address sees it; *via
- * is that address. */
-int pbj_fetch_table(const char *const *cluster, size_t n, struct ofs_server **e, size_t *ne,
-		    const char **via);
-/* A SID argument: 32 hex digits, or a unique prefix of 4 or more of a
- * server in e. -EINVAL (not a SID), -ENOENT, -EEXIST (ambiguous). */
-int pbj_resolve_sid(const char *arg, const struct ofs_server *e, size_t n, struct ofs_sid *out);
+#include "pbj/servers.h"
 
 /*
  * Before a drain of sidarg: the server exists, is not out, answers; the
