@@ -63,7 +63,8 @@ BACKREF_SRCS := backref/rules.c backref/points.c
 REBALANCER_SRCS := rebalancer/move.c rebalancer/drain.c rebalancer/kinds.c
 PBJ_SRCS := $(wildcard pbj/*.c)
 SCRUBBER_SRCS := scrubber/scrub.c scrubber/scrub_copies.c scrubber/scrub_structure.c scrubber/scrub_mend.c scrubber/scrub_join.c
-CLIENT_SRCS := client/ofs.c client/ofs_io.c client/ofs_repair.c client/ofs_cap.c client/ofs_dcache.c
+CLIENT_SRCS := client/ofs.c client/ofs_resolve.c client/ofs_client.c client/ofs_namespace.c client/ofs_io.c \
+	client/ofs_repair.c client/ofs_cap.c client/ofs_dcache.c
 CORE_SRCS := $(LIB_SRCS) $(STORE_SRCS) $(SERVER_SRCS) $(BACKREF_SRCS) $(REBALANCER_SRCS) $(CLIENT_SRCS) $(PBJ_SRCS) $(SCRUBBER_SRCS)
 CORE_OBJS := $(CORE_SRCS:%.c=$(O)/%.o)
 CORE_LIB := $(O)/libofscore.a

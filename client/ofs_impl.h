@@ -2,11 +2,16 @@
  * ofs_impl.h - what libofs's files share (client/ofs.h is its promise):
  * the client's state, the calls to a server with failover, one object's
  * operations, path resolution. The parts:
- *   ofs.c         servers and calls, objects, paths, directories,
- *                 stat, unlink, rename;
- *   ofs_io.c      files: dfile I/O, put and get;
- *   ofs_repair.c  the calls repair makes (ofs_repair.h);
- *   ofs_cap.c     the capabilities a user's requests carry.
+ *   ofs.c            servers and calls: the server table, failover,
+ *                    objects made, removed, asked; dirent calls;
+ *   ofs_resolve.c    paths resolved;
+ *   ofs_client.c     a client opened and closed, its identity, the
+ *                    root, its test steps;
+ *   ofs_namespace.c  directories, unlink, rename, stat, chmod, chown;
+ *   ofs_io.c         files: dfile I/O, put and get;
+ *   ofs_repair.c     the calls repair makes (ofs_repair.h);
+ *   ofs_cap.c        the capabilities a user's requests carry;
+ *   ofs_dcache.c     the directories a put walked lately.
  */
 #ifndef OFS_CLIENT_IMPL_H
 #define OFS_CLIENT_IMPL_H
@@ -168,7 +173,16 @@ int cl_dirdata_for(const struct ofs_attr *da, const char *name, struct ofs_handl
 int cl_dirent_call(struct ofs_client *c, uint16_t op, const struct ofs_handle *dd,
 		       const char *name, const struct ofs_dirent *d, uint32_t flags,
 		       bool *present, struct ofs_dirent *out);
+/* cl_dirent_call; *failed_over: a copy died mid-call; by: whose capability it carries (NULL: dd's). */
+int cl_dirent_call_ex(struct ofs_client *c, uint16_t op, const struct ofs_handle *dd,
+		      const char *name, const struct ofs_dirent *d, uint32_t flags,
+		      bool *present, struct ofs_dirent *out, bool *failed_over,
+		      const struct ofs_oid *by);
+/* Ask the server on cn for the server table and take it (*answered: that server, if not NULL). */
+int cl_fetch_table(struct ofs_client *c, struct conn *cn, struct ofs_sid *answered);
 int cl_file_destroy(struct ofs_client *c, const struct ofs_handle *mf);
+/* The server sid as this client knows it (its table's entry), or NULL. */
+struct peer *cl_find_peer(struct ofs_client *c, struct ofs_sid sid);
 int cl_map_transport(int rc);
 void cl_mark_down(struct ofs_client *c, struct ofs_sid sid);
 

@@ -198,7 +198,8 @@ struct init_args {
 
 /* The server's own records. The namespace root is not made here: the
  * first client of a cluster makes it, replicated across the servers it
- * has then (ofs.c), and every server learns it (store_adopt_root). */
+ * has then (client/ofs_client.c), and every server learns it
+ * (store_adopt_root). */
 static int init_txn(struct kv_txn *t, void *arg)
 {
 	struct init_args *ia = arg;
