@@ -3,7 +3,8 @@
 #   make                 programs into bin/
 #   make check           install deps, build with ASan+UBSan, the folder
 #                        order (depcheck), unit + integration tests, man
-#                        page lint, bounded fuzzing, cppcheck
+#                        page lint, bounded fuzzing, cppcheck; its last
+#                        line "N passed, M failed" counts the tests
 #   make fuzz-long       every fuzz target FUZZ_SECONDS (600) each, one at a time
 #   make fuzz-seeds      rewrite the on-disk decoders' seed corpora
 #   make bench           benchmarks (figures as ratios to same-run baselines)
@@ -127,23 +128,52 @@ deps:
 	@scripts/install-deps
 
 check: deps
-	$(MAKE) -j$(NPROC) SANITIZE=address,undefined check-build
-	$(MAKE) SANITIZE=address,undefined check-run
+	@$(MAKE) --no-print-directory -j$(NPROC) SANITIZE=address,undefined check-build || \
+		{ echo "0 passed, 1 failed (the build)"; exit 1; }
+	@$(MAKE) --no-print-directory SANITIZE=address,undefined check-run
 
 check-build: $(PROGS) $(UNIT_BINS) $(ITEST_BINS)
 
-check-run: depcheck check-unit check-integration check-man check-fuzz cppcheck
+# check-run runs every step, whatever fails, and ends with one line CI can
+# count, "N passed, M failed" (scripts/check-summary): each unit test
+# program, integration test and script test writes PASS or FAIL under
+# $(TALLY); a step that failed with no test of its own failed (the man
+# page lint, the fuzzing, cppcheck, depcheck on the tree) counts as one
+# failed more. It fails when anything failed.
+TALLY := $(O)/tally
+CHECK_STEPS := depcheck check-unit check-integration check-man check-fuzz cppcheck
+
+check-run:
+	@rm -rf $(TALLY); failed=""; \
+	for step in $(CHECK_STEPS); do \
+		$(MAKE) --no-print-directory $$step || failed="$$failed $$step"; \
+	done; \
+	scripts/check-summary $(TALLY) $$failed
+
+# run_tests GROUP PROGRAM... : run each (all of them, whatever fails),
+# "PASS PROGRAM" or "FAIL PROGRAM" into $(TALLY)/GROUP; fails if any failed.
+run_tests = mkdir -p $(TALLY) && : >$(TALLY)/$(1) && rc=0; \
+	for t in $(2); do \
+		echo "== $$t"; \
+		if $$t; then echo "PASS $$t" >>$(TALLY)/$(1); \
+		else echo "FAIL $$t" >>$(TALLY)/$(1); echo "FAIL $$t"; rc=1; fi; \
+	done; exit $$rc
 
 check-unit: $(UNIT_BINS)
-	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+	@$(call run_tests,unit,$(UNIT_BINS))
 
 check-integration: $(PROGS) $(ITEST_BINS)
-	OFS_BIN=$(abspath $(BINDIR)) OFS_ITEST_BIN=$(abspath $(O)/itest) tests/integration/run-all
+	@mkdir -p $(TALLY)
+	OFS_BIN=$(abspath $(BINDIR)) OFS_ITEST_BIN=$(abspath $(O)/itest) \
+		OFS_ITEST_TALLY=$(abspath $(TALLY))/integration tests/integration/run-all
 
 # The folders include each other in one order, never upward (scripts/depcheck);
-# its own test plants upward includes and expects them refused.
+# its own test, tests/scripts/t_depcheck.sh, plants upward includes and
+# expects them refused. depcheck runs every script test (tests/scripts/t_*.sh).
+SCRIPT_TESTS := $(wildcard tests/scripts/t_*.sh)
 depcheck:
-	@scripts/depcheck && tests/scripts/t_depcheck.sh
+	@scripts/depcheck
+	@$(call run_tests,scripts,$(SCRIPT_TESTS))
 
 check-man:
 	@set -e; for m in $(MANS); do mandoc -Tlint -Wwarning $$m; done; echo "man pages: lint clean"

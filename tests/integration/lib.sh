@@ -5,7 +5,10 @@
 # their "ready SID HOST:PORT" line and acts on them through the real CLI.
 # Every wait is bounded by a timeout; nothing sleeps for a fixed time and
 # then assumes something happened. On any exit the servers the test
-# started are killed and $T is removed (kept with OFS_ITEST_KEEP=1).
+# started and left running are stopped with SIGTERM (bounded, SIGKILL as a
+# last resort) and must exit 0 - so LeakSanitizer checks each of them - a
+# sanitizer's report in any server's stderr or log fails the test, and $T
+# is removed (kept with OFS_ITEST_KEEP=1).
 #
 #   start_server NAME [--chunk-size B] [--attr K=V]... [run args...]
 #       init a data dir $T/NAME (unless it exists), run the server, wait
@@ -150,22 +153,93 @@ KEEP_GOING=
 keep_going() { KEEP_GOING=1; }
 finish() { [ "$TEST_FAILED" -eq 0 ] || exit 1; exit 0; }
 
+# _stop_left_servers : the servers still running at the end are stopped
+# as stop_servers does - SIGTERM to all at once, a bounded wait (one
+# STOP_TIMEOUT for them all), SIGKILL only for one still there then - so
+# that each exits cleanly and, under the sanitizers, is checked for leaks
+# (LeakSanitizer runs only on a clean exit). _LEFT_BAD: one line for each
+# that did not exit 0 (or had died on its own, unreaped), for _cleanup.
+_LEFT_BAD=()
+_stop_left_servers() {
+	local n p st deadline names=()
+	for n in "${!SRV_PID[@]}"; do
+		p=${SRV_PID[$n]}
+		[ -n "$p" ] || continue
+		if _proc_done "$p"; then
+			wait "$p" 2>/dev/null
+			st=$?
+			SRV_PID[$n]=""
+			[ "$st" -eq 0 ] ||
+				_LEFT_BAD+=("server $n had exited by itself with status $st before the end: $(tail -n 5 "$T/$n.err" 2>/dev/null | tr '\n' ' ' | cut -c 1-600)")
+			continue
+		fi
+		kill -TERM "$p" 2>/dev/null
+		kill -CONT "$p" 2>/dev/null     # (one a test left stopped)
+		names+=("$n")
+	done
+	deadline=$((EPOCHSECONDS + STOP_TIMEOUT))
+	for n in "${names[@]}"; do
+		p=${SRV_PID[$n]}
+		_reap "$p" $((deadline > EPOCHSECONDS ? deadline - EPOCHSECONDS : 0))
+		st=$REAP_ST
+		if [ "$st" = timeout ]; then
+			kill -KILL "$p" 2>/dev/null
+			_reap "$p" 10
+			_LEFT_BAD+=("server $n did not exit within ${STOP_TIMEOUT}s of SIGTERM at the end (SIGKILLed)")
+		elif [ "$st" -ne 0 ]; then
+			_LEFT_BAD+=("server $n exited $st after SIGTERM at the end, expected 0: $(tail -n 5 "$T/$n.err" 2>/dev/null | tr '\n' ' ' | cut -c 1-600)")
+		fi
+		SRV_PID[$n]=""
+	done
+}
+
+# _sanitizer_reports : the servers' stderr and log files that hold a
+# sanitizer's report (AddressSanitizer, LeakSanitizer, UBSan's "runtime
+# error:"), one a line.
+SAN_REPORT_RE='ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:'
+_sanitizer_reports() {
+	local n f
+	for n in $(printf '%s\n' "${!SRV_DATA[@]}" | sort); do
+		for f in "$T/$n.err" "$T/$n.log"; do
+			[ -f "$f" ] && grep -qE "$SAN_REPORT_RE" "$f" && echo "$f"
+		done
+	done
+}
+
 _cleanup() {
-	local rc=$? p
+	local rc=$? p f errfd
 	trap - EXIT INT TERM
-	if [ "$rc" -ne 0 ] || [ "$TEST_FAILED" -ne 0 ]; then
-		_dump_servers
-		# (once more below the servers' logs, which can be long)
-		[ -z "${LAST_FAIL:-}" ] || echo "$LAST_FAIL" | cut -c 1-2000 >&2
-	fi
-	[ -z "${OFS_ITEST_KEEP:-}" ] || echo "kept $T" >&2
-	exec 2>/dev/null     # no "Killed" job reports from bash
+	# (no "Killed" job reports from bash; what this says goes to errfd)
+	exec {errfd}>&2 2>/dev/null
 	for p in "${BG_PIDS[@]}"; do
 		kill -KILL "$p"
 	done
-	for p in "${SRV_PID[@]}"; do
-		[ -n "$p" ] && kill -KILL "$p"
-	done
+	if [ "$rc" -eq 130 ]; then
+		# (interrupted, or timeout(1)'s TERM: no time for a clean stop)
+		for p in "${SRV_PID[@]}"; do
+			[ -n "$p" ] && kill -KILL "$p"
+		done
+	else
+		_stop_left_servers
+		for f in "${_LEFT_BAD[@]}"; do
+			TEST_FAILED=1
+			LAST_FAIL="FAIL $TEST_NAME (at the end): $f"
+			echo "$LAST_FAIL" >&"$errfd"
+		done
+		for f in $(_sanitizer_reports); do
+			TEST_FAILED=1
+			LAST_FAIL="FAIL $TEST_NAME (at the end): a sanitizer's report in $(basename "$f"): $(grep -m 1 -A 40 -E "$SAN_REPORT_RE" "$f" | cut -c 1-300)"
+			echo "$LAST_FAIL" >&"$errfd"
+		done
+	fi
+	# (a keep_going test that failed and did not call finish fails too)
+	[ "$rc" -ne 0 ] || [ "$TEST_FAILED" -eq 0 ] || rc=1
+	if [ "$rc" -ne 0 ]; then
+		_dump_servers 2>&"$errfd"
+		# (once more below the servers' logs, which can be long)
+		[ -z "${LAST_FAIL:-}" ] || echo "$LAST_FAIL" | cut -c 1-4000 >&"$errfd"
+	fi
+	[ -z "${OFS_ITEST_KEEP:-}" ] || echo "kept $T" >&"$errfd"
 	# Bounded: every process killed above is gone (or a zombie) before $T
 	# is removed.
 	local deadline=$((EPOCHSECONDS + 10))

@@ -168,11 +168,21 @@ capget() {
 uses() { assert_eq "$1" "$(raw "$2" capuse "$3" "$4" "$5")" "$3 of $4 by $2 with ${6:-its capability}"; }
 # flip CAP OFFSET: CAP with the byte at OFFSET inverted
 flip() { python3 -c 'import sys; b = bytearray.fromhex(sys.argv[1]); b[int(sys.argv[2])] ^= 0xff; print(b.hex())' "$1" "$2"; }
+# snapshot FILE : each server's objects (and their versions); every listing
+# must succeed and list something (an empty or failed listing would
+# compare equal to another), else the test fails.
 snapshot() {
 	local n
-	for n in a b c; do ofs_server tool --data "$(srv_data $n)" list --json | jq -S .; done
+	: >"$1"
+	for n in a b c; do
+		ofs_server tool --data "$(srv_data $n)" list --json >"$T/snap.out" 2>"$T/snap.err" &&
+			jq -e '.objects | length > 0' "$T/snap.out" >/dev/null &&
+			jq -S . "$T/snap.out" >>"$1" ||
+			fail "snapshot: the object list of $n failed or was empty: $(head -c 300 "$T/snap.err") $(head -c 300 "$T/snap.out")" ||
+			return 1
+	done
 }
-snapshot >"$T/before.json"
+snapshot "$T/before.json"
 # (each row with a capability just granted: one older than TTL would be
 # refused as expired first)
 fresh() { capget ann "$A_MF"; CAP_A=$CAP; }
@@ -208,7 +218,7 @@ done
 assert_eq 0 "$st" "a capability under the previous key"
 ok ofs-pbj ca rotate "$CA"
 uses $ECAPBAD ann write "$A_DF" "$CAP" "a capability under a key two rotations old"
-snapshot >"$T/after.json"
+snapshot "$T/after.json"
 cmp -s "$T/before.json" "$T/after.json" ||
 	fail "refused capabilities changed a server: $(diff "$T/before.json" "$T/after.json" | head -20)"
 ok ofs get /m/A "$T/got"
@@ -229,7 +239,7 @@ Q_SID=$(ofs stat --json /m/Q | jq -r '.sids[0]')
 for n in a b c; do [ "$(srv_sid $n)" = "$Q_SID" ] || ELSEWHERE=$n; done
 for n in a b c; do [ "$(srv_sid $n)" = "$(ofs stat --json /m/Q | jq -r '.dfiles[0].sids[0]')" ] && Q_DF_AT=$n; done
 rawto() { local srv=$1 who=$2; shift 2; OFS_IDENTITY=$T/id/$who python3 "$RAW" "$(srv_addr "$srv")" "$@"; }
-snapshot >"$T/before.json"
+snapshot "$T/before.json"
 read -r st cap oid <<<"$(raw ola capcreate proven 1012 1012 "$P_MF" "$P_DF")"
 assert_eq "$EACCES -" "$st $cap" "ola's CREATE of a file whose layout names ann's P"
 read -r st cap oid <<<"$(rawto "$ELSEWHERE" ola capcreate "$Q_MF" 1012 1012)"
@@ -238,7 +248,7 @@ read -r st cap oid <<<"$(raw ola capcreate "$(python3 -c 'import os; print(os.ur
 assert_eq "$EACCES -" "$st $cap" "ola's CREATE under an OID that carries no proof of her"
 assert_eq $EACCES "$(raw ola getmany "$P_DF")" "ola's GETATTR_MANY of P's dfile"
 assert_eq $EACCES "$(raw ola setnothing "$A_MF")" "ola's SETATTR of nothing on ann's 644 file"
-snapshot >"$T/after.json"
+snapshot "$T/after.json"
 cmp -s "$T/before.json" "$T/after.json" ||
 	fail "refused creates changed a server: $(diff "$T/before.json" "$T/after.json" | head -20)"
 # her own file: granted, and its capability reaches none of P or Q

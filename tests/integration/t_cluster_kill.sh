@@ -9,11 +9,14 @@
 #  - a put with --confidence 3 fails with a clear error and exit 3, and
 #    leaves nothing visible in `ofs ls`;
 #  - once the server is back it learns, before it serves, which of its
-#    copies missed changes (it asks its peers), catches them up from
-#    current copies by itself (no job), and every file and listing
-#    still reads back whole through it: copies that missed their creation
-#    or later changes (a directory whose entries live first on it) are
-#    skipped;
+#    copies missed changes (it asks its peers); read through it while
+#    those copies are still behind (its catch-up held back with
+#    --no-catch-up, its own copy of a directory's entries marked behind
+#    before and after the reads), every file and listing reads back
+#    whole: copies that missed their creation or later changes (a
+#    directory whose entries live first on it) are skipped, not served;
+#  - started again as usual, it catches them up from current copies by
+#    itself (no job), and everything still reads back through it;
 #  - when every server that saw it fall behind was down too at its
 #    restart, they tell it on contact once they are back, and the same
 #    holds.
@@ -122,10 +125,36 @@ assert_exit 3 ofs put --replicas 3 --confidence 3 "$T/c3" /during/d1
 ok ofs get /during/d1 "$T/back.d1"
 assert_same_file "$T/d1" "$T/back.d1" "d1 intact after a failed replace"
 
-log "the server comes back: it learns what it missed, everything still reads back"
-restart_server c
-grep -q "copies here missed changes while this server was away" "$T/c.log" ||
+log "the server comes back, its catch-up held: it learns what it missed, reads through it skip its behind copies"
+# (--no-catch-up for this run: its copies stay behind while it is read
+# through, as long as the test needs, and the catch-up follows below)
+at=$(stat -c %s "$T/c.log")
+restart_server c --no-catch-up
+tail -c +$((at + 1)) "$T/c.log" | grep -q "copies here missed changes while this server was away" ||
 	fail "c did not learn at start which of its copies fell behind"
+# c_behind : c's own copy of $pc's entries (which lacks x1) is marked
+# behind, and `ofs-pbj servers` through c counts copies behind on c.
+c_behind() {
+	inspect_json c "$pc_dd" | jq -e --arg s "$victim_sid" '(.stale_reasons[$s] // "") != ""' >/dev/null &&
+		OFS_CLUSTER=$(srv_addr c) "$OFS_PBJ" servers --json 2>/dev/null |
+		jq -e --arg s "$victim_sid" 'any(.servers[]; .sid == $s and .up and .behind > 0)' >/dev/null
+}
+wait_until 30 "c to show copies behind (its catch-up held)" c_behind
+use_server c
+ok ofs ls "$pc"
+assert_eq "x1" "$(cat "$T/last.out")" "ls $pc through c while c's copy of its entries is behind"
+ok ofs get "$pc/x1" "$T/back.x1"
+assert_same_file "$T/x1" "$T/back.x1" "$pc/x1 (its entry missing on c's behind copy) read through c"
+for i in 1 2 3 4 5; do
+	ok ofs get "/during/d$i" "$T/back.d$i"
+	assert_same_file "$T/d$i" "$T/back.d$i" "d$i (made while c was down) read through c while c is behind"
+done
+c_behind || fail "c's copies were no longer behind after the reads through it: they were not read while behind"
+use_server a
+
+log "c again with its catch-up: it brings those copies up to date by itself"
+at=$(stat -c %s "$T/c.log")
+restart_server c
 # ... and catches those copies up by itself, with no job submitted: the
 # mark on its copy of $pc's entries goes, and `ofs-pbj servers` says so.
 caught_up_c() {
@@ -137,13 +166,13 @@ caught_up_c() {
 wait_until 60 "c to catch up the copies it missed" caught_up_c
 inspect_json c "$pc_dd" | jq -e --arg s "$victim_sid" '(.stale_reasons[$s] // "") == ""' >/dev/null ||
 	fail "c's copy of $pc's entries is still marked behind after its catch-up"
-grep -q "catch-up: [0-9]* cop[a-z]* brought up to date" "$T/c.log" ||
+tail -c +$((at + 1)) "$T/c.log" | grep -q "catch-up: [0-9]* cop[a-z]* brought up to date" ||
 	fail "c's log does not say it caught copies up"
 use_server c
 ok ofs get "$pc/x1" "$T/back.x1"
-assert_same_file "$T/x1" "$T/back.x1" "$pc/x1 (its entry missing on c's copy) read through c"
+assert_same_file "$T/x1" "$T/back.x1" "$pc/x1 read through c after its catch-up"
 ok ofs ls "$pc"
-assert_eq "x1" "$(cat "$T/last.out")" "ls $pc through c"
+assert_eq "x1" "$(cat "$T/last.out")" "ls $pc through c after its catch-up"
 use_server a
 wait_until 30 "a to list all 4 servers as up" sees_up a 4
 for i in 1 2 3 4 5 6 7 8; do

@@ -12,6 +12,9 @@
 # down leaves confidence 2 reachable). The restarted server is not waited on
 # to catch up, so kills land during catch-ups too. Operations a kill made
 # fail are allowed (not acknowledged) and logged.
+#  - operations are in flight at the kills: at least one began before
+#    some SIGKILL was sent and ended after its victim was gone, and at
+#    least one acknowledged operation a kill overlapped was checked;
 #  - an acknowledged operation that a kill overlapped reads back so as
 #    soon as it ends (the writer checks it at once: the put's content, or
 #    no such file after an rm), so a loss a later operation would hide
@@ -54,7 +57,8 @@ for d in "${DIRS[@]}"; do ok ofs mkdir "$d"; done
 #                                     (`ofs get`), "absent" (`ofs stat`:
 #                                     no such file) or the error
 # (the trailing "." marks a whole line: the log is read while written)
-# $T/kills.log: "K N VICTIM AT" at each kill, "R N VICTIM AT" once every
+# $T/kills.log: "K N VICTIM AT" at each kill (before the SIGKILL), "X N
+# VICTIM AT" once the victim is gone (reaped), "R N VICTIM AT" once every
 # other server lists it up again.
 
 
@@ -191,6 +195,7 @@ for k in $(seq 1 "$KILLS"); do
 	set_phase "k$k:$victim-down"
 	echo "K $k $victim $(now_ms)" >>"$T/kills.log"
 	kill_server "$victim"
+	echo "X $k $victim $(now_ms)" >>"$T/kills.log"
 	down_ops=$((RANDOM % 3))
 	if [ "$down_ops" -gt 0 ]; then
 		await 30 "$down_ops more operations of the writer with $victim down (kill $k)" \
@@ -227,6 +232,28 @@ END { print n + 0 > "'"$T/nverified"'" }' "$T/writer.log" >"$T/vbad"
 say "checked $(cat "$T/nverified") acknowledged operations a kill overlapped right after they ended"
 [ ! -s "$T/vbad" ] ||
 	fail "expected every acknowledged operation that a kill overlapped to read back so right after it: $(head -c 1500 "$T/vbad")writer: $(writer_summary)"
+# The loop is about crashes during operations: some operation must have
+# been in flight at some kill - begun before its SIGKILL was sent (K) and
+# ended after its victim was gone (X) - and some acknowledged one checked
+# right after it (a V line), or nothing above was about a crash at all.
+awk '
+kills && $1 == "K" { k[$2] = $4 }
+kills && $1 == "X" { x[$2] = $4 }
+!kills && $1 == "B" && $NF == "." { b[$2] = $7 }
+!kills && $1 == "E" && $NF == "." { e[$2] = b[$2] + $4; rc[$2] = $3 }
+END {
+	for (s in e) for (j in x) if (b[s] <= k[j] && e[s] >= x[j]) {
+		n++; if (rc[s] == 0) acked++
+		break
+	}
+	printf "%d %d\n", n, acked
+}' kills=1 "$T/kills.log" kills=0 "$T/writer.log" >"$T/overlap"
+read -r n_overlap n_overlap_acked <"$T/overlap"
+say "$n_overlap operations were in flight at a kill ($n_overlap_acked of them acknowledged)"
+[ "$n_overlap" -ge 1 ] ||
+	fail "expected at least one operation in flight at some kill (begun before its SIGKILL, ended after); none was over $KILLS kills: writer: $(writer_summary)"
+[ "$(cat "$T/nverified")" -ge 1 ] ||
+	fail "expected at least one acknowledged operation that a kill overlapped to be checked right after it; none was: writer: $(writer_summary)"
 
 # ---- every name as last acknowledged -------------------------------------------
 #

@@ -1,5 +1,7 @@
 #!/bin/bash
-# t_drain: drain a server while clients read and write, ok-to-stop, the
+# t_drain: drain a server while clients read and write (a client loop's
+# puts and gets, each checked, at least one whole round of them made
+# while the job store shows the drain running), ok-to-stop, the
 # refusals, undrain (issue 6).
 TEST_NAME=t_drain
 . "$(dirname "$0")/lib.sh"
@@ -53,23 +55,36 @@ assert_eq in "$(jq -r --arg s "$B" '.servers[] | select(.sid == $s) | .state' "$
 
 log "the drain, while a client writes and reads back"
 ok ofs mkdir /live
+# A round of the client loop: a put of /live/x, a get of it and of
+# /f/p1, each checked. A round between two looks at the job store that
+# both saw a drain job running (`ofs-pbj list`) was made while the drain
+# ran: its number goes into $T/live.during.
+drain_running() {
+	"$OFS_PBJ" list --json 2>/dev/null |
+		jq -e '[.jobs[] | select(.type == "drain" and .state == "running")] | length == 1' >/dev/null
+}
+: >"$T/live.during"
 (
 	set +e
 	n=0
 	while [ ! -e "$T/stop-loop" ]; do
 		n=$((n + 1))
+		before=0
+		drain_running && before=1
 		echo "version $n $(head -c 3000 /dev/urandom | base64 -w0)" >"$T/live.$n"
 		"$OFS_CLI" put "$T/live.$n" /live/x 2>>"$T/loop.err" || { echo "put $n failed" >>"$T/loop.err"; exit 1; }
 		"$OFS_CLI" get /live/x "$T/live.got" 2>>"$T/loop.err" || { echo "get $n failed" >>"$T/loop.err"; exit 1; }
 		cmp -s "$T/live.$n" "$T/live.got" || { echo "get $n returned other data" >>"$T/loop.err"; exit 1; }
 		"$OFS_CLI" get /f/p1 "$T/p1.got" 2>>"$T/loop.err" || { echo "get /f/p1 failed" >>"$T/loop.err"; exit 1; }
 		cmp -s "$T/src1" "$T/p1.got" || { echo "/f/p1 read back wrong" >>"$T/loop.err"; exit 1; }
+		[ "$before" = 1 ] && drain_running && echo "$n" >>"$T/live.during"
 		echo "$n" >"$T/live.last"
 		rm -f "$T/live.$((n - 1))"
 	done
 	exit 0
 ) &
 LOOP=$!
+BG_PIDS+=("$LOOP")
 ok ofs_pbj submit drain --server "$B" --wait --json
 ofs_pbj report 2 >&2
 cp "$T/last.out" "$T/drain.json"
@@ -82,7 +97,10 @@ wait_pid "$LOOP" 60
 [ "$REAP_ST" = 0 ] || { cat "$T/loop.err" >&2; fail "the client loop saw an error during the drain ($REAP_ST)"; }
 [ -s "$T/live.last" ] || fail "the client loop did not finish one round"
 LAST=$(cat "$T/live.last")
-log "the client loop ran $LAST rounds"
+DURING=$(wc -l <"$T/live.during")
+log "the client loop ran $LAST rounds, $DURING of them wholly while the drain ran"
+[ "$DURING" -ge 1 ] ||
+	fail "no round of the client loop (a put and two gets) was made while the drain ran: the job store showed no drain running both before and after any of its $LAST rounds"
 ok ofs get /live/x "$T/live.final"
 assert_same_file "$T/live.$LAST" "$T/live.final"
 

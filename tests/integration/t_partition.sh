@@ -64,14 +64,20 @@ SW=$NSP-sw
 HOSTDEV=ofs$$h
 NS_MADE=()
 
-# _net_cleanup : kill the servers (their namespaces cannot go while they
-# run), then delete every namespace and link this test made. Keeps $?.
+# _net_cleanup : stop the servers (their namespaces cannot go while they
+# run: lib.sh's SIGTERM and bounded wait, whose outcome _cleanup then
+# asserts; SIGKILL when interrupted), then delete every namespace and link
+# this test made. Keeps $?.
 _net_cleanup() {
 	local rc=$? p ns
 	{
-		for p in "${SRV_PID[@]}"; do
-			[ -n "$p" ] && kill -KILL "$p"
-		done
+		if [ "$rc" -eq 130 ]; then
+			for p in "${SRV_PID[@]}"; do
+				[ -n "$p" ] && kill -KILL "$p"
+			done
+		else
+			_stop_left_servers
+		fi
 		for p in "${SRV_PID[@]}"; do
 			[ -z "$p" ] || _reap "$p" 10
 		done

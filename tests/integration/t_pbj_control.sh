@@ -5,7 +5,8 @@
 #    which one runs;
 #  - pause stops every server's task (no bytes read while paused, the
 #    cursor kept), resume goes on;
-#  - SIGKILL the scheduler mid-job, start it again: the job ends
+#  - SIGKILL the scheduler mid-job (the job's state `running`, objects
+#    left, right before the kill), start it again: the job ends
 #    succeeded, and no object was scrubbed twice (the count of objects
 #    scrubbed equals the servers' object count);
 #  - SIGKILL a server mid-task and restart it: its task is started again
@@ -64,6 +65,10 @@ ok ofs_pbj resume "$JOB"
 wait_until 20 "job $JOB to read on after resume" bytes_over "$JOB" "$b1"
 
 log "SIGKILL the scheduler mid-job, start it again"
+# (mid-job: still running, with objects left to scrub, right before the kill)
+assert_eq running "$(status_of "$JOB" .state)" "job $JOB's state right before the scheduler's SIGKILL"
+[ "$(status_of "$JOB" .progress.objects_done)" -lt "$total_objects" ] ||
+	fail "job $JOB had scrubbed every object before the scheduler's SIGKILL: not mid-job"
 { kill -KILL "$SERVE"; wait_pid "$SERVE" 10; } 2>/dev/null
 start_serve          # (takes over once the dead one's lease has expired)
 wait_until 120 "job $JOB to end" job_is "$JOB" succeeded

@@ -20,13 +20,23 @@ hello_is() {
 	[[ "$out" =~ $re ]] || fail "hello with $*: '$out', expected /$re/"
 }
 # What must not change: each server's objects (and their versions) and
-# the server table (states, weights, attributes).
+# the server table (states, weights, attributes). snapshot FILE: every
+# listing must succeed and list something (an empty or failed listing
+# would compare equal to another), else the test fails.
 snapshot() {
 	local n
+	: >"$1"
 	for n in a b c; do
-		ofs_server tool --data "$(srv_data $n)" list --json | jq -S .
+		ofs_server tool --data "$(srv_data $n)" list --json >"$T/snap.out" 2>"$T/snap.err" &&
+			jq -e -S '.objects | length > 0' "$T/snap.out" >/dev/null &&
+			jq -S . "$T/snap.out" >>"$1" ||
+			fail "snapshot: the object list of $n failed or was empty: $(head -c 300 "$T/snap.err") $(head -c 300 "$T/snap.out")" ||
+			return 1
 	done
-	ofs-pbj servers --json | jq -S '[.servers[] | {sid, state, weight, attrs}]'
+	ofs-pbj servers --json >"$T/snap.out" 2>"$T/snap.err" &&
+		jq -e '.servers | length == 3' "$T/snap.out" >/dev/null &&
+		jq -S '[.servers[] | {sid, state, weight, attrs}]' "$T/snap.out" >>"$1" ||
+		fail "snapshot: ofs-pbj servers failed or did not list 3 servers: $(head -c 300 "$T/snap.err") $(head -c 300 "$T/snap.out")"
 }
 ofs-pbj() { "$OFS_BIN/ofs-pbj" "$@"; }
 
@@ -50,7 +60,7 @@ OFS_CA_VALID_SECS=-3600 issue_identity old --admin old     # expired an hour ago
 mkdir -p "$T/id/eve2" && cp -p "$T/id/eve/key.pem" "$T/id/eve/cert.pem" "$T/id/eve2/" &&
 	cp "$CA/ca.crt" "$T/id/eve2/ca.pem"
 
-snapshot >"$T/before.json"
+snapshot "$T/before.json"
 
 # ---- refused at the handshake ----------------------------------------------------
 say "no client certificate"
@@ -113,7 +123,7 @@ st=$(OFS_IDENTITY=$(srv_data b)/identity python3 "$RAW" "$OFS_CLUSTER" freeze "$
 assert_eq 0 "$st" "b lifting its own hold"
 
 # ---- nothing changed ---------------------------------------------------------------------
-snapshot >"$T/after.json"
+snapshot "$T/after.json"
 cmp -s "$T/before.json" "$T/after.json" ||
 	fail "the refusals changed a server: $(diff "$T/before.json" "$T/after.json" | head -20)"
 
