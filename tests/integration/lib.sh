@@ -193,6 +193,20 @@ _stop_left_servers() {
 	done
 }
 
+# _stop_at_exit RC : the servers left running stopped at the end of a
+# test that exits RC: SIGKILLed when interrupted (130: ^C, or timeout(1)'s
+# TERM - no time for a clean stop), else _stop_left_servers.
+_stop_at_exit() {
+	local p
+	if [ "$1" -eq 130 ]; then
+		for p in "${SRV_PID[@]}"; do
+			[ -n "$p" ] && kill -KILL "$p"
+		done
+	else
+		_stop_left_servers
+	fi
+}
+
 # _sanitizer_reports : the servers' stderr and log files that hold a
 # sanitizer's report (AddressSanitizer, LeakSanitizer, UBSan's "runtime
 # error:"), one a line.
@@ -214,13 +228,8 @@ _cleanup() {
 	for p in "${BG_PIDS[@]}"; do
 		kill -KILL "$p"
 	done
-	if [ "$rc" -eq 130 ]; then
-		# (interrupted, or timeout(1)'s TERM: no time for a clean stop)
-		for p in "${SRV_PID[@]}"; do
-			[ -n "$p" ] && kill -KILL "$p"
-		done
-	else
-		_stop_left_servers
+	_stop_at_exit "$rc"
+	if [ "$rc" -ne 130 ]; then
 		for f in "${_LEFT_BAD[@]}"; do
 			TEST_FAILED=1
 			LAST_FAIL="FAIL $TEST_NAME (at the end): $f"

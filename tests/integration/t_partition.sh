@@ -71,13 +71,7 @@ NS_MADE=()
 _net_cleanup() {
 	local rc=$? p ns
 	{
-		if [ "$rc" -eq 130 ]; then
-			for p in "${SRV_PID[@]}"; do
-				[ -n "$p" ] && kill -KILL "$p"
-			done
-		else
-			_stop_left_servers
-		fi
+		_stop_at_exit "$rc"
 		for p in "${SRV_PID[@]}"; do
 			[ -z "$p" ] || _reap "$p" 10
 		done

@@ -37,12 +37,14 @@ sigterm_during_put() {
 	# In flight: the server has stored at least 8 MiB of the new file.
 	target=$((base + 8 * MiB))
 	rm -f "$T/put.in" "$T/put.release"
-	mkfifo "$T/put.in" || fail "mkfifo $T/put.in"
-	# (the writer: all of $T/big, then the pipe held open until released)
-	bg bash -c 'exec >"$1"; cat "$2" || exit 1; until [ -e "$3" ]; do sleep 0.05; done' feed \
-		"$T/put.in" "$T/big" "$T/put.release"
+	mkfifo "$T/put.in" "$T/put.release" || fail "mkfifo $T/put.in $T/put.release"
+	# (the writer: all of $T/big, then the pipe held open until the test
+	# closes its end of put.release, fd 9 - no polling)
+	exec 9<>"$T/put.release"
+	bg bash -c 'exec 3<"$3" >"$1"; cat "$2" || exit 1; exec cat <&3' feed \
+		"$T/put.in" "$T/big" "$T/put.release" 9>&-
 	feed_pid=$BG
-	bg bash -c 'exec timeout 300 "$1" put - "$2" <"$3"' put "$OFS_CLI" "$path" "$T/put.in"
+	bg bash -c 'exec timeout 300 "$1" put - "$2" <"$3"' put "$OFS_CLI" "$path" "$T/put.in" 9>&-
 	put_pid=$BG
 	stored_enough() { [ "$(bstream_bytes)" -ge "$target" ] || _proc_done "$put_pid"; }
 	wait_until 120 "the put of $path to reach the server" stored_enough
@@ -50,7 +52,7 @@ sigterm_during_put() {
 	_proc_done "$feed_pid" && fail "the writer of $path's pipe ended before SIGTERM was sent"
 	log "$path: SIGTERM with $(($(bstream_bytes) - base)) bytes of the put stored and the put still running"
 	stop_server a          # SIGTERM; asserts exit 0 within STOP_TIMEOUT
-	touch "$T/put.release"
+	exec 9>&-              # (the writer's wait ends: the pipe closes)
 	wait_pid "$put_pid" 240
 	put_rc=$REAP_ST
 	[ "$put_rc" != timeout ] || fail "ofs put $path did not end after the server stopped"
