@@ -3,6 +3,7 @@
  * main() parses arguments and calls the library; see ofs-server(8).
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <arpa/inet.h>
 #include <getopt.h>
@@ -38,6 +39,7 @@
 #include "server/listener.h"
 #include "server/mailbox.h"
 #include "server/ops.h"
+#include "server/stopping.h"
 #include "server/tool.h"
 #include "store/inspect.h"
 #include "store/kv.h"
@@ -619,8 +621,15 @@ static char stall_path[4096];           /* "stall-syncs:PATH" */
 /* While PATH exists, every commit waits (a disk whose syncs hang). */
 static void stall_syncs(void)
 {
+	static _Atomic bool said;
 	struct timespec ts = { .tv_sec = 0, .tv_nsec = 20 * 1000000L };
 
+	if (access(stall_path, F_OK) != 0) {
+		atomic_store(&said, false);
+		return;
+	}
+	if (!atomic_exchange(&said, true))
+		log_warn("test fault: a commit waits while %s exists", stall_path);
 	while (access(stall_path, F_OK) == 0)
 		nanosleep(&ts, NULL);
 }
@@ -706,19 +715,30 @@ static int run_tasks(struct running *r)
 
 static void run_close(struct running *r)
 {
+	struct stopping *w;
+
+	stopping_start(STOPPING_REPORT_S, &w);
+	stopping_step(w, "gossip");
 	gossip_stop(r->g);
+	stopping_step(w, "the background tasks");
 	taskhost_close(r->tasks);       /* (its tasks use the catch-up and the scrubber) */
+	stopping_step(w, "the catch-up");
 	recover_stop(r->rv);
+	stopping_step(w, "the scrubber");
 	scrubber_close(r->scrub);
 	mailbox_close(r->mb);
+	stopping_step(w, "the service");
 	if (r->sv_ready)
 		service_fini(&r->sv);
 	behind_close(r->bh);
+	stopping_step(w, "replication");
 	replica_close(r->rep);
 	if (r->lfd >= 0)
 		close(r->lfd);
 	sidtab_close(r->tab);
+	stopping_step(w, "the store");
 	store_close(r->s);
+	stopping_end(w);
 	tls_conf_free(r->tls);
 	crl_close(r->crl);
 	cap_ring_close(r->capkeys);

@@ -30,6 +30,7 @@
 #include "server/access.h"
 #include "server/listener.h"
 #include "server/service.h"
+#include "server/stopping.h"
 
 #define REPLY_TIMEOUT_MS 30000
 #define DRAIN_MS 5000            /* grace for idle readers at shutdown */
@@ -45,6 +46,8 @@ struct conn {
 	uint8_t fpr[IDENT_FPR_LEN];  /* its certificate's, once admitted (mu) */
 	uint64_t crl_gen;            /* the revocation list's, when last checked */
 	struct access_cache cache;   /* the capability last verified on it */
+	_Atomic uint16_t op;         /* the request being handled (0: none) */
+	_Atomic int64_t op_since_ms; /* since when (log_now_ms) */
 	pthread_t thread;
 	struct listener *l;
 	struct conn *prev, *next;    /* in listener.conns, guarded by mu */
@@ -297,7 +300,10 @@ static void serve(struct conn *c)
 			};
 			if (payload)
 				(void)frame_deadline_decode(payload, h.cred_len, &call.deadline_ms);
+			atomic_store(&c->op_since_ms, log_now_ms());
+			atomic_store(&c->op, h.op);
 			rc = service_handle(c->l->sv, &call, h.op, body, h.body_len, &reply);
+			atomic_store(&c->op, 0);
 		}
 		free(payload);
 		memset(&rh, 0, sizeof(rh));
@@ -424,6 +430,27 @@ static void make_room(struct listener *l)
 	evict_oldest(l, heavy);
 }
 
+/* A stop that waits on connections says which, and what each does (mu
+ * held): a hung stop names where it hangs (stopping.h). */
+static void report_busy(struct listener *l, int waited_s)
+{
+	int64_t now = log_now_ms();
+	int shown = 0;
+
+	log_warn("shutdown: still waiting for %d connection(s) after %d s", l->nconns, waited_s);
+	for (struct conn *c = l->conns; c && shown < 8; c = c->next, shown++) {
+		char who[OFS_ADDR_MAX];
+		uint16_t op = atomic_load(&c->op);
+		peer_name(c->io.fd, who);
+		if (op)
+			log_warn("shutdown:   %s: handling %s for %lld ms", who, ofs_op_name(op),
+				 (long long)(now - atomic_load(&c->op_since_ms)));
+		else
+			log_warn("shutdown:   %s: %s", who,
+				 c->shaking ? "in its handshake" : "between requests");
+	}
+}
+
 static int start_conn(struct listener *l, int fd)
 {
 	uint32_t src = source_of(fd);
@@ -510,8 +537,10 @@ int listener_run(struct service *sv, struct tls_conf *tls, int listen_fd, int st
 			rc = -errno;
 			break;
 		}
-		if (p[1].revents)
+		if (p[1].revents) {
+			log_info("shutdown: asked to stop; closing the connections");
 			break;
+		}
 		if (p[0].revents) {
 			int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 			if (fd < 0) {
@@ -539,12 +568,15 @@ int listener_run(struct service *sv, struct tls_conf *tls, int listen_fd, int st
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += DRAIN_MS / 1000;
 	pthread_mutex_lock(&l.mu);
-	while (l.nconns > 0) {
-		if (pthread_cond_timedwait(&l.gone, &l.mu, &deadline) == ETIMEDOUT) {
+	for (int waits = 0; l.nconns > 0;) {
+		if (pthread_cond_timedwait(&l.gone, &l.mu, &deadline) != ETIMEDOUT)
+			continue;
+		if (!waits++)
 			for (struct conn *c = l.conns; c; c = c->next)
 				shutdown(c->io.fd, SHUT_RD);
-			deadline.tv_sec += 3600;
-		}
+		else
+			report_busy(&l, waits * STOPPING_REPORT_S - STOPPING_REPORT_S + DRAIN_MS / 1000);
+		deadline.tv_sec += STOPPING_REPORT_S;
 	}
 	pthread_mutex_unlock(&l.mu);
 	reap(&l);

@@ -160,6 +160,14 @@ finish() { [ "$TEST_FAILED" -eq 0 ] || exit 1; exit 0; }
 # (LeakSanitizer runs only on a clean exit). _LEFT_BAD: one line for each
 # that did not exit 0 (or had died on its own, unreaped), for _cleanup.
 _LEFT_BAD=()
+
+# _stop_hang_log NAME : what server NAME's log says of a stop that hung
+# (its shutdown report, stopping.h, and the warnings before it), one line.
+_stop_hang_log() {
+	echo "its log ends: $(grep -E 'shutdown|WARN|ERROR' "$T/$1.log" 2>/dev/null |
+		tail -n 12 | tr '\n' ' ' | cut -c 1-1500)"
+}
+
 _stop_left_servers() {
 	local n p st deadline names=()
 	for n in "${!SRV_PID[@]}"; do
@@ -185,7 +193,7 @@ _stop_left_servers() {
 		if [ "$st" = timeout ]; then
 			kill -KILL "$p" 2>/dev/null
 			_reap "$p" 10
-			_LEFT_BAD+=("server $n did not exit within ${STOP_TIMEOUT}s of SIGTERM at the end (SIGKILLed)")
+			_LEFT_BAD+=("server $n did not exit within ${STOP_TIMEOUT}s of SIGTERM at the end (SIGKILLed); $(_stop_hang_log "$n")")
 		elif [ "$st" -ne 0 ]; then
 			_LEFT_BAD+=("server $n exited $st after SIGTERM at the end, expected 0: $(tail -n 5 "$T/$n.err" 2>/dev/null | tr '\n' ' ' | cut -c 1-600)")
 		fi
@@ -608,7 +616,7 @@ stop_servers() {
 			kill -KILL "$pid" 2>/dev/null
 			wait "$pid" 2>/dev/null
 			SRV_PID[$name]=""
-			fail "server $name did not exit within ${STOP_TIMEOUT}s of SIGTERM"
+			fail "server $name did not exit within ${STOP_TIMEOUT}s of SIGTERM; $(_stop_hang_log "$name")"
 		fi
 		SRV_PID[$name]=""
 		[ "$st" -eq 0 ] || fail "server $name exited $st after SIGTERM, expected 0: $(tail -n 5 "$T/$name.err")"

@@ -5,7 +5,9 @@
 # cleanly (exit 0, within a bounded time); the put fails cleanly (`ofs
 # put` exits non-zero) and after a restart the path holds the previous
 # complete version, or does not exist when there was none. SIGTERM with
-# stalled clients connected also ends the server cleanly.
+# stalled clients connected also ends the server cleanly. A stop held up
+# by a request that cannot finish (a disk whose syncs hang) says in the
+# log which request it waits for, and ends cleanly once it can.
 OFS_ITEST_REAL_SYNC=1      # (about durability: its servers sync for real)
 . "$(dirname "$0")/lib.sh"
 
@@ -100,4 +102,24 @@ restart_server a
 ok ofs get /created "$T/got3"
 assert_same_file "$T/old" "$T/got3" "/created after the last restart"
 stop_server a
+
+# A stop held up by a request that cannot finish (its commit waits on a
+# disk whose syncs hang: the test build's OFS_SERVER_FAULT=stall-syncs)
+# says in the log what it waits for, and ends cleanly once it can.
+OFS_SERVER_FAULT=stall-syncs:$T/stall start_server b
+touch "$T/stall"
+bg sh -c 'OFS_CLUSTER=$1 exec "$2/ofs" put "$3" /held >/dev/null 2>&1' held "$(srv_addr b)" \
+	"$OFS_BIN" "$T/old"
+commit_waits() { grep -q "test fault: a commit waits" "$T/b.log"; }
+await 30 "b's put to reach a commit that waits" commit_waits
+b_pid=${SRV_PID[b]}
+kill -TERM "$b_pid"
+says_where() { grep -q "shutdown:   .*: handling " "$T/b.log"; }
+await 60 "b's log to say which request its stop waits for" says_where
+grep -q "shutdown: still waiting for [0-9]* connection(s) after" "$T/b.log" ||
+	fail "b's stop report does not say how many connections it waits for"
+rm -f "$T/stall"
+_reap "$b_pid" "$STOP_TIMEOUT"
+SRV_PID[b]=""
+[ "$REAP_ST" = 0 ] || fail "b did not stop cleanly once its request could finish: $REAP_ST"
 exit 0
