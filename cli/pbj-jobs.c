@@ -16,7 +16,6 @@
 #include "cli/common.h"
 #include "cli/pbj-jobs.h"
 #include "cli/pbj-jobs-impl.h"
-#include "cli/pbj-servers.h"
 #include "lib/ofs_error.h"
 #include "lib/parse.h"
 #include "lib/proto.h"
@@ -25,6 +24,7 @@
 #include "pbj/jobargs.h"
 #include "pbj/jobstore.h"
 #include "pbj/jobtype.h"
+#include "pbj/prepare.h"
 #include "pbj/runner.h"
 
 
@@ -820,27 +820,39 @@ static int check_from_job(struct pbj_db *db, int64_t from)
 	return rc;
 }
 
-/* submit drain: the server must exist, answer, and fit elsewhere; then it
- * is marked draining and the job names it by its full SID. */
-static int prepare_drain(struct pbj_db *db, struct pbj_job *j, struct pbj_job_args *a,
-			 const char *const *cluster, size_t ncluster)
+/* submit: the type's preparation (pbj/prepare.h), when it has one; the
+ * arguments it made whole are encoded again. 0 or an exit status. */
+static int prepare(struct pbj_db *db, struct pbj_job *j, struct pbj_job_args *a,
+		   const char *const *cluster, size_t ncluster, bool json)
 {
-	char hex[OFS_OID_HEX];
+	const struct pbj_jobtype *t = pbj_jobtype(j->type);
+	struct pbj_prep *p;
 	int rc;
 
-	if (a->nservers != 1)
-		return EXIT_FAIL;
+	if (!t || !t->prepare)
+		return 0;
 	if (ncluster == 0) {
-		fprintf(stderr, "ofs-pbj: submit drain needs the cluster: --cluster HOST:PORT "
-			"or OFS_CLUSTER\n");
+		fprintf(stderr, "ofs-pbj: submit %s needs the cluster: --cluster HOST:PORT "
+			"or OFS_CLUSTER\n", t->name);
 		return EXIT_USAGE;
 	}
-	rc = pbj_drain_prepare(cluster, ncluster, a->servers[0], (j->flags & PBJ_DRY_RUN) != 0, hex);
-	if (rc)
-		return rc;
-	a->servers[0] = hex;
-	rc = pbj_job_args_encode(a, j->args);
-	return rc ? jobs_store_err(db, "submit", rc) : 0;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return EXIT_FAIL;
+	p->cluster = cluster;
+	p->ncluster = ncluster;
+	p->dry_run = (j->flags & PBJ_DRY_RUN) != 0;
+	p->say = stderr;
+	p->preview = p->dry_run && !json ? stdout : stderr;
+	rc = t->prepare(p, a);
+	if (rc == PBJ_PREP_OK) {
+		rc = pbj_job_args_encode(a, j->args);
+		rc = rc ? jobs_store_err(db, "submit", rc) : 0;
+	} else {
+		rc = rc == PBJ_PREP_REFUSED ? EXIT_USAGE : EXIT_FAIL;
+	}
+	free(p);
+	return rc;
 }
 
 static int cmd_submit(struct pbj_db *db, int argc, char **argv, const char *const *cluster,
@@ -862,25 +874,10 @@ static int cmd_submit(struct pbj_db *db, int argc, char **argv, const char *cons
 		rc = EXIT_FAIL;              /* (just encoded: cannot be) */
 	if (!rc && a->from_job)
 		rc = check_from_job(db, a->from_job);
-	if (!rc && j->type == PBJ_TYPE_DRAIN)
-		rc = prepare_drain(db, j, a, cluster, ncluster);
+	if (!rc)
+		rc = prepare(db, j, a, cluster, ncluster, json);
 	if (rc)
 		goto out;
-	if (j->type == PBJ_TYPE_REBALANCE) {
-		int pct = a->threshold ? (int)a->threshold : PBJ_DEFAULT_THRESHOLD;
-		if (ncluster == 0) {
-			fprintf(stderr, "ofs-pbj: submit rebalance needs the cluster: --cluster HOST:PORT "
-				"or OFS_CLUSTER\n");
-			rc = EXIT_USAGE;
-			goto out;
-		}
-		/* The plan as the cluster stands: on standard output for a dry
-		 * run (unless --json), else on standard error. */
-		rc = pbj_rebalance_preview(cluster, ncluster, pct,
-					   (j->flags & PBJ_DRY_RUN) && !json ? stdout : stderr);
-		if (rc)
-			goto out;
-	}
 	rc = pbj_submit(db, j, &id);
 	if (rc) {
 		rc = jobs_store_err(db, "submit", rc);

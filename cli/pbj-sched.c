@@ -14,7 +14,6 @@
 
 #include "cli/common.h"
 #include "cli/pbj-jobs-impl.h"
-#include "cli/pbj-servers.h"
 #include "lib/ofs_error.h"
 #include "lib/parse.h"
 #include "lib/proto.h"

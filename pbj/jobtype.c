@@ -6,6 +6,7 @@
 #include "lib/proto.h"
 #include "pbj/jobstore.h"
 #include "pbj/jobtype.h"
+#include "pbj/prepare.h"
 
 static const struct pbj_jobtype types[] = {
 	{
@@ -30,13 +31,13 @@ static const struct pbj_jobtype types[] = {
 		.type = PBJ_TYPE_DRAIN, .name = "drain", .kind = OFS_TASK_DRAIN,
 		.submitted = true, .opts = PBJ_OPT_SERVER_ONE,
 		.repairs = PBJ_REPAIRS_NEVER, .ends = PBJ_ENDS_BY_MOVING, .empties = true,
-		.usage = "--server SID",
+		.usage = "--server SID", .prepare = pbj_prepare_drain,
 	},
 	{
 		.type = PBJ_TYPE_REBALANCE, .name = "rebalance", .kind = OFS_TASK_REBALANCE,
 		.submitted = true, .opts = PBJ_OPT_THRESHOLD,
 		.repairs = PBJ_REPAIRS_NEVER, .ends = PBJ_ENDS_BY_MOVING,
-		.usage = "[--threshold PCT]",
+		.usage = "[--threshold PCT]", .prepare = pbj_prepare_rebalance,
 	},
 	{
 		/* (recorded by ofs-pbj serve for a server's catch-up) */

@@ -2,11 +2,12 @@
  * jobtype.h - what each type of job is, one row per type (pbj/jobtype.c):
  * its name, the task kind it runs on every server, which of submit's
  * options it takes, whether it repairs, how its result maps to an exit
- * status, what it does to its server when it ends, and which kinds it
- * may run beside. The submit parser, the runner, `status` and `wait` read
+ * status, what it does to its server when it ends, what it checks and
+ * shows before it is queued (pbj/prepare.h), and which kinds it may run
+ * beside. The submit parser, the runner, `status` and `wait` read
  * the row; a job's arguments are one typed struct (pbj/jobargs.h). A new
- * type costs its row, its task kind's code on the server, and what its
- * preparation needs. docs/design.md "Jobs".
+ * type costs its row, its task kind's code on the server, and its
+ * preparation when it has one. docs/design.md "Jobs".
  */
 #ifndef OFS_PBJ_JOBTYPE_H
 #define OFS_PBJ_JOBTYPE_H
@@ -44,6 +45,9 @@ enum pbj_ending {
 	PBJ_ENDS_BY_MOVING,              /* 0: it moved what it had to */
 };
 
+struct pbj_prep;
+struct pbj_job_args;
+
 struct pbj_jobtype {
 	int type;                        /* enum pbj_type (pbj/jobstore.h) */
 	const char *name;                /* in the store and on the command line */
@@ -57,6 +61,9 @@ struct pbj_jobtype {
 	bool empties;                    /* once done (not a dry run) its
 	                                    server is marked out of service */
 	const char *usage;               /* its options, as help shows them */
+	int (*prepare)(struct pbj_prep *p, struct pbj_job_args *a);
+	                                 /* at submit, before it is queued
+	                                    (NULL: nothing): pbj/prepare.h */
 	uint32_t beside;                 /* task kinds it may run beside (bit
 	                                    1 << kind; 0: every kind) */
 };

@@ -182,3 +182,9 @@ void pbj_stop_check(const char *const *cluster, size_t ncluster, const char *sid
 		out->verdict = conn_is_transport_error(out->rc) || out->rc == -OFS_EUNREACHABLE ||
 			       out->rc == -ENOMEM ? PBJ_STOP_SILENT : PBJ_STOP_REFUSED;
 }
+
+const char *pbj_sid_why(int rc)
+{
+	return rc == -EINVAL ? "not a SID (32 hex digits, or a unique prefix of 4 or more)" :
+	       rc == -EEXIST ? "prefix matches several servers" : "no such server";
+}

@@ -20,6 +20,8 @@ int pbj_fetch_table(const char *const *cluster, size_t n, struct ofs_server **e,
 /* A SID argument: 32 hex digits, or a unique prefix of 4 or more of a
  * server in e. -EINVAL (not a SID), -ENOENT, -EEXIST (ambiguous). */
 int pbj_resolve_sid(const char *arg, const struct ofs_server *e, size_t n, struct ofs_sid *out);
+/* Why an argument names no one server, from pbj_resolve_sid's rc. */
+const char *pbj_sid_why(int rc);
 
 /* What a drain's checks found, and their verdict. */
 enum pbj_drain_verdict {

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -18,6 +19,7 @@
 #include "lib/proto.h"
 #include "pbj/jobstore.h"
 #include "pbj/jobtype.h"
+#include "pbj/prepare.h"
 
 static void test_every_type_has_one_row_found_by_its_name(void **state)
 {
@@ -63,6 +65,43 @@ static void test_each_rows_columns_agree(void **state)
 	}
 	assert_true(pbj_jobtype(PBJ_TYPE_DRAIN)->empties);
 	assert_int_equal(pbj_jobtype(PBJ_TYPE_REPAIR)->repairs, PBJ_REPAIRS_ALWAYS);
+	/* a type that empties its server is checked before it marks it;
+	 * one that is not submitted is not prepared */
+	for (int type = PBJ_TYPE_NONE + 1; type <= PBJ_TYPE_CATCHUP; type++) {
+		const struct pbj_jobtype *t = pbj_jobtype(type);
+		if (t->empties)
+			assert_non_null(t->prepare);
+		if (!t->submitted)
+			assert_null(t->prepare);
+	}
+	assert_non_null(pbj_jobtype(PBJ_TYPE_REBALANCE)->prepare);
+	assert_null(pbj_jobtype(PBJ_TYPE_SCRUB)->prepare);
+}
+
+/* A preparation that cannot reach the cluster fails (submit's exit 3),
+ * saying why on its say stream, and leaves the arguments as given. */
+static void test_a_preparation_without_the_cluster_fails_and_says_so(void **state)
+{
+	const char *const cluster[] = { "127.0.0.1:1" };   /* (nothing listens there) */
+	struct pbj_prep p = { .cluster = cluster, .ncluster = 1 };
+	struct pbj_job_args *a = calloc(1, sizeof(*a));
+	char said[512];
+
+	(void)state;
+	assert_non_null(a);
+	a->nservers = 1;
+	a->servers[0] = "abcd";
+	p.say = p.preview = tmpfile();
+	assert_non_null(p.say);
+	assert_int_equal(pbj_jobtype(PBJ_TYPE_DRAIN)->prepare(&p, a), PBJ_PREP_FAILED);
+	assert_string_equal(a->servers[0], "abcd");
+	assert_int_equal(pbj_jobtype(PBJ_TYPE_REBALANCE)->prepare(&p, a), PBJ_PREP_FAILED);
+	rewind(p.say);
+	said[fread(said, 1, sizeof(said) - 1, p.say)] = '\0';
+	assert_non_null(strstr(said, "cannot read the server table from 127.0.0.1:1"));
+	assert_non_null(strstr(said, "planning the rebalance from 127.0.0.1:1"));
+	fclose(p.say);
+	free(a);
 }
 
 static void test_submit_names_the_submitted_types(void **state)
@@ -82,6 +121,7 @@ int main(void)
 		cmocka_unit_test(test_every_type_has_one_row_found_by_its_name),
 		cmocka_unit_test(test_each_rows_columns_agree),
 		cmocka_unit_test(test_submit_names_the_submitted_types),
+		cmocka_unit_test(test_a_preparation_without_the_cluster_fails_and_says_so),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
