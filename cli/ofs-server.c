@@ -3,7 +3,6 @@
  * main() parses arguments and calls the library; see ofs-server(8).
  */
 #include <errno.h>
-#include <stdatomic.h>
 #include <fcntl.h>
 #include <arpa/inet.h>
 #include <getopt.h>
@@ -32,17 +31,10 @@
 #include "rebalancer/drain.h"
 #include "rebalancer/kinds.h"
 #include "scrubber/scrub.h"
-#include "server/recover.h"
-#include "server/taskhost.h"
-#include "server/behind.h"
-#include "server/gossip.h"
-#include "server/listener.h"
-#include "server/mailbox.h"
 #include "server/ops.h"
-#include "server/stopping.h"
+#include "server/server.h"
 #include "server/tool.h"
 #include "store/inspect.h"
-#include "store/kv.h"
 #include "store/store.h"
 
 #define EXIT_USAGE 2
@@ -84,8 +76,6 @@ enum { OPT_DATA = 1, OPT_ATTR, OPT_CHUNK, OPT_LISTEN, OPT_LOG, OPT_MAXCONNS, OPT
        OPT_PERUSER, OPT_IDLE };
 
 #define MAX_PEERS 16
-/* How long a start waits for each peer's list of our stale copies. */
-#define CATCH_UP_TIMEOUT_MS 2000
 
 static const struct option long_opts[] = {
 	{ "data", required_argument, NULL, OPT_DATA },
@@ -405,63 +395,17 @@ static int cmd_certify(int argc, char **argv)
 }
 
 
-static void on_contact(struct ofs_sid peer, void *arg)
-{
-	int rc = behind_tell(arg, peer);
-
-	if (rc > 0) {
-		char hex[OFS_OID_HEX];
-		sid_to_hex(peer, hex);
-		log_info("told %s that %d of its copies missed changes", hex, rc);
-	}
-}
-
-/* What a running server is made of, opened in order by run_open and
- * closed in reverse by run_close. */
+/* What a running server is made of, besides server/server.h's: the
+ * process's log and signals, and the identity it serves with. */
 struct running {
 	struct args a;
-	struct store *s;
-	struct sidtab *tab;
-	struct gossip *g;
-	struct replicator *rep;
-	struct behind *bh;
-	struct taskhost *tasks;
-	struct scrubber *scrub;
-	struct mailbox *mb;                 /* the namespace check's join records */
-	struct recover *rv;
-	struct service sv;
+	struct server *srv;
 	struct tls_conf *tls;               /* NULL: --insecure */
 	struct crl *crl;                    /* the revocation list (NULL: --insecure) */
 	struct cap_ring *capkeys;           /* the capability keys (NULL: --insecure) */
-	bool sv_ready;
-	char sidhex[OFS_OID_HEX], where[OFS_ADDR_MAX];
-	int lfd, sfd, logfd;
+	char sidhex[OFS_OID_HEX];
+	int sfd, logfd;
 };
-
-/*
- * gossip's question, each round: is this server down because its store
- * does not commit? Once a stall ends it stays down (store_hold) until it
- * has asked its peers which of its copies missed changes meanwhile, as a
- * server does at start (behind_catch_up) - so that it serves none of
- * them stale in the second before their gossip would tell it.
- */
-static bool store_stalled_fn(void *arg)
-{
-	struct running *r = arg;
-
-	if (store_stalled(r->s)) {
-		store_hold(r->s, true);
-		return true;
-	}
-	if (store_down(r->s)) {
-		if (behind_catch_up(r->s, r->tab, CATCH_UP_TIMEOUT_MS) < 0)
-			return true;
-		store_hold(r->s, false);
-		log_info("the store commits again: copies that missed changes meanwhile are "
-			 "marked behind; serving its peers again");
-	}
-	return false;
-}
 
 /* run's arguments: 0, or the exit status of a usage error. */
 static int run_args(struct running *r, struct sockaddr_in *addr)
@@ -517,7 +461,7 @@ static int run_identity(struct running *r)
 		return EXIT_USAGE;
 	}
 	if (tls_conf_self(r->tls)->role != IDENT_SERVER ||
-	    !sid_eq(tls_conf_self(r->tls)->sid, store_sid(r->s))) {
+	    !sid_eq(tls_conf_self(r->tls)->sid, server_sid(r->srv))) {
 		fprintf(stderr, "ofs-server: %s/cert.pem is not this server's (SID %s): "
 			"'ofs-server certify --data %s --ca CADIR' issues it\n", dir, r->sidhex,
 			r->a.data);
@@ -569,176 +513,112 @@ static int run_log_and_signals(struct running *r)
 	return r->sfd < 0 ? fail("signalfd", -errno) : 0;
 }
 
-/* The store and the listening socket. */
+/* The store and the listening socket (server_open). */
 static int run_store(struct running *r, const struct sockaddr_in *addr)
 {
-	struct sockaddr_in bound;
-	int rc = open_data(r->a.data, false, &r->s);
+	struct server_opts o = {
+		.data = r->a.data, .listen = *addr, .peers = r->a.peers, .npeers = r->a.npeers,
+		.capacity = r->a.capacity, .inline_max = (uint32_t)r->a.inline_max,
+		.scrub_rate = r->a.scrub_rate, .quarantine_days = (uint32_t)r->a.quarantine_days,
+		.cap_ttl_s = (uint32_t)r->a.cap_ttl,
+		.limits = { .max_conns = (int)r->a.max_conns, .per_user = (int)r->a.per_user,
+			    .idle_s = (int)r->a.idle_s },
+		.no_catch_up = r->a.no_catch_up, .no_join = r->a.no_join,
+		.mailbox_max = SCRUB_JOIN_MAILBOX_MAX,
+	};
+	const char *what = NULL;
+	char why[2 * 4096 + 256];
+	int rc = server_open(&o, &r->srv, &what);
+
+	if (rc && what == r->a.data) {
+		if (rc == -EPERM && store_check_modes(r->a.data, why, sizeof(why)) == -EPERM) {
+			fprintf(stderr, "ofs-server: %s\n", why);
+			return EXIT_USAGE;
+		}
+		if (rc == -EBUSY) {
+			fprintf(stderr, "ofs-server: %s: another server is running on this data "
+				"dir\n", r->a.data);
+			return EXIT_FAIL;
+		}
+	}
+	if (rc)
+		return fail(what == r->a.data ? r->a.data : r->a.listen, rc);
+	sid_to_hex(server_sid(r->srv), r->sidhex);
+	return 0;
+}
+
+/* ---- the parts of the server above server/ (server_part rows) --------------- */
+
+static int scrubber_part_open(struct server *srv, void *arg, void **state)
+{
+	const struct args *a = arg;
+	struct scrubber *sc = NULL;
+	int rc = scrubber_open(server_store(srv), server_sidtab(srv), server_replicator(srv), &sc);
 
 	if (rc)
 		return rc;
-	store_set_capacity(r->s, r->a.capacity);
-	(void)store_set_inline_max(r->s, (uint32_t)r->a.inline_max);   /* (checked above) */
-	rc = net_listen(addr, &r->lfd, &bound);
-	if (rc)
-		return fail(r->a.listen, rc);
-	sid_to_hex(store_sid(r->s), r->sidhex);
-	net_format_addr(&bound, r->where);
+	scrubber_set_mailbox(sc, server_mailbox(srv));
+	scrubber_set_quarantine(sc, (long long)a->quarantine_days * 86400);
+	scrubber_set_orphan_grace(sc, (long long)a->orphan_grace);
+	scrubber_set_settle(sc, (long)a->settle_ms);
+	rc = scrubber_add_kind(sc, server_tasks(srv));
+	if (rc) {
+		scrubber_close(sc);
+		return rc;
+	}
+	*state = sc;
 	return 0;
 }
 
-/* The server table, replication, and - before serving - what changed
- * while this server was away: the table as the peers have it (an
- * operator's change, a root move) and which of its copies they saw fall
- * behind. Then gossip. */
-static int run_cluster(struct running *r)
+static void scrubber_part_close(void *state)
 {
-	int rc = sidtab_open(r->s, r->where, &r->tab);
-
-	if (rc)
-		return fail("server table", rc);
-	if ((rc = replica_open(r->tab, &r->rep)) || (rc = behind_open(r->s, r->rep, &r->bh)))
-		return fail("replication", rc);
-	rc = gossip_pull_once(r->tab, &(struct gossip_trust){ r->crl, r->capkeys, NULL, NULL }, r->a.peers,
-			      r->a.npeers, CATCH_UP_TIMEOUT_MS);
-	if (rc < 0)
-		return fail("learning the server table", rc);
-	rc = behind_catch_up(r->s, r->tab, CATCH_UP_TIMEOUT_MS);
-	if (rc < 0)
-		return fail("catching up with peers", rc);
-	if (rc > 0)
-		log_warn("%d copies here missed changes while this server was away; "
-			 "they are not served until caught up", rc);
-	rc = gossip_start(r->tab,
-			  &(struct gossip_trust){ r->crl, r->capkeys, store_stalled_fn, r },
-			  r->a.peers, r->a.npeers, on_contact, r->bh, &r->g);
-	return rc ? fail("gossip", rc) : 0;
+	scrubber_close(state);
 }
 
-#ifndef OFS_NO_TEST_HOOKS
-static char stall_path[4096];           /* "stall-syncs:PATH" */
-
-/* While PATH exists, every commit waits (a disk whose syncs hang). */
-static void stall_syncs(void)
+static int rebalancer_part_open(struct server *srv, void *arg, void **state)
 {
-	static _Atomic bool said;
-	struct timespec ts = { .tv_sec = 0, .tv_nsec = 20 * 1000000L };
-
-	if (access(stall_path, F_OK) != 0) {
-		atomic_store(&said, false);
-		return;
-	}
-	if (!atomic_exchange(&said, true))
-		log_warn("test fault: a commit waits while %s exists", stall_path);
-	while (access(stall_path, F_OK) == 0)
-		nanosleep(&ts, NULL);
-}
-#endif
-
-/* A test's fault, from OFS_SERVER_FAULT: "exit-after:OP" (an operation's
- * name as ofs_op_name spells it) - the server exits after applying and
- * forwarding a client's OP, before it answers; "stall-syncs:PATH" - while
- * the file PATH exists, every commit of the store waits, as on a disk
- * whose syncs hang. Left out of release builds (make RELEASE=1). */
-static void test_fault(struct service *sv)
-{
-#ifndef OFS_NO_TEST_HOOKS
-	const char *e = getenv("OFS_SERVER_FAULT");
-	const char *pre = "exit-after:", *stall = "stall-syncs:";
-
-	if (e && strncmp(e, stall, strlen(stall)) == 0 &&
-	    strlen(e + strlen(stall)) < sizeof(stall_path)) {
-		snprintf(stall_path, sizeof(stall_path), "%s", e + strlen(stall));
-		kv_set_commit_hook(stall_syncs);
-		log_warn("test fault set: %s", e);
-		return;
-	}
-	if (!e || strncmp(e, pre, strlen(pre)) != 0)
-		return;
-	for (uint16_t op = 1; op < OFS_OP_MAX; op++)
-		if (strcmp(ofs_op_name(op), e + strlen(pre)) == 0)
-			sv->exit_after_op = op;
-	if (sv->exit_after_op)
-		log_warn("test fault set: %s", e);
-#else
-	(void)sv;
-#endif
+	(void)arg;
+	*state = NULL;
+	return rebalancer_add_kinds(server_tasks(srv));
 }
 
-/* The background tasks, their operations registered, the service, and
- * the catch-up (--no-catch-up: copies that missed changes wait for a
- * repair job, as Ceph's norecover flag makes them). */
-static int run_tasks(struct running *r)
+static int ops_part_open(struct server *srv, void *arg, void **state)
 {
-	long long quarantine_s = (long long)r->a.quarantine_days * 86400;
-	unsigned purged = 0;
-	int rc;
+	int rc = points_register_ops();
 
-	if (store_quarantine_purge(r->s, quarantine_s, &purged) == 0 && purged)
-		log_info("quarantine: removed %u cop%s older than %llu days", purged,
-			 purged == 1 ? "y" : "ies", (unsigned long long)r->a.quarantine_days);
-	rc = taskhost_open(r->s, r->tab, r->rep, r->a.scrub_rate, &r->tasks);
+	(void)srv;
+	(void)arg;
+	*state = NULL;
+	return rc ? rc : drain_register_ops();
+}
+
+/* This server's identity, for both ends of its connections (run_identity,
+ * after the store: the certificate must name its SID). */
+static int run_identity_of(struct running *r)
+{
+	int rc = run_identity(r);
+
 	if (!rc)
-		rc = scrubber_open(r->s, r->tab, r->rep, &r->scrub);
-	if (!rc)
-		rc = mailbox_open(SCRUB_JOIN_MAILBOX_MAX, &r->mb);
-	if (rc)
-		return fail("background tasks", rc);
-	scrubber_set_mailbox(r->scrub, r->a.no_join ? NULL : r->mb);
-	scrubber_set_quarantine(r->scrub, quarantine_s);
-	scrubber_set_orphan_grace(r->scrub, (long long)r->a.orphan_grace);
-	scrubber_set_settle(r->scrub, (long)r->a.settle_ms);
-	rc = scrubber_add_kind(r->scrub, r->tasks);
-	if (!rc)
-		rc = rebalancer_add_kinds(r->tasks);
-	if (!rc)
-		rc = points_register_ops();
-	if (!rc)
-		rc = drain_register_ops();
-	if (rc)
-		return fail("registering the background tasks", rc);
-	service_init(&r->sv, r->s, r->tab, r->rep, r->tasks);
-	r->sv.crl = r->crl;
-	r->sv.mailbox = r->a.no_join ? NULL : r->mb;   /* (peers then leave it out) */
-	r->sv.capkeys = r->capkeys;
-	r->sv.cap_ttl_s = (uint32_t)r->a.cap_ttl;
-	test_fault(&r->sv);
-	r->sv_ready = true;
-	rc = recover_start(r->s, r->tab, r->rep, r->a.no_catch_up, &r->rv);
-	if (rc)
-		return fail("catch-up", rc);
-	recover_attach(r->rv, &r->sv, r->tasks);
-	if (r->a.no_catch_up)
-		log_warn("--no-catch-up: copies that missed changes wait for a repair job");
-	return 0;
+		server_secure(r->srv, r->tls, r->crl, r->capkeys);
+	return rc;
+}
+
+static int run_start(struct running *r)
+{
+	const struct server_part parts[] = {
+		{ "the scrubber", scrubber_part_open, scrubber_part_close, &r->a },
+		{ "the rebalancer's kinds", rebalancer_part_open, NULL, NULL },
+		{ "the back references' and drain's operations", ops_part_open, NULL, NULL },
+	};
+	const char *what = NULL;
+	int rc = server_start(r->srv, parts, sizeof(parts) / sizeof(parts[0]), &what);
+
+	return rc ? fail(what, rc) : 0;
 }
 
 static void run_close(struct running *r)
 {
-	struct stopping *w;
-
-	stopping_start(STOPPING_REPORT_S, &w);
-	stopping_step(w, "gossip");
-	gossip_stop(r->g);
-	stopping_step(w, "the background tasks");
-	taskhost_close(r->tasks);       /* (its tasks use the catch-up and the scrubber) */
-	stopping_step(w, "the catch-up");
-	recover_stop(r->rv);
-	stopping_step(w, "the scrubber");
-	scrubber_close(r->scrub);
-	mailbox_close(r->mb);
-	stopping_step(w, "the service");
-	if (r->sv_ready)
-		service_fini(&r->sv);
-	behind_close(r->bh);
-	stopping_step(w, "replication");
-	replica_close(r->rep);
-	if (r->lfd >= 0)
-		close(r->lfd);
-	sidtab_close(r->tab);
-	stopping_step(w, "the store");
-	store_close(r->s);
-	stopping_end(w);
+	server_close(r->srv);
 	tls_conf_free(r->tls);
 	crl_close(r->crl);
 	cap_ring_close(r->capkeys);
@@ -756,7 +636,7 @@ static int cmd_run(int argc, char **argv)
 
 	if (!r)
 		return fail("run", -ENOMEM);
-	r->lfd = r->sfd = r->logfd = -1;
+	r->sfd = r->logfd = -1;
 	rc = parse(argc, argv, "run", "45689:;=>?ABCDEF", &r->a);   /* (OPT_ letters: + '0') */
 	if (!rc)
 		rc = run_args(r, &addr);
@@ -765,15 +645,11 @@ static int cmd_run(int argc, char **argv)
 		return rc;
 	}
 	if (!(rc = run_log_and_signals(r)) && !(rc = run_store(r, &addr)) &&
-	    !(rc = run_identity(r)) && !(rc = run_cluster(r)) && !(rc = run_tasks(r))) {
-		log_info("serving %s on %s (data %s)", r->sidhex, r->where, r->a.data);
-		printf("ready %s %s\n", r->sidhex, r->where);
+	    !(rc = run_identity_of(r)) && !(rc = run_start(r))) {
+		log_info("serving %s on %s (data %s)", r->sidhex, server_where(r->srv), r->a.data);
+		printf("ready %s %s\n", r->sidhex, server_where(r->srv));
 		fflush(stdout);
-		struct listener_limits lim = {
-			.max_conns = (int)r->a.max_conns, .per_user = (int)r->a.per_user,
-			.idle_s = (int)r->a.idle_s,
-		};
-		rc = listener_run(&r->sv, r->tls, r->lfd, r->sfd, &lim);
+		rc = server_serve(r->srv, r->sfd);
 		if (rc)
 			rc = fail("accept", rc);
 		else
