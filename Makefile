@@ -51,7 +51,7 @@ ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) -pthread
 
 LIB_SRCS := lib/error.c lib/optable.c lib/ident.c lib/tls.c lib/ca.c lib/cap.c lib/crl.c lib/oid.c lib/wire.c lib/frame.c lib/proto.c \
 	lib/checksum.c lib/log.c lib/net.c lib/path.c lib/parse.c lib/timefmt.c \
-	lib/conn.c lib/backoff.c lib/placement.c lib/proto_reply.c lib/fdio.c lib/attr_json.c
+	lib/conn.c lib/backoff.c lib/placement.c lib/proto_reply.c lib/proto_check.c lib/fdio.c lib/attr_json.c
 STORE_SRCS := store/kv.c store/records.c store/bstream.c store/store.c \
 	store/store_object.c store/store_bytes.c store/store_kv.c store/store_stale.c \
 	store/store_walk.c store/store_tool.c store/store_incoming.c store/store_inline.c \

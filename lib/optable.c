@@ -21,8 +21,9 @@
 #define BY_MASK OPF_BY_MASK
 
 static const struct op_def table[OFS_OP_MAX] = {
-#define OP(id, nm, fm, mo, ro, ri, fl) \
-	[OFS_OP_##id] = { .name = nm, .form = fm, .most = mo, .roles = ro, .right = ri, .flags = fl },
+#define OP(id, nm, fm, rp, mo, ro, ri, fl) \
+	[OFS_OP_##id] = { .name = nm, .form = fm, .reply = rp, .most = mo, .roles = ro, .right = ri, \
+			  .flags = fl },
 #include "lib/ops.def"
 #undef OP
 };

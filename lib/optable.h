@@ -1,9 +1,10 @@
 /*
  * optable.h - what the protocol knows of each operation, from its one row
- * in lib/ops.def: its name, its request's form, who may call it, the right
- * a user needs, and what kind of operation it is - as Redis's command
+ * in lib/ops.def: its name, its request's form and its reply's, who may
+ * call it, the right a user needs, and what kind of operation it is - as Redis's command
  * table gives each command its name, arity, flags and ACL categories in one
- * row. The codec (proto.c) dispatches on the form, the server checks roles
+ * row. The codec (proto.c) dispatches on the form, proto_reply_check
+ * (proto.h) checks a reply against its row's reply, the server checks roles
  * and rights and decides what a change does from the flags
  * (server/service.c, server/access.c), the replicator asks again only
  * what changes nothing (server/replica.c), and server/ops.c binds a
@@ -12,9 +13,11 @@
 #ifndef OFS_OPTABLE_H
 #define OFS_OPTABLE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "lib/proto.h"
+#include "lib/wire.h"
 
 /* Who may call an operation: the role its caller's certificate proves
  * (lib/ident.h; docs/design.md "Security"). */
@@ -71,9 +74,44 @@ enum op_form {
 	RQ_JOIN,            /* job, epoch, SID, flags, record length, records */
 };
 
+/* A reply body's shape (to a client's request): one for each layout,
+ * shared by the operations that answer with it (ops.def). */
+enum op_reply {
+	RP_NONE = 1,        /* nothing */
+	RP_PING,            /* server SID, version */
+	RP_HANDLE,          /* a handle */
+	RP_OID,             /* an oid */
+	RP_ATTR,            /* attributes */
+	RP_BYTES,           /* bytes, as they are (any length the frame allows) */
+	RP_WRITE,           /* version, size */
+	RP_KV_LIST,         /* keys and values, more */
+	RP_DIRENT,          /* present, dirent */
+	RP_DIRENT_LIST,     /* names and dirents, more */
+	RP_SERVERS,         /* responder SID, server entries */
+	RP_SERVER,          /* one server entry */
+	RP_STATS,           /* objects and bytes */
+	RP_ROOT,            /* root handle, birth */
+	RP_STALE_LIST,      /* oids and reasons, more */
+	RP_SUMMARY,         /* one copy's summary */
+	RP_TASK_STATUS,     /* task status, findings */
+	RP_U8,              /* one byte: an answer its caller reads (POINTS:
+	                       backref/rules.h) */
+	RP_FETCH,           /* what a repair fetch did */
+	RP_STOP,            /* objects a stop would leave short */
+	RP_SUMMARIES,       /* n summaries (n: the request's) */
+	RP_CHANGES,         /* version, digest, change notes */
+	RP_CRL,             /* CRL number, and the CRL when newer (crl.h) */
+	RP_CAPKEYS,         /* nothing, or a signed key set (cap.h) */
+	RP_SMALL,           /* attributes and a small file's bytes */
+	RP_ATTRS_MANY,      /* n statuses, each with attributes when 0 (n: the
+	                       request's) */
+	RP_MAX_
+};
+
 struct op_def {
 	const char *name;
 	uint8_t form;            /* enum op_form */
+	uint8_t reply;           /* enum op_reply */
 	uint32_t most;           /* the largest count its request carries */
 	uint8_t roles;           /* enum op_role bits */
 	uint32_t right;          /* lib/cap.h rights a user needs */
@@ -86,5 +124,15 @@ const struct op_def *op_def(uint16_t op);
 
 /* op's flags (0 for an operation not defined). */
 uint32_t op_flags(uint16_t op);
+
+/*
+ * Whether b[0..n) is a reply body of shape reply (enum op_reply; count:
+ * the request's count, for RP_SUMMARIES and RP_ATTRS_MANY). When out is
+ * not NULL, what was decoded is encoded again into it: every encoding is
+ * canonical, so a reply that checks comes out as the same bytes. 0, the
+ * decoder's error (-OFS_ECORRUPT, -OFS_ETOOBIG, -OFS_ENAME), -EINVAL (no
+ * such shape), -ENOMEM. (lib/proto_check.c)
+ */
+int op_reply_check(uint8_t reply, const uint8_t *b, size_t n, uint32_t count, struct wbuf *out);
 
 #endif

@@ -527,6 +527,8 @@ int proto_decode_report(const uint8_t *b, size_t n, struct ofs_oid *oid, struct 
 #define OFS_MAX_STALE_LIST 1024
 void proto_encode_stale_list(struct wbuf *w, const struct ofs_oid *oids,
 			     char (*reasons)[256], uint32_t n, bool more);
+/* One record of it, as the list holds it (after its u32 count). */
+void proto_encode_stale_record(struct wbuf *w, struct ofs_oid oid, const char *reason);
 int proto_decode_stale_list(const uint8_t *b, size_t len,
 			    int (*fn)(struct ofs_oid oid, const char *reason, void *arg),
 			    void *arg, bool *more);
@@ -535,6 +537,8 @@ int proto_decode_stale_list(const uint8_t *b, size_t len,
  * whole body, then calls fn for each finding. */
 void proto_encode_task_status(struct wbuf *w, const struct ofs_task_status *st,
 			      const struct ofs_task_finding *f, uint32_t n);
+/* One finding of it, as the status holds it (after its u32 count). */
+void proto_encode_finding(struct wbuf *w, const struct ofs_task_finding *f);
 int proto_decode_task_status(const uint8_t *b, size_t len, struct ofs_task_status *st,
 			     int (*fn)(const struct ofs_task_finding *f, void *arg), void *arg);
 void proto_encode_summary(struct wbuf *w, const struct ofs_summary *s);

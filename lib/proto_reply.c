@@ -524,14 +524,18 @@ int proto_decode_root(const uint8_t *b, size_t n, struct ofs_handle *h, int64_t 
 	return 0;
 }
 
+void proto_encode_stale_record(struct wbuf *w, struct ofs_oid oid, const char *reason)
+{
+	wbuf_oid(w, oid);
+	wbuf_str(w, reason);
+}
+
 void proto_encode_stale_list(struct wbuf *w, const struct ofs_oid *oids,
 			     char (*reasons)[256], uint32_t n, bool more)
 {
 	wbuf_u32(w, n);
-	for (uint32_t i = 0; i < n; i++) {
-		wbuf_oid(w, oids[i]);
-		wbuf_str(w, reasons[i]);
-	}
+	for (uint32_t i = 0; i < n; i++)
+		proto_encode_stale_record(w, oids[i], reasons[i]);
 	wbuf_u8(w, more ? 1 : 0);
 }
 
@@ -613,17 +617,21 @@ void proto_encode_task_status(struct wbuf *w, const struct ofs_task_status *st,
 	wbuf_u8(w, st->starved ? 1 : 0);
 	wbuf_u32(w, (uint32_t)st->error);
 	wbuf_u32(w, n);
-	for (uint32_t i = 0; i < n; i++) {
-		wbuf_u64(w, f[i].seq);
-		wbuf_sid(w, f[i].server);
-		wbuf_oid(w, f[i].oid);
-		wbuf_str(w, ofs_finding_name(f[i].kind) ? ofs_finding_name(f[i].kind) : "");
-		wbuf_str(w, f[i].detail);
-		wbuf_u8(w, f[i].repair);
-		wbuf_sid(w, f[i].source);
-		wbuf_oid(w, f[i].ref);
-		wbuf_str(w, f[i].action);
-	}
+	for (uint32_t i = 0; i < n; i++)
+		proto_encode_finding(w, &f[i]);
+}
+
+void proto_encode_finding(struct wbuf *w, const struct ofs_task_finding *f)
+{
+	wbuf_u64(w, f->seq);
+	wbuf_sid(w, f->server);
+	wbuf_oid(w, f->oid);
+	wbuf_str(w, ofs_finding_name(f->kind) ? ofs_finding_name(f->kind) : "");
+	wbuf_str(w, f->detail);
+	wbuf_u8(w, f->repair);
+	wbuf_sid(w, f->source);
+	wbuf_oid(w, f->ref);
+	wbuf_str(w, f->action);
 }
 
 int proto_decode_task_status(const uint8_t *b, size_t len, struct ofs_task_status *st,
