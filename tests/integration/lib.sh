@@ -35,6 +35,10 @@
 #                         ends the test with exit 1 if anything failed
 #   wait_until SECONDS WHAT CMD...   poll CMD until it succeeds
 
+# (pipefail: a pipeline fails when any part does - so never `PRODUCER |
+# grep -q`: grep -q leaves at its first match, and a producer still
+# writing then dies of SIGPIPE, failing a check that matched. Give grep
+# the files, or `grep -q RE < <(PRODUCER)`.)
 set -u -o pipefail
 
 ITEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -557,7 +561,7 @@ _run_server() {
 			wait "$pid"
 			local st=$?
 			if [ "${listen##*:}" != 0 ] && [ $((tries += 1)) -le 40 ] &&
-				tail -n +$((errs + 1)) "$T/$name.err" | grep -qi "in use"; then
+				grep -qi "in use" < <(tail -n +$((errs + 1)) "$T/$name.err"); then
 				sleep 0.25
 				continue 2
 			fi

@@ -151,7 +151,8 @@ jq -e '[.findings[] | select((.repair // "") | test("no copy was current"))] | l
 told_since_repair() {
 	local n
 	for n in a b c; do
-		tail -c +$((LOG_AT[$n] + 1)) "$T/rp$n.log" | grep -q 'here missed changes (told by' && return 0
+		grep -q 'here missed changes (told by' < <(tail -c +$((LOG_AT[$n] + 1)) "$T/rp$n.log") &&
+			return 0
 	done
 	return 1
 }

@@ -130,7 +130,7 @@ log "the server comes back, its catch-up held: it learns what it missed, reads t
 # through, as long as the test needs, and the catch-up follows below)
 at=$(stat -c %s "$T/c.log")
 restart_server c --no-catch-up
-tail -c +$((at + 1)) "$T/c.log" | grep -q "copies here missed changes while this server was away" ||
+grep -q "copies here missed changes while this server was away" < <(tail -c +$((at + 1)) "$T/c.log") ||
 	fail "c did not learn at start which of its copies fell behind"
 # c_behind : c's own copy of $pc's entries (which lacks x1) is marked
 # behind, and `ofs-pbj servers` through c counts copies behind on c.
@@ -166,7 +166,7 @@ caught_up_c() {
 wait_until 60 "c to catch up the copies it missed" caught_up_c
 inspect_json c "$pc_dd" | jq -e --arg s "$victim_sid" '(.stale_reasons[$s] // "") == ""' >/dev/null ||
 	fail "c's copy of $pc's entries is still marked behind after its catch-up"
-tail -c +$((at + 1)) "$T/c.log" | grep -q "catch-up: [0-9]* cop[a-z]* brought up to date" ||
+grep -q "catch-up: [0-9]* cop[a-z]* brought up to date" < <(tail -c +$((at + 1)) "$T/c.log") ||
 	fail "c's log does not say it caught copies up"
 use_server c
 ok ofs get "$pc/x1" "$T/back.x1"
