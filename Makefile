@@ -103,7 +103,7 @@ $(BINDIR)/ofs-pbj: $(O)/cli/ofs-pbj.o $(O)/cli/common.o $(O)/cli/pbj-ca.o $(O)/c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(O)/tests/%: $(O)/tests/unit/%.o $(O)/tests/unit/fake_server.o $(CORE_LIB)
+$(O)/tests/%: $(O)/tests/unit/%.o $(O)/tests/unit/fake_server.o $(O)/tests/unit/tmpstore.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
 
@@ -262,6 +262,6 @@ clean:
 	check-man check-fuzz fuzz fuzz-long fuzz-seeds cppcheck depcheck bench demo install clean
 
 -include $(CORE_OBJS:.o=.d) $(patsubst %.c,$(O)/%.d,$(wildcard cli/*.c)) \
-	$(UNIT_SRCS:tests/unit/%.c=$(O)/tests/unit/%.d) $(O)/tests/unit/fake_server.d \
+	$(UNIT_SRCS:tests/unit/%.c=$(O)/tests/unit/%.d) $(O)/tests/unit/fake_server.d $(O)/tests/unit/tmpstore.d \
 	$(BENCH_SRCS:%.c=$(O)/%.d) $(ITEST_SRCS:%.c=$(O)/%.d) \
 	$(wildcard build/fuzz/obj/*/*.d build/fuzz/obj/*/*/*.d)

@@ -9,7 +9,6 @@
  * when the answers disagree (docs/design.md, "Partitions").
  */
 #include <errno.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -28,6 +27,7 @@
 #include "server/service.h"
 #include "server/sidtab.h"
 #include "store/store.h"
+#include "tests/unit/tmpstore.h"
 #include "tests/unit/fake_server.h"
 
 /* What a fake copy answers to the forwarded DIRENT_CREATE. */
@@ -39,7 +39,7 @@ struct peer {
 };
 
 struct fixture {
-	char dir[64];
+	struct tmpstore ts;          /* the store (s: ts.s) */
 	struct store *s;
 	struct sidtab *t;
 	struct replicator *r;
@@ -68,26 +68,15 @@ static int answer(void *arg, uint16_t op, bool forwarded, const struct ofs_req *
 	return 0;
 }
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st; (void)flag; (void)f;
-	return remove(p);
-}
-
 static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
 	struct ofs_attr in;
 	struct ofs_oid dir;
-	struct ofs_sid sid;
-	char p[128];
 
 	assert_non_null(fx);
-	snprintf(fx->dir, sizeof(fx->dir), "/tmp/ofs-vote.XXXXXX");
-	assert_non_null(mkdtemp(fx->dir));
-	snprintf(p, sizeof(p), "%s/me", fx->dir);
-	assert_int_equal(store_init(p, 4096, NULL, 0, &sid), 0);
-	assert_int_equal(store_open(p, false, &fx->s), 0);
+	assert_int_equal(tmpstore_make("vote", 4096, &fx->ts), 0);
+	fx->s = fx->ts.s;
 	fx->p.srv = fake_server_start(answer, &fx->p);
 	fx->o.srv = fake_server_start(answer, &fx->o);
 	assert_non_null(fx->p.srv);
@@ -121,8 +110,7 @@ static int teardown(void **state)
 	fake_server_stop(fx->o.srv);
 	service_fini(&fx->sv);
 	sidtab_close(fx->t);
-	store_close(fx->s);
-	nftw(fx->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tmpstore_remove(&fx->ts);
 	free(fx);
 	return 0;
 }

@@ -13,7 +13,6 @@
  * (test_req_round_trips_every_op).
  */
 #include <errno.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,6 +34,7 @@
 #include "server/service.h"
 #include "server/sidtab.h"
 #include "store/store.h"
+#include "tests/unit/tmpstore.h"
 
 static void test_every_operation_has_a_row_and_a_handler(void **state)
 {
@@ -159,7 +159,7 @@ static void test_flags_say_what_each_operation_is(void **state)
 /* ---- through the service, row by row ------------------------------------ */
 
 struct fixture {
-	char dir[64];
+	struct tmpstore ts;          /* the store (s: ts.s) */
 	struct store *s;
 	struct sidtab *tab;
 	struct service sv;
@@ -167,25 +167,14 @@ struct fixture {
 	struct ofs_oid all;          /* a directory, mode 0777, ann's own */
 };
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st; (void)flag; (void)f;
-	return remove(p);
-}
-
 static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
 	struct ofs_attr in;
-	struct ofs_sid sid;
-	char p[128];
 
 	assert_non_null(fx);
-	snprintf(fx->dir, sizeof(fx->dir), "/tmp/ofs-test-ops.XXXXXX");
-	assert_non_null(mkdtemp(fx->dir));
-	snprintf(p, sizeof(p), "%s/s", fx->dir);
-	assert_int_equal(store_init(p, 4096, NULL, 0, &sid), 0);
-	assert_int_equal(store_open(p, false, &fx->s), 0);
+	assert_int_equal(tmpstore_make("ops", 4096, &fx->ts), 0);
+	fx->s = fx->ts.s;
 	assert_int_equal(sidtab_open(fx->s, "127.0.0.1:1", &fx->tab), 0);
 	service_init(&fx->sv, fx->s, fx->tab, NULL, NULL);
 	memset(&in, 0, sizeof(in));
@@ -194,7 +183,7 @@ static int setup(void **state)
 	in.uid = 999;
 	in.gid = 999;
 	in.nsids = 1;
-	in.sids[0] = sid;
+	in.sids[0] = fx->ts.sid;
 	in.replicas = 1;
 	assert_int_equal(store_create(fx->s, &in, &fx->none), 0);
 	in.mode = 0777;
@@ -210,8 +199,7 @@ static int teardown(void **state)
 
 	service_fini(&fx->sv);
 	sidtab_close(fx->tab);
-	store_close(fx->s);
-	nftw(fx->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tmpstore_remove(&fx->ts);
 	free(fx);
 	return 0;
 }
