@@ -571,11 +571,15 @@ int listener_run(struct service *sv, struct tls_conf *tls, int listen_fd, int st
 	for (int waits = 0; l.nconns > 0;) {
 		if (pthread_cond_timedwait(&l.gone, &l.mu, &deadline) != ETIMEDOUT)
 			continue;
-		if (!waits++)
+		/* (DRAIN_MS: readers shut down; a second later, what is still
+		 * busy is named, and every STOPPING_REPORT_S after that) */
+		if (!waits++) {
 			for (struct conn *c = l.conns; c; c = c->next)
 				shutdown(c->io.fd, SHUT_RD);
-		else
-			report_busy(&l, waits * STOPPING_REPORT_S - STOPPING_REPORT_S + DRAIN_MS / 1000);
+			deadline.tv_sec += 1;
+			continue;
+		}
+		report_busy(&l, DRAIN_MS / 1000 + 1 + (waits - 2) * STOPPING_REPORT_S);
 		deadline.tv_sec += STOPPING_REPORT_S;
 	}
 	pthread_mutex_unlock(&l.mu);
