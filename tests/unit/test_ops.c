@@ -7,10 +7,10 @@
  * through the real service on a real store, a caller whose role a row
  * does not name is refused before anything is decoded, and a user
  * without the right a row names - a request of the row's form on an
- * object whose mode gives her nothing - is refused (EACCES); and every
- * reply the service gives is of its row's reply shape. The request
- * codec's round trip of every row is test_proto's
- * (test_req_round_trips_every_op).
+ * object whose mode gives her nothing - is refused (EACCES); every reply
+ * the service gives is of its row's reply shape; and every reply shape's
+ * codec round trips a sample. The request codec's round trip of every
+ * row is test_proto's (test_req_round_trips_every_op).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -424,6 +424,117 @@ static void test_a_reply_not_of_its_shape_is_refused(void **state)
 		assert_true(op_def(op)->reply >= RP_NONE && op_def(op)->reply < RP_MAX_);
 }
 
+/* A sample of reply shape rp, encoded by that shape's encoder, into w;
+ * *count: the request count it needs. */
+static void sample_reply(uint8_t rp, struct wbuf *w, uint32_t *count)
+{
+	static const uint8_t bytes[] = "abc";
+	struct ofs_handle h = { .nsids = 1 };
+	struct ofs_dirent d = { .type = OFS_OBJ_METAFILE };
+	struct ofs_attr *a = calloc(2, sizeof(*a));
+	struct ofs_server *e = calloc(1, sizeof(*e));
+	struct ofs_stop_reply *sr = calloc(1, sizeof(*sr));
+	struct ofs_summary sm[2] = { { .present = true, .type = OFS_OBJ_DFILE, .version = 3 } };
+	struct ofs_task_status st = { .state = OFS_TASK_RUNNING, .objects_done = 2 };
+	struct ofs_task_finding f = { .seq = 1, .kind = 1, .repair = 0 };
+	struct ofs_list_writer lw;
+	struct cap_key keys[1] = { { .id = 7 } };
+	uint8_t sig[CAP_SIG_LEN] = { 1 };
+	char reasons[1][256] = { "missed a change" };
+	int32_t sts[2] = { 0, -EACCES };
+
+	assert_true(a && e && sr);
+	h.oid.b[0] = h.sids[0].b[0] = 1;
+	d.handle = h;
+	a[0].type = a[1].type = OFS_OBJ_DIRECTORY;
+	a[0].nsids = a[1].nsids = 1;
+	a[0].replicas = a[1].replicas = 1;
+	snprintf(e->address, sizeof(e->address), "127.0.0.1:1");
+	e->sid.b[0] = 2;
+	e->weight_milli = 1000;
+	sr->objects = 3;
+	sr->nshort = sr->n = 1;
+	sr->list[0].good = 1;
+	sr->list[0].need = 2;
+	*count = 0;
+	switch (rp) {
+	case RP_NONE: break;
+	case RP_PING: proto_encode_ping(w, &(struct ofs_ping_reply){ .version = "0.1.0" }); break;
+	case RP_HANDLE: proto_encode_handle_reply(w, &h); break;
+	case RP_OID: proto_encode_oid_reply(w, h.oid); break;
+	case RP_ATTR: proto_encode_attr(w, a); break;
+	case RP_BYTES: wbuf_bytes(w, bytes, 3); break;
+	case RP_WRITE: proto_encode_write_reply(w, &(struct ofs_write_reply){ 2, 4096 }); break;
+	case RP_KV_LIST:
+		proto_list_begin(&lw, w);
+		proto_list_add_kv(&lw, "user.k", 6, "v", 1);
+		proto_list_end(&lw, true);
+		break;
+	case RP_DIRENT: proto_encode_dirent_reply(w, true, &d); break;
+	case RP_DIRENT_LIST:
+		proto_list_begin(&lw, w);
+		proto_list_add_dirent(&lw, "name", &d);
+		proto_list_end(&lw, false);
+		break;
+	case RP_SERVERS: proto_encode_servers(w, &h.sids[0], e, 1); break;
+	case RP_SERVER: proto_encode_server(w, e); break;
+	case RP_STATS: proto_encode_stats(w, &(struct ofs_stats){ .objects = 5, .bytes = 9 }); break;
+	case RP_ROOT: proto_encode_root(w, &h, 12345); break;
+	case RP_STALE_LIST: proto_encode_stale_list(w, &h.oid, reasons, 1, true); break;
+	case RP_SUMMARY: proto_encode_summary(w, &sm[0]); break;
+	case RP_TASK_STATUS: proto_encode_task_status(w, &st, &f, 1); break;
+	case RP_U8: wbuf_u8(w, 2); break;
+	case RP_FETCH:
+		proto_encode_fetch_reply(w, &(struct ofs_fetch_reply){ .outcome = OFS_FETCH_DONE, .version = 1,
+								.detail = "ok" });
+		break;
+	case RP_STOP: proto_encode_stop_reply(w, sr); break;
+	case RP_SUMMARIES: proto_encode_summaries(w, sm, 2); *count = 2; break;
+	case RP_CHANGES: proto_encode_changes(w, 4, (struct ofs_digest){ { 0 } }, bytes, 3); break;
+	case RP_CRL: wbuf_u64(w, 9); break;
+	case RP_CAPKEYS: cap_keys_signed_encode(w, keys, 1, sig); break;
+	case RP_SMALL:
+		a[1].type = OFS_OBJ_METAFILE;
+		a[1].size = 3;
+		proto_encode_small_reply(w, &a[1], bytes, 3);
+		break;
+	case RP_ATTRS_MANY: proto_encode_attrs_many(w, sts, a, 2); *count = 2; break;
+	default: fail_msg("reply shape %u has no sample here", rp);
+	}
+	free(a);
+	free(e);
+	free(sr);
+}
+
+/* Every reply shape - so every row's reply - round trips: a sample its
+ * encoder writes checks as its shape and comes out as the same bytes,
+ * and the sample cut short by a byte does not check (but for the shapes
+ * that hold any number of bytes). */
+static void test_every_reply_shape_round_trips(void **state)
+{
+	(void)state;
+	for (uint8_t rp = RP_NONE; rp < RP_MAX_; rp++) {
+		struct wbuf w, again;
+		uint32_t count;
+		int rc;
+
+		wbuf_init(&w);
+		wbuf_init(&again);
+		sample_reply(rp, &w, &count);
+		assert_int_equal(wbuf_error(&w), 0);
+		rc = op_reply_check(rp, w.data, w.len, count, &again);
+		if (rc)
+			fail_msg("reply shape %u: its own sample does not check: %d", rp, rc);
+		assert_int_equal(again.len, w.len);
+		assert_true(w.len == 0 || memcmp(again.data, w.data, w.len) == 0);
+		if (w.len && rp != RP_BYTES && rp != RP_CRL)
+			if (op_reply_check(rp, w.data, w.len - 1, count, NULL) == 0)
+				fail_msg("reply shape %u: cut short by a byte, it still checks", rp);
+		wbuf_free(&again);
+		wbuf_free(&w);
+	}
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -437,6 +548,7 @@ int main(void)
 		T(test_a_user_without_a_rows_right_is_refused),
 		T(test_each_rows_reply_has_its_rows_shape),
 		cmocka_unit_test(test_a_reply_not_of_its_shape_is_refused),
+		cmocka_unit_test(test_every_reply_shape_round_trips),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
