@@ -616,9 +616,13 @@ static int run_start(struct running *r)
 	return rc ? fail(what, rc) : 0;
 }
 
-static void run_close(struct running *r)
+/* (served: it served and stopped without an error - said once all is
+ * closed, so that a stop that hangs after it hangs in the exit itself) */
+static void run_close(struct running *r, bool served)
 {
 	server_close(r->srv);
+	if (served)
+		log_info("stopped cleanly");
 	tls_conf_free(r->tls);
 	crl_close(r->crl);
 	cap_ring_close(r->capkeys);
@@ -632,6 +636,7 @@ static int cmd_run(int argc, char **argv)
 {
 	struct running *r = calloc(1, sizeof(*r));
 	struct sockaddr_in addr;
+	bool served = false;
 	int rc;
 
 	if (!r)
@@ -652,10 +657,9 @@ static int cmd_run(int argc, char **argv)
 		rc = server_serve(r->srv, r->sfd);
 		if (rc)
 			rc = fail("accept", rc);
-		else
-			log_info("stopped cleanly");
+		served = rc == 0;
 	}
-	run_close(r);
+	run_close(r, served);
 	free(r);
 	return rc;
 }

@@ -166,9 +166,10 @@ finish() { [ "$TEST_FAILED" -eq 0 ] || exit 1; exit 0; }
 _LEFT_BAD=()
 
 # _stop_hang_log NAME : what server NAME's log says of a stop that hung
-# (its shutdown report, stopping.h, and the warnings before it), one line.
+# (its shutdown report, stopping.h, the warnings before it, and "stopped
+# cleanly" when everything was closed and it hung in the exit), one line.
 _stop_hang_log() {
-	echo "its log ends: $(grep -E 'shutdown|WARN|ERROR' "$T/$1.log" 2>/dev/null |
+	echo "its log ends: $(grep -E 'shutdown|stopped cleanly|WARN|ERROR' "$T/$1.log" 2>/dev/null |
 		tail -n 12 | tr '\n' ' ' | cut -c 1-1500)"
 }
 
