@@ -4,7 +4,6 @@
  * over a real store and real capability keys.
  */
 #include <errno.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +22,7 @@
 #include "lib/proto.h"
 #include "server/access.h"
 #include "store/store.h"
+#include "tests/unit/tmpstore.h"
 
 #define NOW 2000000000u
 #define TTL 600u
@@ -93,19 +93,11 @@ static void rights_of_directories(void **state)
 /* ---- over a store ---------------------------------------------------------------- */
 
 struct fix {
-	char dir[64];
+	struct tmpstore ts;          /* the store (s: ts.s) and its folder */
 	struct store *s;
 	struct cap_ring *keys;
 	struct ofs_oid file, dfile, other, other_dfile, dir_oid, dirdata;
 };
-
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *f)
-{
-	(void)sb;
-	(void)flag;
-	(void)f;
-	return remove(p);
-}
 
 static struct ofs_oid make(struct store *s, struct ofs_attr a)
 {
@@ -120,20 +112,16 @@ static int setup(void **state)
 	struct fix *f = calloc(1, sizeof(*f));
 	struct cap_key k[1] = { { .id = 7 } };
 	char path[128], text[CAP_KEYS_TEXT_MAX];
-	struct ofs_sid sid;
 	struct ofs_attr a;
 	size_t n;
 	FILE *fp;
 
 	assert_non_null(f);
-	snprintf(f->dir, sizeof(f->dir), "%s", "/tmp/test_access.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(path, sizeof(path), "%s/data", f->dir);
-	assert_int_equal(store_init(path, 65536, NULL, 0, &sid), 0);
-	assert_int_equal(store_open(path, false, &f->s), 0);
+	assert_int_equal(tmpstore_make("access", 65536, &f->ts), 0);
+	f->s = f->ts.s;
 	memset(k[0].key, 0x5a, sizeof(k[0].key));
 	n = cap_keys_format(k, 1, text);
-	snprintf(path, sizeof(path), "%s/cap.key", f->dir);
+	snprintf(path, sizeof(path), "%s/cap.key", f->ts.dir);
 	fp = fopen(path, "w");
 	assert_non_null(fp);
 	assert_int_equal(fwrite(text, 1, n, fp), n);
@@ -160,8 +148,7 @@ static int teardown(void **state)
 	struct fix *f = *state;
 
 	cap_ring_close(f->keys);
-	store_close(f->s);
-	nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tmpstore_remove(&f->ts);
 	free(f);
 	return 0;
 }
@@ -272,8 +259,8 @@ static struct ca *trust_a_ca(struct fix *f)
 	char d[300], p[300], cp[320], why[TLS_WHY_MAX];
 	struct ca *ca = NULL;
 
-	snprintf(d, sizeof(d), "%s/ca", f->dir);
-	snprintf(p, sizeof(p), "%s/cap.key", f->dir);
+	snprintf(d, sizeof(d), "%s/ca", f->ts.dir);
+	snprintf(p, sizeof(p), "%s/cap.key", f->ts.dir);
 	snprintf(cp, sizeof(cp), "%s/ca.crt", d);
 	assert_int_equal(ca_init(d, why), 0);
 	assert_int_equal(ca_open(d, &ca, why), 0);

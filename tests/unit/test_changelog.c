@@ -8,7 +8,6 @@
  * the copy exactly as it was, for a whole fetch.
  */
 #include <errno.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -27,30 +26,13 @@
 #include "store/changelog.h"
 #include "store/records.h"
 #include "store/store.h"
+#include "tests/unit/tmpstore.h"
 
 struct fixture {
-	char dir[64];
+	struct tmpstore src_ts, copy_ts;   /* their stores and folders */
 	struct store *src, *copy;  /* a current copy and one that falls behind */
 	struct ofs_oid dd;         /* the dirdata both hold */
 };
-
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st; (void)flag; (void)f;
-	return remove(p);
-}
-
-static struct store *new_store(const char *dir, const char *name)
-{
-	char p[128];
-	struct ofs_sid sid;
-	struct store *s;
-
-	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	assert_int_equal(store_init(p, 4096, NULL, 0, &sid), 0);
-	assert_int_equal(store_open(p, false, &s), 0);
-	return s;
-}
 
 static struct ofs_dirent mk_dirent(uint32_t seed)
 {
@@ -89,11 +71,10 @@ static int setup(void **state)
 
 	if (!fx || !a)
 		return -1;
-	strcpy(fx->dir, "/tmp/ofs-test-changelog-XXXXXX");
-	if (!mkdtemp(fx->dir))
-		return -1;
-	fx->src = new_store(fx->dir, "src");
-	fx->copy = new_store(fx->dir, "copy");
+	assert_int_equal(tmpstore_make("changelog", 4096, &fx->src_ts), 0);
+	assert_int_equal(tmpstore_make("changelog", 4096, &fx->copy_ts), 0);
+	fx->src = fx->src_ts.s;
+	fx->copy = fx->copy_ts.s;
 	a->type = OFS_OBJ_DIRDATA;
 	a->mode = 0755;
 	assert_int_equal(oid_generate(&fx->dd), 0);
@@ -112,9 +93,8 @@ static int teardown(void **state)
 {
 	struct fixture *fx = *state;
 
-	store_close(fx->src);
-	store_close(fx->copy);
-	nftw(fx->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tmpstore_remove(&fx->src_ts);
+	tmpstore_remove(&fx->copy_ts);
 	free(fx);
 	return 0;
 }
