@@ -279,10 +279,10 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 }
 
 /* store_open, its refusals said: 0, or the exit status. */
-static int open_data(const char *data, bool read_only, struct store **s)
+/* store_open's failure on data (rc), said: the exit status. */
+static int data_failed(const char *data, int rc)
 {
 	char why[2 * 4096 + 256];
-	int rc = store_open(data, read_only, s);
 
 	if (rc == -EPERM && store_check_modes(data, why, sizeof(why)) == -EPERM) {
 		fprintf(stderr, "ofs-server: %s\n", why);
@@ -292,7 +292,14 @@ static int open_data(const char *data, bool read_only, struct store **s)
 		fprintf(stderr, "ofs-server: %s: another server is running on this data dir\n", data);
 		return EXIT_FAIL;
 	}
-	return rc ? fail(data, rc) : 0;
+	return fail(data, rc);
+}
+
+static int open_data(const char *data, bool read_only, struct store **s)
+{
+	int rc = store_open(data, read_only, s);
+
+	return rc ? data_failed(data, rc) : 0;
 }
 
 /* Where a data dir keeps the server's identity (tls.h). */
@@ -527,22 +534,10 @@ static int run_store(struct running *r, const struct sockaddr_in *addr)
 		.mailbox_max = SCRUB_JOIN_MAILBOX_MAX,
 	};
 	const char *what = NULL;
-	char why[2 * 4096 + 256];
 	int rc = server_open(&o, &r->srv, &what);
 
-	if (rc && what == r->a.data) {
-		if (rc == -EPERM && store_check_modes(r->a.data, why, sizeof(why)) == -EPERM) {
-			fprintf(stderr, "ofs-server: %s\n", why);
-			return EXIT_USAGE;
-		}
-		if (rc == -EBUSY) {
-			fprintf(stderr, "ofs-server: %s: another server is running on this data "
-				"dir\n", r->a.data);
-			return EXIT_FAIL;
-		}
-	}
 	if (rc)
-		return fail(what == r->a.data ? r->a.data : r->a.listen, rc);
+		return what == r->a.data ? data_failed(r->a.data, rc) : fail(r->a.listen, rc);
 	sid_to_hex(server_sid(r->srv), r->sidhex);
 	return 0;
 }

@@ -545,12 +545,17 @@ bool crl_is_unsigned(const uint8_t *p, size_t len)
 	return rbuf_done(&r) == 0;
 }
 
+void crl_answer_encode(struct wbuf *w, uint64_t number, const uint8_t *der, size_t derlen)
+{
+	wbuf_u64(w, number);
+	if (der)
+		wbuf_bytes(w, der, derlen);
+}
+
 int crl_answer(struct crl *c, uint64_t asked, struct wbuf *w)
 {
 	pthread_mutex_lock(&c->mu);
-	wbuf_u64(w, c->number);
-	if (c->der && c->number > asked)
-		wbuf_bytes(w, c->der, c->derlen);
+	crl_answer_encode(w, c->number, c->number > asked ? c->der : NULL, c->derlen);
 	pthread_mutex_unlock(&c->mu);
 	return wbuf_error(w);
 }

@@ -111,6 +111,8 @@ bool crl_is_der(const uint8_t *p, size_t len);
 bool crl_is_unsigned(const uint8_t *p, size_t len);
 /* The answer: the number held and, when above asked, the CRL. */
 int crl_answer(struct crl *c, uint64_t asked, struct wbuf *w);
+/* An answer's bytes: number, and der when not NULL. */
+void crl_answer_encode(struct wbuf *w, uint64_t number, const uint8_t *der, size_t derlen);
 /* Decode an answer: *number, and the CRL's bytes inside p (*der NULL,
  * *derlen 0 when it carries none). 0 or -OFS_ECORRUPT. */
 int crl_answer_decode(const uint8_t *p, size_t len, uint64_t *number, const uint8_t **der,

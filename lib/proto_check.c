@@ -277,11 +277,8 @@ static int check_other(uint8_t reply, const uint8_t *b, size_t n, struct wbuf *w
 		const uint8_t *der;
 		uint64_t number;
 		size_t derlen;
-		if (!(rc = crl_answer_decode(b, n, &number, &der, &derlen))) {
-			wbuf_u64(w, number);
-			if (der)
-				wbuf_bytes(w, der, derlen);
-		}
+		if (!(rc = crl_answer_decode(b, n, &number, &der, &derlen)))
+			crl_answer_encode(w, number, der, derlen);
 		break;
 	}
 	case RP_CAPKEYS: {

@@ -26,6 +26,7 @@
 
 #include "backref/points.h"
 #include "lib/cap.h"
+#include "lib/crl.h"
 #include "lib/ofs_error.h"
 #include "lib/optable.h"
 #include "lib/proto.h"
@@ -491,7 +492,7 @@ static void sample_reply(uint8_t rp, struct wbuf *w, uint32_t *count)
 	case RP_STOP: proto_encode_stop_reply(w, sr); break;
 	case RP_SUMMARIES: proto_encode_summaries(w, sm, 2); *count = 2; break;
 	case RP_CHANGES: proto_encode_changes(w, 4, (struct ofs_digest){ { 0 } }, bytes, 3); break;
-	case RP_CRL: wbuf_u64(w, 9); break;
+	case RP_CRL: crl_answer_encode(w, 9, NULL, 0); break;
 	case RP_CAPKEYS: cap_keys_signed_encode(w, keys, 1, sig); break;
 	case RP_SMALL:
 		a[1].type = OFS_OBJ_METAFILE;
