@@ -20,26 +20,20 @@
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
 #include "lib/timefmt.h"
+#include "pbj/jobopts.h"
 
 #define EXIT_USAGE 2
 #define EXIT_FAIL 3
 #define STATS_TIMEOUT_MS 2000
 
-static const char usage_text[] =
+/* The usage: its head, each job type's submit line from the job-type
+ * and options tables (pbj/jobopts.h), then the rest (usage_make). */
+static const char usage_head[] =
 	"usage: ofs-pbj [--cluster HOST:PORT]... [--identity IDDIR | --insecure] [--db FILE]\n"
-	"               COMMAND [ARGS]\n"
-	"  submit scrub [--server SID]... [--path PATH]... [--repair | --no-repair]\n"
-	"               [--metadata-only] [--rate BYTES/s] [--priority N] [--max-repairs N]\n"
-	"                                --metadata-only: records, copies and structure\n"
-	"                                (the namespace check); byte streams are not re-read\n"
-	"  submit repair [--server SID]... [--path PATH]... [--job JOB] [--max-repairs N]\n"
-	"               [--metadata-only] [--rate BYTES/s] [--priority N]\n"
-	"  submit rebalance [--threshold PCT] [--rate BYTES/s] [--dry-run]\n"
-	"                                move file data until every server's used fraction\n"
-	"                                is within PCT points (default 10) of the mean\n"
-	"  submit drain --server SID [--rate BYTES/s] [--dry-run]\n"
-	"                                move every copy off SID, then mark it out\n"
-	"      every submit: [--dry-run] [--wait] [--json]\n"
+	"               COMMAND [ARGS]\n";
+static const char usage_rest[] =
+	"      every submit: [--dry-run] [--rate BYTES/s] [--priority N] [--wait] [--json];\n"
+	"      submit TYPE --help: its options and their defaults\n"
 	"  serve                         run the scheduler in the foreground\n"
 	"  list [--state STATE] [--json]\n"
 	"  status JOB [--json]\n"
@@ -66,7 +60,26 @@ static const char usage_text[] =
 	"database is --db or OFS_PBJ_DB (default ./pbj.db). Exit status: 0 success\n"
 	"(a job finished clean), 1 findings left, 2 bad usage, 3 failure.\n";
 
+static char usage_text[4096];
 static const struct cli_prog prog = { "ofs-pbj", usage_text };
+
+/* usage_text from its parts (cut short, never overrun, if it must be). */
+static void usage_make(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	snprintf(usage_text, sizeof(usage_text), "%s%s", usage_head, usage_rest);
+	if (!f)
+		return;
+	fputs(usage_head, f);
+	pbj_submit_help(NULL, f);
+	fputs(usage_rest, f);
+	if (fclose(f) == 0)
+		snprintf(usage_text, sizeof(usage_text), "%s", buf);
+	free(buf);
+}
 
 static int usage(const char *fmt, const char *arg)
 {
@@ -345,11 +358,18 @@ int main(int argc, char **argv)
 {
 	struct cli_line l;
 	const char *why = NULL;
-	int rc = cli_line_parse(argc, argv, CLI_LINE_PBJ, &l, &why);
+	int rc;
 
+	usage_make();
+	rc = cli_line_parse(argc, argv, CLI_LINE_PBJ, &l, &why);
 	if (rc) {
 		cli_line_free(&l);
 		return rc == -EINVAL ? usage("%s", why) : EXIT_FAIL;
+	}
+	if (l.help && l.nrest > 1 && !strcmp(l.rest[1], "submit")) {
+		rc = jobs_submit_help(l.nrest > 2 ? l.rest[2] : NULL);
+		cli_line_free(&l);
+		return rc;
 	}
 	if (cli_line_help(&l, "ofs-pbj", usage_text)) {
 		cli_line_free(&l);

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pbj/jobopts.h"
 #include "pbj/jobstore.h"
 #include "pbj/runner.h"
 
@@ -29,7 +30,12 @@ bool jobs_holder_dead(const char *who);
 void jobs_holder_name(char *buf, size_t n, const char *what);
 long jobs_test_hook(const char *name);
 int jobs_test_max_retries(void);
-int jobs_parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job *j, bool *wait);
+#define JOBS_HELP_SHOWN (-1)    /* jobs_parse_submit: --help shown; exit 0 */
+/* Parse and settle a submit's words (pbj/jobopts.h) into *s and the job
+ * *j; site settings (db, may be NULL) give the defaults. 0,
+ * JOBS_HELP_SHOWN, or the exit status of a usage error (printed). */
+int jobs_parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_submit *s,
+		      struct pbj_job *j);
 int jobs_cmd_schedule(struct pbj_db *db, int argc, char **argv, bool json);
 int jobs_cmd_serve(struct pbj_db *db, const char *const *cluster, size_t ncluster);
 int jobs_cmd_config(struct pbj_db *db, int argc, char **argv, bool json);

@@ -22,6 +22,7 @@
 #include "lib/timefmt.h"
 #include "pbj/cron.h"
 #include "pbj/jobargs.h"
+#include "pbj/jobopts.h"
 #include "pbj/jobstore.h"
 #include "pbj/jobtype.h"
 #include "pbj/prepare.h"
@@ -600,204 +601,80 @@ static int wait_job(struct pbj_db *db, int64_t id, const char *const *cluster, s
 	return rc;
 }
 
-#define DEFAULT_MAX_REPAIRS 1000      /* repair.max_objects when not set */
-
-/* A site setting that is a boolean: 1, 0, or -1 when not set (or bad). */
-static int setting_bool(struct pbj_db *db, const char *name)
+/* submit's help: type t's options and their defaults, or (t NULL) every
+ * type's usage. From the tables, as parsing is (pbj/jobopts.h). */
+static void submit_help(const struct pbj_jobtype *t)
 {
-	char v[32];
-
-	if (!db || pbj_setting_get(db, name, v, sizeof(v)) != 0)
-		return -1;
-	if (!strcmp(v, "true") || !strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "yes"))
-		return 1;
-	if (!strcmp(v, "false") || !strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "no"))
-		return 0;
-	return -1;
+	if (t) {
+		pbj_submit_help(t, stdout);
+		printf("  %-20s %s\n", "--json", "print the job id (with --wait, its status) as JSON");
+		return;
+	}
+	printf("usage: ofs-pbj submit TYPE [options]; the types:\n");
+	pbj_submit_help(NULL, stdout);
+	printf("every submit: [--dry-run] [--rate BYTES/s] [--priority N] [--wait] [--json];\n"
+	       "submit TYPE --help: its options and their defaults\n");
 }
 
-static int64_t setting_int(struct pbj_db *db, const char *name, int64_t dflt)
+int jobs_submit_help(const char *type)
 {
-	char v[32], *end;
-	long long n;
+	const struct pbj_jobtype *t = type ? pbj_jobtype_named(type) : NULL;
 
-	if (!db || pbj_setting_get(db, name, v, sizeof(v)) != 0)
-		return dflt;
-	n = strtoll(v, &end, 10);
-	return *v && !*end && n >= 0 ? n : dflt;
-}
-
-/* submit's checks across options, and the job's args as JSON text:
- * 0 or the exit status of a usage error. */
-static int submit_args(struct pbj_db *db, struct pbj_job *j, struct pbj_job_args *args,
-		       int repair, int64_t max_repairs)
-{
-	const struct pbj_jobtype *t = pbj_jobtype(j->type);
-	int rc;
-
-	if ((t->opts & PBJ_OPT_SERVER_ONE) && args->nservers != 1)
-		return jobs_usage_err("submit %s needs --server SID", t->name);
-	if (t->repairs == PBJ_REPAIRS_NEVER)
-		repair = 0;
-	else if (t->repairs == PBJ_REPAIRS_ALWAYS)
-		repair = 1;
-	else if (repair < 0)
-		repair = setting_bool(db, "scrub.auto_repair") == 1;
-	if (repair) {
-		j->flags |= PBJ_REPAIR;
-		if (max_repairs < 0)
-			max_repairs = setting_int(db, "repair.max_objects", DEFAULT_MAX_REPAIRS);
-		if (max_repairs > 0)
-			args->max_repairs = max_repairs;
-	} else if (max_repairs >= 0) {
-		return jobs_usage_err("--max-repairs%s: only with --repair (or submit repair)", "");
-	}
-	if (args->from_job && args->npaths) {
-		return jobs_usage_err("--job%s: the job's findings name the objects; no --path", "");
-	}
-	rc = pbj_job_args_encode(args, j->args);
-	if (rc == -OFS_ETOOBIG)
-		return jobs_usage_err("too many --server or --path arguments (%s)", "1 KiB at most");
-	if (rc == -EINVAL)
-		return jobs_usage_err("--server or --path: an empty or not UTF-8 argument%s", "");
-	return rc ? jobs_store_err(db, "submit", rc) : 0;
-}
-
-/*
- * Parse "TYPE [options]" of a submit into *j (args JSON filled in); *wait
- * for --wait. Site settings (db, may be NULL) give the defaults of
- * --repair and --max-repairs. 0, or the exit status of a usage error
- * (printed).
- */
-static const struct cli_prog submit_prog = { "ofs-pbj", NULL };
-
-int jobs_parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_job *j, bool *wait)
-{
-	struct pbj_job_args *args = calloc(1, sizeof(*args));
-	const struct pbj_jobtype *t;
-	int64_t max_repairs = -1;
-	int repair = -1;                  /* --repair / --no-repair; -1: the setting */
-	int rc = 0;
-
-	memset(j, 0, sizeof(*j));
-	*wait = false;
-	if (!args) {
-		fprintf(stderr, "ofs-pbj: submit: %s\n", ofs_strerror(-ENOMEM));
-		return EXIT_FAIL;
-	}
-	if (argc < 1) {
-		rc = jobs_usage_err("submit needs a job type%s", "");
-		goto out;
-	}
-	t = pbj_jobtype_named(argv[0]);
-	if (!t || !t->submitted) {
+	if (type && (!t || !t->submitted)) {
 		char names[128];
 		pbj_jobtype_submitted_names(names, sizeof(names));
-		fprintf(stderr, "ofs-pbj: submit %s: unknown job type (%s)\n", argv[0], names);
-		rc = EXIT_USAGE;
-		goto out;
+		fprintf(stderr, "ofs-pbj: submit %s: unknown job type (%s)\n", type, names);
+		return EXIT_USAGE;
 	}
-	j->type = t->type;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		uint64_t n;
-		struct ofs_sid sid;
-		if (!strcmp(a, "--wait")) {
-			*wait = true;
-		} else if (!strcmp(a, "--dry-run")) {
-			j->flags |= PBJ_DRY_RUN;
-		} else if (!strcmp(a, "--rate") && v) {
-			if (parse_size(v, &n) || n < 4096) {
-				rc = jobs_usage_err("--rate %s: bytes per second, at least 4K (K, M, G)", v);
-				goto out;
-			}
-			j->rate = n;
-			i++;
-		} else if (!strcmp(a, "--priority") && v) {
-			int64_t p;
-			char *end;
-			p = strtoll(v, &end, 10);
-			if (*v == '\0' || *end || p < -1000 || p > 1000) {
-				rc = jobs_usage_err("--priority %s: an integer from -1000 to 1000", v);
-				goto out;
-			}
-			j->priority = (int)p;
-			i++;
-		} else if (!strcmp(a, "--threshold") && v && (t->opts & PBJ_OPT_THRESHOLD)) {
-			char *end;
-			long pct = strtol(v, &end, 10);
-			if (!*v || *end || pct < 1 || pct > 100) {
-				rc = jobs_usage_err("--threshold %s: points from the mean, 1 to 100", v);
-				goto out;
-			}
-			args->threshold = pct;
-			i++;
-		} else if (!strcmp(a, "--server") && v && (t->opts & PBJ_OPT_SERVER_ONE)) {
-			if (args->nservers) {
-				rc = jobs_usage_err("submit %s: one --server at a time", t->name);
-				goto out;
-			}
-			/* (a SID or a prefix of one, looked up at submit: an
-			 * option word is refused here; the others are parsed) */
-			if (!cli_value_ok(&submit_prog, "--server", v, CLI_VALUE_NO_HELP, &rc))
-				goto out;
-			args->servers[args->nservers++] = v;   /* (resolved at submit) */
-			i++;
-		} else if (!strcmp(a, "--server") && v && (t->opts & PBJ_OPT_SERVERS)) {
-			if (sid_from_hex(v, &sid)) {
-				rc = jobs_usage_err("--server %s: not a SID (32 hex digits)", v);
-				goto out;
-			}
-			if (args->nservers == PBJ_ARGS_MAX) {
-				rc = jobs_usage_err("too many --server arguments (%s)", "1 KiB at most");
-				goto out;
-			}
-			args->servers[args->nservers++] = v;
-			i++;
-		} else if (!strcmp(a, "--path") && v && (t->opts & PBJ_OPT_PATH)) {
-			if (v[0] != '/' || strlen(v) > 4096) {
-				rc = jobs_usage_err("--path %s: an absolute path in the cluster", v);
-				goto out;
-			}
-			if (args->npaths == PBJ_ARGS_MAX) {
-				rc = jobs_usage_err("too many --path arguments (%s)", "1 KiB at most");
-				goto out;
-			}
-			args->paths[args->npaths++] = v;
-			i++;
-		} else if (!strcmp(a, "--repair") && (t->opts & PBJ_OPT_REPAIR)) {
-			repair = 1;
-		} else if (!strcmp(a, "--no-repair") && (t->opts & PBJ_OPT_REPAIR)) {
-			repair = 0;
-		} else if (!strcmp(a, "--metadata-only") && (t->opts & PBJ_OPT_METADATA_ONLY)) {
-			args->metadata_only = true;
-		} else if (!strcmp(a, "--job") && v && (t->opts & PBJ_OPT_FROM_JOB)) {
-			if (parse_job_id(v, &args->from_job)) {
-				rc = jobs_usage_err("--job %s: not a job id", v);
-				goto out;
-			}
-			i++;
-		} else if (!strcmp(a, "--max-repairs") && v && (t->opts & PBJ_OPT_MAX_REPAIRS)) {
-			char *end;
-			long long m = strtoll(v, &end, 10);
-			if (!*v || *end || m < 0 || m > 1000000000) {
-				rc = jobs_usage_err("--max-repairs %s: a count of objects (0: no cap)", v);
-				goto out;
-			}
-			max_repairs = m;
-			i++;
-		} else {
-			fprintf(stderr, "ofs-pbj: submit %s: unknown or incomplete option '%s' (%s takes "
-				"%s%s[--dry-run] [--rate BYTES] [--priority N] [--wait])\n", t->name, a,
-				t->name, t->usage, *t->usage ? " " : "");
-			rc = EXIT_USAGE;
-			goto out;
-		}
+	submit_help(t);
+	return 0;
+}
+
+/* A submit's usage error: why, and where help is. */
+static int submit_usage_err(const struct pbj_submit *s, const char *why)
+{
+	fprintf(stderr, "ofs-pbj: %s\n(see ofs-pbj submit %s%s--help)\n", why,
+		s->type ? s->type->name : "", s->type ? " " : "");
+	return EXIT_USAGE;
+}
+
+/* submit's words by the options' table (pbj/jobopts.h) into *s: 0,
+ * JOBS_HELP_SHOWN (help asked for and shown), or the exit status of a
+ * usage error (printed). */
+static int submit_words(int argc, char **argv, struct pbj_submit *s)
+{
+	char why[768];
+	int rc = pbj_submit_parse(argc, argv, s, why, sizeof(why));
+
+	if (rc == PBJ_SUBMIT_HELP) {
+		submit_help(s->type);
+		return JOBS_HELP_SHOWN;
 	}
-	rc = submit_args(db, j, args, repair, max_repairs);
-out:
-	free(args);
-	return rc;
+	return rc ? submit_usage_err(s, why) : 0;
+}
+
+/* A parsed submit made the job *j: the site's defaults (db may be NULL)
+ * and the checks across options. 0 or an exit status (printed). */
+static int submit_settle(struct pbj_db *db, struct pbj_submit *s, struct pbj_job *j)
+{
+	char why[768];
+	int rc = pbj_submit_settle(db, s, j, why, sizeof(why));
+
+	if (rc == -EINVAL)
+		return submit_usage_err(s, why);
+	if (rc) {
+		fprintf(stderr, "ofs-pbj: %s\n", why);
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+int jobs_parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_submit *s,
+		      struct pbj_job *j)
+{
+	int rc = submit_words(argc, argv, s);
+
+	return rc ? rc : submit_settle(db, s, j);
 }
 
 /* submit --job N: job N must exist and have ended. 0 or an exit status. */
@@ -855,27 +732,32 @@ static int prepare(struct pbj_db *db, struct pbj_job *j, struct pbj_job_args *a,
 	return rc;
 }
 
-static int cmd_submit(struct pbj_db *db, int argc, char **argv, const char *const *cluster,
+/* submit: parsed before the job database is opened (a word at fault or
+ * --help makes no database); then settled by the site's settings,
+ * checked, prepared and queued. */
+static int cmd_submit(const char *db_arg, int argc, char **argv, const char *const *cluster,
 		      size_t ncluster, bool json)
 {
 	struct pbj_job *j = calloc(1, sizeof(*j));
-	struct pbj_job_args *a = malloc(sizeof(*a));
-	bool wait = false;
+	struct pbj_submit *s = malloc(sizeof(*s));
+	struct pbj_db *db = NULL;
 	int64_t id;
 	int rc;
 
-	if (!j || !a) {
+	if (!j || !s) {
 		free(j);
-		free(a);
+		free(s);
 		return EXIT_FAIL;
 	}
-	rc = jobs_parse_submit(db, argc, argv, j, &wait);
-	if (!rc && pbj_job_args_decode(j->args, a) != 0)
-		rc = EXIT_FAIL;              /* (just encoded: cannot be) */
-	if (!rc && a->from_job)
-		rc = check_from_job(db, a->from_job);
+	rc = submit_words(argc, argv, s);
 	if (!rc)
-		rc = prepare(db, j, a, cluster, ncluster, json);
+		rc = open_db(db_path(db_arg), &db);
+	if (!rc)
+		rc = submit_settle(db, s, j);
+	if (!rc && s->args.from_job)
+		rc = check_from_job(db, s->args.from_job);
+	if (!rc)
+		rc = prepare(db, j, &s->args, cluster, ncluster, json);
 	if (rc)
 		goto out;
 	rc = pbj_submit(db, j, &id);
@@ -883,7 +765,7 @@ static int cmd_submit(struct pbj_db *db, int argc, char **argv, const char *cons
 		rc = jobs_store_err(db, "submit", rc);
 		goto out;
 	}
-	if (wait) {
+	if (s->wait) {
 		rc = wait_job(db, id, cluster, ncluster, json);
 	} else {
 		if (json)
@@ -893,7 +775,10 @@ static int cmd_submit(struct pbj_db *db, int argc, char **argv, const char *cons
 		rc = 0;
 	}
 out:
-	free(a);
+	if (rc == JOBS_HELP_SHOWN)
+		rc = 0;
+	pbj_close(db);
+	free(s);
 	free(j);
 	return rc;
 }
@@ -919,12 +804,12 @@ int pbj_jobs_main(int argc, char **argv, const char *db_arg, const char *const *
 			return EXIT_USAGE;
 		}
 	}
+	if (!strcmp(cmd, "submit"))
+		return cmd_submit(db_arg, argc - 1, argv + 1, cluster, ncluster, json);
 	rc = open_db(db_path(db_arg), &db);
 	if (rc)
 		return rc;
-	if (!strcmp(cmd, "submit")) {
-		rc = cmd_submit(db, argc - 1, argv + 1, cluster, ncluster, json);
-	} else if (!strcmp(cmd, "status")) {
+	if (!strcmp(cmd, "status")) {
 		rc = cmd_status(db, id, json);
 	} else if (!strcmp(cmd, "report")) {
 		rc = cmd_report(db, id, argc - 2, argv + 2, json);

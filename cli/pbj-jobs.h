@@ -13,4 +13,11 @@
 int pbj_jobs_main(int argc, char **argv, const char *db_arg, const char *const *cluster,
 		  size_t ncluster, bool json);
 
+/*
+ * `ofs-pbj submit [TYPE] --help`: type's options, their defaults and
+ * what each does, or (type NULL) every job type's usage, on stdout.
+ * Returns 0, or 2 for a type submit does not take (said on stderr).
+ */
+int jobs_submit_help(const char *type);
+
 #endif

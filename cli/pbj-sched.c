@@ -45,7 +45,7 @@ static int fire_one(const struct pbj_schedule *sc, void *arg)
 	struct sched_ctx *c = arg;
 	struct pbj_sched_args *a = malloc(sizeof(*a));
 	struct pbj_job *j = NULL;
-	bool wait;
+	struct pbj_submit *sub = NULL;
 	int64_t id = 0;
 	int rc;
 
@@ -57,24 +57,31 @@ static int fire_one(const struct pbj_schedule *sc, void *arg)
 		return 0;
 	}
 	j = malloc(sizeof(*j));
+	sub = malloc(sizeof(*sub));
+	if (!sub) {
+		free(j);
+		j = NULL;
+	}
 	if (j && sc->last_job) {
 		/* Not again while the last one from this schedule has not ended. */
 		if (pbj_job_get(c->db, sc->last_job, j) == 0 && !pbj_state_final(j->state)) {
 			pbj_schedule_fired(c->db, sc->name, c->now_ns, sc->last_job);
 			fprintf(stderr, "ofs-pbj: schedule %s: job %lld still runs; not submitting again\n",
 				sc->name, (long long)sc->last_job);
+			free(sub);
 			free(j);
 			free(a);
 			return 0;
 		}
 	}
-	if (j && jobs_parse_submit(c->db, a->argc, (char **)a->argv, j, &wait) == 0) {
+	if (j && jobs_parse_submit(c->db, a->argc, (char **)a->argv, sub, j) == 0) {
 		snprintf(j->schedule, sizeof(j->schedule), "%s", sc->name);
 		rc = pbj_submit(c->db, j, &id);
 		if (!rc)
 			fprintf(stderr, "ofs-pbj: schedule %s: submitted job %lld\n", sc->name, (long long)id);
 	}
 	pbj_schedule_fired(c->db, sc->name, c->now_ns, id ? id : sc->last_job);
+	free(sub);
 	free(j);
 	free(a);
 	return 0;
@@ -174,25 +181,30 @@ int jobs_cmd_schedule(struct pbj_db *db, int argc, char **argv, bool json)
 	if (argc >= 1 && !strcmp(argv[0], "add")) {
 		struct pbj_schedule sc;
 		struct pbj_job *j = malloc(sizeof(*j));
+		struct pbj_submit *sub = malloc(sizeof(*sub));
 		const char *cron = NULL;
 		struct tm tm;
 		time_t now = time(NULL);
-		bool wait;
 		int sep = -1, rc;
 
-		if (!j)
+		if (!j || !sub) {
+			free(j);
+			free(sub);
 			return EXIT_FAIL;
+		}
 		for (int i = 2; i < argc; i++) {
 			if (!strcmp(argv[i], "--cron") && i + 1 < argc && !cron) {
 				cron = argv[++i];
 				if (cli_value_ok(&sched_prog, "--cron", cron, 0, &st))
 					continue;
+				free(sub);
 				free(j);
 				return st;
 			} else if (!strcmp(argv[i], "--")) {
 				sep = i;
 				break;
 			} else {
+				free(sub);
 				free(j);
 				return jobs_usage_err("schedule add: unexpected '%s' (NAME --cron \"...\" -- "
 						 "scrub ...)", argv[i]);
@@ -207,8 +219,8 @@ int jobs_cmd_schedule(struct pbj_db *db, int argc, char **argv, bool json)
 		} else if (strlen(cron) >= PBJ_CRON_LEN || pbj_cron_match(cron, &tm) < 0) {
 			rc = jobs_usage_err("--cron '%s': five fields MIN HOUR DOM MON DOW, each *, N, "
 				       "A-B, */S or a list of those", cron);
-		} else if ((rc = jobs_parse_submit(NULL, argc - sep - 1, argv + sep + 1, j, &wait)) == 0) {
-			if (wait)
+		} else if ((rc = jobs_parse_submit(NULL, argc - sep - 1, argv + sep + 1, sub, j)) == 0) {
+			if (sub->wait)
 				rc = jobs_usage_err("a schedule's job cannot --wait%s", "");
 		}
 		if (!rc) {
@@ -234,8 +246,9 @@ int jobs_cmd_schedule(struct pbj_db *db, int argc, char **argv, bool json)
 				}
 			}
 		}
+		free(sub);
 		free(j);
-		return rc;
+		return rc == JOBS_HELP_SHOWN ? 0 : rc;
 	}
 	return jobs_usage_err("schedule add|list|rm%s", "");
 }

@@ -15,8 +15,7 @@ static const struct pbj_jobtype types[] = {
 		.opts = PBJ_OPT_PATH | PBJ_OPT_SERVERS | PBJ_OPT_REPAIR | PBJ_OPT_METADATA_ONLY |
 			PBJ_OPT_MAX_REPAIRS,
 		.repairs = PBJ_REPAIRS_BY_CHOICE, .ends = PBJ_ENDS_BY_FINDINGS,
-		.usage = "[--path P]... [--server SID]... [--repair | --no-repair] "
-			 "[--metadata-only] [--max-repairs N]",
+		.about = "check every copy of every object against its checksums",
 	},
 	{
 		.type = PBJ_TYPE_REPAIR, .name = "repair", .kind = OFS_TASK_SCRUB,
@@ -24,26 +23,27 @@ static const struct pbj_jobtype types[] = {
 		.opts = PBJ_OPT_PATH | PBJ_OPT_SERVERS | PBJ_OPT_METADATA_ONLY | PBJ_OPT_FROM_JOB |
 			PBJ_OPT_MAX_REPAIRS,
 		.repairs = PBJ_REPAIRS_ALWAYS, .ends = PBJ_ENDS_BY_FINDINGS,
-		.usage = "[--job N | --path P...] [--server SID]... [--metadata-only] "
-			 "[--max-repairs N]",
+		.about = "scrub and repair from a good copy in one pass, or repair what a job found",
 	},
 	{
 		.type = PBJ_TYPE_DRAIN, .name = "drain", .kind = OFS_TASK_DRAIN,
 		.submitted = true, .opts = PBJ_OPT_SERVER_ONE,
 		.repairs = PBJ_REPAIRS_NEVER, .ends = PBJ_ENDS_BY_MOVING, .empties = true,
-		.usage = "--server SID", .prepare = pbj_prepare_drain,
+		.about = "move every copy off a server, then mark it out",
+		.prepare = pbj_prepare_drain,
 	},
 	{
 		.type = PBJ_TYPE_REBALANCE, .name = "rebalance", .kind = OFS_TASK_REBALANCE,
 		.submitted = true, .opts = PBJ_OPT_THRESHOLD,
 		.repairs = PBJ_REPAIRS_NEVER, .ends = PBJ_ENDS_BY_MOVING,
-		.usage = "[--threshold PCT]", .prepare = pbj_prepare_rebalance,
+		.about = "move file data until every server's used fraction is near the mean",
+		.prepare = pbj_prepare_rebalance,
 	},
 	{
 		/* (recorded by ofs-pbj serve for a server's catch-up) */
 		.type = PBJ_TYPE_CATCHUP, .name = "catch-up", .kind = 0,
 		.submitted = false, .repairs = PBJ_REPAIRS_NEVER, .ends = PBJ_ENDS_BY_FINDINGS,
-		.usage = "",
+		.about = "a server's catch-up, recorded by ofs-pbj serve",
 	},
 };
 
@@ -53,6 +53,11 @@ const struct pbj_jobtype *pbj_jobtype(int type)
 		if (types[i].type == type)
 			return &types[i];
 	return NULL;
+}
+
+const struct pbj_jobtype *pbj_jobtype_at(size_t i)
+{
+	return i < sizeof(types) / sizeof(types[0]) ? &types[i] : NULL;
 }
 
 const struct pbj_jobtype *pbj_jobtype_named(const char *name)

@@ -16,8 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Submit's options a type may take (--wait, --dry-run, --rate and
- * --priority: every type's). */
+/* The options of submit's a type takes beyond every type's (--wait,
+ * --dry-run, --rate, --priority): their words, values, checks and
+ * defaults are rows of pbj/jobopts.h, which name these bits. */
 enum pbj_opt {
 	PBJ_OPT_PATH = 1u << 0,          /* --path P, repeated: under these only */
 	PBJ_OPT_SERVERS = 1u << 1,       /* --server SID, repeated: on these only */
@@ -60,7 +61,7 @@ struct pbj_jobtype {
 	uint8_t ends;                    /* enum pbj_ending */
 	bool empties;                    /* once done (not a dry run) its
 	                                    server is marked out of service */
-	const char *usage;               /* its options, as help shows them */
+	const char *about;               /* what it does, for help: one line */
 	int (*prepare)(struct pbj_prep *p, struct pbj_job_args *a);
 	                                 /* at submit, before it is queued
 	                                    (NULL: nothing): pbj/prepare.h */
@@ -70,6 +71,8 @@ struct pbj_jobtype {
 
 /* The row of type, or NULL. */
 const struct pbj_jobtype *pbj_jobtype(int type);
+/* Row i (0, 1, ...: every type in turn), or NULL past the last. */
+const struct pbj_jobtype *pbj_jobtype_at(size_t i);
 /* The row named name, or NULL. */
 const struct pbj_jobtype *pbj_jobtype_named(const char *name);
 /* The types submit takes, "scrub, repair, ...", into out (len bytes,

@@ -51,6 +51,36 @@ grep -qE '[0-9]+\.[0-9]+' "$T/last.out" || fail "ofs-server --version: no versio
 assert_exit 2 ofs_server frobnicate
 assert_exit 2 ofs_server run --listen 127.0.0.1:0
 
+# ofs-pbj submit's help comes from the options table, per job type, and
+# shows each option's default; it and a bad submit word make no job
+# database.
+export OFS_PBJ_DB=$T/help.db
+assert_exit 0 ofs_pbj submit scrub --help
+grep -q -- '--max-repairs N' "$T/last.out" || fail "submit scrub --help: no --max-repairs"
+grep -q 'repair.max_objects, else 1000' "$T/last.out" ||
+	fail "submit scrub --help: --max-repairs's default not shown"
+grep -q -- '--threshold' "$T/last.out" && fail "submit scrub --help shows rebalance's --threshold"
+assert_exit 0 ofs_pbj submit drain -h
+grep -q 'submit drain --server SID' "$T/last.out" || fail "submit drain -h: no usage line"
+assert_exit 0 ofs_pbj submit --help
+for type in scrub repair drain rebalance; do
+	grep -q "submit $type " "$T/last.out" || fail "submit --help does not show $type"
+done
+# pbj_err_is CODE REGEX ARGS... : as err_is, for ofs-pbj ("ofs-pbj: ").
+pbj_err_is() {
+	local code=$1 re=$2
+	shift 2
+	assert_exit "$code" ofs_pbj "$@" || return 1
+	grep -qE "^ofs-pbj: .*$re" "$T/last.err" ||
+		fail "'ofs-pbj $*': stderr does not match /$re/: $(head -c 300 "$T/last.err")"
+}
+pbj_err_is 2 'submit frob: unknown job type' submit frob --help
+pbj_err_is 2 "unknown option '--threshold'" submit scrub --threshold 5
+grep -q 'submit scrub --help' "$T/last.err" || fail "a bad submit word does not say where help is"
+pbj_err_is 2 'rate 1: bytes per second' submit drain --server abcd --rate 1
+[ -e "$T/help.db" ] && fail "submit --help or a bad submit word made a job database"
+unset OFS_PBJ_DB
+
 # ---- against a server ---------------------------------------------------------
 start_server a
 echo hello >"$T/hello"

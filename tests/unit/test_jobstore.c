@@ -19,39 +19,24 @@
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
 #include "pbj/jobstore.h"
-
-struct fixture {
-	char dir[64];
-	char path[96];
-	struct pbj_db *db;
-};
+#include "tests/unit/tmpstore.h"
 
 static int setup(void **state)
 {
-	struct fixture *fx = calloc(1, sizeof(*fx));
+	struct tmpdb *fx = calloc(1, sizeof(*fx));
 
-	if (!fx)
+	if (!fx || tmpdb_make("jobstore", fx)) {
+		free(fx);
 		return -1;
-	strcpy(fx->dir, "/tmp/ofs-test-jobstore-XXXXXX");
-	if (!mkdtemp(fx->dir))
-		return -1;
-	snprintf(fx->path, sizeof(fx->path), "%s/pbj.db", fx->dir);
-	if (pbj_open(fx->path, &fx->db))
-		return -1;
+	}
 	*state = fx;
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	struct fixture *fx = *state;
-	char cmd[128];
-
-	pbj_close(fx->db);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
-	if (system(cmd) != 0)
-		return -1;
-	free(fx);
+	tmpdb_remove(*state);
+	free(*state);
 	return 0;
 }
 
@@ -70,7 +55,7 @@ static int64_t submit(struct pbj_db *db, int priority)
 
 static void test_submit_grows_ids_and_survives_reopen(void **state)
 {
-	struct fixture *fx = *state;
+	struct tmpdb *fx = *state;
 	struct pbj_job j;
 	int64_t a = submit(fx->db, 0), b = submit(fx->db, 0);
 
@@ -88,7 +73,7 @@ static void test_submit_grows_ids_and_survives_reopen(void **state)
 
 static void test_next_job_by_priority_then_age(void **state)
 {
-	struct fixture *fx = *state;
+	struct tmpdb *fx = *state;
 	struct pbj_job j;
 	int64_t low = submit(fx->db, 0), high1 = submit(fx->db, 5), high2 = submit(fx->db, 5);
 
@@ -107,7 +92,7 @@ static void test_next_job_by_priority_then_age(void **state)
 
 static void test_set_state_checks_from_and_stamps_times(void **state)
 {
-	struct fixture *fx = *state;
+	struct tmpdb *fx = *state;
 	struct pbj_job j;
 	int64_t id = submit(fx->db, 0);
 
@@ -179,7 +164,7 @@ static int see_task(const struct pbj_task *t, void *arg)
  * detail) is stored once; one that differs in anything is stored. */
 static void test_progress_stores_a_finding_said_twice_once(void **state)
 {
-	struct fixture *fx = *state;
+	struct tmpdb *fx = *state;
 	int64_t id = submit(fx->db, 0);
 	struct pbj_finding f[4];
 	struct seen s = { 0 };
@@ -208,7 +193,7 @@ static void test_progress_stores_a_finding_said_twice_once(void **state)
 
 static void test_progress_batch_stores_tasks_and_findings_filterable(void **state)
 {
-	struct fixture *fx = *state;
+	struct tmpdb *fx = *state;
 	int64_t id = submit(fx->db, 0);
 	struct pbj_task t[2];
 	struct pbj_finding f[3];
@@ -280,7 +265,7 @@ static void test_progress_batch_stores_tasks_and_findings_filterable(void **stat
 
 static void test_settings_set_get_list_unset(void **state)
 {
-	struct fixture *fx = *state;
+	struct tmpdb *fx = *state;
 	char v[64];
 	int n = 0;
 
@@ -301,7 +286,7 @@ static void test_settings_set_get_list_unset(void **state)
  * open: its findings keep what they said, repaired ones become DONE. */
 static void test_version_1_file_is_migrated(void **state)
 {
-	struct fixture *fx = *state;
+	struct tmpdb *fx = *state;
 	struct pbj_db *db = NULL;
 	struct seen s = { 0 };
 	char path[600], v[16];
@@ -337,7 +322,7 @@ static int count_sched(const struct pbj_schedule *sc, void *arg)
 
 static void test_schedules_add_list_fire_remove(void **state)
 {
-	struct fixture *fx = *state;
+	struct tmpdb *fx = *state;
 	struct pbj_schedule sc;
 	int n = 0;
 
@@ -357,7 +342,7 @@ static void test_schedules_add_list_fire_remove(void **state)
 
 static void test_lease_one_holder_renewal_expiry_drop(void **state)
 {
-	struct fixture *fx = *state;
+	struct tmpdb *fx = *state;
 	struct pbj_db *other;
 	char who[PBJ_REASON_LEN] = "";
 	bool got = false;
@@ -384,7 +369,7 @@ static void test_lease_one_holder_renewal_expiry_drop(void **state)
 
 static void test_two_handles_see_each_others_jobs(void **state)
 {
-	struct fixture *fx = *state;
+	struct tmpdb *fx = *state;
 	struct pbj_db *other;
 	struct pbj_job j;
 	int64_t id;
@@ -402,7 +387,7 @@ static void test_two_handles_see_each_others_jobs(void **state)
  * waited out the other's transaction - failing after the busy timeout.) */
 static void test_opening_a_current_store_waits_for_no_writer(void **state)
 {
-	struct fixture *fx = *state;
+	struct tmpdb *fx = *state;
 	struct pbj_db *other = NULL;
 	sqlite3 *w;
 	struct pbj_job j;
@@ -431,7 +416,7 @@ static size_t slurp(const char *path, char *buf, size_t cap)
 
 static void test_foreign_damaged_and_newer_files_are_refused_untouched(void **state)
 {
-	struct fixture *fx = *state;
+	struct tmpdb *fx = *state;
 	char path[128], before[8192], after[8192];
 	struct pbj_db *db = NULL;
 	sqlite3 *raw;
@@ -510,7 +495,7 @@ static void test_type_names_round_trip(void **state)
 
 static void test_a_job_of_no_known_type_is_refused(void **state)
 {
-	struct fixture *fx = *state;
+	struct tmpdb *fx = *state;
 	struct pbj_job j;
 	int64_t id = 0;
 

@@ -33,7 +33,8 @@ static void test_every_type_has_one_row_found_by_its_name(void **state)
 		assert_string_equal(pbj_type_name(type), t->name);
 		assert_int_equal(pbj_type_parse(t->name, &back), 0);
 		assert_int_equal(back, type);
-		assert_non_null(t->usage);
+		assert_non_null(t->about);
+		assert_ptr_equal(pbj_jobtype_at((size_t)(type - 1)), t);
 	}
 	assert_null(pbj_jobtype(PBJ_TYPE_NONE));
 	assert_null(pbj_jobtype(PBJ_TYPE_CATCHUP + 1));

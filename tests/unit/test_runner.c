@@ -49,6 +49,7 @@
 #include "pbj/runner.h"
 #include "pbj/serve.h"
 #include "tests/unit/fake_server.h"
+#include "tests/unit/tmpstore.h"
 
 /* ---- the fake server ------------------------------------------------------- */
 
@@ -248,8 +249,8 @@ static void fake_stop(struct fake *fk)
 /* ---- fixture ------------------------------------------------------------------- */
 
 struct fixture {
-	char path[64];
-	struct pbj_db *db;
+	struct tmpdb jobs;
+	struct pbj_db *db;               /* jobs.db */
 	struct fake *fk;
 	struct pbj_runner_opts o;
 	const char *addr[1];
@@ -258,15 +259,10 @@ struct fixture {
 static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
-	int fd;
 
 	assert_non_null(fx);
-	snprintf(fx->path, sizeof(fx->path), "/tmp/ofs-runner.XXXXXX");
-	fd = mkstemp(fx->path);
-	assert_true(fd >= 0);
-	close(fd);
-	unlink(fx->path);
-	assert_int_equal(pbj_open(fx->path, &fx->db), 0);
+	assert_int_equal(tmpdb_make("runner", &fx->jobs), 0);
+	fx->db = fx->jobs.db;
 	fx->fk = fake_start();
 	fx->addr[0] = fx->fk->srv->addr;
 	fx->o.cluster = fx->addr;
@@ -280,8 +276,7 @@ static int teardown(void **state)
 {
 	struct fixture *fx = *state;
 
-	pbj_close(fx->db);
-	unlink(fx->path);
+	tmpdb_remove(&fx->jobs);
 	fake_stop(fx->fk);
 	free(fx);
 	return 0;

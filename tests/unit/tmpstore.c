@@ -1,4 +1,5 @@
-/* tmpstore.c - a real store in a temporary folder (see tmpstore.h). */
+/* tmpstore.c - a real store, or job database, in a temporary folder (see
+ * tmpstore.h). */
 #include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -6,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "pbj/jobstore.h"
 #include "store/store.h"
 #include "tests/unit/tmpstore.h"
 
@@ -39,6 +41,30 @@ void tmpstore_remove(struct tmpstore *t)
 	if (t->s)
 		store_close(t->s);
 	t->s = NULL;
+	if (t->dir[0])
+		nftw(t->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	t->dir[0] = '\0';
+}
+
+int tmpdb_make(const char *name, struct tmpdb *t)
+{
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	snprintf(t->dir, sizeof(t->dir), "/tmp/ofs-test-%.20s.XXXXXX", name);
+	if (!mkdtemp(t->dir))
+		return -errno;
+	snprintf(t->path, sizeof(t->path), "%s/pbj.db", t->dir);
+	rc = pbj_open(t->path, &t->db);
+	if (rc)
+		tmpdb_remove(t);
+	return rc;
+}
+
+void tmpdb_remove(struct tmpdb *t)
+{
+	pbj_close(t->db);
+	t->db = NULL;
 	if (t->dir[0])
 		nftw(t->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	t->dir[0] = '\0';
