@@ -126,12 +126,94 @@ int cli_line_parse(int argc, char **argv, unsigned flags, struct cli_line *l, co
 	return l->nrest < 2 ? -EINVAL : 0;
 }
 
+/* The text of a usage line after its indent, "usage: " and "PROG ". */
+static const char *usage_words(const char *line, size_t len, const char *prog, size_t *indent)
+{
+	const char *t = line, *end = line + len;
+	size_t n = strlen(prog);
+
+	while (t < end && *t == ' ')
+		t++;
+	*indent = (size_t)(t - line);
+	if ((size_t)(end - t) > 7 && !strncmp(t, "usage: ", 7)) {
+		t += 7;
+		*indent = 0;
+	}
+	if ((size_t)(end - t) > n && !strncmp(t, prog, n) && t[n] == ' ')
+		t += n + 1;
+	return t;
+}
+
+/* Whether the usage line's words t (to end) begin with cmd [sub], or
+ * name it as an alternative ("pause JOB | resume JOB"). */
+static bool usage_names(const char *t, const char *end, const char *cmd, const char *sub)
+{
+	size_t n = strlen(cmd), m = sub ? strlen(sub) : 0;
+	const char *p = t;
+
+	for (;;) {
+		if ((size_t)(end - p) >= n && !strncmp(p, cmd, n) && (p + n == end || p[n] == ' ') &&
+		    (!sub || ((size_t)(end - p) > n + m && !strncmp(p + n + 1, sub, m) &&
+			      (p + n + 1 + m == end || p[n + 1 + m] == ' '))))
+			return true;
+		p = memmem(p, (size_t)(end - p), "| ", 2);
+		if (!p)
+			return false;
+		p += 2;
+	}
+}
+
+/* Print the lines of usage_text about cmd [sub] and their continuation
+ * lines; 0 when none is. */
+static size_t usage_lines(const char *usage_text, const char *prog, const char *cmd,
+			  const char *sub)
+{
+	const char *line = usage_text;
+	size_t shown = 0, at_indent = 0;
+	bool showing = false;
+
+	while (*line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line), indent;
+		const char *t = usage_words(line, len, prog, &indent);
+		bool starts = indent <= 8 && t < line + len && *t >= 'a' && *t <= 'z' &&
+			      (indent == 0 || t == line + indent || t > line + indent);
+		if (starts) {
+			showing = usage_names(t, line + len, cmd, sub);
+			at_indent = indent;
+		} else if (showing && indent <= at_indent) {
+			showing = false;
+		}
+		if (showing && !shown)   /* "usage: PROG words" */
+			printf("usage: %s %.*s\n", prog, (int)(line + len - t), t);
+		else if (showing)
+			printf("%.*s\n", (int)len, line);
+		shown += showing;
+		line += len + (nl ? 1 : 0);
+	}
+	return shown;
+}
+
+void cli_usage_for(const char *usage_text, const char *prog, const char *cmd, const char *sub)
+{
+	if (cmd && sub && usage_lines(usage_text, prog, cmd, sub))
+		return;
+	if (cmd && usage_lines(usage_text, prog, cmd, NULL))
+		return;
+	fputs(usage_text, stdout);
+}
+
 bool cli_line_help(const struct cli_line *l, const char *prog, const char *usage_text)
 {
 	const char *c = l->nrest > 1 ? l->rest[1] : "";
 
+	if (l->help && l->nrest > 1) {
+		cli_usage_for(usage_text, prog, c, l->nrest > 2 ? l->rest[2] : NULL);
+		return true;
+	}
 	if (l->help || !strcmp(c, "help")) {
-		fputs(usage_text, stdout);
+		cli_usage_for(usage_text, prog, l->nrest > 2 ? l->rest[2] : NULL,
+			      l->nrest > 3 ? l->rest[3] : NULL);
 		return true;
 	}
 	if (!strcmp(c, "--version")) {
@@ -141,12 +223,27 @@ bool cli_line_help(const struct cli_line *l, const char *prog, const char *usage
 	return false;
 }
 
+/* Every address of the cluster l names is HOST:PORT: 0, or -EINVAL with
+ * l->why naming the one at fault and where it came from. */
+static int cluster_check(struct cli_line *l, const char *from)
+{
+	for (size_t i = 0; i < l->ncluster; i++) {
+		struct sockaddr_in sa;
+		if (net_parse_addr(l->cluster[i], &sa) == 0)
+			continue;
+		snprintf(l->why, sizeof(l->why), "%s %.80s: not HOST:PORT (an IPv4 address or "
+			 "localhost, and a port)", from, l->cluster[i]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int cli_line_cluster(struct cli_line *l)
 {
 	const char *e = getenv("OFS_CLUSTER");
 
 	if (l->ncluster)
-		return 0;
+		return cluster_check(l, "--cluster");
 	if (!e || !*e)
 		return -ENOENT;
 	l->env = strdup(e);
@@ -155,7 +252,7 @@ int cli_line_cluster(struct cli_line *l)
 	for (char *tok = strtok(l->env, ","); tok && l->ncluster < CLI_MAX_CLUSTER;
 	     tok = strtok(NULL, ","))
 		l->cluster[l->ncluster++] = tok;
-	return 0;
+	return cluster_check(l, "OFS_CLUSTER entry");
 }
 
 int cli_line_security(struct cli_line *l, const char *prog, bool required)

@@ -66,11 +66,21 @@ struct cli_line {
  * cli_line_free either way. */
 int cli_line_parse(int argc, char **argv, unsigned flags, struct cli_line *l, const char **why);
 /* --help or -h was given (help), or the command is help or --version:
- * printed (usage text, or "PROG VERSION"), true. */
+ * printed (the usage of the command given, else all of it; or "PROG
+ * VERSION"), true. */
 bool cli_line_help(const struct cli_line *l, const char *prog, const char *usage_text);
 /* No --cluster: the servers OFS_CLUSTER lists (comma-separated).
- * -ENOENT: neither; -ENOMEM. */
+ * -ENOENT: neither; -EINVAL, with l->why, for an address that is not
+ * HOST:PORT; -ENOMEM. */
 int cli_line_cluster(struct cli_line *l);
+/*
+ * `PROG CMD [SUB] --help`: the lines of usage_text about cmd (and sub,
+ * when some line is about both) with their continuation lines, on
+ * stdout; all of usage_text when no line is (cmd NULL too). A usage
+ * line is one indented at most 8 columns (or after "usage: "), its words
+ * after "PROG "; a continuation is indented deeper.
+ */
+void cli_usage_for(const char *usage_text, const char *prog, const char *cmd, const char *sub);
 /*
  * How this program connects (conn_security): the identity in --identity
  * IDDIR, else in OFS_IDENTITY, else plaintext with --insecure. 0, or an

@@ -282,12 +282,13 @@ static int cmd_server_set(const char *const *cluster, size_t ncluster, int argc,
 	}
 	rc = pbj_resolve_sid(sidarg, e, n, &q.set.sid);
 	if (rc) {
+		char why[PBJ_SID_WHY_LEN];
+		pbj_sid_why_of(sidarg, rc, e, n, why);
 		free(e);
 		if (rc == -EINVAL)
 			return usage("'%s' is not a SID (32 hex digits, or a unique prefix of 4 or more)",
 				     sidarg);
-		fprintf(stderr, "ofs-pbj: %s: %s\n", sidarg,
-			rc == -EEXIST ? "prefix matches several servers" : "no such server");
+		fprintf(stderr, "ofs-pbj: %s: %s\n", sidarg, why);
 		return EXIT_USAGE;
 	}
 	/* Every server is told, the one it is about first: a server speaks
@@ -377,7 +378,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(l.rest[1], "ca")) {
 		if (l.nrest >= 3 && (!strcmp(l.rest[2], "revoke") || !strcmp(l.rest[2], "rotate"))) {
-			(void)cli_line_cluster(&l);
+			if (cli_line_cluster(&l) == -EINVAL) {
+				rc = usage("%s", l.why);
+				goto out;
+			}
 			rc = cli_line_security(&l, "ofs-pbj", l.ncluster > 0);
 			if (rc)
 				goto out;
@@ -386,7 +390,11 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (is_job_command(l.rest[1])) {
-		(void)cli_line_cluster(&l);  /* (a job command may need none) */
+		/* (a job command may need none) */
+		if (cli_line_cluster(&l) == -EINVAL) {
+			rc = usage("%s", l.why);
+			goto out;
+		}
 		/* (those that run jobs or look at servers need an identity) */
 		rc = cli_line_security(&l, "ofs-pbj",
 				       l.ncluster && (!strcmp(l.rest[1], "submit") ||
@@ -405,7 +413,7 @@ int main(int argc, char **argv)
 	rc = cli_line_cluster(&l);
 	if (rc) {
 		rc = rc == -ENOENT ? usage("no cluster: give --cluster HOST:PORT or set OFS_CLUSTER%s", "")
-				   : EXIT_FAIL;
+		   : rc == -EINVAL ? usage("%s", l.why) : EXIT_FAIL;
 		goto out;
 	}
 	rc = cli_line_security(&l, "ofs-pbj", true);

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <arpa/inet.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/signalfd.h>
 #include <stddef.h>
 #include <time.h>
@@ -240,7 +242,7 @@ static int parse(int argc, char **argv, const char *cmd, const char *allowed, st
 			return EXIT_USAGE;
 		}
 		if (c == OPT_HELP || c == 'h') {
-			fputs(usage_text, stdout);
+			cli_usage_for(usage_text, "ofs-server", cmd, NULL);
 			exit(0);
 		}
 		/* (no option of ofs-server takes a value that begins with '-') */
@@ -343,11 +345,45 @@ static int certify(const char *data, const char *cadir, struct ofs_sid sid, bool
 	return 0;
 }
 
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	return f->level == 0 ? 0 : remove(p);
+}
+
+/* Whether dir is missing or an empty directory: all init may undo. */
+static bool missing_or_empty(const char *dir, bool *existed)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	bool empty = true;
+
+	*existed = d != NULL || errno != ENOENT;
+	if (!d)
+		return !*existed;
+	while (empty && (e = readdir(d)) != NULL)
+		empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+	closedir(d);
+	return empty;
+}
+
+/* A failed init leaves nothing behind: what it made under dir goes, and
+ * dir too when init made it (an empty one given stays, empty). Only for
+ * a dir that was missing or empty before (missing_or_empty). */
+static void init_undo(const char *dir, bool existed)
+{
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	if (!existed)
+		rmdir(dir);
+}
+
 static int cmd_init(int argc, char **argv)
 {
 	struct args a;
 	struct ofs_sid sid;
 	char hex[OFS_OID_HEX];
+	bool existed, undoable;
 	int rc = parse(argc, argv, "init", "123@", &a);
 
 	if (rc)
@@ -356,21 +392,26 @@ static int cmd_init(int argc, char **argv)
 		usage_error("unexpected argument '%s'", a.operand);
 		return EXIT_USAGE;
 	}
+	undoable = missing_or_empty(a.data, &existed);
 	rc = store_init(a.data, (uint32_t)a.chunk, a.attrs, a.nattrs, &sid);
+	if (rc == -EEXIST) {             /* (not empty: not ours to undo) */
+		fprintf(stderr, "ofs-server: %s: exists and is not empty\n", a.data);
+		return EXIT_FAIL;
+	}
+	if (rc && undoable)
+		init_undo(a.data, existed);
 	if (rc == -EINVAL) {
 		usage_error("%s", "an --attr must be KEY=VALUE of printable characters");
 		return EXIT_USAGE;
-	}
-	if (rc == -EEXIST) {
-		fprintf(stderr, "ofs-server: %s: exists and is not empty\n", a.data);
-		return EXIT_FAIL;
 	}
 	if (rc)
 		return fail(a.data, rc);
 	sid_to_hex(sid, hex);
 	if (a.ca && (rc = certify(a.data, a.ca, sid, false)) != 0) {
-		fprintf(stderr, "ofs-server: %s is made (SID %s) without an identity: give it one "
-			"with 'ofs-server certify --data %s --ca CADIR'\n", a.data, hex, a.data);
+		if (undoable)
+			init_undo(a.data, existed);
+		fprintf(stderr, "ofs-server: %s: not made (a server is made with its identity; "
+			"fix the CA and run init again)\n", a.data);
 		return rc;
 	}
 	printf("%s\n", hex);
@@ -695,9 +736,15 @@ static int cmd_inspect(int argc, char **argv)
 static int cmd_ops(int argc, char **argv)
 {
 	bool json = argc == 2 && !strcmp(argv[1], "--json");
-	json_t *all = json_array();
+	json_t *all;
 	int rc = 0;
 
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			cli_usage_for(usage_text, "ofs-server", "ops", NULL);
+			return 0;
+		}
+	all = json_array();
 	if (argc > 2 || (argc == 2 && !json)) {
 		usage_error("%s", "ops takes only --json");
 		json_decref(all);
@@ -794,6 +841,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "help")) {          /* help [COMMAND] */
+		cli_usage_for(usage_text, "ofs-server", argc > 2 ? argv[2] : NULL, NULL);
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version")) {

@@ -670,7 +670,7 @@ int main(int argc, char **argv)
 	rc = cli_line_cluster(&l);
 	if (rc) {
 		rc = rc == -ENOENT ? usage("no cluster: give --cluster HOST:PORT or set OFS_CLUSTER%s", "")
-				   : EXIT_FAIL;
+		   : rc == -EINVAL ? usage("%s", l.why) : EXIT_FAIL;
 		goto out;
 	}
 	rc = cli_line_security(&l, "ofs", true);

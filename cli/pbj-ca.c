@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include <openssl/crypto.h>
 
@@ -485,6 +486,16 @@ static int cmd_revoke(const char *cadir, int argc, char **argv, const char *cons
 		return ca_usage("revoke sends to the cluster: give --cluster HOST:PORT or set "
 				"OFS_CLUSTER%s", "");
 	snprintf(path, sizeof(path), "%s/ca.crt", cadir);
+	/* (each file named on its own: which of the two is missing) */
+	if (access(path, R_OK) != 0) {
+		fprintf(stderr, "ofs-pbj: %s: not a CA directory (%s: %s)\n", cadir, path,
+			strerror(errno));
+		return EXIT_USAGE;
+	}
+	if (access(argv[0], R_OK) != 0) {
+		fprintf(stderr, "ofs-pbj: %s: %s\n", argv[0], strerror(errno));
+		return EXIT_USAGE;
+	}
 	rc = tls_cert_serial(argv[0], path, &s);
 	if (rc) {
 		fprintf(stderr, "ofs-pbj: %s: %s\n", argv[0],

@@ -36,6 +36,12 @@ int jobs_test_max_retries(void);
  * JOBS_HELP_SHOWN, or the exit status of a usage error (printed). */
 int jobs_parse_submit(struct pbj_db *db, int argc, char **argv, struct pbj_submit *s,
 		      struct pbj_job *j);
+#define JOBS_PREP_DONE (-2)     /* jobs_prepare: a dry run answered whole */
+/* The job type's preparation at submit (pbj/prepare.h) on *j and its
+ * arguments a, re-encoded into j when it made them whole. 0,
+ * JOBS_PREP_DONE, or an exit status (said on stderr). */
+int jobs_prepare(struct pbj_db *db, struct pbj_job *j, struct pbj_job_args *a,
+		 const char *const *cluster, size_t ncluster, bool json);
 int jobs_cmd_schedule(struct pbj_db *db, int argc, char **argv, bool json);
 int jobs_cmd_serve(struct pbj_db *db, const char *const *cluster, size_t ncluster);
 int jobs_cmd_config(struct pbj_db *db, int argc, char **argv, bool json);

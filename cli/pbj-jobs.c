@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,6 +28,7 @@
 #include "pbj/jobtype.h"
 #include "pbj/prepare.h"
 #include "pbj/runner.h"
+#include "pbj/servers.h"
 
 
 /* A finding's kind as reports spell it ("unknown" for one this build
@@ -79,9 +81,31 @@ static const char *db_path(const char *given)
 	return e && *e ? e : "./pbj.db";
 }
 
+/* The job database's folder must be there: SQLite would say only
+ * "Input/output error". 0, or exit 2 said. */
+static int db_folder_ok(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (!slash)
+		return 0;                    /* (the current folder) */
+	snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;
+	fprintf(stderr, "ofs-pbj: job database %s: its folder %s %s (--db or OFS_PBJ_DB)\n", path,
+		dir, stat(dir, &st) == 0 ? "is not a folder" : "does not exist");
+	return EXIT_USAGE;
+}
+
 static int open_db(const char *path, struct pbj_db **db)
 {
-	int rc = pbj_open(path, db);
+	int rc = db_folder_ok(path);
+
+	if (rc)
+		return rc;
+	rc = pbj_open(path, db);
 
 	if (rc == -OFS_ECORRUPT) {
 		fprintf(stderr, "ofs-pbj: %s: not an ofs-pbj job database, or damaged; "
@@ -160,6 +184,77 @@ static json_t *time_json(int64_t ns)
 	return json_string(t);
 }
 
+/* What a job was asked to do beyond its type, as JSON: "dry_run" and
+ * "repair" always, then the arguments it has ("servers", "paths",
+ * "from_job", "threshold", "max_repairs", "metadata_only"). Arguments
+ * that do not decode are left out. */
+static json_t *asked_json(const struct pbj_job *j)
+{
+	struct pbj_job_args *a = malloc(sizeof(*a));
+	json_t *o = json_object();
+
+	json_object_set_new(o, "dry_run", json_boolean(j->flags & PBJ_DRY_RUN));
+	json_object_set_new(o, "repair", json_boolean(j->flags & PBJ_REPAIR));
+	if (a && pbj_job_args_decode(j->args, a) == 0) {
+		if (a->nservers) {
+			json_t *arr = json_array();
+			for (size_t i = 0; i < a->nservers; i++)
+				json_array_append_new(arr, json_string(a->servers[i]));
+			json_object_set_new(o, "servers", arr);
+		}
+		if (a->npaths) {
+			json_t *arr = json_array();
+			for (size_t i = 0; i < a->npaths; i++)
+				json_array_append_new(arr, json_string(a->paths[i]));
+			json_object_set_new(o, "paths", arr);
+		}
+		if (a->from_job)
+			json_object_set_new(o, "from_job", json_integer(a->from_job));
+		if (a->threshold)
+			json_object_set_new(o, "threshold", json_integer(a->threshold));
+		if (a->max_repairs)
+			json_object_set_new(o, "max_repairs", json_integer(a->max_repairs));
+		if (a->metadata_only)
+			json_object_set_new(o, "metadata_only", json_true());
+	}
+	free(a);
+	return o;
+}
+
+/* asked_json's document in a line a person reads ("" for a plain job):
+ * "dry run, repair, servers 3f0c..., paths /a /b". */
+static void asked_text(const json_t *asked, char *out, size_t len)
+{
+	static const char *const lists[] = { "servers", "paths" };
+	size_t at = 0;
+	int n;
+
+	out[0] = '\0';
+#define ADD(...) do { n = snprintf(out + at, len - at, __VA_ARGS__); \
+		      if (n > 0 && (size_t)n < len - at) at += (size_t)n; } while (0)
+	if (json_is_true(json_object_get(asked, "dry_run")))
+		ADD("%sdry run", at ? ", " : "");
+	if (json_is_true(json_object_get(asked, "repair")))
+		ADD("%srepair", at ? ", " : "");
+	if (json_is_true(json_object_get(asked, "metadata_only")))
+		ADD("%smetadata only", at ? ", " : "");
+	for (size_t k = 0; k < 2; k++) {
+		const json_t *arr = json_object_get(asked, lists[k]), *v;
+		size_t i;
+		if (json_array_size(arr))
+			ADD("%s%s", at ? ", " : "", lists[k]);
+		json_array_foreach(arr, i, v)
+			ADD(" %s", json_string_value(v));
+	}
+	if (json_object_get(asked, "from_job"))
+		ADD("%sfindings of job %lld", at ? ", " : "",
+		    (long long)json_integer_value(json_object_get(asked, "from_job")));
+	if (json_object_get(asked, "threshold"))
+		ADD("%sthreshold %lld", at ? ", " : "",
+		    (long long)json_integer_value(json_object_get(asked, "threshold")));
+#undef ADD
+}
+
 /* The status document (ofs-pbj(8), status --json). */
 static int status_json(struct pbj_db *db, const struct pbj_job *j, json_t **out)
 {
@@ -185,6 +280,8 @@ static int status_json(struct pbj_db *db, const struct pbj_job *j, json_t **out)
 		json_object_set_new(o, "reason", json_string(j->reason));
 	if (j->schedule[0])
 		json_object_set_new(o, "schedule", json_string(j->schedule));
+	json_object_set_new(o, "dry_run", json_boolean(j->flags & PBJ_DRY_RUN));
+	json_object_set_new(o, "asked", asked_json(j));
 	json_object_set_new(p, "objects_done", json_integer((json_int_t)sum.objects_done));
 	json_object_set_new(p, "objects_total", json_integer((json_int_t)sum.objects_total));
 	json_object_set_new(p, "bytes_done", json_integer((json_int_t)sum.bytes_done));
@@ -236,8 +333,13 @@ static void print_status_text(const json_t *o)
 	printf("job %lld: %s %s", (long long)json_integer_value(json_object_get(o, "id")),
 	       json_string_value(json_object_get(o, "type")),
 	       json_string_value(json_object_get(o, "state")));
+	char asked[512];
+
 	if (json_object_get(o, "reason"))
 		printf(" (%s)", json_string_value(json_object_get(o, "reason")));
+	asked_text(json_object_get(o, "asked"), asked, sizeof(asked));
+	if (asked[0])
+		printf("\n  asked: %s", asked);
 	printf("\n  objects %lld of %lld, bytes %lld of %lld, %.1f MB/s",
 	       (long long)json_integer_value(json_object_get(p, "objects_done")),
 	       (long long)json_integer_value(json_object_get(p, "objects_total")),
@@ -311,6 +413,7 @@ static int cmd_status(struct pbj_db *db, int64_t id, bool json)
 struct report_ctx {
 	json_t *arr;
 	bool json;
+	size_t n;                         /* findings shown */
 };
 
 static int report_one(const struct pbj_finding *f, void *arg)
@@ -320,6 +423,7 @@ static int report_one(const struct pbj_finding *f, void *arg)
 
 	sid_to_hex(f->server, sh);
 	oid_to_hex(f->oid, oh);
+	r->n++;
 	if (!r->json) {
 		static const char *const how[] = { "", "; repaired: ", "; would: ", "; repair failed: ",
 						   "; not repaired: " };
@@ -349,14 +453,63 @@ static int report_one(const struct pbj_finding *f, void *arg)
 
 /* report JOB [--kind KIND] [--server SID] [--oid OID]: the findings of a
  * job, filtered. */
+/* The servers of job id's tasks, for a SID prefix: *out (malloc'd), *n. */
+struct task_sids {
+	struct ofs_sid *s;
+	size_t n, cap;
+};
+
+static int add_task_sid(const struct pbj_task *t, void *arg)
+{
+	struct task_sids *ts = arg;
+
+	if (ts->n == ts->cap) {
+		size_t cap = ts->cap ? 2 * ts->cap : 16;
+		struct ofs_sid *p = realloc(ts->s, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		ts->s = p;
+		ts->cap = cap;
+	}
+	ts->s[ts->n++] = t->server;
+	return 0;
+}
+
+/* report --server: a SID, or a prefix of one of the job's servers. 0 or
+ * an exit status (said). */
+static int report_server(struct pbj_db *db, int64_t id, const char *arg, struct ofs_sid *out)
+{
+	struct task_sids ts = { 0 };
+	char why[PBJ_SID_WHY_LEN];
+	int rc;
+
+	if (sid_from_hex(arg, out) == 0)
+		return 0;
+	rc = pbj_task_list(db, id, add_task_sid, &ts);
+	if (rc) {
+		free(ts.s);
+		return jobs_store_err(db, "report", rc);
+	}
+	rc = pbj_resolve_sid_in(arg, ts.s, ts.n, out);
+	if (rc) {
+		pbj_sid_why_in(arg, rc, ts.s, ts.n, why);
+		fprintf(stderr, "ofs-pbj: --server %s: %s%s\n", arg, why,
+			rc == -ENOENT ? " among the job's servers" : "");
+		rc = EXIT_USAGE;
+	}
+	free(ts.s);
+	return rc;
+}
+
 static int cmd_report(struct pbj_db *db, int64_t id, int argc, char **argv, bool json)
 {
 	struct pbj_job *j;
 	struct report_ctx r = { .json = json };
 	struct ofs_sid server;
 	struct ofs_oid oid;
+	const char *server_arg = NULL;
 	int kind = OFS_FINDING_NONE;
-	bool by_server = false, by_oid = false;
+	bool by_oid = false;
 	int rc;
 
 	for (int i = 0; i < argc; i++) {
@@ -367,9 +520,10 @@ static int cmd_report(struct pbj_db *db, int64_t id, int argc, char **argv, bool
 				return jobs_usage_err("--kind %s: not a finding kind (see ofs-pbj(8), FINDINGS)",
 						 v);
 		} else if (!strcmp(argv[i], "--server") && v) {
-			if (sid_from_hex(v, &server))
-				return jobs_usage_err("--server %s: not a SID (32 hex digits)", v);
-			by_server = true;
+			if (sid_from_hex(v, &server) && pbj_resolve_sid_in(v, NULL, 0, &server) == -EINVAL)
+				return jobs_usage_err("--server %s: not a SID (32 hex digits, or a prefix "
+						 "of 4 or more)", v);
+			server_arg = v;
 		} else if (!strcmp(argv[i], "--oid") && v) {
 			if (oid_from_hex(v, &oid))
 				return jobs_usage_err("--oid %s: not an OID (32 hex digits)", v);
@@ -388,10 +542,15 @@ static int cmd_report(struct pbj_db *db, int64_t id, int argc, char **argv, bool
 		fprintf(stderr, "ofs-pbj: no job %lld\n", (long long)id);
 		return EXIT_USAGE;
 	}
+	if (!rc && server_arg) {
+		rc = report_server(db, id, server_arg, &server);
+		if (rc)
+			return rc;
+	}
 	if (json)
 		r.arr = json_array();
 	if (!rc)
-		rc = pbj_finding_list(db, id, by_server ? &server : NULL, kind,
+		rc = pbj_finding_list(db, id, server_arg ? &server : NULL, kind,
 				      by_oid ? &oid : NULL, report_one, &r);
 	if (rc) {
 		json_decref(r.arr);
@@ -403,6 +562,9 @@ static int cmd_report(struct pbj_db *db, int64_t id, int argc, char **argv, bool
 		json_object_set_new(o, "findings", r.arr);
 		jobs_print_json(o);
 		json_decref(o);
+	} else if (r.n == 0) {
+		printf("job %lld: no findings%s\n", (long long)id,
+		       server_arg || by_oid || kind != OFS_FINDING_NONE ? " match" : "");
 	}
 	return 0;
 }
@@ -419,8 +581,12 @@ static int list_one(const struct pbj_job *j, void *arg)
 
 	time_format(j->submitted_ns, t);
 	if (!l->json) {
-		printf("%6lld  %-9s %-9s %4d  %s\n", (long long)j->id, type_name(j->type),
-		       pbj_state_name(j->state), j->priority, t);
+		json_t *asked = asked_json(j);
+		char what[512];
+		asked_text(asked, what, sizeof(what));
+		json_decref(asked);
+		printf("%6lld  %-9s %-9s %4d  %s%s%s\n", (long long)j->id, type_name(j->type),
+		       pbj_state_name(j->state), j->priority, t, what[0] ? "  " : "", what);
 		return 0;
 	}
 	json_t *o = json_object();
@@ -429,6 +595,8 @@ static int list_one(const struct pbj_job *j, void *arg)
 	json_object_set_new(o, "state", json_string(pbj_state_name(j->state)));
 	json_object_set_new(o, "priority", json_integer(j->priority));
 	json_object_set_new(o, "submitted", json_string(t));
+	json_object_set_new(o, "dry_run", json_boolean(j->flags & PBJ_DRY_RUN));
+	json_object_set_new(o, "asked", asked_json(j));
 	json_array_append_new(l->arr, o);
 	return 0;
 }
@@ -698,9 +866,10 @@ static int check_from_job(struct pbj_db *db, int64_t from)
 }
 
 /* submit: the type's preparation (pbj/prepare.h), when it has one; the
- * arguments it made whole are encoded again. 0 or an exit status. */
-static int prepare(struct pbj_db *db, struct pbj_job *j, struct pbj_job_args *a,
-		   const char *const *cluster, size_t ncluster, bool json)
+ * arguments it made whole are encoded again. 0, JOBS_PREP_DONE (a dry
+ * run it answered whole: queue nothing), or an exit status. */
+int jobs_prepare(struct pbj_db *db, struct pbj_job *j, struct pbj_job_args *a,
+		 const char *const *cluster, size_t ncluster, bool json)
 {
 	const struct pbj_jobtype *t = pbj_jobtype(j->type);
 	struct pbj_prep *p;
@@ -708,11 +877,6 @@ static int prepare(struct pbj_db *db, struct pbj_job *j, struct pbj_job_args *a,
 
 	if (!t || !t->prepare)
 		return 0;
-	if (ncluster == 0) {
-		fprintf(stderr, "ofs-pbj: submit %s needs the cluster: --cluster HOST:PORT "
-			"or OFS_CLUSTER\n", t->name);
-		return EXIT_USAGE;
-	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return EXIT_FAIL;
@@ -726,7 +890,8 @@ static int prepare(struct pbj_db *db, struct pbj_job *j, struct pbj_job_args *a,
 		rc = pbj_job_args_encode(a, j->args);
 		rc = rc ? jobs_store_err(db, "submit", rc) : 0;
 	} else {
-		rc = rc == PBJ_PREP_REFUSED ? EXIT_USAGE : EXIT_FAIL;
+		rc = rc == PBJ_PREP_DONE ? JOBS_PREP_DONE :
+		     rc == PBJ_PREP_REFUSED ? EXIT_USAGE : EXIT_FAIL;
 	}
 	free(p);
 	return rc;
@@ -757,7 +922,13 @@ static int cmd_submit(const char *db_arg, int argc, char **argv, const char *con
 	if (!rc && s->args.from_job)
 		rc = check_from_job(db, s->args.from_job);
 	if (!rc)
-		rc = prepare(db, j, &s->args, cluster, ncluster, json);
+		rc = jobs_prepare(db, j, &s->args, cluster, ncluster, json);
+	if (rc == JOBS_PREP_DONE) {      /* (nothing to queue: said) */
+		if (json)
+			printf("{\"id\": null, \"dry_run\": true}\n");
+		rc = 0;
+		goto out;
+	}
 	if (rc)
 		goto out;
 	rc = pbj_submit(db, j, &id);
@@ -765,7 +936,8 @@ static int cmd_submit(const char *db_arg, int argc, char **argv, const char *con
 		rc = jobs_store_err(db, "submit", rc);
 		goto out;
 	}
-	if (s->wait) {
+	/* A dry run is waited for: never a job left in the queue. */
+	if (s->wait || s->dry_run) {
 		rc = wait_job(db, id, cluster, ncluster, json);
 	} else {
 		if (json)
@@ -842,7 +1014,7 @@ int pbj_jobs_main(int argc, char **argv, const char *db_arg, const char *const *
 		}
 	} else if (!strcmp(cmd, "pause") || !strcmp(cmd, "resume") || !strcmp(cmd, "cancel")) {
 		int to = !strcmp(cmd, "pause") ? PBJ_PAUSED :
-			 !strcmp(cmd, "resume") ? PBJ_RUNNING : PBJ_CANCELLED;
+			 !strcmp(cmd, "resume") ? PBJ_RESUMED : PBJ_CANCELLED;
 		unsigned from = !strcmp(cmd, "pause") ? (1u << PBJ_RUNNING) | (1u << PBJ_QUEUED) :
 				!strcmp(cmd, "resume") ? (1u << PBJ_PAUSED) :
 				(1u << PBJ_RUNNING) | (1u << PBJ_QUEUED) | (1u << PBJ_PAUSED);

@@ -38,6 +38,14 @@ static int64_t cron_unit_s(void)
 struct sched_ctx {
 	struct pbj_db *db;
 	int64_t now_ns;
+	const char *const *cluster;      /* serve's, for the job's preparation */
+	size_t ncluster;
+};
+
+/* The cluster serve runs with, for the schedules' jobs (serve_fire). */
+struct sched_cluster {
+	const char *const *cluster;
+	size_t ncluster;
 };
 
 static int fire_one(const struct pbj_schedule *sc, void *arg)
@@ -74,7 +82,10 @@ static int fire_one(const struct pbj_schedule *sc, void *arg)
 			return 0;
 		}
 	}
-	if (j && jobs_parse_submit(c->db, a->argc, (char **)a->argv, sub, j) == 0) {
+	/* (checked and made whole as a submit is: a --path gone since is
+	 * said, and this time is skipped) */
+	if (j && jobs_parse_submit(c->db, a->argc, (char **)a->argv, sub, j) == 0 &&
+	    jobs_prepare(c->db, j, &sub->args, c->cluster, c->ncluster, false) == 0) {
 		snprintf(j->schedule, sizeof(j->schedule), "%s", sc->name);
 		rc = pbj_submit(c->db, j, &id);
 		if (!rc)
@@ -88,10 +99,10 @@ static int fire_one(const struct pbj_schedule *sc, void *arg)
 }
 
 /* Submit the jobs whose schedules are due (serve calls this often). */
-static void fire_schedules(struct pbj_db *db)
+static void fire_schedules(struct pbj_db *db, const struct sched_cluster *sc)
 {
 	struct timespec ts;
-	struct sched_ctx c = { .db = db };
+	struct sched_ctx c = { .db = db, .cluster = sc->cluster, .ncluster = sc->ncluster };
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	c.now_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
@@ -222,6 +233,9 @@ int jobs_cmd_schedule(struct pbj_db *db, int argc, char **argv, bool json)
 		} else if ((rc = jobs_parse_submit(NULL, argc - sep - 1, argv + sep + 1, sub, j)) == 0) {
 			if (sub->wait)
 				rc = jobs_usage_err("a schedule's job cannot --wait%s", "");
+			else if (!sub->type->scheduled)
+				rc = jobs_usage_err("a schedule submits scrubs; submit %s as an operator "
+						    "does (see ofs-pbj(8), schedule)", sub->type->name);
 		}
 		if (!rc) {
 			struct timespec ts;
@@ -255,8 +269,7 @@ int jobs_cmd_schedule(struct pbj_db *db, int argc, char **argv, bool json)
 
 static void serve_fire(struct pbj_db *db, void *arg)
 {
-	(void)arg;
-	fire_schedules(db);
+	fire_schedules(db, arg);
 }
 
 static void serve_job_error(int64_t id, int rc, int retry_ms, void *arg)
@@ -304,11 +317,13 @@ static int take_lease(struct pbj_db *db, const char *holder, bool *got)
 int jobs_cmd_serve(struct pbj_db *db, const char *const *cluster, size_t ncluster)
 {
 	char holder[PBJ_REASON_LEN];
+	struct sched_cluster scl = { cluster, ncluster };
 	struct pbj_serve_opts o = {
 		.run = { .cluster = cluster, .ncluster = ncluster, .stop = &jobs_stop_flag,
 			 .max_retries = jobs_test_max_retries() },
 		.holder = holder, .between = serve_fire, .job_error = serve_job_error,
 		.job_ended = serve_job_ended, .catchup_refused = serve_catchup_refused,
+		.arg = &scl,
 	};
 	bool got = false;
 	int rc;

@@ -18,12 +18,6 @@
 #define EXIT_FAIL 3
 #define SHOWN 10                  /* short objects named in plain output */
 
-/* Why arg names no one server (pbj_resolve_sid's rc), on stderr. */
-static void say_not_named(const char *what, const char *arg, int rc)
-{
-	fprintf(stderr, "ofs-pbj: %s %s: %s\n", what, arg, pbj_sid_why(rc));
-}
-
 /* ok-to-stop's answer as JSON, on stdout. */
 static void print_stop_json(const char *hex, const struct ofs_stop_reply *sr)
 {
@@ -97,7 +91,7 @@ int pbj_ok_to_stop(const char *const *cluster, size_t ncluster, int argc, char *
 		ret = EXIT_FAIL;
 		break;
 	case PBJ_STOP_BAD_SERVER:
-		say_not_named("ok-to-stop", argv[0], c->rc);
+		fprintf(stderr, "ofs-pbj: ok-to-stop %s: %s\n", argv[0], c->why);
 		ret = EXIT_USAGE;
 		break;
 	case PBJ_STOP_REFUSED:

@@ -26,9 +26,8 @@ enum pbj_optval {
 	PBJ_VAL_BYTES,         /* a size (K, M, G), at least min */
 	PBJ_VAL_INT,           /* a decimal integer, min to max */
 	PBJ_VAL_PATH,          /* an absolute path in the cluster */
-	PBJ_VAL_SID,           /* a SID: 32 hex digits */
-	PBJ_VAL_SID_PREFIX,    /* a SID or a prefix of one, looked up at
-	                          submit (pbj/prepare.h); never an option word */
+	PBJ_VAL_SID_PREFIX,    /* a SID or a prefix of one (4 to 32 hex
+	                          digits), looked up at submit (pbj/prepare.h) */
 	PBJ_VAL_JOB,           /* a job id, 1 or more */
 };
 

@@ -405,6 +405,10 @@ int pbj_job_next(struct pbj_db *d, struct pbj_job *j)
 	return select_jobs(d, st, NULL, NULL, j);
 }
 
+/* (the UPDATE below spells the states by number) */
+_Static_assert(PBJ_QUEUED == 0 && PBJ_RUNNING == 1 && PBJ_SUCCEEDED == 3 && PBJ_CANCELLED == 5,
+	       "the states' numbers");
+
 int pbj_job_set_state(struct pbj_db *d, int64_t id, int state, unsigned from_mask,
 		      const char *reason)
 {
@@ -412,7 +416,7 @@ int pbj_job_set_state(struct pbj_db *d, int64_t id, int state, unsigned from_mas
 	int64_t cur = 0;
 	int rc;
 
-	if (!pbj_state_name(state))
+	if (!pbj_state_name(state) && state != PBJ_RESUMED)
 		return -EINVAL;
 	rc = exec(d, "BEGIN IMMEDIATE");
 	if (rc)
@@ -431,9 +435,11 @@ int pbj_job_set_state(struct pbj_db *d, int64_t id, int state, unsigned from_mas
 	if (!rc && from_mask && !(from_mask & (1u << cur)))
 		rc = -EAGAIN;
 	if (!rc)
-		rc = prepare(d, "UPDATE jobs SET state = ?1,"
+		rc = prepare(d, "UPDATE jobs SET"
+			     " state = CASE WHEN ?1 = 100 THEN (CASE WHEN started = 0 THEN 0 ELSE 1 END)"
+			     " ELSE ?1 END,"
 			     " started = CASE WHEN ?1 = 1 AND started = 0 THEN ?2 ELSE started END,"
-			     " finished = CASE WHEN ?1 >= 3 THEN ?2 ELSE finished END,"
+			     " finished = CASE WHEN ?1 BETWEEN 3 AND 5 THEN ?2 ELSE finished END,"
 			     " reason = CASE WHEN ?3 IS NULL THEN reason ELSE ?3 END"
 			     " WHERE id = ?4", &st);
 	if (!rc) {

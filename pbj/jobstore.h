@@ -140,8 +140,11 @@ int pbj_job_next(struct pbj_db *db, struct pbj_job *j);
  * Move a job to state, atomically checking it is in one of the states of
  * from_mask (bit 1 << state; 0 = any): -EAGAIN when it is not (another
  * process moved it). running sets started (first time), a final state
- * sets finished; reason may be NULL.
+ * sets finished; reason may be NULL. PBJ_RESUMED is running for a job
+ * that has started and queued for one that has not (a job paused while
+ * queued goes back to the queue).
  */
+#define PBJ_RESUMED 100
 int pbj_job_set_state(struct pbj_db *db, int64_t id, int state, unsigned from_mask,
 		      const char *reason);
 

@@ -16,6 +16,7 @@ static const struct pbj_jobtype types[] = {
 			PBJ_OPT_MAX_REPAIRS,
 		.repairs = PBJ_REPAIRS_BY_CHOICE, .ends = PBJ_ENDS_BY_FINDINGS,
 		.about = "check every copy of every object against its checksums",
+		.prepare = pbj_prepare_scope, .scheduled = true,
 	},
 	{
 		.type = PBJ_TYPE_REPAIR, .name = "repair", .kind = OFS_TASK_SCRUB,
@@ -24,6 +25,7 @@ static const struct pbj_jobtype types[] = {
 			PBJ_OPT_MAX_REPAIRS,
 		.repairs = PBJ_REPAIRS_ALWAYS, .ends = PBJ_ENDS_BY_FINDINGS,
 		.about = "scrub and repair from a good copy in one pass, or repair what a job found",
+		.prepare = pbj_prepare_scope,
 	},
 	{
 		.type = PBJ_TYPE_DRAIN, .name = "drain", .kind = OFS_TASK_DRAIN,

@@ -56,6 +56,7 @@ struct pbj_jobtype {
 	                                    ofs_task_kind; 0: none - recorded,
 	                                    not run) */
 	bool submitted;                  /* submit takes it */
+	bool scheduled;                  /* a schedule may submit it */
 	uint32_t opts;                   /* enum pbj_opt */
 	uint8_t repairs;                 /* enum pbj_repairs */
 	uint8_t ends;                    /* enum pbj_ending */

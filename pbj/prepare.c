@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "client/ofs.h"
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
 #include "pbj/plan.h"
@@ -26,7 +27,7 @@ static int drain_checks(struct pbj_prep *p, const char *sidarg)
 			ofs_strerror(c.rc));
 		return PBJ_PREP_FAILED;
 	case PBJ_DRAIN_BAD_SERVER:
-		fprintf(say, "ofs-pbj: --server %s: %s\n", sidarg, pbj_sid_why(c.rc));
+		fprintf(say, "ofs-pbj: --server %s: %s\n", sidarg, c.why);
 		return PBJ_PREP_REFUSED;
 	case PBJ_DRAIN_OUT:
 		fprintf(say, "ofs-pbj: drain %s: the server is out of service already; "
@@ -64,12 +65,106 @@ static int drain_checks(struct pbj_prep *p, const char *sidarg)
 	}
 }
 
+/* Refuse, on p->say, a submit that needs the cluster and has none. */
+static bool no_cluster(struct pbj_prep *p, const char *what)
+{
+	if (p->ncluster)
+		return false;
+	fprintf(p->say, "ofs-pbj: %s needs the cluster: --cluster HOST:PORT or OFS_CLUSTER\n",
+		what);
+	return true;
+}
+
+/* Each --server a server of the table, a prefix made whole. */
+static int scope_servers(struct pbj_prep *p, struct pbj_job_args *a)
+{
+	struct ofs_server *e = NULL;
+	const char *via = NULL;
+	size_t n = 0;
+	int rc = pbj_fetch_table(p->cluster, p->ncluster, &e, &n, &via), ret = PBJ_PREP_OK;
+
+	if (rc) {
+		fprintf(p->say, "ofs-pbj: cannot read the server table from %s: %s\n",
+			p->cluster[0], ofs_strerror(rc));
+		return PBJ_PREP_FAILED;
+	}
+	for (size_t i = 0; i < a->nservers && ret == PBJ_PREP_OK; i++) {
+		struct ofs_sid sid;
+		char why[PBJ_SID_WHY_LEN];
+		rc = pbj_resolve_sid(a->servers[i], e, n, &sid);
+		if (rc == 0) {
+			bool known = false;
+			for (size_t k = 0; k < n; k++)
+				known |= sid_eq(e[k].sid, sid);
+			rc = known ? 0 : -ENOENT;
+		}
+		if (rc) {
+			pbj_sid_why_of(a->servers[i], rc, e, n, why);
+			fprintf(p->say, "ofs-pbj: --server %s: %s\n", a->servers[i], why);
+			ret = PBJ_PREP_REFUSED;
+			break;
+		}
+		sid_to_hex(sid, p->sids[i]);
+		a->servers[i] = p->sids[i];
+	}
+	free(e);
+	return ret;
+}
+
+/* Each --path a file or directory of the cluster. */
+static int scope_paths(struct pbj_prep *p, const struct pbj_job_args *a)
+{
+	struct ofs_attr *at = malloc(sizeof(*at));
+	struct ofs_client *c = NULL;
+	int rc = at ? ofs_client_open(p->cluster, p->ncluster, &c) : -ENOMEM, ret = PBJ_PREP_OK;
+
+	if (rc) {
+		fprintf(p->say, "ofs-pbj: cannot reach the cluster at %s: %s\n", p->cluster[0],
+			ofs_strerror(rc));
+		ret = PBJ_PREP_FAILED;
+	}
+	for (size_t i = 0; i < a->npaths && ret == PBJ_PREP_OK; i++) {
+		struct ofs_handle h;
+		rc = ofs_stat(c, a->paths[i], at, &h);
+		if (rc == 0)
+			continue;
+		fprintf(p->say, "ofs-pbj: --path %s: %s\n", a->paths[i], ofs_strerror(rc));
+		ret = rc == -ENOENT || rc == -ENOTDIR || rc == -EINVAL || rc == -ENAMETOOLONG
+			? PBJ_PREP_REFUSED : PBJ_PREP_FAILED;
+	}
+	ofs_client_close(c);
+	free(at);
+	return ret;
+}
+
+int pbj_prepare_scope(struct pbj_prep *p, struct pbj_job_args *a)
+{
+	bool whole = true;
+	int rc = PBJ_PREP_OK;
+
+	for (size_t i = 0; i < a->nservers; i++) {
+		struct ofs_sid sid;
+		whole &= sid_from_hex(a->servers[i], &sid) == 0;
+	}
+	if (a->npaths == 0 && (a->nservers == 0 || (whole && !p->ncluster)))
+		return PBJ_PREP_OK;
+	if (no_cluster(p, a->npaths ? "checking --path" : "a --server prefix"))
+		return PBJ_PREP_REFUSED;
+	if (a->nservers)
+		rc = scope_servers(p, a);
+	if (rc == PBJ_PREP_OK && a->npaths)
+		rc = scope_paths(p, a);
+	return rc;
+}
+
 int pbj_prepare_drain(struct pbj_prep *p, struct pbj_job_args *a)
 {
 	int rc;
 
 	if (a->nservers != 1)
 		return PBJ_PREP_REFUSED;     /* (the parser takes exactly one) */
+	if (no_cluster(p, "submit drain"))
+		return PBJ_PREP_REFUSED;
 	rc = drain_checks(p, a->servers[0]);
 	if (rc == PBJ_PREP_OK)
 		a->servers[0] = p->sidhex;
@@ -84,8 +179,13 @@ int pbj_prepare_rebalance(struct pbj_prep *p, struct pbj_job_args *a)
 	struct plan *pl = malloc(sizeof(*pl));
 	FILE *out = p->preview;
 	size_t n = 0;
-	int rc = pl ? pbj_plan_now(&o, threshold, pl, &ps, &n) : -ENOMEM, ret = PBJ_PREP_OK;
+	int rc, ret = PBJ_PREP_OK;
 
+	if (no_cluster(p, "submit rebalance")) {
+		free(pl);
+		return PBJ_PREP_REFUSED;
+	}
+	rc = pl ? pbj_plan_now(&o, threshold, pl, &ps, &n) : -ENOMEM;
 	if (rc) {
 		fprintf(p->say, "ofs-pbj: planning the rebalance from %s: %s\n", p->cluster[0],
 			ofs_strerror(rc));
@@ -111,9 +211,11 @@ int pbj_prepare_rebalance(struct pbj_prep *p, struct pbj_job_args *a)
 		fprintf(out, "  move %llu bytes from %s to %s\n",
 			(unsigned long long)pl->moves[k].bytes, from, to);
 	}
-	if (pl->balanced)
+	if (pl->balanced) {
 		fprintf(out, "every server is within the threshold: nothing to move\n");
-	else
+		if (p->dry_run)
+			ret = PBJ_PREP_DONE;
+	} else
 		fprintf(out, "bytes to move: %llu (the least any plan must move: %llu)\n",
 			(unsigned long long)pl->bytes, (unsigned long long)pl->min_bytes);
 out:

@@ -22,6 +22,8 @@ enum pbj_prep_result {
 	PBJ_PREP_OK = 0,                  /* queue it */
 	PBJ_PREP_REFUSED,                 /* the job could never run as given (2) */
 	PBJ_PREP_FAILED,                  /* the cluster could not be asked (3) */
+	PBJ_PREP_DONE,                    /* a dry run the preparation answered
+	                                     whole: nothing is queued (0) */
 };
 
 struct pbj_prep {
@@ -32,14 +34,25 @@ struct pbj_prep {
 	FILE *preview;                    /* a plan shown before it runs */
 	char sidhex[OFS_OID_HEX];         /* room for a SID made whole (the
 	                                     arguments may point here) */
+	char sids[PBJ_ARGS_MAX][OFS_OID_HEX];   /* the same for many */
 };
+
+/* Every preparation that must ask the cluster refuses a submit without
+ * one (PBJ_PREP_REFUSED, said on p->say). */
+
+/* submit scrub, repair: each --server names a server of the table (a
+ * prefix is made its full SID), and each --path a file or directory in
+ * the cluster. With neither, or only whole SIDs and no cluster given,
+ * nothing is asked. */
+int pbj_prepare_scope(struct pbj_prep *p, struct pbj_job_args *a);
 
 /* submit drain: the one server must exist, answer, and fit elsewhere; it
  * is then marked draining (not on a dry run), and a->servers[0] becomes
  * its full SID. */
 int pbj_prepare_drain(struct pbj_prep *p, struct pbj_job_args *a);
 
-/* submit rebalance: the plan as the cluster stands, on p->preview. */
+/* submit rebalance: the plan as the cluster stands, on p->preview; a dry
+ * run of a plan with nothing to move is PBJ_PREP_DONE. */
 int pbj_prepare_rebalance(struct pbj_prep *p, struct pbj_job_args *a);
 
 #endif

@@ -212,10 +212,13 @@ static int collect(struct ofs_client *c, const char *path, struct objset *os, in
 	return rc;
 }
 
+#define WHAT_LEN 160              /* what failed in making a job's tasks */
+
 /* Limit the tasks to the objects of the job's "paths"; tasks of servers
- * that hold none of them are dropped. No paths: nothing to do. */
+ * that hold none of them are dropped. No paths: nothing to do. On an
+ * error of the cluster or of a path, what names it. */
 static int apply_paths(struct pbj_db *db, const struct pbj_job *j,
-		       const struct pbj_runner_opts *o, struct live *l, size_t *n)
+		       const struct pbj_runner_opts *o, struct live *l, size_t *n, char *what)
 {
 	struct pbj_job_args *a = malloc(sizeof(*a));
 	struct ofs_client *c = NULL;
@@ -231,8 +234,13 @@ static int apply_paths(struct pbj_db *db, const struct pbj_job *j,
 		return rc;
 	}
 	rc = ofs_client_open(o->cluster, o->ncluster, &c);
-	for (i = 0; i < a->npaths && !rc; i++)
+	if (rc)
+		snprintf(what, WHAT_LEN, "resolving the job's paths");
+	for (i = 0; i < a->npaths && !rc; i++) {
 		rc = collect(c, a->paths[i], &os, 0);
+		if (rc)
+			snprintf(what, WHAT_LEN, "resolving --path %.120s", a->paths[i]);
+	}
 	ofs_client_close(c);
 	free(a);
 	if (rc)
@@ -341,8 +349,9 @@ static int apply_from_job(struct pbj_db *db, const struct pbj_job *j, struct liv
 		for (size_t k = 0; k < fc.n; k++)
 			if (sid_is_zero(fc.it[k].server) || sid_eq(fc.it[k].server, l[i].t.server))
 				l[i].only[m++] = fc.it[k].oid;
-		/* sorted, once each */
-		qsort(l[i].only, m, sizeof(*l[i].only), cmp_oid_p);
+		/* sorted, once each (none: a job that found nothing) */
+		if (m)
+			qsort(l[i].only, m, sizeof(*l[i].only), cmp_oid_p);
 		uint32_t u = 0;
 		for (uint32_t k = 0; k < m; k++)
 			if (u == 0 || !oid_eq(l[i].only[u - 1], l[i].only[k]))
@@ -374,9 +383,9 @@ static int load_task(const struct pbj_task *t, void *arg)
 
 /* The tasks of a job: those stored, else one per server in service. On
  * an error of the cluster or of the job's arguments (not of the store),
- * *what names the step. */
+ * what names the step ("" otherwise). */
 static int make_tasks(struct pbj_db *db, const struct pbj_job *j, const struct pbj_runner_opts *o,
-		      struct live **out, size_t *nout, const char **what)
+		      struct live **out, size_t *nout, char what[WHAT_LEN])
 {
 	struct ofs_server *e = NULL;
 	struct ofs_sid only[OFS_MAX_SERVERS];
@@ -384,16 +393,16 @@ static int make_tasks(struct pbj_db *db, const struct pbj_job *j, const struct p
 	struct load_ctx lc = { 0 };
 	int rc = fetch_table(o, &e, &ne);
 
-	*what = "reading the server table";
+	snprintf(what, WHAT_LEN, "reading the server table");
 	if (rc)
 		return rc;
-	*what = "reading the job's arguments";
+	snprintf(what, WHAT_LEN, "reading the job's arguments");
 	rc = job_servers(j, only, OFS_MAX_SERVERS, &nonly);
 	if (rc) {
 		free(e);
 		return rc;
 	}
-	*what = NULL;
+	what[0] = '\0';
 	lc.cap = ne ? ne : 1;
 	lc.l = calloc(lc.cap, sizeof(*lc.l));
 	if (!lc.l)
@@ -423,13 +432,12 @@ static int make_tasks(struct pbj_db *db, const struct pbj_job *j, const struct p
 			if (sid_eq(e[i].sid, lc.l[k].t.server))
 				snprintf(lc.l[k].address, sizeof(lc.l[k].address), "%s", e[i].address);
 	free(e);
-	if (!rc) {
-		rc = apply_paths(db, j, o, lc.l, &lc.n);
-		*what = rc ? "resolving the job's paths" : NULL;
-	}
+	if (!rc)
+		rc = apply_paths(db, j, o, lc.l, &lc.n, what);
 	if (!rc) {
 		rc = apply_from_job(db, j, lc.l, lc.n);
-		*what = rc ? "reading the findings of the job it repairs" : NULL;
+		if (rc)
+			snprintf(what, WHAT_LEN, "reading the findings of the job it repairs");
 	}
 	if (rc) {
 		free(lc.l);
@@ -1114,8 +1122,17 @@ static int run_round(struct pbj_db *db, int64_t id, struct pbj_job *j, struct li
 		cancel_tasks(db, id, l, n);
 		return 0;
 	}
-	if (j->state == PBJ_QUEUED)
+	if (j->state == PBJ_QUEUED) {
+		/* (held paused before it started, then resumed: it runs now) */
+		rc = pbj_job_set_state(db, id, PBJ_RUNNING, 1u << PBJ_QUEUED, NULL);
+		if (rc == -EAGAIN) {
+			*done = false;       /* moved meanwhile: the next round sees it */
+			return 0;
+		}
+		if (rc)
+			return rc;
 		j->state = PBJ_RUNNING;
+	}
 	if (cp->hit && j->state == PBJ_RUNNING) {
 		cp->hit = false;             /* resumed by a human: another cap */
 		cp->allowed += cp->step;
@@ -1188,7 +1205,7 @@ static int fail_unstarted(struct pbj_db *db, int64_t id, const char *what, int e
 
 int pbj_run(struct pbj_db *db, int64_t id, const struct pbj_runner_opts *o)
 {
-	const char *what = NULL;
+	char what[WHAT_LEN] = "";
 	struct pbj_job *j = malloc(sizeof(*j));
 	struct pbj_finding *fbuf = calloc(OFS_MAX_TASK_FINDINGS, sizeof(*fbuf));
 	struct live *l = NULL;
@@ -1212,8 +1229,8 @@ int pbj_run(struct pbj_db *db, int64_t id, const struct pbj_runner_opts *o)
 		goto out;
 	}
 	if (!rc) {
-		rc = make_tasks(db, j, o, &l, &n, &what);
-		if (rc && what && final_error(rc)) {
+		rc = make_tasks(db, j, o, &l, &n, what);
+		if (rc && what[0] && final_error(rc)) {
 			rc = fail_unstarted(db, id, what, rc);
 			goto out;
 		}

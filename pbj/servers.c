@@ -21,7 +21,8 @@ int pbj_fetch_table(const char *const *cluster, size_t n, struct ofs_server **e,
 	return conn_fetch_table(cluster, n, TABLE_MS, e, ne, via);
 }
 
-int pbj_resolve_sid(const char *arg, const struct ofs_server *e, size_t n, struct ofs_sid *out)
+int pbj_resolve_sid_in(const char *arg, const struct ofs_sid *sids, size_t n,
+		       struct ofs_sid *out)
 {
 	size_t len = strlen(arg), found = 0;
 
@@ -31,19 +32,74 @@ int pbj_resolve_sid(const char *arg, const struct ofs_server *e, size_t n, struc
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
 		char hex[OFS_OID_HEX];
-		sid_to_hex(e[i].sid, hex);
+		sid_to_hex(sids[i], hex);
 		if (strncasecmp(hex, arg, len) == 0) {
-			*out = e[i].sid;
+			*out = sids[i];
 			found++;
 		}
 	}
 	return found == 1 ? 0 : found ? -EEXIST : -ENOENT;
 }
 
+/* The SIDs of e[0..n-1], in a new array (NULL: no memory). */
+static struct ofs_sid *sids_of(const struct ofs_server *e, size_t n)
+{
+	struct ofs_sid *s = malloc((n ? n : 1) * sizeof(*s));
+
+	for (size_t i = 0; s && i < n; i++)
+		s[i] = e[i].sid;
+	return s;
+}
+
+int pbj_resolve_sid(const char *arg, const struct ofs_server *e, size_t n, struct ofs_sid *out)
+{
+	struct ofs_sid *s = sids_of(e, n);
+	int rc = s ? pbj_resolve_sid_in(arg, s, n, out) : -ENOMEM;
+
+	free(s);
+	return rc;
+}
+
+void pbj_sid_why_in(const char *arg, int rc, const struct ofs_sid *sids, size_t n,
+		    char out[PBJ_SID_WHY_LEN])
+{
+	size_t len = strlen(arg), at, shown = 0, more = 0;
+	int k = snprintf(out, PBJ_SID_WHY_LEN, "%s", pbj_sid_why(rc));
+
+	if (rc != -EEXIST || k < 0)
+		return;
+	at = (size_t)k;
+	for (size_t i = 0; i < n; i++) {
+		char hex[OFS_OID_HEX];
+		sid_to_hex(sids[i], hex);
+		if (strncasecmp(hex, arg, len) != 0)
+			continue;
+		if (shown == 8) {
+			more++;
+			continue;
+		}
+		k = snprintf(out + at, PBJ_SID_WHY_LEN - at, "%s%s", shown ? ", " : ": ", hex);
+		if (k > 0 && (size_t)k < PBJ_SID_WHY_LEN - at)
+			at += (size_t)k;
+		shown++;
+	}
+	if (more)
+		snprintf(out + at, PBJ_SID_WHY_LEN - at, " and %zu more", more);
+}
+
+void pbj_sid_why_of(const char *arg, int rc, const struct ofs_server *e, size_t n,
+		    char out[PBJ_SID_WHY_LEN])
+{
+	struct ofs_sid *s = sids_of(e, n);
+
+	pbj_sid_why_in(arg, rc, s, s ? n : 0, out);
+	free(s);
+}
+
 /* The entry of e[0..n-1] that arg names (a SID or a unique prefix), or
- * NULL with *rc saying why. */
+ * NULL with *rc and why saying why. */
 static const struct ofs_server *server_named(const char *arg, const struct ofs_server *e,
-					     size_t n, int *rc)
+					     size_t n, int *rc, char why[PBJ_SID_WHY_LEN])
 {
 	struct ofs_sid sid;
 
@@ -53,6 +109,7 @@ static const struct ofs_server *server_named(const char *arg, const struct ofs_s
 			return &e[i];
 	if (!*rc)
 		*rc = -ENOENT;
+	pbj_sid_why_of(arg, *rc, e, n, why);
 	return NULL;
 }
 
@@ -116,7 +173,7 @@ void pbj_drain_check(const char *const *cluster, size_t ncluster, const char *si
 		out->verdict = PBJ_DRAIN_NO_TABLE;
 		return;
 	}
-	f = server_named(sidarg, e, n, &out->rc);
+	f = server_named(sidarg, e, n, &out->rc, out->why);
 	if (!f) {
 		out->verdict = PBJ_DRAIN_BAD_SERVER;
 		goto out;
@@ -165,7 +222,7 @@ void pbj_stop_check(const char *const *cluster, size_t ncluster, const char *sid
 		out->verdict = PBJ_STOP_NO_TABLE;
 		return;
 	}
-	f = server_named(sidarg, e, n, &out->rc);
+	f = server_named(sidarg, e, n, &out->rc, out->why);
 	if (!f) {
 		out->verdict = PBJ_STOP_BAD_SERVER;
 		free(e);
@@ -186,5 +243,6 @@ void pbj_stop_check(const char *const *cluster, size_t ncluster, const char *sid
 const char *pbj_sid_why(int rc)
 {
 	return rc == -EINVAL ? "not a SID (32 hex digits, or a unique prefix of 4 or more)" :
-	       rc == -EEXIST ? "prefix matches several servers" : "no such server";
+	       rc == -EEXIST ? "prefix matches several servers" :
+	       rc == -ENOMEM ? "out of memory" : "no such server";
 }

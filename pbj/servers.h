@@ -20,15 +20,28 @@ int pbj_fetch_table(const char *const *cluster, size_t n, struct ofs_server **e,
 /* A SID argument: 32 hex digits, or a unique prefix of 4 or more of a
  * server in e. -EINVAL (not a SID), -ENOENT, -EEXIST (ambiguous). */
 int pbj_resolve_sid(const char *arg, const struct ofs_server *e, size_t n, struct ofs_sid *out);
+/* The same among the SIDs sids[0..n-1] (a job's servers, say). */
+int pbj_resolve_sid_in(const char *arg, const struct ofs_sid *sids, size_t n,
+		       struct ofs_sid *out);
 /* Why an argument names no one server, from pbj_resolve_sid's rc. */
 const char *pbj_sid_why(int rc);
+
+#define PBJ_SID_WHY_LEN 384
+/* Why arg names no one of sids[0..n-1] (rc from pbj_resolve_sid_in),
+ * into out: for an ambiguous prefix, the SIDs it matches, the first 8
+ * of them by name. */
+void pbj_sid_why_in(const char *arg, int rc, const struct ofs_sid *sids, size_t n,
+		    char out[PBJ_SID_WHY_LEN]);
+/* The same among the servers e[0..n-1]. */
+void pbj_sid_why_of(const char *arg, int rc, const struct ofs_server *e, size_t n,
+		    char out[PBJ_SID_WHY_LEN]);
 
 /* What a drain's checks found, and their verdict. */
 enum pbj_drain_verdict {
 	PBJ_DRAIN_OK = 0,           /* (and, unless a dry run, marked draining) */
 	PBJ_DRAIN_NO_TABLE,         /* the table could not be read: rc */
 	PBJ_DRAIN_BAD_SERVER,       /* the argument names no one server: rc as
-	                               pbj_resolve_sid's */
+	                               pbj_resolve_sid's, why says so */
 	PBJ_DRAIN_OUT,              /* out of service already */
 	PBJ_DRAIN_SILENT,           /* it does not answer: rc */
 	PBJ_DRAIN_TOO_FEW,          /* fewer servers besides it than copies */
@@ -45,6 +58,7 @@ struct pbj_drain_check {
 	size_t others;              /* servers in service besides it, answering */
 	size_t racks;               /* their racks */
 	uint64_t avail;             /* their free bytes */
+	char why[PBJ_SID_WHY_LEN];  /* PBJ_DRAIN_BAD_SERVER: pbj_sid_why_of's */
 };
 
 /*
@@ -61,7 +75,7 @@ void pbj_drain_check(const char *const *cluster, size_t ncluster, const char *si
 enum pbj_stop_verdict {
 	PBJ_STOP_ANSWERED = 0,      /* *reply says (nshort 0: ok) */
 	PBJ_STOP_NO_TABLE,          /* rc */
-	PBJ_STOP_BAD_SERVER,        /* rc as pbj_resolve_sid's */
+	PBJ_STOP_BAD_SERVER,        /* rc as pbj_resolve_sid's, why says so */
 	PBJ_STOP_SILENT,            /* it does not answer: not known (rc) */
 	PBJ_STOP_REFUSED,           /* it refused the question (rc) */
 };
@@ -71,6 +85,7 @@ struct pbj_stop_check {
 	int rc;
 	struct ofs_sid sid;
 	struct ofs_stop_reply reply;
+	char why[PBJ_SID_WHY_LEN];  /* PBJ_STOP_BAD_SERVER: pbj_sid_why_of's */
 };
 
 /* Ask the server sidarg names whether stopping it now leaves every object

@@ -81,6 +81,64 @@ pbj_err_is 2 'rate 1: bytes per second' submit drain --server abcd --rate 1
 [ -e "$T/help.db" ] && fail "submit --help or a bad submit word made a job database"
 unset OFS_PBJ_DB
 
+# --help and -h after every command and subcommand of the three programs
+# print that command's usage on stdout and exit 0, and make nothing.
+# help_is WORDS PROG ARGS... : exit 0, "usage: PROG [... | ]WORDS" on stdout
+help_is() {
+	local words=$1
+	shift
+	assert_exit 0 "$@" || return 1
+	grep -qE "^usage: [^ ]+ (.*\| )?$words( |\$)" "$T/last.out" ||
+		fail "'$*': no 'usage: ... $words' on stdout: $(head -c 200 "$T/last.out")"
+}
+export OFS_PBJ_DB=$T/help.db
+for c in serve list status report pause resume cancel wait servers ok-to-stop; do
+	for h in --help -h; do help_is "$c" ofs_pbj "$c" $h; done
+done
+for c in "config list" "schedule add" "schedule list" "server set" "ca init" "ca issue" \
+	"ca revoke" "ca rotate" "submit scrub" "submit drain"; do
+	# shellcheck disable=SC2086
+	help_is "$c" ofs_pbj $c --help
+done
+help_is ok-to-stop ofs_pbj help ok-to-stop
+for c in mkdir put get ls stat rm rmdir mv chmod chown whoami; do
+	help_is "$c" ofs "$c" --help
+	help_is "$c" ofs help "$c"
+done
+for c in init certify run inspect ops tool; do
+	help_is "$c" ofs_server "$c" --help
+	help_is "$c" ofs_server help "$c"
+done
+[ -e "$T/help.db" ] && fail "a command's --help made a job database"
+unset OFS_PBJ_DB
+
+# Errors name the file or value at fault, with the usage exit status.
+pbj_err_is 2 '--cluster bogus: not HOST:PORT' --cluster bogus servers
+OFS_CLUSTER=127.0.0.1:1,zz pbj_err_is 2 'OFS_CLUSTER entry zz: not HOST:PORT' list
+OFS_CLUSTER=zz err_is 2 'OFS_CLUSTER entry zz: not HOST:PORT' ofs ls /
+pbj_err_is 2 'job database /missing/dir/x.db: its folder /missing/dir does not exist' \
+	--db /missing/dir/x.db list
+pbj_err_is 2 '/nonexistent: not a CA directory' --cluster 127.0.0.1:1 --insecure \
+	ca revoke /nonexistent "$T/bob/cert.pem"
+ok ofs_pbj ca init "$T/ca2"
+pbj_err_is 2 "$T/bob/cert.pem: No such file" --cluster 127.0.0.1:1 --insecure \
+	ca revoke "$T/ca2" "$T/bob/cert.pem"
+
+# A failed init leaves nothing behind, so the corrected command works;
+# an empty directory given stays, empty; a full one is not touched.
+assert_exit 3 ofs_server init --data "$T/new" --ca "$T/missing-ca"
+grep -q 'missing-ca/ca.key' "$T/last.err" || fail "init --ca /missing does not name the CA file"
+[ -e "$T/new" ] && fail "a failed init left $T/new behind: $(ls -A "$T/new")"
+mkdir "$T/empty"
+assert_exit 3 ofs_server init --data "$T/empty" --ca "$T/missing-ca"
+[ -z "$(ls -A "$T/empty")" ] || fail "a failed init left files in an empty dir: $(ls -A "$T/empty")"
+mkdir "$T/full" && echo keep >"$T/full/keep"
+assert_exit 2 ofs_server init --data "$T/full" --chunk-size 3
+assert_exit 3 ofs_server init --data "$T/full"
+[ "$(ls -A "$T/full")" = keep ] || fail "init touched a directory that was not empty: $(ls -A "$T/full")"
+ok ofs_server init --data "$T/new" --ca "$T/ca2"
+[ -s "$T/new/identity/cert.pem" ] || fail "init after a failed one: no identity in $T/new"
+
 # ---- against a server ---------------------------------------------------------
 start_server a
 echo hello >"$T/hello"

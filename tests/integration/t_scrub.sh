@@ -122,7 +122,7 @@ assert_exit 0 ofs_pbj submit scrub --path /f/p1 --wait --json
 assert_eq 6 "$(json "$T/last.out" .progress.objects_done)" "objects scrubbed for one plain file"
 assert_exit 1 ofs_pbj submit scrub --path /f --wait --json
 assert_eq 1 "$(json "$T/last.out" .findings.total)" "--path on the directory"
-assert_exit 3 ofs_pbj submit scrub --path /nothing/here --wait
+assert_exit 2 ofs_pbj submit scrub --path /nothing/here --wait   # (refused at submit: t_operator)
 assert_exit 2 ofs_pbj submit scrub --path relative/path
 stop_cluster c2
 

@@ -33,7 +33,6 @@ static const char *good_value(const struct pbj_option *o, char *buf, size_t len)
 	case PBJ_VAL_BYTES:      return "1M";
 	case PBJ_VAL_INT:        snprintf(buf, len, "%lld", (long long)o->min); return buf;
 	case PBJ_VAL_PATH:       return "/a/b";
-	case PBJ_VAL_SID:        return SID_HEX;
 	case PBJ_VAL_SID_PREFIX: return "abcd";
 	case PBJ_VAL_JOB:        return "7";
 	default:                 return NULL;
@@ -185,7 +184,7 @@ static void test_what_the_words_set(void **state)
 	char *scrub[] = { "scrub", "--path", "/a", "--path", "/b", "--server", SID_HEX,
 			  "--no-repair", "--rate", "64K", "--priority", "-5", "--wait",
 			  "--dry-run", "--metadata-only" };
-	char *drain[] = { "drain", "--server", "ab", "--server", "cd" };
+	char *drain[] = { "drain", "--server", "abcd", "--server", "cdef" };
 	char why[512];
 
 	(void)state;
@@ -199,6 +198,11 @@ static void test_what_the_words_set(void **state)
 	assert_int_equal(s->priority, -5);
 	assert_true(s->wait && s->dry_run && s->args.metadata_only);
 	assert_int_equal(s->max_repairs, -1);
+	/* a prefix is 4 to 32 hex digits */
+	assert_int_equal(parse3(s, "scrub", "--server", "abc", why, sizeof(why)), -EINVAL);
+	assert_int_equal(parse3(s, "scrub", "--server", "abcg", why, sizeof(why)), -EINVAL);
+	assert_int_equal(parse3(s, "scrub", "--server", SID_HEX "0", why, sizeof(why)), -EINVAL);
+	assert_int_equal(parse3(s, "scrub", "--server", "ABCD", why, sizeof(why)), 0);
 	/* drain's --server: once */
 	assert_int_equal(pbj_submit_parse(5, drain, s, why, sizeof(why)), -EINVAL);
 	assert_non_null(strstr(why, "one --server at a time"));

@@ -110,6 +110,30 @@ static void test_set_state_checks_from_and_stamps_times(void **state)
 	assert_int_equal(pbj_job_set_state(fx->db, id, 42, 0, NULL), -EINVAL);
 }
 
+/* A job resumed goes back to what is true: the queue when it had not
+ * started, running when it had; neither stamps it finished. */
+static void test_resumed_is_queued_until_started(void **state)
+{
+	struct tmpdb *fx = *state;
+	struct pbj_job j;
+	int64_t id = submit(fx->db, 0);
+	unsigned paused = 1u << PBJ_PAUSED;
+
+	assert_int_equal(pbj_job_set_state(fx->db, id, PBJ_PAUSED, 1u << PBJ_QUEUED, NULL), 0);
+	assert_int_equal(pbj_job_set_state(fx->db, id, PBJ_RESUMED, paused, ""), 0);
+	assert_int_equal(pbj_job_get(fx->db, id, &j), 0);
+	assert_int_equal(j.state, PBJ_QUEUED);
+	assert_int_equal(j.started_ns, 0);
+	assert_int_equal(j.finished_ns, 0);
+	assert_int_equal(pbj_job_set_state(fx->db, id, PBJ_RESUMED, paused, ""), -EAGAIN);
+	assert_int_equal(pbj_job_set_state(fx->db, id, PBJ_RUNNING, 1u << PBJ_QUEUED, NULL), 0);
+	assert_int_equal(pbj_job_set_state(fx->db, id, PBJ_PAUSED, 1u << PBJ_RUNNING, NULL), 0);
+	assert_int_equal(pbj_job_set_state(fx->db, id, PBJ_RESUMED, paused, ""), 0);
+	assert_int_equal(pbj_job_get(fx->db, id, &j), 0);
+	assert_int_equal(j.state, PBJ_RUNNING);
+	assert_int_equal(j.finished_ns, 0);
+}
+
 struct seen {
 	int n;
 	int kinds[8];
@@ -512,6 +536,7 @@ int main(void)
 		T(test_submit_grows_ids_and_survives_reopen),
 		T(test_next_job_by_priority_then_age),
 		T(test_set_state_checks_from_and_stamps_times),
+		T(test_resumed_is_queued_until_started),
 		T(test_progress_batch_stores_tasks_and_findings_filterable),
 		T(test_progress_stores_a_finding_said_twice_once),
 		T(test_schedules_add_list_fire_remove),

@@ -76,7 +76,49 @@ static void test_each_rows_columns_agree(void **state)
 			assert_null(t->prepare);
 	}
 	assert_non_null(pbj_jobtype(PBJ_TYPE_REBALANCE)->prepare);
-	assert_null(pbj_jobtype(PBJ_TYPE_SCRUB)->prepare);
+	/* a type that takes --path or --server checks them at submit */
+	for (int type = PBJ_TYPE_NONE + 1; type <= PBJ_TYPE_CATCHUP; type++) {
+		const struct pbj_jobtype *t = pbj_jobtype(type);
+		if (t->opts & (PBJ_OPT_PATH | PBJ_OPT_SERVERS))
+			assert_ptr_equal(t->prepare, pbj_prepare_scope);
+		if (t->scheduled)
+			assert_true(t->submitted);
+	}
+	assert_true(pbj_jobtype(PBJ_TYPE_SCRUB)->scheduled);
+	assert_false(pbj_jobtype(PBJ_TYPE_DRAIN)->scheduled);
+}
+
+/* Without a cluster, a scope of whole SIDs is taken unchecked; a prefix
+ * or a path, which only the cluster can check, is refused, saying so;
+ * nothing asked is nothing refused. */
+static void test_a_scope_the_cluster_must_check_needs_one(void **state)
+{
+	struct pbj_prep *p = calloc(1, sizeof(*p));
+	struct pbj_job_args *a = calloc(1, sizeof(*a));
+	char said[512];
+
+	(void)state;
+	assert_non_null(p);
+	assert_non_null(a);
+	p->say = p->preview = tmpfile();
+	assert_non_null(p->say);
+	assert_int_equal(pbj_prepare_scope(p, a), PBJ_PREP_OK);
+	a->nservers = 1;
+	a->servers[0] = "0123456789abcdef0123456789abcdef";
+	assert_int_equal(pbj_prepare_scope(p, a), PBJ_PREP_OK);
+	a->servers[0] = "0123";
+	assert_int_equal(pbj_prepare_scope(p, a), PBJ_PREP_REFUSED);
+	a->nservers = 0;
+	a->npaths = 1;
+	a->paths[0] = "/a";
+	assert_int_equal(pbj_prepare_scope(p, a), PBJ_PREP_REFUSED);
+	rewind(p->say);
+	said[fread(said, 1, sizeof(said) - 1, p->say)] = '\0';
+	assert_non_null(strstr(said, "a --server prefix needs the cluster"));
+	assert_non_null(strstr(said, "checking --path needs the cluster"));
+	fclose(p->say);
+	free(a);
+	free(p);
 }
 
 /* A preparation that cannot reach the cluster fails (submit's exit 3),
@@ -123,6 +165,7 @@ int main(void)
 		cmocka_unit_test(test_each_rows_columns_agree),
 		cmocka_unit_test(test_submit_names_the_submitted_types),
 		cmocka_unit_test(test_a_preparation_without_the_cluster_fails_and_says_so),
+		cmocka_unit_test(test_a_scope_the_cluster_must_check_needs_one),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
