@@ -175,8 +175,16 @@ depcheck:
 	@scripts/depcheck
 	@$(call run_tests,scripts,$(SCRIPT_TESTS))
 
-check-man:
-	@set -e; for m in $(MANS); do mandoc -Tlint -Wwarning $$m; done; echo "man pages: lint clean"
+# The man pages: mandoc's lint; no word an Fl macro swallows as a flag
+# (scripts/man-flags); each program's --help and its page name the same
+# commands and flags (scripts/help-vs-man).
+check-man: $(PROGS)
+	@set -e; for m in $(MANS); do mandoc -Tlint -Wwarning $$m; done; \
+	scripts/man-flags $(MANS); \
+	scripts/help-vs-man $(BINDIR)/ofs man/ofs.1; \
+	scripts/help-vs-man $(BINDIR)/ofs-pbj man/ofs-pbj.8; \
+	scripts/help-vs-man $(BINDIR)/ofs-server man/ofs-server.8; \
+	echo "man pages: lint clean, flags whole, --help and pages agree"
 
 # Each fuzz target runs a few seconds from its seed corpus (tests/fuzz/
 # corpus_NAME; fuzz_frame's: corpus) into a scratch corpus under
