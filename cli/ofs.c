@@ -304,14 +304,40 @@ struct ls_ctx {
 
 /* One entry, with its attributes a (NULL: removed since the listing -
  * what the entry says is shown). */
+/* mode's bits as ls -l shows them, after the type letter: "rwxr-sr-t". */
+static void mode_string(char type, uint32_t mode, char out[11])
+{
+	static const char rwx[] = "rwxrwxrwx";
+
+	out[0] = type;
+	for (int i = 0; i < 9; i++)
+		out[1 + i] = mode & (1u << (8 - i)) ? rwx[i] : '-';
+	if (mode & 04000)
+		out[3] = mode & 0100 ? 's' : 'S';
+	if (mode & 02000)
+		out[6] = mode & 0010 ? 's' : 'S';
+	if (mode & 01000)
+		out[9] = mode & 0001 ? 't' : 'T';
+	out[10] = '\0';
+}
+
+/* The mode as chmod takes it: "0644". */
+static void mode_octal(uint32_t mode, char out[8])
+{
+	snprintf(out, 8, "%04o", mode & 07777);
+}
+
 static void ls_print(struct ls_ctx *lc, const char *name, const struct ofs_dirent *d,
 		     const struct ofs_attr *a)
 {
-	char hex[OFS_OID_HEX], t[OFS_TIME_LEN];
+	char hex[OFS_OID_HEX], t[OFS_TIME_LEN], perm[11], oct[8];
 	uint64_t size = a ? a->size : 0;
+	char type = d->type == OFS_OBJ_DIRECTORY ? 'd' : '-';
 
 	time_format(a ? a->mtime_ns : 0, t);
 	oid_to_hex(d->handle.oid, hex);
+	mode_string(type, a ? a->mode : 0, perm);
+	mode_octal(a ? a->mode : 0, oct);
 	if (lc->o->json) {
 		json_t *e = json_object();
 		json_object_set_new(e, "name", json_string(name));
@@ -319,11 +345,19 @@ static void ls_print(struct ls_ctx *lc, const char *name, const struct ofs_diren
 		json_object_set_new(e, "oid", json_string(hex));
 		json_object_set_new(e, "size", json_integer((json_int_t)size));
 		json_object_set_new(e, "mtime", json_string(t));
+		if (a) {
+			json_object_set_new(e, "mode", json_integer(a->mode & 07777));
+			json_object_set_new(e, "mode_octal", json_string(oct));
+			json_object_set_new(e, "uid", json_integer(a->uid));
+			json_object_set_new(e, "gid", json_integer(a->gid));
+		}
 		json_array_append_new(lc->entries, e);
-	} else {
-		printf("%c %12llu %s %s%s\n", d->type == OFS_OBJ_DIRECTORY ? 'd' : '-',
-		       (unsigned long long)size, t, name,
-		       d->type == OFS_OBJ_DIRECTORY ? "/" : "");
+	} else if (a) {
+		printf("%s %6u %6u %12llu %s %s%s\n", perm, a->uid, a->gid,
+		       (unsigned long long)size, t, name, type == 'd' ? "/" : "");
+	} else {                         /* (its attributes could not be read) */
+		printf("%c?????????      ?      ? %12s %s %s%s\n", type, "?", t, name,
+		       type == 'd' ? "/" : "");
 	}
 }
 
@@ -432,7 +466,12 @@ static int cmd_stat(struct ofs_client *c, struct opts *o)
 	json_object_set_new(doc, "type", json_string(kind(a->type)));
 	json_object_set_new(doc, "size", json_integer((json_int_t)a->size));
 	json_object_set_new(doc, "version", json_integer((json_int_t)a->version));
-	json_object_set_new(doc, "mode", json_integer(a->mode));
+	{
+		char oct[8];
+		mode_octal(a->mode, oct);
+		json_object_set_new(doc, "mode", json_integer(a->mode));
+		json_object_set_new(doc, "mode_octal", json_string(oct));
+	}
 	json_object_set_new(doc, "uid", json_integer(a->uid));
 	json_object_set_new(doc, "gid", json_integer(a->gid));
 	time_format(a->mtime_ns, t);
@@ -445,7 +484,11 @@ static int cmd_stat(struct ofs_client *c, struct opts *o)
 		const char *key;
 		json_t *v;
 		json_object_foreach(doc, key, v) {
-			if (json_is_string(v))
+			if (!strcmp(key, "mode"))
+				continue;            /* (as chmod takes it: mode_octal) */
+			if (!strcmp(key, "mode_octal"))
+				printf("%-11s %s\n", "mode", json_string_value(v));
+			else if (json_is_string(v))
 				printf("%-11s %s\n", key, json_string_value(v));
 			else if (json_is_integer(v))
 				printf("%-11s %lld\n", key, (long long)json_integer_value(v));

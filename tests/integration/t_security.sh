@@ -146,6 +146,12 @@ err_is 3 'permission denied' ofs --identity "$T/id/alice" chown 1001:1001 /d/ali
 err_is 2 'octal' ofs chmod 8888 /d/f
 ok ofs chown 1001:100 /d/alice
 assert_eq "1001 100 384" "$(ofs stat --json /d/alice | jq -r '"\(.uid) \(.gid) \(.mode)"')" "after the admin's chown"
+# the mode as chmod takes it, in text and JSON; ls -l shows mode, owner and group
+assert_eq 0600 "$(ofs stat --json /d/alice | jq -r .mode_octal)" "stat --json's mode_octal"
+assert_eq "mode        0600" "$(ofs stat /d/alice | grep '^mode ')" "stat's mode line"
+assert_match '^-rw------- +1001 +100 +[0-9]+ [^ ]+ alice$' "$(ofs ls -l /d | grep ' alice$')" "ls -l of alice's file"
+assert_match '^drwxrwxrwx +0 +0 ' "$(ofs ls -l / | grep ' d/$')" "ls -l of the directory"
+assert_eq "384 1001 100" "$(ofs ls --json /d | jq -r '.entries[] | select(.name == "alice") | "\(.mode) \(.uid) \(.gid)"')" "ls --json"
 err_is 3 'permission denied' ofs --identity "$T/id/alice" chmod 644 /d/alice
 ok ofs chmod 644 /d/f
 # (the primary of the file refused it: any of the three)
