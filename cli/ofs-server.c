@@ -580,6 +580,11 @@ static int run_store(struct running *r, const struct sockaddr_in *addr)
 	if (rc)
 		return what == r->a.data ? data_failed(r->a.data, rc) : fail(r->a.listen, rc);
 	sid_to_hex(server_sid(r->srv), r->sidhex);
+	{
+		char tag[9];                 /* (the short SID: 8 hex digits) */
+		snprintf(tag, sizeof(tag), "%.8s", r->sidhex);
+		log_name(tag);
+	}
 	return 0;
 }
 

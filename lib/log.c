@@ -10,11 +10,20 @@
 
 static int log_fd = 2;
 static enum log_level log_max = LOG_INFO;
+static char log_tag[20];                 /* "[NAME] " or "" */
 
 void log_init(int fd, enum log_level level)
 {
 	log_fd = fd;
 	log_max = level;
+}
+
+void log_name(const char *name)
+{
+	if (name && *name)
+		snprintf(log_tag, sizeof(log_tag), "[%.16s] ", name);
+	else
+		log_tag[0] = '\0';
 }
 
 /* One line: the time, the level, the message and suffix (may be ""). */
@@ -29,7 +38,7 @@ static void log_vmsg(enum log_level level, const char *suffix, const char *fmt, 
 
 	gmtime_r(&now, &tm);
 	n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%SZ ", &tm);
-	r = snprintf(line + n, sizeof(line) - n, "%s ", names[level]);
+	r = snprintf(line + n, sizeof(line) - n, "%s%s ", log_tag, names[level]);
 	if (r > 0)
 		n += (size_t)r;
 	r = vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);

@@ -2,8 +2,10 @@
  * log.h - the daemon's and tools' log lines.
  *
  * Programs log; libraries return codes. A line is
- *   2026-12-03T06:00:00Z LEVEL message
- * written with one write(2) so concurrent threads never interleave.
+ *   2026-12-03T06:00:00Z [NAME] LEVEL message
+ * written with one write(2) so concurrent threads never interleave; the
+ * [NAME] (a server's short SID, so that servers sharing a terminal are
+ * told apart) only once log_name set one.
  */
 #ifndef OFS_LOG_H
 #define OFS_LOG_H
@@ -15,6 +17,9 @@ enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
 /* Send log lines to fd (default 2). Lines above level are dropped. */
 void log_init(int fd, enum log_level level);
+/* Tag every line from now on with name (up to 16 bytes; "" for none).
+ * Call it before other threads log. */
+void log_name(const char *name);
 void log_msg(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -1,4 +1,5 @@
-/* test_log.c - lines a loop repeats, said once in a while (lib/log.c). */
+/* test_log.c - lines a loop repeats, said once in a while, and a named
+ * log's tag (lib/log.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -91,6 +92,31 @@ static void test_log_limited_writes_a_repeated_line_once(void **state)
 	close(fd);
 }
 
+/* A named log tags every line with the name before its level (servers
+ * sharing a terminal told apart); unnamed again, none. */
+static void test_a_name_tags_every_line(void **state)
+{
+	char path[] = "/tmp/test_log.XXXXXX", buf[4096];
+	int fd = mkstemp(path);
+	ssize_t n;
+
+	(void)state;
+	assert_true(fd >= 0);
+	unlink(path);
+	log_init(fd, LOG_INFO);
+	log_name("3f0c9d2a");
+	log_info("serving %s", "x");
+	log_name("");
+	log_warn("after %d", 1);
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_non_null(strstr(buf, "Z [3f0c9d2a] INFO serving x\n"));
+	assert_non_null(strstr(buf, "Z WARN after 1\n"));
+	log_init(2, LOG_INFO);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -98,6 +124,7 @@ int main(void)
 		cmocka_unit_test(test_different_keys_are_said_apart),
 		cmocka_unit_test(test_the_oldest_key_is_forgotten_first),
 		cmocka_unit_test(test_log_limited_writes_a_repeated_line_once),
+		cmocka_unit_test(test_a_name_tags_every_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
