@@ -253,8 +253,13 @@ cppcheck:
 bench: deps all $(BENCH_BINS)
 	OFS_BIN=$(abspath $(BINDIR)) OFS_BENCH_BIN=$(abspath $(O)/bench) bench/run
 
-demo: deps all
-	scripts/demo
+# The build's output goes to build/demo-build.log (its end is shown when it
+# fails), so the demo's own output is what a reader sees.
+demo: deps
+	@mkdir -p build; echo "building bin/ (the compiler's output: build/demo-build.log)"; \
+	$(MAKE) --no-print-directory all >build/demo-build.log 2>&1 || \
+		{ tail -30 build/demo-build.log; echo "demo: the build failed"; exit 1; }
+	@scripts/demo
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \

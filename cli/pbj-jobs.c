@@ -241,8 +241,9 @@ static void asked_text(const json_t *asked, char *out, size_t len)
 	for (size_t k = 0; k < 2; k++) {
 		const json_t *arr = json_object_get(asked, lists[k]), *v;
 		size_t i;
-		if (json_array_size(arr))
-			ADD("%s%s", at ? ", " : "", lists[k]);
+		if (json_array_size(arr))          /* ("server X", "servers X Y") */
+			ADD("%s%.*s", at ? ", " : "", (int)strlen(lists[k]) -
+			    (json_array_size(arr) == 1), lists[k]);
 		json_array_foreach(arr, i, v)
 			ADD(" %s", json_string_value(v));
 	}
@@ -340,12 +341,14 @@ static void print_status_text(const json_t *o)
 	asked_text(json_object_get(o, "asked"), asked, sizeof(asked));
 	if (asked[0])
 		printf("\n  asked: %s", asked);
-	printf("\n  objects %lld of %lld, bytes %lld of %lld, %.1f MB/s",
+	printf("\n  objects %lld of %lld",
 	       (long long)json_integer_value(json_object_get(p, "objects_done")),
-	       (long long)json_integer_value(json_object_get(p, "objects_total")),
-	       (long long)json_integer_value(json_object_get(p, "bytes_done")),
-	       (long long)json_integer_value(json_object_get(p, "bytes_total")),
-	       (double)json_integer_value(json_object_get(p, "rate_bytes_per_s")) / 1e6);
+	       (long long)json_integer_value(json_object_get(p, "objects_total")));
+	if (json_integer_value(json_object_get(p, "bytes_total")))   /* (none: metadata only) */
+		printf(", bytes %lld of %lld, %.1f MB/s",
+		       (long long)json_integer_value(json_object_get(p, "bytes_done")),
+		       (long long)json_integer_value(json_object_get(p, "bytes_total")),
+		       (double)json_integer_value(json_object_get(p, "rate_bytes_per_s")) / 1e6);
 	if (json_is_integer(json_object_get(p, "eta_s")) &&
 	    strcmp(json_string_value(json_object_get(o, "state")), "running") == 0)
 		printf(", ETA %llds", (long long)json_integer_value(json_object_get(p, "eta_s")));
@@ -361,6 +364,39 @@ static void print_status_text(const json_t *o)
 			printf(" (%s)", json_string_value(json_object_get(v, "reason")));
 		printf("\n");
 	}
+}
+
+/* A job that succeeded with nothing to say, in one line ("job 7: scrub
+ * succeeded, no findings: 5120 objects, 5368709120 bytes in 25.1 s"):
+ * true when it was one, else false (and nothing printed). */
+static bool print_clean_line(const json_t *o)
+{
+	const json_t *p = json_object_get(o, "progress"), *f = json_object_get(o, "findings");
+	const char *state = json_string_value(json_object_get(o, "state"));
+	const struct pbj_jobtype *t;
+	char asked[512];
+	double secs = 0;
+
+	if (!state || strcmp(state, "succeeded") || json_integer_value(json_object_get(f, "total")) ||
+	    json_object_get(o, "reason"))
+		return false;
+	asked_text(json_object_get(o, "asked"), asked, sizeof(asked));
+	if (json_is_integer(json_object_get(p, "rate_bytes_per_s")) &&
+	    json_integer_value(json_object_get(p, "rate_bytes_per_s")) > 0)
+		secs = (double)json_integer_value(json_object_get(p, "bytes_done")) /
+		       (double)json_integer_value(json_object_get(p, "rate_bytes_per_s"));
+	t = pbj_jobtype_named(json_string_value(json_object_get(o, "type")));
+	printf("job %lld: %s succeeded%s: %lld objects, %lld bytes%s",
+	       (long long)json_integer_value(json_object_get(o, "id")),
+	       json_string_value(json_object_get(o, "type")),
+	       t && t->ends == PBJ_ENDS_BY_MOVING ? "" : ", no findings",
+	       (long long)json_integer_value(json_object_get(p, "objects_done")),
+	       (long long)json_integer_value(json_object_get(p, "bytes_done")),
+	       t && t->ends == PBJ_ENDS_BY_MOVING ? " moved" : "");
+	if (secs > 0)
+		printf(" in %.1f s", secs);
+	printf("%s%s%s\n", asked[0] ? " (" : "", asked, asked[0] ? ")" : "");
+	return true;
 }
 
 /* Exit status for a finished job (ofs-pbj(8), EXIT STATUS). */
@@ -762,7 +798,7 @@ static int wait_job(struct pbj_db *db, int64_t id, const char *const *cluster, s
 	}
 	if (json)
 		jobs_print_json(st);
-	else
+	else if (!print_clean_line(st))
 		print_status_text(st);
 	rc = job_exit(st);
 	json_decref(st);

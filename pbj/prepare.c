@@ -40,8 +40,9 @@ static int drain_checks(struct pbj_prep *p, const char *sidarg)
 	default:
 		break;
 	}
-	fprintf(say, "ofs-pbj: drain %s: %llu objects, %llu bytes of file data; %zu other "
-		"server%s in service and answering (%zu rack%s), %llu bytes free there\n", sidhex,
+	/* (what the checks found: not an error, so not "ofs-pbj:") */
+	fprintf(say, "drain %s: checked: it holds %llu objects, %llu bytes of file data; %zu "
+		"other server%s in service and answering (%zu rack%s), %llu bytes free there\n", sidhex,
 		(unsigned long long)c.objects, (unsigned long long)c.bytes, c.others,
 		c.others == 1 ? "" : "s", c.racks, c.racks == 1 ? "" : "s",
 		(unsigned long long)c.avail);

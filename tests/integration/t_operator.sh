@@ -68,7 +68,7 @@ assert_exit_in "0 1" ofs_pbj submit drain --server "${A:0:8}" --dry-run --json
 assert_eq "[\"$A\"]" "$(jq -c .asked.servers "$T/last.out")" "the drain's server"
 assert_eq true "$(jq -r .dry_run "$T/last.out")" "the drain's dry_run"
 ok ofs_pbj list
-assert_contains "$(grep " drain " "$T/last.out")" "dry run, servers $A" "list names the drain's server"
+assert_contains "$(grep " drain " "$T/last.out")" "dry run, server $A" "list names the drain's server"
 assert_eq 0 "$(nqueued)" "queued jobs after a dry-run drain"
 
 log "a rebalance dry run with nothing to move queues nothing"
