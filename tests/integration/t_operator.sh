@@ -38,6 +38,15 @@ SCRUB=$(jq -r .id "$T/last.out")
 assert_exit 2 ofs_pbj submit scrub --server 0000
 assert_contains "$(cat "$T/last.err")" "--server 0000: no such server" "an unknown prefix"
 
+log "a clean scrub waited for says so in one line"
+ok ofs_pbj submit scrub --path /d --wait
+assert_eq 1 "$(wc -l <"$T/last.out")" "lines of a clean scrub's --wait"
+assert_match '^job [0-9]+: scrub succeeded, no findings: [0-9]+ objects, [0-9]+ bytes' \
+	"$(cat "$T/last.out")" "a clean scrub's line"
+
+log "each log line of a server carries its short SID"
+assert_match "Z \[${A:0:8}\] INFO serving $A" "$(grep 'INFO serving' "$T/a.log")" "a's ready log line"
+
 log "report: a prefix of one of the job's servers; a clean job says so"
 ok ofs_pbj report "$SCRUB" --server "${A:0:5}"
 assert_eq "job $SCRUB: no findings match" "$(cat "$T/last.out")" "report of a clean server"
@@ -56,7 +65,7 @@ log "a dry run is waited for and says so; nothing is left queued"
 before=$(njobs)
 assert_exit_in "0 1" ofs_pbj submit repair --job "$SCRUB" --dry-run
 assert_contains "$(cat "$T/last.out")" "job " "a dry run prints its status"
-assert_contains "$(cat "$T/last.out")" "asked: dry run, repair, findings of job $SCRUB" "what it was asked"
+assert_contains "$(cat "$T/last.out")" "dry run, repair, findings of job $SCRUB" "what it was asked"
 assert_eq 0 "$(nqueued)" "queued jobs after a dry run"
 assert_eq $((before + 1)) "$(njobs)" "a dry run is recorded"
 DRY=$(ofs_pbj list --json | jq -r '.jobs | max_by(.id) | .id')

@@ -7,6 +7,7 @@
  * never both); a type that empties its server ends by what it moved; and
  * submit's list of types is the submitted rows'.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +21,7 @@
 #include "pbj/jobstore.h"
 #include "pbj/jobtype.h"
 #include "pbj/prepare.h"
+#include "pbj/servers.h"
 
 static void test_every_type_has_one_row_found_by_its_name(void **state)
 {
@@ -158,6 +160,43 @@ static void test_submit_names_the_submitted_types(void **state)
 	assert_true(strlen(small) < sizeof(small));
 }
 
+/* A SID prefix names one server or none; an ambiguous one is refused
+ * naming the SIDs it matches, the first 8 of them and how many more. */
+static void test_an_ambiguous_prefix_names_its_candidates(void **state)
+{
+	struct ofs_sid sids[12], got;
+	char why[PBJ_SID_WHY_LEN], hex[OFS_OID_HEX];
+
+	(void)state;
+	memset(sids, 0, sizeof(sids));
+	for (int i = 0; i < 12; i++) {
+		sids[i].b[0] = 0xab;
+		sids[i].b[1] = 0xcd;
+		sids[i].b[15] = (uint8_t)(i + 1);
+	}
+	sids[11].b[1] = 0xce;             /* abce...: the only one */
+	assert_int_equal(pbj_resolve_sid_in("abce", sids, 12, &got), 0);
+	assert_true(sid_eq(got, sids[11]));
+	assert_int_equal(pbj_resolve_sid_in("ABCE", sids, 12, &got), 0);
+	assert_int_equal(pbj_resolve_sid_in("abcf", sids, 12, &got), -ENOENT);
+	assert_int_equal(pbj_resolve_sid_in("abc", sids, 12, &got), -EINVAL);
+	assert_int_equal(pbj_resolve_sid_in("abcx", sids, 12, &got), -EINVAL);
+	assert_int_equal(pbj_resolve_sid_in("abcd", sids, 12, &got), -EEXIST);
+	pbj_sid_why_in("abcd", -EEXIST, sids, 12, why);
+	sid_to_hex(sids[0], hex);
+	assert_non_null(strstr(why, "prefix matches several servers: "));
+	assert_non_null(strstr(why, hex));
+	sid_to_hex(sids[7], hex);
+	assert_non_null(strstr(why, hex));
+	sid_to_hex(sids[8], hex);
+	assert_null(strstr(why, hex));    /* (the ninth: counted, not named) */
+	assert_non_null(strstr(why, " and 3 more"));
+	sid_to_hex(sids[11], hex);
+	assert_null(strstr(why, hex));    /* (abce: not a match) */
+	pbj_sid_why_in("abcf", -ENOENT, sids, 12, why);
+	assert_string_equal(why, "no such server");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -166,6 +205,7 @@ int main(void)
 		cmocka_unit_test(test_submit_names_the_submitted_types),
 		cmocka_unit_test(test_a_preparation_without_the_cluster_fails_and_says_so),
 		cmocka_unit_test(test_a_scope_the_cluster_must_check_needs_one),
+		cmocka_unit_test(test_an_ambiguous_prefix_names_its_candidates),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
