@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/conn.h"
@@ -81,20 +82,11 @@ const struct ident *conn_peer(const struct conn *c)
 }
 
 /* Connect c (net_connect, then the TLS handshake). */
-static int connect_io(struct conn *c)
+/* One TCP connect and TLS handshake (see connect_io). */
+static int connect_once(struct conn *c)
 {
-	struct sockaddr_in sa;
-	int rc;
+	int rc = net_connect(c->addr, c->connect_ms, &c->io.fd);
 
-	if (!sec_conf && !sec_plain)
-		return -OFS_ENOIDENT;
-	if (!sec_conf) {
-		if (net_parse_addr(c->addr, &sa))
-			return -EINVAL;
-		if ((ntohl(sa.sin_addr.s_addr) >> 24) != 127)
-			return -EACCES;
-	}
-	rc = net_connect(c->addr, c->connect_ms, &c->io.fd);
 	if (rc || !sec_conf)
 		return rc;
 	/* (a peer that accepted and then says nothing - a server stopped, whose
@@ -116,6 +108,44 @@ static int connect_io(struct conn *c)
 		c->io.fd = -1;
 	}
 	return rc;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Connect and shake hands. A handshake the server cut short after
+ * accepting - a server flooded with connections drops or answers "busy"
+ * to new ones, or evicts a handshake - is tried again, after 100 ms then
+ * 300 ms, while the connect's bound lasts; a refusal, a timeout or no
+ * server at all is not. */
+static int connect_io(struct conn *c)
+{
+	struct sockaddr_in sa;
+	int64_t until = mono_ms() + c->connect_ms;
+	int rc;
+
+	if (!sec_conf && !sec_plain)
+		return -OFS_ENOIDENT;
+	if (!sec_conf) {
+		if (net_parse_addr(c->addr, &sa))
+			return -EINVAL;
+		if ((ntohl(sa.sin_addr.s_addr) >> 24) != 127)
+			return -EACCES;
+	}
+	for (int attempt = 0;; attempt++) {
+		int wait_ms = attempt == 0 ? 100 : 300;
+		rc = connect_once(c);
+		if (!rc || !sec_conf || attempt == 2 || rc == -ETIMEDOUT || rc == -ECONNREFUSED ||
+		    rc == -EHOSTUNREACH || rc == -ENETUNREACH || rc == -EINVAL || rc == -ENOMEM ||
+		    tls_is_refusal(rc) || rc == -OFS_EWRONGPEER || mono_ms() + wait_ms >= until)
+			return rc;
+		poll(NULL, 0, wait_ms);
+	}
 }
 
 /* A failed (re)connect's code for the caller: refusals as they are. */

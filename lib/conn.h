@@ -60,10 +60,13 @@ void conn_trust_crl(struct crl *crl);
  * identity), or crl_open's errors. */
 int conn_trust_dir(const char *iddir);
 
-/* Connect to addr ("HOST:PORT"), to any server. Returns 0, -EINVAL (bad address),
- * -ECONNREFUSED, -ETIMEDOUT, -errno, a TLS refusal (tls_is_refusal),
- * -OFS_ENOIDENT (no conn_security), -EACCES (plaintext to an address not
- * on loopback). */
+/* Connect to addr ("HOST:PORT"), to any server. A handshake the server
+ * cuts short after accepting (a flooded server drops, evicts or answers
+ * "busy" to new connections) is tried again after 100 ms and 300 ms,
+ * within the connect's bound; a refusal, a timeout or a refused connect
+ * is not. Returns 0, -EINVAL (bad address), -ECONNREFUSED, -ETIMEDOUT,
+ * -errno, a TLS refusal (tls_is_refusal), -OFS_ENOIDENT (no
+ * conn_security), -EACCES (plaintext to an address not on loopback). */
 int conn_open(const char *addr, struct conn **out);
 /* The same, each connect (this one and later reconnects) bounded by
  * connect_ms instead of CONN_CONNECT_MS. */

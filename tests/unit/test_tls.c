@@ -1,5 +1,6 @@
 /* test_tls.c - the cluster CA (lib/ca.c) and TLS sessions (lib/tls.c),
- * with real OpenSSL over a socket pair. */
+ * with real OpenSSL over a socket pair, and a connection's handshake
+ * tried again (lib/conn.c) over loopback. */
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
@@ -17,6 +18,8 @@
 #include <cmocka.h>
 
 #include "lib/ca.h"
+#include "lib/conn.h"
+#include "lib/net.h"
 #include "lib/ofs_error.h"
 #include "lib/tls.h"
 
@@ -258,6 +261,77 @@ static void test_plaintext_is_not_tls(void **state)
 	tls_conf_free(srv);
 }
 
+/* A listener that closes the first `drop` connections it accepts as
+ * soon as they come (a server flooded: it drops or answers "busy"), and
+ * shakes hands on the next; it counts what it accepted. */
+struct dropper {
+	struct tls_conf *conf;
+	int lfd, drop, accepted, rc;
+	struct tls_sess *t;
+	pthread_t th;
+};
+
+static void *dropper_main(void *arg)
+{
+	struct dropper *d = arg;
+
+	for (;;) {
+		int fd = accept(d->lfd, NULL, NULL);
+		if (fd < 0)
+			return NULL;
+		if (d->accepted++ < d->drop) {
+			close(fd);
+			continue;
+		}
+		d->rc = tls_accept(d->conf, fd, 5000, &d->t);
+		tls_free(d->t);
+		close(fd);
+		return NULL;
+	}
+}
+
+/* conn_open to a dropper that drops `drop`: its result. */
+static int open_through(struct fx *f, struct dropper *d, int drop)
+{
+	struct sockaddr_in any, bound;
+	struct tls_conf *cli = load(f, "alice");
+	struct conn *c = NULL;
+	char addr[OFS_ADDR_MAX];
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	d->conf = load(f, "srv");
+	d->drop = drop;
+	assert_int_equal(net_parse_addr("127.0.0.1:0", &any), 0);
+	assert_int_equal(net_listen(&any, &d->lfd, &bound), 0);
+	net_format_addr(&bound, addr);
+	assert_int_equal(pthread_create(&d->th, NULL, dropper_main, d), 0);
+	conn_security(cli, false);
+	rc = conn_open(addr, &c);
+	conn_close(c);
+	shutdown(d->lfd, SHUT_RDWR);
+	pthread_join(d->th, NULL);
+	close(d->lfd);
+	conn_security(NULL, false);
+	tls_conf_free(cli);
+	tls_conf_free(d->conf);
+	return rc;
+}
+
+/* A handshake a server cuts short after accepting is tried again, twice
+ * at most: two drops are survived, three are not. */
+static void test_a_handshake_cut_short_is_tried_again(void **state)
+{
+	struct fx *f = *state;
+	struct dropper d;
+
+	assert_int_equal(open_through(f, &d, 2), 0);
+	assert_int_equal(d.accepted, 3);
+	assert_int_equal(d.rc, 0);
+	assert_int_not_equal(open_through(f, &d, 5), 0);
+	assert_int_equal(d.accepted, 3);
+}
+
 static void test_bad_identities_are_refused_when_loaded(void **state)
 {
 	struct fx *f = *state;
@@ -367,6 +441,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_another_cas_certificate_is_refused_by_both_ends,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_handshake_cut_short_is_tried_again, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_a_client_wants_a_server_certificate, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_plaintext_is_not_tls, setup, teardown),
