@@ -163,7 +163,7 @@ cmp -s "$T/flat.want" "$T/got" ||
 # one GETATTR round trip per entry; each line shows its file's size.
 OFS_COUNT_REQUESTS=1 ofs ls -l /flat >"$T/ll" 2>"$T/last.err" || fail "ofs ls -l /flat: $(cat "$T/last.err")"
 assert_eq "$NFLAT" "$(grep -vc '^total ' "$T/ll")" "ofs ls -l /flat lines"
-assert_eq "$NFLAT" "$(grep -c '^-  *12 ' "$T/ll")" "ofs ls -l /flat lines showing the size (12 bytes)"
+assert_eq "$NFLAT" "$(grep -cE '^-[rwxsStT-]{9} +[0-9]+ +[0-9]+ +12 ' "$T/ll")" "ofs ls -l /flat lines showing the size (12 bytes)"
 assert_match 'getattr_many=5( |$)' "$(grep 'requests sent' "$T/last.err")" "GETATTR_MANY requests of ls -l /flat"
 ngetattr=$(grep 'requests sent' "$T/last.err" | sed -n 's/.* getattr=\([0-9]*\).*/\1/p')
 [ "${ngetattr:-0}" -le 10 ] ||
