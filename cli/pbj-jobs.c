@@ -412,6 +412,10 @@ static int job_exit(const json_t *st)
 		return EXIT_FINDINGS;        /* stopped at its repair cap: a human decides */
 	if (strcmp(state, "succeeded") != 0)
 		return EXIT_FAIL;
+	if (json_is_string(json_object_get(st, "reason")) &&
+	    !strncmp(json_string_value(json_object_get(st, "reason")), PBJ_SKIPPED_REASON,
+		     strlen(PBJ_SKIPPED_REASON)))
+		return EXIT_FINDINGS;        /* checked what it reached: not all */
 	if (pbj_type_parse(json_string_value(json_object_get(st, "type")), &type) == 0 &&
 	    pbj_jobtype(type)->ends == PBJ_ENDS_BY_MOVING)
 		return 0;                    /* moved what it had to (or, dry: the plan) */

@@ -10,6 +10,7 @@
 #include "lib/conn.h"
 #include "lib/ofs_error.h"
 #include "lib/proto.h"
+#include "lib/timefmt.h"
 #include "pbj/jobargs.h"
 #include "pbj/jobtype.h"
 #include "pbj/plan.h"
@@ -49,6 +50,10 @@ struct live {
 	bool unlimited;                  /* no cap */
 	bool ran;                        /* started once in this run (rebalance:
 	                                    a restart plans again) */
+	bool silent;                     /* the last failed attempt: the server
+	                                    did not answer (a transport error) */
+	int64_t silent_since_ns;         /* wall clock of the first of those in a
+	                                    row (0: it answered last) */
 };
 
 #define GRANT_CHUNK 16                   /* repairs granted to a task at once */
@@ -487,6 +492,11 @@ static void attempt_failed(struct live *l, const char *what, int rc)
 
 	sid_to_hex(l->t.server, hex);
 	l->t.retries++;
+	l->silent = conn_is_transport_error(rc) != 0;
+	if (!l->silent)
+		l->silent_since_ns = 0;
+	else if (!l->silent_since_ns)
+		l->silent_since_ns = now_ns();
 	snprintf(l->t.reason, sizeof(l->t.reason), "%s on %.32s: %s", what, hex, ofs_strerror(rc));
 	if (conn_is_refusal(rc))
 		l->refused = rc;
@@ -786,6 +796,8 @@ static void take_status(const struct pbj_job *j, struct live *l, const struct of
 	case OFS_TASK_FAILED:
 		snprintf(l->t.reason, sizeof(l->t.reason), "%s", st->reason);
 		l->t.retries++;
+		l->silent = false;       /* (it answered: the task itself failed) */
+		l->silent_since_ns = 0;
 		l->started = false;       /* try again from the cursor, after a
 		                             backoff... */
 		l->retry_at_ns = now_ns() + (int64_t)backoff_next(&l->bo) * 1000000;
@@ -1033,23 +1045,62 @@ static int check_cap(struct pbj_db *db, int64_t id, const struct pbj_job *j, str
 	return 0;
 }
 
+/* A job that checks what it reaches (its result is its findings): a task
+ * whose server did not answer through every attempt does not fail it
+ * while another task ran to its end. Such tasks are said in why (a
+ * warning the job keeps as its reason: PBJ_SKIPPED_REASON ...) and
+ * their count returned. */
+static size_t silent_servers(const struct pbj_job *j, struct live *l, size_t n, char *why,
+			     size_t len)
+{
+	const struct pbj_jobtype *t = pbj_jobtype(j->type);
+	size_t silent = 0, done = 0, at;
+	int k;
+
+	for (size_t i = 0; i < n; i++) {
+		if (l[i].t.state == PBJ_FAILED && !l[i].silent)
+			return 0;                /* a real failure: the job fails */
+		silent += l[i].t.state == PBJ_FAILED;
+		done += l[i].t.state == PBJ_SUCCEEDED;
+	}
+	if (!t || t->ends != PBJ_ENDS_BY_FINDINGS || !silent || !done)
+		return 0;
+	k = snprintf(why, len, "%s: %zu server%s did not answer, %s not checked:", PBJ_SKIPPED_REASON,
+		     silent, silent == 1 ? "" : "s", silent == 1 ? "its copies" : "their copies");
+	at = k > 0 ? (size_t)k : 0;
+	for (size_t i = 0; i < n && at < len; i++) {
+		char hex[OFS_OID_HEX], since[OFS_TIME_LEN];
+		if (l[i].t.state != PBJ_FAILED)
+			continue;
+		sid_to_hex(l[i].t.server, hex);
+		time_format(l[i].silent_since_ns, since);
+		k = snprintf(why + at, len - at, " %s (since %s, %llu of %llu objects done)", hex, since,
+			     (unsigned long long)l[i].t.objects_done,
+			     (unsigned long long)l[i].t.objects_total);
+		at += k > 0 ? (size_t)k : 0;
+	}
+	return silent;
+}
+
 /* Every task final: the job's end - the scrub job a repair came from
  * marked, a drained server out of service, the job's state. */
 static int finish_job(struct pbj_db *db, int64_t id, const struct pbj_job *j, struct live *l,
 		      size_t n, const struct pbj_runner_opts *o)
 {
+	char skipped[PBJ_REASON_LEN];
 	bool any_failed = false;
+	size_t silent = silent_servers(j, l, n, skipped, sizeof(skipped));
 	const char *why = NULL;
 	int rc = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		if (l[i].t.state == PBJ_FAILED) {
+		if (l[i].t.state == PBJ_FAILED && !silent) {
 			any_failed = true;
 			why = l[i].t.reason;
 		}
 		forget(&l[i], id, OFS_TASK_FORGET);
 	}
-	if (!any_failed && (j->flags & PBJ_REPAIR) && !(j->flags & PBJ_DRY_RUN) &&
+	if (!any_failed && !silent && (j->flags & PBJ_REPAIR) && !(j->flags & PBJ_DRY_RUN) &&
 	    job_ints(j).from_job > 0)
 		rc = mark_source(db, job_ints(j).from_job, id);
 	if (!any_failed && !rc && pbj_jobtype(j->type) && pbj_jobtype(j->type)->empties &&
@@ -1068,7 +1119,7 @@ static int finish_job(struct pbj_db *db, int64_t id, const struct pbj_job *j, st
 		return rc;
 	rc = pbj_job_set_state(db, id, any_failed ? PBJ_FAILED : PBJ_SUCCEEDED,
 			       (1u << PBJ_RUNNING) | (1u << PBJ_PAUSED) | (1u << PBJ_QUEUED),
-			       any_failed ? why : NULL);
+			       any_failed ? why : silent ? skipped : "");
 	return rc == -EAGAIN ? 0 : rc;   /* (cancelled meanwhile: that stands) */
 }
 

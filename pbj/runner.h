@@ -79,6 +79,11 @@ int pbj_plan_now(const struct pbj_runner_opts *o, double pct, struct plan *p,
 
 /* The reason a job paused at its repair cap starts with this. */
 #define PBJ_CAP_REASON "repair cap reached"
+/* The reason a scrub or repair that succeeded keeps when some of its
+ * servers did not answer through every attempt starts with this: it
+ * checked what it reached, named the servers it did not, and `wait`
+ * exits 1 (a job whose every server was silent fails). */
+#define PBJ_SKIPPED_REASON "not every server answered"
 
 /*
  * Run job id until it ends (succeeded, failed, cancelled) or *stop is

@@ -11,8 +11,9 @@
 #    scrubbed equals the servers' object count);
 #  - SIGKILL a server mid-task and restart it: its task is started again
 #    from its cursor (retries >= 1) and the job ends succeeded;
-#  - a server that stays away: the job ends failed after the bounded
-#    retries, with the reason in status;
+#  - a server that stays away: a scrub of it alone ends failed after the
+#    bounded retries, with the reason in status; a scrub of every server
+#    ends succeeded, exit 1, naming it (the others checked);
 #  - cancel ends a job on every server; a `submit --wait` following it
 #    exits 3;
 #  - two submits at once get two jobs, both run.
@@ -124,12 +125,22 @@ log "submit --wait while the scheduler runs it: follows, exit 0"
 assert_exit 0 ofs_pbj submit scrub --wait --json
 assert_eq succeeded "$(json "$T/last.out" .state)" "followed job's state"
 
-log "a server that stays away: the job fails after bounded retries"
+log "a server that stays away: a scrub of it alone fails after bounded retries"
 { kill -TERM "$SERVE"; wait_pid "$SERVE" 30; } 2>/dev/null
 kill_server c
 export OFS_PBJ_MAX_RETRIES=3
 assert_exit 3 ofs_pbj --cluster "$(srv_addr a)" submit scrub --server "$(srv_sid c)" --wait --json
 assert_eq failed "$(json "$T/last.out" .state)" "job state"
 assert_contains "$(json "$T/last.out" .reason)" "$(srv_sid c)" "the reason names the server"
+
+log "a server down is not a failed scrub: the rest is checked, the server named, exit 1"
+assert_exit 1 ofs_pbj --cluster "$(srv_addr a)" submit scrub --wait --json
+assert_eq succeeded "$(json "$T/last.out" .state)" "a scrub with one server down"
+assert_contains "$(json "$T/last.out" .reason)" "not every server answered: 1 server did not answer" \
+	"the warning"
+assert_contains "$(json "$T/last.out" .reason)" "$(srv_sid c) (since " "the warning names the server"
+assert_eq 0 "$(json "$T/last.out" .findings.total)" "findings of the servers that answered"
+assert_eq 2 "$(jq '[.tasks[] | select(.state == "succeeded")] | length' "$T/last.out")" \
+	"tasks of the servers that answered, done"
 
 finish
