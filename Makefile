@@ -261,7 +261,22 @@ demo: deps
 		{ tail -30 build/demo-build.log; echo "demo: the build failed"; exit 1; }
 	@scripts/demo
 
-install: all
+# The systemd units (contrib/systemd/*.in), their @BINDIR@ the installed
+# programs' folder, under PREFIX/lib/systemd/system (systemd reads
+# /usr/local/lib/systemd/system too). ofs-server(8), "Running under systemd".
+UNITS := $(wildcard contrib/systemd/*.service.in)
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+install-units:
+	install -d $(DESTDIR)$(UNITDIR)
+	@for u in $(UNITS); do \
+		n=$$(basename "$$u" .in); \
+		sed 's|@BINDIR@|$(PREFIX)/bin|g' "$$u" >$(DESTDIR)$(UNITDIR)/$$n.tmp && \
+		chmod 644 $(DESTDIR)$(UNITDIR)/$$n.tmp && \
+		mv $(DESTDIR)$(UNITDIR)/$$n.tmp $(DESTDIR)$(UNITDIR)/$$n && \
+		echo "installed $(DESTDIR)$(UNITDIR)/$$n"; \
+	done
+
+install: all install-units
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/share/man/man8
 	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
@@ -271,7 +286,7 @@ install: all
 clean:
 	rm -rf build bin demo
 
-.PHONY: all unit deps check check-build check-run check-unit check-integration \
+.PHONY: install-units all unit deps check check-build check-run check-unit check-integration \
 	check-man check-fuzz fuzz fuzz-long fuzz-seeds cppcheck depcheck bench demo install clean
 
 -include $(CORE_OBJS:.o=.d) $(patsubst %.c,$(O)/%.d,$(wildcard cli/*.c)) \
