@@ -58,7 +58,7 @@ STORE_SRCS := store/kv.c store/records.c store/bstream.c store/store.c \
 	store/inspect.c store/replaced.c store/removed.c store/changelog.c
 SERVER_SRCS := server/service.c server/access.c server/ops.c server/listener.c \
 	server/sidtab.c server/gossip.c server/replica.c server/behind.c server/tool.c \
-	server/repair.c server/reconcile.c server/recover.c \
+	server/repair.c server/reconcile.c server/recover.c server/suspect.c \
 	server/taskhost.c server/mailbox.c server/stopping.c server/server.c
 BACKREF_SRCS := backref/rules.c backref/points.c
 REBALANCER_SRCS := rebalancer/move.c rebalancer/drain.c rebalancer/kinds.c

@@ -16,6 +16,7 @@
 #include "server/ops.h"
 #include "server/repair.h"
 #include "server/service.h"
+#include "server/suspect.h"
 #include "server/taskhost.h"
 
 struct list_ctx {
@@ -448,15 +449,28 @@ static int op_stats(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 	return rc;
 }
 
+/* Whether a client's REPORT says a copy is bad (the words of client/ofs_io.c):
+ * not a server down ("unreachable") or a copy behind (the catch-up's). */
+static bool report_says_bad(const char *why)
+{
+	return !strcmp(why, "checksum mismatch on read") || !strcmp(why, "short read") ||
+	       !strcmp(why, "copy missing");
+}
+
 static int op_report(struct service *sv, struct ofs_req *q, struct wbuf *reply)
 {
 	char oh[OFS_OID_HEX], sh[OFS_OID_HEX];
+	int rc = -EINVAL;
 
-	(void)sv;
 	(void)reply;
 	oid_to_hex(q->oid, oh);
 	sid_to_hex(q->sid, sh);
-	log_warn("client report: copy of %s on %s skipped: %s", oh, sh, q->reason);
+	if (sv->suspects && report_says_bad(q->reason))
+		rc = suspects_add(sv->suspects, q->oid, q->sid, q->reason);
+	log_limited(LOG_WARN, NULL, "client report: copy of %s on %s skipped: %s%s", oh, sh, q->reason,
+		    rc == 0 ? "; asked to verify and mend it" :
+		    rc == -EALREADY ? "; asked lately" :
+		    rc == -ENOSPC ? "; too many suspects waiting: left to the next scrub" : "");
 	return 0;
 }
 

@@ -18,6 +18,7 @@
 #include "server/listener.h"
 #include "server/mailbox.h"
 #include "server/recover.h"
+#include "server/suspect.h"
 #include "server/replica.h"
 #include "server/server.h"
 #include "server/service.h"
@@ -44,6 +45,7 @@ struct server {
 	struct taskhost *tasks;
 	struct mailbox *mb;                 /* the namespace check's join records */
 	struct recover *rv;
+	struct suspects *sus;               /* copies readers found bad */
 	struct service sv;
 	bool sv_ready;
 	struct tls_conf *tls;               /* NULL: --insecure */
@@ -270,6 +272,11 @@ int server_start(struct server *srv, const struct server_part *parts, size_t npa
 	if (rc)
 		return rc;
 	recover_attach(srv->rv, &srv->sv, srv->tasks);
+	*what = "the suspects' worker";
+	rc = suspects_start(srv->s, srv->tab, srv->rep, srv->o.scrub_rate, &srv->sus);
+	if (rc)
+		return rc;
+	srv->sv.suspects = srv->sus;
 	if (srv->o.no_catch_up)
 		log_warn("--no-catch-up: copies that missed changes wait for a repair job");
 	return 0;
@@ -289,6 +296,8 @@ void server_close(struct server *srv)
 	stopping_start(STOPPING_REPORT_S, &w);
 	stopping_step(w, "gossip");
 	gossip_stop(srv->g);
+	stopping_step(w, "the suspects' worker");
+	suspects_stop(srv->sus);
 	stopping_step(w, "the background tasks");
 	taskhost_close(srv->tasks);     /* (its tasks use the catch-up and the parts) */
 	stopping_step(w, "the catch-up");

@@ -45,6 +45,9 @@ struct service {
 	struct recover *recover;           /* NULL: none (set after service_init) */
 	struct mailbox *mailbox;           /* JOIN's records (NULL: none; set after
 	                                      service_init) */
+	struct suspects *suspects;         /* copies a reader found bad, mended
+	                                      first (NULL: none; set after
+	                                      service_init) */
 	/* What the catch-up wants to hear (set after service_init; NULL:
 	 * nobody): behind - a copy here was just marked behind; stats - add
 	 * its counts to a STATS reply. */

@@ -2,9 +2,10 @@
 # t_cluster_flip: a byte flipped in one copy's byte stream on disk. `ofs
 # get` still returns the right bytes, from another copy; the server holding
 # the bad copy logs the checksum mismatch and the server that served the
-# read logs the client's report of the skipped copy. With two copies bad
-# the third serves; with all three bad the get fails (exit 3) and writes
-# no local file rather than return wrong bytes.
+# read logs the client's report of the skipped copy and has the bad copy
+# mended at once (a suspect: server/suspect.h). With two copies bad the
+# third serves and both are mended; with all three bad the get fails
+# (exit 3) and writes no local file rather than return wrong bytes.
 . "$(dirname "$0")/lib.sh"
 
 MiB=$((1024 * 1024))
@@ -36,13 +37,28 @@ wait_until 10 "$n0 to log the checksum mismatch" grep -q "read $dfile .*checksum
 wait_until 10 "the serving copy to log the skipped copy" \
 	bash -c "cat '$T/$n1.log' '$T/$n2.log' | grep -q 'copy of $dfile on ${copies[0]} skipped: checksum mismatch'"
 
-log "two copies bad: the third serves"
+# mended NAME OID NTH : wait until NAME's copy of OID has been mended as a
+# suspect NTH times (server/suspect.h): the server that served the read
+# asked for it.
+mended() {
+	await 20 "$1's copy mended as a suspect ($3)" \
+		bash -c "[ \$(cat '$T'/[abcd].log | grep -c 'suspect: copy of $2 on $(srv_sid "$1") .*fetched version') -ge $3 ]"
+}
+log "the bad copy a reader met is mended at once, no job submitted"
+mended "$n0" "$dfile" 1
+
+log "two copies bad: the third serves, and both are mended"
+flip "$n0" "$dfile" $((MiB + 77))
 flip "$n1" "$dfile" $((MiB + 77))
 ok ofs get /f "$T/back2"
 assert_same_file "$T/f" "$T/back2" "read with two bad copies"
+mended "$n0" "$dfile" 2
+mended "$n1" "$dfile" 1
 
 # (All in the same 1 MiB chunk, so no copy can serve it.)
 log "all three bad: the get fails and leaves no local file"
+flip "$n0" "$dfile" $((MiB + 999))
+flip "$n1" "$dfile" $((MiB + 999))
 flip "$n2" "$dfile" $((MiB + 999))
 assert_exit 3 ofs get /f "$T/back3"
 assert_contains "$(cat "$T/last.err")" "checksum" "error of a get with every copy bad"
