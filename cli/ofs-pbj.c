@@ -47,6 +47,8 @@ static const char usage_rest[] =
 	"  schedule add NAME --cron \"MIN HOUR DOM MON DOW\" -- scrub [options]\n"
 	"  schedule list [--json] | schedule rm NAME\n"
 	"  servers [--json]\n"
+	"  health [--detail] [--json]    whether the cluster is healthy, and if not why:\n"
+	"                                exit 0 healthy, 1 warnings, 3 errors\n"
 	"  server set SID --state in|draining|out | --attr KEY=VALUE | --weight W\n"
 	"  ok-to-stop SID [--json]       0 when stopping SID now leaves every object it holds\n"
 	"                                with its write confidence of good copies elsewhere\n"
@@ -141,17 +143,12 @@ static int cmd_servers(const char *const *cluster, size_t ncluster, bool json)
 		       "ADDRESS", "STATE", "UP", "OBJECTS", "BYTES", "WEIGHT", "LAST SEEN",
 		       "CATCH-UP", "ATTRIBUTES");
 	for (size_t i = 0; i < n; i++) {
-		struct ofs_req q = { .op = OFS_OP_STATS };
 		struct ofs_stats st = { 0 };
-		uint8_t *b = NULL;
-		size_t bn = 0;
 		char sid[OFS_OID_HEX], seen[OFS_TIME_LEN] = "never";
 		int64_t last = e[i].last_seen_ns;
-		/* (by its SID: another server at its address is not it) */
-		int src = conn_call_once_sid(e[i].address, &e[i].sid, &q, STATS_TIMEOUT_MS, &b, &bn);
-		bool up = src == 0 && proto_decode_stats(b, bn, &st) == 0;
+		int src = pbj_server_stats(&e[i], STATS_TIMEOUT_MS, &st);
+		bool up = src == 0;
 
-		free(b);
 		if (up)
 			last = now_ns();
 		if (last > 0)
@@ -406,6 +403,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (strcmp(l.rest[1], "servers") && strcmp(l.rest[1], "ok-to-stop") &&
+	    strcmp(l.rest[1], "health") &&
 	    !(l.nrest >= 3 && !strcmp(l.rest[1], "server") && !strcmp(l.rest[2], "set"))) {
 		rc = usage("unknown command '%s'", l.rest[1]);
 		goto out;
@@ -419,7 +417,9 @@ int main(int argc, char **argv)
 	rc = cli_line_security(&l, "ofs-pbj", true);
 	if (rc)
 		goto out;
-	if (!strcmp(l.rest[1], "ok-to-stop")) {
+	if (!strcmp(l.rest[1], "health")) {
+		rc = pbj_health_main(l.nrest - 1, l.rest + 1, l.db, l.cluster, l.ncluster, l.json);
+	} else if (!strcmp(l.rest[1], "ok-to-stop")) {
 		rc = pbj_ok_to_stop(l.cluster, l.ncluster, l.nrest - 2, l.rest + 2, l.json);
 	} else if (!strcmp(l.rest[1], "servers")) {
 		if (l.nrest != 2) {

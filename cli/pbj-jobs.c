@@ -22,6 +22,7 @@
 #include "lib/proto.h"
 #include "lib/timefmt.h"
 #include "pbj/cron.h"
+#include "pbj/health.h"
 #include "pbj/jobargs.h"
 #include "pbj/jobopts.h"
 #include "pbj/jobstore.h"
@@ -1096,4 +1097,62 @@ int pbj_jobs_main(int argc, char **argv, const char *db_arg, const char *const *
 out:
 	pbj_close(db);
 	return rc;
+}
+
+/* ---- health ---------------------------------------------------------------- */
+
+/* The checks in words: "health: error", then a line a check, and with
+ * detail its items. */
+static void print_health_text(const json_t *doc, bool detail)
+{
+	const json_t *c;
+	size_t i;
+
+	printf("health: %s\n", json_string_value(json_object_get(doc, "status")));
+	json_array_foreach(json_object_get(doc, "checks"), i, c) {
+		const json_t *it;
+		size_t k;
+		printf("  %-5s %s: %s\n", json_string_value(json_object_get(c, "severity")),
+		       json_string_value(json_object_get(c, "name")),
+		       json_string_value(json_object_get(c, "detail")));
+		if (!detail)
+			continue;
+		json_array_foreach(json_object_get(c, "items"), k, it) {
+			char *s = json_dumps(it, JSON_COMPACT | JSON_PRESERVE_ORDER);
+			printf("        %s\n", s ? s : "?");
+			free(s);
+		}
+	}
+}
+
+int pbj_health_main(int argc, char **argv, const char *db_arg, const char *const *cluster,
+		    size_t ncluster, bool json)
+{
+	struct pbj_db *db = NULL;
+	const char *path = db_path(db_arg);
+	json_t *doc = NULL;
+	bool detail = false;
+	int status = 0, rc;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--detail") != 0)
+			return jobs_usage_err("health takes only --detail (and --json): '%s'", argv[i]);
+		detail = true;
+	}
+	/* (no job database: the checks of the cluster only; none is made) */
+	if (access(path, F_OK) == 0 && (rc = open_db(path, &db)) != 0)
+		return rc;
+	rc = pbj_health(cluster, ncluster, db, &doc, &status);
+	pbj_close(db);
+	if (rc) {
+		fprintf(stderr, "ofs-pbj: health: cannot read the server table from %s: %s\n",
+			cluster[0], ofs_strerror(rc));
+		return EXIT_FAIL;
+	}
+	if (json)
+		jobs_print_json(doc);
+	else
+		print_health_text(doc, detail);
+	json_decref(doc);
+	return status == PBJ_HEALTH_ERROR ? EXIT_FAIL : status == PBJ_HEALTH_WARN ? EXIT_FINDINGS : 0;
 }

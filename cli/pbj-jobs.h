@@ -20,4 +20,12 @@ int pbj_jobs_main(int argc, char **argv, const char *db_arg, const char *const *
  */
 int jobs_submit_help(const char *type);
 
+/*
+ * `ofs-pbj health [--detail]` (argv[0] "health"): the cluster's checks
+ * (pbj/health.h), and the job database's when there is one (none is
+ * made). Exit 0 healthy, 1 warnings, 3 errors or no table.
+ */
+int pbj_health_main(int argc, char **argv, const char *db_arg, const char *const *cluster,
+		    size_t ncluster, bool json);
+
 #endif

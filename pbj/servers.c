@@ -122,17 +122,22 @@ static const char *rack_of(const struct ofs_server *e, char *buf, size_t n)
 	return buf;
 }
 
-static int stats_of(const struct ofs_server *e, struct ofs_stats *st)
+int pbj_server_stats(const struct ofs_server *e, int timeout_ms, struct ofs_stats *st)
 {
 	struct ofs_req q = { .op = OFS_OP_STATS };
 	uint8_t *b = NULL;
 	size_t bn = 0;
-	int rc = conn_call_once_sid(e->address, &e->sid, &q, STATS_MS, &b, &bn);
+	int rc = conn_call_once_sid(e->address, &e->sid, &q, timeout_ms, &b, &bn);
 
 	if (!rc)
 		rc = proto_decode_stats(b, bn, st);
 	free(b);
 	return rc;
+}
+
+static int stats_of(const struct ofs_server *e, struct ofs_stats *st)
+{
+	return pbj_server_stats(e, STATS_MS, st);
 }
 
 /* The servers in service besides f that answer: how many, their racks,

@@ -23,6 +23,9 @@ int pbj_resolve_sid(const char *arg, const struct ofs_server *e, size_t n, struc
 /* The same among the SIDs sids[0..n-1] (a job's servers, say). */
 int pbj_resolve_sid_in(const char *arg, const struct ofs_sid *sids, size_t n,
 		       struct ofs_sid *out);
+/* Server e's statistics (STATS), asked of it by its SID (another server
+ * at its address is not it) within timeout_ms. 0 or -errno. */
+int pbj_server_stats(const struct ofs_server *e, int timeout_ms, struct ofs_stats *st);
 /* Why an argument names no one server, from pbj_resolve_sid's rc. */
 const char *pbj_sid_why(int rc);
 

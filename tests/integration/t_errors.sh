@@ -92,7 +92,7 @@ help_is() {
 		fail "'$*': no 'usage: ... $words' on stdout: $(head -c 200 "$T/last.out")"
 }
 export OFS_PBJ_DB=$T/help.db
-for c in serve list status report pause resume cancel wait servers ok-to-stop; do
+for c in serve list status report pause resume cancel wait servers ok-to-stop health; do
 	for h in --help -h; do help_is "$c" ofs_pbj "$c" $h; done
 done
 for c in "config list" "schedule add" "schedule list" "server set" "ca init" "ca issue" \
