@@ -176,8 +176,7 @@ static size_t usage_lines(const char *usage_text, const char *prog, const char *
 		const char *nl = strchr(line, '\n');
 		size_t len = nl ? (size_t)(nl - line) : strlen(line), indent;
 		const char *t = usage_words(line, len, prog, &indent);
-		bool starts = indent <= 8 && t < line + len && *t >= 'a' && *t <= 'z' &&
-			      (indent == 0 || t == line + indent || t > line + indent);
+		bool starts = indent <= 8 && t < line + len && *t >= 'a' && *t <= 'z';
 		if (starts) {
 			showing = usage_names(t, line + len, cmd, sub);
 			at_indent = indent;

@@ -24,7 +24,6 @@
 
 #define EXIT_USAGE 2
 #define EXIT_FAIL 3
-#define STATS_TIMEOUT_MS 2000
 
 /* The usage: its head, each job type's submit line from the job-type
  * and options tables (pbj/jobopts.h), then the rest (usage_make). */
@@ -146,7 +145,7 @@ static int cmd_servers(const char *const *cluster, size_t ncluster, bool json)
 		struct ofs_stats st = { 0 };
 		char sid[OFS_OID_HEX], seen[OFS_TIME_LEN] = "never";
 		int64_t last = e[i].last_seen_ns;
-		int src = pbj_server_stats(&e[i], STATS_TIMEOUT_MS, &st);
+		int src = pbj_server_stats(&e[i], PBJ_STATS_UP_MS, &st);
 		bool up = src == 0;
 
 		if (up)

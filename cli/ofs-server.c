@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/signalfd.h>
 #include <stddef.h>
 #include <time.h>
@@ -23,6 +22,7 @@
 #include "lib/cap.h"
 #include "lib/conn.h"
 #include "lib/crl.h"
+#include "lib/fdio.h"
 #include "lib/log.h"
 #include "lib/net.h"
 #include "lib/ofs_error.h"
@@ -355,17 +355,10 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 /* Whether dir is missing or an empty directory: all init may undo. */
 static bool missing_or_empty(const char *dir, bool *existed)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	bool empty = true;
+	int rc = fdio_dir_is_empty(dir);
 
-	*existed = d != NULL || errno != ENOENT;
-	if (!d)
-		return !*existed;
-	while (empty && (e = readdir(d)) != NULL)
-		empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
-	closedir(d);
-	return empty;
+	*existed = rc != -ENOENT;
+	return rc == 1 || rc == -ENOENT;
 }
 
 /* A failed init leaves nothing behind: what it made under dir goes, and

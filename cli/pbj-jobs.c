@@ -332,11 +332,11 @@ static void print_status_text(const json_t *o)
 	json_t *v;
 	size_t i;
 
+	char asked[512];
+
 	printf("job %lld: %s %s", (long long)json_integer_value(json_object_get(o, "id")),
 	       json_string_value(json_object_get(o, "type")),
 	       json_string_value(json_object_get(o, "state")));
-	char asked[512];
-
 	if (json_object_get(o, "reason"))
 		printf(" (%s)", json_string_value(json_object_get(o, "reason")));
 	asked_text(json_object_get(o, "asked"), asked, sizeof(asked));
@@ -492,9 +492,7 @@ static int report_one(const struct pbj_finding *f, void *arg)
 	return 0;
 }
 
-/* report JOB [--kind KIND] [--server SID] [--oid OID]: the findings of a
- * job, filtered. */
-/* The servers of job id's tasks, for a SID prefix: *out (malloc'd), *n. */
+/* The servers of a job's tasks, for a SID prefix (add_task_sid). */
 struct task_sids {
 	struct ofs_sid *s;
 	size_t n, cap;
@@ -542,6 +540,8 @@ static int report_server(struct pbj_db *db, int64_t id, const char *arg, struct 
 	return rc;
 }
 
+/* report JOB [--kind KIND] [--server SID] [--oid OID]: the findings of a
+ * job, filtered. */
 static int cmd_report(struct pbj_db *db, int64_t id, int argc, char **argv, bool json)
 {
 	struct pbj_job *j;
@@ -825,26 +825,33 @@ static void submit_help(const struct pbj_jobtype *t)
 	       "submit TYPE --help: its options and their defaults\n");
 }
 
-int jobs_submit_help(const char *type)
-{
-	const struct pbj_jobtype *t = type ? pbj_jobtype_named(type) : NULL;
-
-	if (type && (!t || !t->submitted)) {
-		char names[128];
-		pbj_jobtype_submitted_names(names, sizeof(names));
-		fprintf(stderr, "ofs-pbj: submit %s: unknown job type (%s)\n", type, names);
-		return EXIT_USAGE;
-	}
-	submit_help(t);
-	return 0;
-}
-
 /* A submit's usage error: why, and where help is. */
 static int submit_usage_err(const struct pbj_submit *s, const char *why)
 {
 	fprintf(stderr, "ofs-pbj: %s\n(see ofs-pbj submit %s%s--help)\n", why,
 		s->type ? s->type->name : "", s->type ? " " : "");
 	return EXIT_USAGE;
+}
+
+int jobs_submit_help(const char *type)
+{
+	struct pbj_submit *s = malloc(sizeof(*s));
+	char *argv[] = { (char *)(type ? type : "--help"), "--help" };
+	char why[256];
+	int rc;
+
+	if (!s)
+		return EXIT_FAIL;
+	/* (the parser names the type, or says why it is none) */
+	rc = pbj_submit_parse(2, argv, s, why, sizeof(why));
+	if (rc == PBJ_SUBMIT_HELP) {
+		submit_help(s->type);
+		rc = 0;
+	} else {
+		rc = submit_usage_err(s, why);
+	}
+	free(s);
+	return rc;
 }
 
 /* submit's words by the options' table (pbj/jobopts.h) into *s: 0,

@@ -5,12 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "lib/conn.h"
 #include "lib/crl.h"
 #include "lib/frame.h"
+#include "lib/log.h"
 #include "lib/net.h"
 #include "lib/ofs_error.h"
 #include "lib/tls.h"
@@ -110,14 +110,6 @@ static int connect_once(struct conn *c)
 	return rc;
 }
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Connect and shake hands. A handshake the server cut short after
  * accepting - a server flooded with connections drops or answers "busy"
  * to new ones, or evicts a handshake - is tried again, after 100 ms then
@@ -126,7 +118,7 @@ static int64_t mono_ms(void)
 static int connect_io(struct conn *c)
 {
 	struct sockaddr_in sa;
-	int64_t until = mono_ms() + c->connect_ms;
+	int64_t until = log_now_ms() + c->connect_ms;
 	int rc;
 
 	if (!sec_conf && !sec_plain)
@@ -142,7 +134,7 @@ static int connect_io(struct conn *c)
 		rc = connect_once(c);
 		if (!rc || !sec_conf || attempt == 2 || rc == -ETIMEDOUT || rc == -ECONNREFUSED ||
 		    rc == -EHOSTUNREACH || rc == -ENETUNREACH || rc == -EINVAL || rc == -ENOMEM ||
-		    tls_is_refusal(rc) || rc == -OFS_EWRONGPEER || mono_ms() + wait_ms >= until)
+		    tls_is_refusal(rc) || rc == -OFS_EWRONGPEER || log_now_ms() + wait_ms >= until)
 			return rc;
 		poll(NULL, 0, wait_ms);
 	}

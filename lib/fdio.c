@@ -1,4 +1,5 @@
 /* fdio.c - whole reads and writes on a file descriptor (see fdio.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -188,4 +189,18 @@ int fdio_read_file(const char *path, void *buf, size_t cap, size_t *got)
 		rc = fdio_read_all(fd, &more, 1, &extra);
 	close(fd);
 	return rc ? rc : extra ? -EFBIG : 0;
+}
+
+int fdio_dir_is_empty(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int empty = 1;
+
+	if (!d)
+		return -errno;
+	while (empty && (e = readdir(d)) != NULL)
+		empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+	closedir(d);
+	return empty;
 }

@@ -22,6 +22,10 @@ int fdio_pwrite_all(fdio_pwrite_fn pw, int fd, const void *buf, size_t n, uint64
 int fdio_read_all(int fd, void *buf, size_t n, size_t *got);
 int fdio_write_all(int fd, const void *buf, size_t n);
 
+/* Whether the directory path holds nothing but "." and "..": 1 or 0;
+ * -errno (-ENOENT: no such directory). */
+int fdio_dir_is_empty(const char *path);
+
 /* The whole of file path into buf (cap bytes): *got says how many.
  * -EFBIG when it holds more than cap; -errno (-ENOENT: no such file). */
 int fdio_read_file(const char *path, void *buf, size_t cap, size_t *got);

@@ -13,7 +13,6 @@
 #include "pbj/runner.h"
 #include "pbj/servers.h"
 
-#define STATS_TIMEOUT_MS 2000        /* a server that does not answer: down */
 #define QUEUED_STUCK_S 60            /* a queued job no scheduler takes */
 
 static int64_t now_ns(void)
@@ -53,7 +52,7 @@ static void check_servers(const struct ofs_server *e, size_t n, json_t *checks, 
 			continue;                /* (out of service: not counted on) */
 		sid_to_hex(e[i].sid, sid);
 		memset(&st, 0, sizeof(st));
-		rc = pbj_server_stats(&e[i], STATS_TIMEOUT_MS, &st);
+		rc = pbj_server_stats(&e[i], PBJ_STATS_UP_MS, &st);
 		if (rc) {
 			json_t *o = json_object();
 			if (e[i].last_seen_ns > 0)

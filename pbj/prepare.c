@@ -90,22 +90,14 @@ static int scope_servers(struct pbj_prep *p, struct pbj_job_args *a)
 		return PBJ_PREP_FAILED;
 	}
 	for (size_t i = 0; i < a->nservers && ret == PBJ_PREP_OK; i++) {
-		struct ofs_sid sid;
 		char why[PBJ_SID_WHY_LEN];
-		rc = pbj_resolve_sid(a->servers[i], e, n, &sid);
-		if (rc == 0) {
-			bool known = false;
-			for (size_t k = 0; k < n; k++)
-				known |= sid_eq(e[k].sid, sid);
-			rc = known ? 0 : -ENOENT;
-		}
-		if (rc) {
-			pbj_sid_why_of(a->servers[i], rc, e, n, why);
+		const struct ofs_server *f = pbj_server_named(a->servers[i], e, n, &rc, why);
+		if (!f) {
 			fprintf(p->say, "ofs-pbj: --server %s: %s\n", a->servers[i], why);
 			ret = PBJ_PREP_REFUSED;
 			break;
 		}
-		sid_to_hex(sid, p->sids[i]);
+		sid_to_hex(f->sid, p->sids[i]);
 		a->servers[i] = p->sids[i];
 	}
 	free(e);

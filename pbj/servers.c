@@ -96,10 +96,8 @@ void pbj_sid_why_of(const char *arg, int rc, const struct ofs_server *e, size_t 
 	free(s);
 }
 
-/* The entry of e[0..n-1] that arg names (a SID or a unique prefix), or
- * NULL with *rc and why saying why. */
-static const struct ofs_server *server_named(const char *arg, const struct ofs_server *e,
-					     size_t n, int *rc, char why[PBJ_SID_WHY_LEN])
+const struct ofs_server *pbj_server_named(const char *arg, const struct ofs_server *e,
+					  size_t n, int *rc, char why[PBJ_SID_WHY_LEN])
 {
 	struct ofs_sid sid;
 
@@ -178,7 +176,7 @@ void pbj_drain_check(const char *const *cluster, size_t ncluster, const char *si
 		out->verdict = PBJ_DRAIN_NO_TABLE;
 		return;
 	}
-	f = server_named(sidarg, e, n, &out->rc, out->why);
+	f = pbj_server_named(sidarg, e, n, &out->rc, out->why);
 	if (!f) {
 		out->verdict = PBJ_DRAIN_BAD_SERVER;
 		goto out;
@@ -227,7 +225,7 @@ void pbj_stop_check(const char *const *cluster, size_t ncluster, const char *sid
 		out->verdict = PBJ_STOP_NO_TABLE;
 		return;
 	}
-	f = server_named(sidarg, e, n, &out->rc, out->why);
+	f = pbj_server_named(sidarg, e, n, &out->rc, out->why);
 	if (!f) {
 		out->verdict = PBJ_STOP_BAD_SERVER;
 		free(e);

@@ -24,7 +24,10 @@ int pbj_resolve_sid(const char *arg, const struct ofs_server *e, size_t n, struc
 int pbj_resolve_sid_in(const char *arg, const struct ofs_sid *sids, size_t n,
 		       struct ofs_sid *out);
 /* Server e's statistics (STATS), asked of it by its SID (another server
- * at its address is not it) within timeout_ms. 0 or -errno. */
+ * at its address is not it) within timeout_ms. 0 or -errno. A server
+ * that does not answer within PBJ_STATS_UP_MS is down to `servers` and
+ * `health`. */
+#define PBJ_STATS_UP_MS 2000
 int pbj_server_stats(const struct ofs_server *e, int timeout_ms, struct ofs_stats *st);
 /* Why an argument names no one server, from pbj_resolve_sid's rc. */
 const char *pbj_sid_why(int rc);
@@ -38,6 +41,11 @@ void pbj_sid_why_in(const char *arg, int rc, const struct ofs_sid *sids, size_t 
 /* The same among the servers e[0..n-1]. */
 void pbj_sid_why_of(const char *arg, int rc, const struct ofs_server *e, size_t n,
 		    char out[PBJ_SID_WHY_LEN]);
+/* The entry of e[0..n-1] that arg names (a whole SID or a unique prefix;
+ * a whole SID must be in e too), or NULL with *rc (as pbj_resolve_sid's,
+ * -ENOENT for a whole SID not in e) and why (pbj_sid_why_of's). */
+const struct ofs_server *pbj_server_named(const char *arg, const struct ofs_server *e,
+					  size_t n, int *rc, char why[PBJ_SID_WHY_LEN]);
 
 /* What a drain's checks found, and their verdict. */
 enum pbj_drain_verdict {

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "lib/log.h"
 #include "lib/ofs_error.h"
@@ -41,19 +40,11 @@ struct suspects {
 	struct suspect_counts counts;
 };
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Whether (oid, bad) was taken lately; if not, it is remembered now (the
  * oldest slot goes). mu held. */
 static bool seen_lately(struct suspects *q, struct ofs_oid oid, struct ofs_sid bad)
 {
-	int64_t now = mono_ms();
+	int64_t now = log_now_ms();
 	size_t oldest = 0;
 
 	for (size_t i = 0; i < RECENT; i++) {

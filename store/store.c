@@ -171,24 +171,6 @@ static int put_meta(struct kv_txn *t, const char *key, const void *v, size_t vn)
 
 /* ---- init and open --------------------------------------------------- */
 
-static int dir_is_empty(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *e;
-	int empty = 1;
-
-	if (!d)
-		return -errno;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-			empty = 0;
-			break;
-		}
-	}
-	closedir(d);
-	return empty;
-}
-
 struct init_args {
 	struct ofs_sid sid;
 	uint32_t chunk_size;
@@ -238,7 +220,7 @@ int store_init(const char *datadir, uint32_t chunk_size, const char *const *attr
 	if (mkdir(datadir, 0700) < 0) {
 		if (errno != EEXIST)
 			return -errno;
-		rc = dir_is_empty(datadir);
+		rc = fdio_dir_is_empty(datadir);
 		if (rc < 0)
 			return rc;
 		if (rc == 0)

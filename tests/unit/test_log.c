@@ -65,56 +65,64 @@ static void test_the_oldest_key_is_forgotten_first(void **state)
 	assert_false(log_repeat(key, t + 101, &quiet, NULL));
 }
 
+/* Log lines go to a fresh unlinked file from now on: its descriptor. */
+static int log_to_tmp(void)
+{
+	char path[] = "/tmp/test_log.XXXXXX";
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	unlink(path);
+	log_init(fd, LOG_INFO);
+	return fd;
+}
+
+/* What was logged to fd (into buf, len bytes); logging goes back to
+ * stderr and fd is closed. */
+static void log_read_back(int fd, char *buf, size_t len)
+{
+	ssize_t n = pread(fd, buf, len - 1, 0);
+
+	assert_true(n > 0);
+	buf[n] = '\0';
+	log_init(2, LOG_INFO);
+	close(fd);
+}
+
 /* log_limited writes the first of fifty same lines and none of the
  * rest (their count goes out with the next one after the interval:
  * log_repeat's test); a level not logged is not even counted. */
 static void test_log_limited_writes_a_repeated_line_once(void **state)
 {
-	char path[] = "/tmp/test_log.XXXXXX", buf[4096];
-	int fd = mkstemp(path);
-	ssize_t n;
+	char buf[4096];
+	int fd = log_to_tmp();
 
 	(void)state;
-	assert_true(fd >= 0);
-	unlink(path);
-	log_init(fd, LOG_INFO);
 	for (int i = 0; i < 50; i++)
 		log_limited(LOG_INFO, NULL, "refused a connection from %s: %s", "127.0.0.1",
 			    "certificate revoked");
 	log_limited(LOG_DEBUG, NULL, "not written at level info %d", 1);
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
-	assert_true(n > 0);
-	buf[n] = '\0';
+	log_read_back(fd, buf, sizeof(buf));
 	assert_non_null(strstr(buf, "INFO refused a connection from 127.0.0.1: certificate revoked\n"));
 	assert_null(strchr(strchr(buf, '\n') + 1, '\n'));      /* one line */
 	assert_null(strstr(buf, "not written"));
-	log_init(2, LOG_INFO);
-	close(fd);
 }
 
 /* A named log tags every line with the name before its level (servers
  * sharing a terminal told apart); unnamed again, none. */
 static void test_a_name_tags_every_line(void **state)
 {
-	char path[] = "/tmp/test_log.XXXXXX", buf[4096];
-	int fd = mkstemp(path);
-	ssize_t n;
+	char buf[4096];
+	int fd = log_to_tmp();
 
 	(void)state;
-	assert_true(fd >= 0);
-	unlink(path);
-	log_init(fd, LOG_INFO);
 	log_name("3f0c9d2a");
 	log_info("serving %s", "x");
 	log_name("");
 	log_warn("after %d", 1);
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
-	assert_true(n > 0);
-	buf[n] = '\0';
+	log_read_back(fd, buf, sizeof(buf));
 	assert_non_null(strstr(buf, "Z [3f0c9d2a] INFO serving x\n"));
 	assert_non_null(strstr(buf, "Z WARN after 1\n"));
-	log_init(2, LOG_INFO);
-	close(fd);
 }
 
 int main(void)
